@@ -1,0 +1,268 @@
+"""Tests of prismlib.spectral: exact values, properties (hypothesis) and errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.fft
+import torch
+import torch_dct
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prismlib import spectral
+from prismlib.spectral import (
+    Band,
+    allocate_bands,
+    band_pass,
+    bands_for_lengths,
+    dct,
+    high_pass,
+    idct,
+    low_pass,
+    paper_period,
+    true_period,
+)
+
+SETTINGS = settings(max_examples=40, deadline=None)
+
+
+@st.composite
+def sequences(draw, min_len: int = 5, max_len: int = 80):
+    """A float64 tensor (length, hidden) and a band that fits it."""
+    n = draw(st.integers(min_len, max_len))
+    h = draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**31 - 1))
+    x = torch.randn(n, h, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    lo = draw(st.integers(0, n - 1))
+    hi = draw(st.integers(lo + 1, n))
+    return x, Band("b", lo, hi)
+
+
+def reference_band_pass(x: np.ndarray, band: Band, axis: int = 0) -> np.ndarray:
+    """DCT -> mask -> IDCT with scipy, the definition the fast path must match."""
+    f = scipy.fft.dct(x, norm="ortho", axis=axis)
+    mask = np.zeros(x.shape[axis])
+    mask[band.lo : band.hi] = 1
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    return scipy.fft.idct(f * mask.reshape(shape), norm="ortho", axis=axis)
+
+
+# ------------------------------------------------------------------ DCT
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 16, 511, 512, spectral.FFT_THRESHOLD + 1, spectral.FFT_THRESHOLD + 6])
+def test_dct_matches_scipy_float32_and_float64(n):
+    x = np.random.default_rng(n).standard_normal((3, n))
+    ref = scipy.fft.dct(x, norm="ortho", axis=-1)
+    got64 = dct(torch.from_numpy(x)).numpy()
+    got32 = dct(torch.from_numpy(x).float()).numpy()
+    np.testing.assert_allclose(got64, ref, atol=1e-10)
+    np.testing.assert_allclose(got32, ref, atol=1e-5 * max(1.0, math.sqrt(n) / 8))
+    np.testing.assert_allclose(idct(torch.from_numpy(ref)).numpy(), x, atol=1e-10)
+
+
+def test_dct_matches_torch_dct_and_eq1():
+    x = torch.randn(4, 64, dtype=torch.float64)
+    torch.testing.assert_close(dct(x), torch_dct.dct(x, norm="ortho"))
+    # Eq. 1, written out literally.
+    n = x.shape[-1]
+    k = torch.arange(n, dtype=torch.float64)[:, None]
+    t = torch.arange(n, dtype=torch.float64)[None, :]
+    eq1 = x @ torch.cos(math.pi / n * (t + 0.5) * k).T
+    torch.testing.assert_close(dct(x, norm="eq1"), eq1)
+    # scipy's (and torch-dct's) unnormalised DCT-II is twice Eq. 1.
+    torch.testing.assert_close(2 * dct(x, norm="eq1"), torch_dct.dct(x))
+    torch.testing.assert_close(idct(dct(x, norm="eq1"), norm="eq1"), x)
+
+
+@SETTINGS
+@given(sequences(max_len=60), st.integers(0, 1))
+def test_dct_along_any_dim_and_orthonormal(data, dim):
+    x, _ = data
+    f = dct(x, dim=dim)
+    ref = scipy.fft.dct(x.numpy(), norm="ortho", axis=dim)
+    np.testing.assert_allclose(f.numpy(), ref, atol=1e-10)
+    # Parseval: the orthonormal DCT keeps the norm.
+    assert torch.linalg.norm(f).item() == pytest.approx(torch.linalg.norm(x).item(), rel=1e-10)
+    torch.testing.assert_close(idct(f, dim=dim), x)
+
+
+def test_dct_gradients_match_finite_differences():
+    x = torch.randn(2, 9, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda v: dct(v, dim=1), (x,))
+    assert torch.autograd.gradcheck(lambda v: idct(v, dim=1, norm="eq1"), (x,))
+    long = torch.randn(spectral.FFT_THRESHOLD + 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda v: dct(v)[:5], (long,), atol=1e-6)
+
+
+# ------------------------------------------------------------------ bands
+
+
+def test_allocate_bands_512_is_table_3a():
+    got = [(b.name, b.lo, b.last) for b in allocate_bands(512)]
+    assert got == [("LOW", 0, 1), ("MID-LOW", 2, 8), ("MID", 9, 33), ("MID-HIGH", 34, 129), ("HIGH", 130, 511)]
+
+
+@pytest.mark.parametrize("n", [5, 6, 7, 10, 64, 100, 128, 256, 300, 510, 511, 1024])
+def test_allocate_bands_follows_appendix_a(n):
+    bands = allocate_bands(n)
+    widths = [b.width for b in bands]
+    assert sum(widths) == n and bands[0].lo == 0 and bands[-1].hi == n
+    assert all(a.hi == b.lo for a, b in zip(bands, bands[1:]))
+    share = [(n - 5) * 4**i / 341 for i in range(5)]
+    # each band gets 1 + floor(share) and at most one extra frequency
+    for w, s in zip(widths, share):
+        assert w - 1 - math.floor(s) in (0, 1)
+    # the extras go to the largest fractional parts
+    extra = [w - 1 - math.floor(s) for w, s in zip(widths, share)]
+    frac = [s - math.floor(s) for s in share]
+    got = [f for f, e in zip(frac, extra) if e]
+    missed = [f for f, e in zip(frac, extra) if not e]
+    assert not got or not missed or min(got) >= max(missed)
+
+
+def test_periods_paper_vs_true():
+    assert paper_period(8, 512) == 32  # the paper's own worked example
+    assert true_period(8, 512) == 128  # cos(pi/512 (t + 1/2) 8) repeats every 128 tokens
+    t = np.arange(512)
+    wave = np.cos(np.pi / 512 * (t + 0.5) * 8)
+    assert np.allclose(wave[:-128], wave[128:])
+    assert paper_period(0, 512) == math.inf
+
+
+def test_bands_for_lengths_gives_each_rows_bands():
+    got = bands_for_lengths([512, 100], "MID")
+    assert got == [allocate_bands(512)[2], allocate_bands(100)[2]]
+    with pytest.raises(ValueError, match="unknown band"):
+        bands_for_lengths([512], "ULTRA")
+
+
+# ------------------------------------------------------------------ filters
+
+
+@SETTINGS
+@given(sequences())
+def test_band_pass_matches_dct_mask_idct(data):
+    x, band = data
+    np.testing.assert_allclose(band_pass(x, band).numpy(), reference_band_pass(x.numpy(), band), atol=1e-10)
+
+
+@SETTINGS
+@given(sequences(), st.floats(-3, 3), st.floats(-3, 3))
+def test_band_pass_is_linear(data, a, b):
+    x, band = data
+    y = torch.flip(x, dims=[0]) * 0.5 + 1.0
+    lhs = band_pass(a * x + b * y, band)
+    rhs = a * band_pass(x, band) + b * band_pass(y, band)
+    torch.testing.assert_close(lhs, rhs)
+
+
+@SETTINGS
+@given(sequences())
+def test_band_pass_is_idempotent(data):
+    x, band = data
+    once = band_pass(x, band)
+    torch.testing.assert_close(band_pass(once, band), once)
+
+
+@SETTINGS
+@given(sequences())
+def test_five_bands_sum_back_to_the_signal(data):
+    x, _ = data
+    total = sum(band_pass(x, b) for b in allocate_bands(x.shape[0]))
+    torch.testing.assert_close(total, x)
+
+
+@SETTINGS
+@given(sequences())
+def test_filtered_signal_has_no_energy_outside_its_band(data):
+    x, band = data
+    f = dct(band_pass(x, band), dim=0)
+    outside = torch.ones(x.shape[0], dtype=torch.bool)
+    outside[band.lo : band.hi] = False
+    if outside.any():
+        assert f[outside].abs().max().item() < 1e-10
+
+
+def test_low_and_high_pass_are_the_figure_3b_filters():
+    x = torch.randn(50, 4, dtype=torch.float64)
+    f = dct(x.T)
+    f[:, 7:] = 0
+    torch.testing.assert_close(low_pass(x, 7), idct(f).T)  # Fig. 3b, three lines
+    torch.testing.assert_close(low_pass(x, 7) + high_pass(x, 7), x)
+
+
+def test_lengths_filter_each_row_alone_and_padding_never_leaks():
+    torch.manual_seed(0)
+    lengths = [40, 17, 40, 9]
+    x = torch.randn(4, 40, 3, dtype=torch.float64)
+    x_noisy = x.clone()
+    for i, n in enumerate(lengths):
+        x_noisy[i, n:] = 1e6  # garbage in the padding
+    for name in ("LOW", "MID", "HIGH"):
+        out = band_pass(x_noisy, bands_for_lengths(lengths, name), lengths=lengths)
+        for i, n in enumerate(lengths):
+            alone = band_pass(x[i, :n], allocate_bands(n)[[b.name for b in allocate_bands(n)].index(name)])
+            torch.testing.assert_close(out[i, :n], alone)
+            assert torch.all(out[i, n:] == 0)
+    # one band for all rows, and high_pass with its per-row upper end
+    out = low_pass(x_noisy, 3, lengths=lengths)
+    torch.testing.assert_close(out[1, :17], low_pass(x[1, :17], 3))
+    out = high_pass(x_noisy, 3, lengths=torch.tensor(lengths))
+    torch.testing.assert_close(out[3, :9], high_pass(x[3, :9], 3))
+
+
+def test_band_pass_other_axes_and_shapes():
+    x = torch.randn(2, 3, 30, dtype=torch.float64)
+    b = Band("b", 2, 11)
+    ref = reference_band_pass(x.numpy(), b, axis=-1)
+    np.testing.assert_allclose(band_pass(x, b, dim=-1).numpy(), ref, atol=1e-10)
+    v = torch.randn(30, dtype=torch.float64)
+    np.testing.assert_allclose(band_pass(v, b, dim=0).numpy(), reference_band_pass(v.numpy(), b), atol=1e-10)
+
+
+def test_band_pass_gradients_match_finite_differences():
+    x = torch.randn(3, 12, 2, dtype=torch.float64, requires_grad=True)
+    lengths = [12, 7, 5]
+    assert torch.autograd.gradcheck(lambda v: band_pass(v, Band("b", 1, 4)), (x,))
+    assert torch.autograd.gradcheck(lambda v: band_pass(v, bands_for_lengths(lengths, "MID"), lengths=lengths), (x,))
+    assert torch.autograd.gradcheck(lambda v: high_pass(v, 1, lengths=lengths), (x,))
+
+
+def test_float32_agrees_with_float64():
+    x = torch.randn(2, 512, 8, dtype=torch.float64)
+    for b in allocate_bands(512):
+        torch.testing.assert_close(band_pass(x.float(), b).double(), band_pass(x, b), atol=1e-5, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_errors_are_clear():
+    x = torch.randn(10, 3)
+    with pytest.raises(ValueError, match="shorter than the number of bands"):
+        allocate_bands(4)
+    with pytest.raises(ValueError, match="empty"):
+        Band("x", 5, 5)
+    with pytest.raises(ValueError, match="empty or negative"):
+        Band("x", -1, 3)
+    with pytest.raises(ValueError, match="does not fit a sequence of length 10"):
+        band_pass(x, Band("x", 3, 11))
+    with pytest.raises(ValueError, match="floating-point"):
+        band_pass(torch.ones(10, 3, dtype=torch.int64), Band("x", 0, 2))
+    with pytest.raises(ValueError, match="floating-point"):
+        dct(torch.arange(5))
+    bad = x.clone()
+    bad[4, 1] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        band_pass(bad, Band("x", 0, 2))
+    with pytest.raises(ValueError, match="lengths"):
+        band_pass(torch.randn(2, 10, 3), Band("x", 0, 2), lengths=[10, 11])
+    with pytest.raises(ValueError, match="does not fit a sequence of length 4"):
+        band_pass(torch.randn(2, 10, 3), Band("x", 0, 6), lengths=[10, 4])
+    with pytest.raises(ValueError, match="norm"):
+        dct(x, norm="backward")
