@@ -35,6 +35,7 @@ __all__ = [
     "BAND_NAMES",
     "Band",
     "allocate_bands",
+    "allocation_table",
     "band_pass",
     "bands_for_lengths",
     "dct",
@@ -234,6 +235,41 @@ class Band:
             )
 
 
+def allocation_table(n: int, k: int = 5, base: int = 4) -> list[dict[str, float | int]]:
+    """The steps of Appendix A's allocation, one dict per band (lowest first).
+
+    Keys: ``score`` (``base**i``), ``share`` (``(n - k) score / sum(scores)``), ``floor``,
+    ``fraction`` (``share - floor``), ``extra`` (1 if the band got one of the leftover
+    frequencies) and ``width`` (``1 + floor + extra``).  See :func:`allocate_bands`.
+    """
+    if k < 1:
+        raise ValueError(f"need at least one band, got k={k}")
+    if n < k:
+        raise ValueError(
+            f"a sequence of length {n} is shorter than the number of bands ({k}); "
+            "every band needs at least one frequency"
+        )
+    if base <= 0:
+        raise ValueError(f"base must be positive, got {base}")
+    scores = [Fraction(base) ** i for i in range(k)]
+    share = [Fraction(n - k) * s / sum(scores) for s in scores]
+    floors = [math.floor(a) for a in share]
+    left = n - k - sum(floors)
+    by_fraction = sorted(range(k), key=lambda i: (-(share[i] - floors[i]), i))
+    extra = [int(i in by_fraction[:left]) for i in range(k)]
+    return [
+        {
+            "score": int(scores[i]) if scores[i].denominator == 1 else float(scores[i]),
+            "share": float(share[i]),
+            "floor": floors[i],
+            "fraction": float(share[i] - floors[i]),
+            "extra": extra[i],
+            "width": 1 + floors[i] + extra[i],
+        }
+        for i in range(k)
+    ]
+
+
 def allocate_bands(n: int, k: int = 5, base: int = 4, names: Sequence[str] | None = None) -> list[Band]:
     """Split ``n`` DCT indices into ``k`` contiguous bands by the paper's Appendix A rule.
 
@@ -256,27 +292,11 @@ def allocate_bands(n: int, k: int = 5, base: int = 4, names: Sequence[str] | Non
     Returns:
         ``k`` :class:`Band` objects covering ``0..n-1``, lowest frequencies first.
     """
-    if k < 1:
-        raise ValueError(f"need at least one band, got k={k}")
-    if n < k:
-        raise ValueError(
-            f"a sequence of length {n} is shorter than the number of bands ({k}); "
-            "every band needs at least one frequency"
-        )
-    if base <= 0:
-        raise ValueError(f"base must be positive, got {base}")
     if names is None:
         names = BAND_NAMES if k == len(BAND_NAMES) else tuple(f"B{i}" for i in range(k))
     if len(names) != k:
         raise ValueError(f"got {len(names)} names for {k} bands")
-    scores = [Fraction(base) ** i for i in range(k)]
-    total = sum(scores)
-    share = [Fraction(n - k) * s / total for s in scores]
-    alloc = [1 + math.floor(a) for a in share]
-    left = n - sum(alloc)
-    by_fraction = sorted(range(k), key=lambda i: (-(share[i] - math.floor(share[i])), i))
-    for i in by_fraction[:left]:
-        alloc[i] += 1
+    alloc = [row["width"] for row in allocation_table(n, k, base)]
     bands, lo = [], 0
     for name, a in zip(names, alloc):
         bands.append(Band(name, lo, lo + a))

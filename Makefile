@@ -1,0 +1,47 @@
+# prism-companion: `make reproduce` regenerates every figure and table, `make test` runs the tests.
+#   PROFILE=smoke|cpu|paper   run profile (default cpu)
+#   PRISMLIB_DATA=DIR         where the datasets are (default: ../shared/data when that offline
+#                             copy exists beside the checkout, else ./data, filled by `make data`)
+#   TORCH=...                 torch requirement installed first (default the pinned CPU build;
+#                             GPU users: TORCH="torch --index-url https://download.pytorch.org/whl/cu124"
+#                             or create the conda env of environment.yml)
+
+PYTHON ?= python3
+VENV   ?= .venv
+PROFILE ?= cpu
+TORCH  ?= torch==2.13.0
+SHARED_DATA := $(abspath ../shared/data)
+PRISMLIB_DATA ?= $(if $(wildcard $(SHARED_DATA)/SHA256SUMS),$(SHARED_DATA),$(abspath data))
+export PRISMLIB_DATA
+
+PY := $(VENV)/bin/python
+
+.PHONY: all venv data reproduce test paired benchmark clean-results
+all: reproduce
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet $(TORCH)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+data: venv
+	$(PY) -m prismlib data fetch $(if $(filter paper,$(PROFILE)),--paper,)
+
+reproduce: venv data
+	$(PY) -m prismlib reproduce --profile $(PROFILE)
+
+test: venv
+	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q
+
+# re-execute notebooks/*.ipynb in place on the smoke profile (the outputs nbval checks)
+paired: venv
+	$(PY) -m prismlib reproduce --paired
+
+benchmark: venv
+	$(PY) benchmarks/spectral.py
+
+clean-results:
+	rm -rf results/$(PROFILE) figures/$(PROFILE)

@@ -1,0 +1,37 @@
+"""Command line: ``python -m prismlib data {fetch,verify,list} [NAME ...]`` and
+``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``."""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: python -m prismlib <command> [...]
+
+commands:
+  data fetch [NAME ...]     download datasets into $PRISMLIB_DATA (default ./data), checksummed
+  data verify [NAME ...]    check that the datasets are present and intact
+  data list                 the datasets, their sources and licences
+  reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command == "data":
+        from prismlib.data.registry import main as data_main
+
+        return data_main(rest)
+    if command == "reproduce":
+        from prismlib.reproduce import main as reproduce_main
+
+        return reproduce_main(rest)
+    print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

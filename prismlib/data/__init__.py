@@ -1,0 +1,69 @@
+"""Real datasets: a registry (sources, checksums, fetch, verify) and one loader each.
+
+Files live in the data directory (``$PRISMLIB_DATA``, default ``<repo>/data``) in
+the canonical layout of their public distributions; ``python -m prismlib data
+fetch NAME`` downloads them. A missing file raises :class:`DataNotFoundError`
+naming the file, the places searched and that command.
+
+=================  =========================================================
+module             loader
+=================  =========================================================
+``ptb``            :func:`load_ptb`, :func:`ptb_vocab`, :func:`load_ptb_corpus`
+``pos``            :func:`load_treebank_sample`, :func:`load_conll2000`,
+                   :func:`load_tagged_dir`
+``swda``           :func:`load_swda` (42-class SWBD-DAMSL, :data:`DAMSL_TAGS`)
+``newsgroups``     :func:`load_newsgroups` (:data:`NEWSGROUPS`)
+``wikitext``       :func:`load_wikitext`
+=================  =========================================================
+"""
+
+from .newsgroups import NEWSGROUPS, NewsgroupsDoc, load_newsgroups
+from .pos import TaggedDocument, load_conll2000, load_tagged_dir, load_treebank_sample
+from .ptb import PTBCorpus, load_ptb, load_ptb_corpus, ptb_vocab
+from .registry import (
+    DATASETS,
+    ChecksumError,
+    DataFile,
+    DataNotFoundError,
+    Dataset,
+    DownloadError,
+    FileStatus,
+    data_dir,
+    fetch,
+    locate,
+    verify,
+)
+from .swda import DAMSL_TAGS, Conversation, Utterance, damsl_tag, load_swda
+from .wikitext import Article, load_wikitext
+
+__all__ = [
+    "DAMSL_TAGS",
+    "DATASETS",
+    "NEWSGROUPS",
+    "Article",
+    "ChecksumError",
+    "Conversation",
+    "DataFile",
+    "DataNotFoundError",
+    "Dataset",
+    "DownloadError",
+    "FileStatus",
+    "NewsgroupsDoc",
+    "PTBCorpus",
+    "TaggedDocument",
+    "Utterance",
+    "damsl_tag",
+    "data_dir",
+    "fetch",
+    "load_conll2000",
+    "load_newsgroups",
+    "load_ptb",
+    "load_ptb_corpus",
+    "load_swda",
+    "load_tagged_dir",
+    "load_treebank_sample",
+    "load_wikitext",
+    "locate",
+    "ptb_vocab",
+    "verify",
+]

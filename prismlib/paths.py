@@ -1,0 +1,45 @@
+"""Where the project keeps things: the project root, figures and results per profile."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+OUTPUT_ENV = "PRISMLIB_OUTPUT"
+
+
+def project_root() -> Path:
+    """The checkout this package lives in (the folder holding ``pyproject.toml``).
+
+    For an installed (non-editable) copy there is no checkout; then the current working
+    directory is used.  ``PRISMLIB_OUTPUT`` overrides where figures and results go.
+    """
+    here = Path(__file__).resolve().parents[1]
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
+
+
+def output_root() -> Path:
+    """Root under which ``figures/`` and ``results/`` are written."""
+    env = os.environ.get(OUTPUT_ENV)
+    return Path(env).expanduser().resolve() if env else project_root()
+
+
+def figure_dir(profile: str) -> Path:
+    """``figures/<profile>/``, created if missing."""
+    path = output_root() / "figures" / profile
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def results_dir(profile: str) -> Path:
+    """``results/<profile>/``, created if missing."""
+    path = output_root() / "results" / profile
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cache_dir() -> Path:
+    """``.cache/`` under the output root (git-ignored), created if missing."""
+    path = output_root() / ".cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

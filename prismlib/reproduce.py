@@ -1,0 +1,161 @@
+"""Run the notebooks headless: papermill for ``results/<profile>/``, nbclient for nbval's copies.
+
+* :func:`reproduce` executes every ``notebooks/NN_*.py`` (the jupytext source of truth)
+  with papermill, profile as parameter, into ``results/<profile>/NN_*.ipynb``, and
+  writes ``results/<profile>/manifest.json`` (git commit, profile, device, package
+  versions, seconds per notebook).
+* :func:`refresh_paired` re-executes the paired ``notebooks/NN_*.ipynb`` in place on the
+  smoke profile, so that the committed outputs are the ones nbval compares against.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from prismlib.paths import project_root, results_dir
+from prismlib.profiles import PROFILE_ENV, get_profile
+
+PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "seaborn", "papermill", "jupytext", "prismlib")
+
+
+def notebook_sources(only: list[str] | None = None) -> list[Path]:
+    """The jupytext sources ``notebooks/NN_*.py`` in order, optionally those whose name starts with ``only``."""
+    paths = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
+    if only:
+        paths = [p for p in paths if any(p.stem.startswith(o) for o in only)]
+        if not paths:
+            raise ValueError(f"no notebook matches {only}; available: {[p.stem for p in notebook_sources()]}")
+    return paths
+
+
+def _device() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return f"cuda: {torch.cuda.get_device_name(0)}"
+    return f"cpu: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(), capture_output=True, text=True
+        ).stdout.strip()
+        return out + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _versions() -> dict[str, str | None]:
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path:
+    """Execute the notebooks on ``profile`` with papermill and write the run manifest.
+
+    Returns:
+        Path of ``results/<profile>/manifest.json``.
+    """
+    import jupytext
+    import papermill
+
+    prof = get_profile(profile)
+    out_dir = results_dir(prof.name)
+    manifest_path = out_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() and only else {}
+    manifest.update(
+        {
+            "profile": prof.name,
+            "git_commit": _git_commit(),
+            "device": _device(),
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "packages": _versions(),
+            "data_dir": os.environ.get("PRISMLIB_DATA"),
+        }
+    )
+    seconds = manifest.setdefault("seconds", {})
+    env_before = os.environ.get(PROFILE_ENV)
+    os.environ[PROFILE_ENV] = prof.name  # also the default inside the kernel
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for src in notebook_sources(only):
+                nb_in = Path(tmp) / f"{src.stem}.ipynb"
+                jupytext.write(jupytext.read(src), nb_in)
+                print(f"[{prof.name}] {src.stem} ...", flush=True)
+                t0 = time.perf_counter()
+                papermill.execute_notebook(
+                    str(nb_in),
+                    str(out_dir / f"{src.stem}.ipynb"),
+                    parameters={"profile": prof.name},
+                    cwd=str(src.parent),
+                    kernel_name="python3",
+                    progress_bar=False,
+                )
+                seconds[src.stem] = round(time.perf_counter() - t0, 1)
+                print(f"[{prof.name}] {src.stem} done in {seconds[src.stem]:.1f} s", flush=True)
+                manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    finally:
+        if env_before is None:
+            os.environ.pop(PROFILE_ENV, None)
+        else:
+            os.environ[PROFILE_ENV] = env_before
+    manifest["total_seconds"] = round(sum(seconds.values()), 1)
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest_path
+
+
+def refresh_paired(only: list[str] | None = None, profile: str = "smoke") -> None:
+    """Re-execute ``notebooks/NN_*.ipynb`` from their ``.py`` sources in place, on ``profile``.
+
+    The stored outputs are what nbval compares a fresh run against (``make test``).
+    """
+    import jupytext
+    from nbclient import NotebookClient
+
+    os.environ[PROFILE_ENV] = profile
+    for src in notebook_sources(only):
+        nb = jupytext.read(src)
+        print(f"[{profile}] executing {src.stem} in place ...", flush=True)
+        NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()
+        nb.metadata.pop("papermill", None)
+        jupytext.write(nb, src.with_suffix(".ipynb"))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m prismlib reproduce")
+    parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
+    parser.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 01 02")
+    parser.add_argument(
+        "--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)"
+    )
+    args = parser.parse_args(argv)
+    if args.paired:
+        refresh_paired(args.only)
+    else:
+        print(f"manifest: {reproduce(args.profile, args.only)}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,674 @@
+"""Unit tests of prismlib.data on tiny files the tests write themselves (no real data).
+
+Every fixture is written into ``tmp_path`` in the format of the real distribution;
+``PRISMLIB_DATA`` and the repository root are pointed into ``tmp_path`` so that a
+real ``<repo>/data`` never leaks into a test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import tarfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
+from prismlib.data.registry import (
+    ChecksumError,
+    DataFile,
+    DataNotFoundError,
+    Dataset,
+    DownloadError,
+)
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+@pytest.fixture
+def data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty data directory set as PRISMLIB_DATA; the repo root moved into tmp."""
+    root = tmp_path / "data"
+    root.mkdir()
+    monkeypatch.setenv(registry.ENV_VAR, str(root))
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path / "repo")
+    return root
+
+
+def write_tar(path: Path, files: dict[str, bytes]) -> Path:
+    """A .tar.gz with the given members (parents created implicitly)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+def write_zip(path: Path, files: dict[str, bytes]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return path
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def use_registry(monkeypatch: pytest.MonkeyPatch, *datasets: Dataset) -> None:
+    monkeypatch.setattr(registry, "DATASETS", {d.name: d for d in datasets})
+
+
+# ---------------------------------------------------------------------------
+# registry: data dir, locate, registry contents
+
+
+def test_data_dir_env_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(registry.ENV_VAR, raising=False)
+    assert registry.data_dir() == registry.REPO_ROOT / "data"
+    monkeypatch.setenv(registry.ENV_VAR, str(tmp_path))
+    assert registry.data_dir() == tmp_path
+
+
+def test_relative_data_dir_cwd_then_repo_root(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path / "repo")
+    (tmp_path / "work" / "notebooks").mkdir(parents=True)
+    (tmp_path / "work" / "copy").mkdir()
+    monkeypatch.setenv(registry.ENV_VAR, "copy")
+    monkeypatch.chdir(tmp_path / "work")
+    assert registry.data_dir().resolve() == tmp_path / "work" / "copy"
+    monkeypatch.chdir(tmp_path / "work" / "notebooks")
+    assert registry.data_dir() == tmp_path / "repo" / "copy"
+
+
+def test_locate_finds_env_then_repo_data(data_root: Path, tmp_path: Path) -> None:
+    repo_copy = tmp_path / "repo" / "data" / "ptb" / "ptb.test.txt"
+    repo_copy.parent.mkdir(parents=True)
+    repo_copy.write_text("a b\n")
+    assert registry.locate("ptb/ptb.test.txt") == repo_copy
+    env_copy = data_root / "ptb" / "ptb.test.txt"
+    env_copy.parent.mkdir()
+    env_copy.write_text("a b\n")
+    assert registry.locate("ptb/ptb.test.txt") == env_copy
+
+
+def test_locate_error_names_file_places_and_command(data_root: Path, tmp_path: Path) -> None:
+    with pytest.raises(DataNotFoundError) as info:
+        registry.locate("swb1_dialogact_annot.tar.gz")
+    assert isinstance(info.value, FileNotFoundError)
+    msg = str(info.value)
+    assert "swb1_dialogact_annot.tar.gz" in msg
+    assert str(data_root / "swb1_dialogact_annot.tar.gz") in msg
+    assert str(tmp_path / "repo" / "data" / "swb1_dialogact_annot.tar.gz") in msg
+    assert "python -m prismlib data fetch swda" in msg
+    assert "PRISMLIB_DATA" in msg
+
+
+def test_registry_is_consistent() -> None:
+    assert set(registry.DATASETS) == {
+        "ptb", "treebank_sample", "conll2000", "swda", "newsgroups", "wikitext103", "wikitext2",
+    }  # fmt: skip
+    relpaths = [f.relpath for d in registry.DATASETS.values() for f in d.files]
+    assert len(relpaths) == len(set(relpaths))
+    for ds in registry.DATASETS.values():
+        assert ds.licence and ds.description and ds.files
+        for f in ds.files:
+            assert f.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", f.sha256)
+            assert f.sha256 is not None or f.check is not None, f.relpath
+            assert (f.url is None) == (f.derive is not None), f.relpath
+            assert f.url is None or f.url.startswith(("http://", "https://"))
+
+
+def test_data_readme_lists_every_dataset() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "data" / "README.md").read_text()
+    for ds in registry.DATASETS.values():
+        assert f"`{ds.name}`" in readme
+        assert ds.licence in readme, ds.name
+        for f in ds.files:
+            assert f.relpath in readme, f.relpath
+            if f.url:
+                assert f.url in readme, f.url
+
+
+# ---------------------------------------------------------------------------
+# registry: fetch / verify with file:// URLs
+
+
+PTB_TRAIN = b" the cat sat \n the dog <unk> \n"
+PTB_TEST = b" a cat \n"
+
+
+@pytest.fixture
+def ptb_archive(tmp_path: Path) -> Path:
+    return write_tar(
+        tmp_path / "remote" / "simple-examples.tgz",
+        {
+            "./simple-examples/data/ptb.train.txt": PTB_TRAIN,
+            "./simple-examples/data/ptb.test.txt": PTB_TEST,
+        },
+    )
+
+
+def tiny_ptb(archive: Path, test_sha: str | None = None) -> Dataset:
+    url = archive.as_uri()
+    return Dataset(
+        "ptb",
+        "tiny",
+        "test licence",
+        (
+            DataFile(
+                "ptb/ptb.train.txt", url, "./simple-examples/data/ptb.train.txt", sha(PTB_TRAIN)
+            ),
+            DataFile(
+                "ptb/ptb.test.txt",
+                url,
+                "simple-examples/data/ptb.test.txt",
+                test_sha or sha(PTB_TEST),
+            ),
+        ),
+    )
+
+
+def test_fetch_downloads_once_extracts_and_skips(
+    data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    use_registry(monkeypatch, tiny_ptb(ptb_archive))
+    calls: list[str] = []
+    real_download = registry._download
+    monkeypatch.setattr(
+        registry,
+        "_download",
+        lambda url, d, force: calls.append(url) or real_download(url, d, force=force),
+    )
+    registry.fetch(["ptb"])
+    assert calls == [ptb_archive.as_uri()]  # one download for both members
+    assert (data_root / "ptb" / "ptb.train.txt").read_bytes() == PTB_TRAIN
+    assert (data_root / "ptb" / "ptb.test.txt").read_bytes() == PTB_TEST
+    assert (data_root / "_downloads" / "simple-examples.tgz").is_file()
+    assert not list(data_root.rglob("*.part"))
+    capsys.readouterr()
+    registry.fetch(["ptb"])
+    assert calls == [ptb_archive.as_uri()]
+    assert "present and valid, skipped" in capsys.readouterr().out
+    assert all(s.ok for s in registry.verify(["ptb"])["ptb"])
+
+
+def test_fetch_mismatch_raises_and_keeps_good_file(
+    data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = "0" * 64
+    use_registry(monkeypatch, tiny_ptb(ptb_archive, test_sha=bad))
+    with pytest.raises(ChecksumError) as info:
+        registry.fetch(["ptb"])
+    msg = str(info.value)
+    assert "ptb/ptb.test.txt" in msg and bad in msg and sha(PTB_TEST) in msg
+    assert not (data_root / "ptb" / "ptb.test.txt").exists()
+
+    # an existing good file is never replaced by a download that fails its checksum
+    good = b"good content\n"
+    (data_root / "ptb" / "ptb.test.txt").write_bytes(good)
+    use_registry(monkeypatch, tiny_ptb(ptb_archive, test_sha=sha(good)))
+    with pytest.raises(ChecksumError):
+        registry.fetch(["ptb"], force=True)
+    assert (data_root / "ptb" / "ptb.test.txt").read_bytes() == good
+
+
+def test_fetch_zip_members_and_missing_member(data_root: Path, tmp_path: Path, monkeypatch) -> None:
+    valid, test = b" \n = A = \n \n a . \n", b" \n = B = \n \n b . \n"
+    archive = write_zip(
+        tmp_path / "remote" / "wikitext-2-v1.zip",
+        {"wikitext-2/wiki.valid.tokens": valid, "wikitext-2/wiki.test.tokens": test},
+    )
+    url = archive.as_uri()
+    files = (
+        DataFile("wikitext-2/wiki.valid.tokens", url, "wikitext-2/wiki.valid.tokens", sha(valid)),
+        DataFile("wikitext-2/wiki.test.tokens", url, "wikitext-2/wiki.test.tokens", sha(test)),
+    )
+    use_registry(monkeypatch, Dataset("wikitext2", "x", "x", files))
+    registry.fetch(["wikitext2"])
+    assert [a.title for a in wikitext.load_wikitext("wikitext2", "test")] == ["B"]
+    missing = DataFile("wikitext-2/wiki.train.tokens", url, "wikitext-2/wiki.train.tokens", None)
+    use_registry(monkeypatch, Dataset("wikitext2", "x", "x", (missing,)))
+    with pytest.raises(ChecksumError, match="no member"):
+        registry.fetch(["wikitext2"])
+    assert not (data_root / "wikitext-2" / "wiki.train.tokens").exists()
+
+
+def test_fetch_offline_names_url(data_root: Path, tmp_path: Path, monkeypatch) -> None:
+    url = (tmp_path / "nowhere" / "corpus.zip").as_uri()
+    use_registry(monkeypatch, Dataset("x", "x", "x", (DataFile("x.txt", url, None, "0" * 64),)))
+    with pytest.raises(DownloadError, match=re.escape(url)):
+        registry.fetch(["x"])
+    assert registry.main(["data", "fetch", "x"]) == 1
+
+
+def test_fetch_plain_file_and_structure_check(data_root: Path, tmp_path: Path, monkeypatch) -> None:
+    src = tmp_path / "remote" / "ids.list"
+    src.parent.mkdir()
+    src.write_text("sw2005\nsw2006\n")
+    f = DataFile("lists/ids.list", src.as_uri(), None, None, check=registry._check_id_list(2))
+    use_registry(monkeypatch, Dataset("lists", "x", "x", (f,)))
+    registry.fetch()
+    assert (data_root / "lists" / "ids.list").read_text() == "sw2005\nsw2006\n"
+    assert registry.verify()["lists"][0].ok
+    (data_root / "lists" / "ids.list").write_text("sw2005\n")
+    status = registry.verify()["lists"][0]
+    assert status.state == "bad" and "expected 2" in status.detail
+
+
+def test_fetch_skips_paper_only_files_unless_asked(data_root: Path, tmp_path: Path, monkeypatch) -> None:
+    src = tmp_path / "big.txt"
+    src.write_bytes(b"big\n")
+    f = DataFile("big.txt", src.as_uri(), None, sha(b"big\n"), paper_only=True)
+    use_registry(monkeypatch, Dataset("d", "x", "x", (f,)))
+    registry.fetch()
+    assert not (data_root / "big.txt").exists()
+    assert registry.main(["fetch", "--paper"]) == 0
+    assert (data_root / "big.txt").read_bytes() == b"big\n"
+
+
+def test_verify_reports_missing_bad_ok(data_root: Path, monkeypatch) -> None:
+    content = b"hello\n"
+    files = (
+        DataFile("a.txt", "https://example.invalid/a.txt", None, sha(content)),
+        DataFile("b.txt", "https://example.invalid/b.txt", None, sha(b"other")),
+        DataFile("c.txt", "https://example.invalid/c.txt", None, sha(b"c"), paper_only=True),
+    )
+    use_registry(monkeypatch, Dataset("d", "x", "x", files))
+    (data_root / "a.txt").write_bytes(content)
+    (data_root / "b.txt").write_bytes(content)
+    states = [(s.state, s.required) for s in registry.verify()["d"]]
+    assert states == [("ok", True), ("bad", True), ("missing", False)]
+    assert registry.main(["verify"]) == 1
+    (data_root / "b.txt").write_bytes(b"other")
+    assert registry.main(["verify", "d"]) == 0  # paper-only files may be missing
+
+
+def test_main_list_and_unknown_name(data_root: Path, capsys) -> None:
+    assert registry.main(["data", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "swda" in out and "CC BY-NC-SA" in out
+    with pytest.raises(SystemExit):
+        registry.main(["fetch", "no_such_dataset"])
+
+
+# ---------------------------------------------------------------------------
+# PTB
+
+
+def test_ptb_tokens_vocab_corpus(data_root: Path) -> None:
+    (data_root / "ptb").mkdir()
+    (data_root / "ptb" / "ptb.train.txt").write_text(" b a N \n a <unk> \n")
+    (data_root / "ptb" / "ptb.valid.txt").write_text(" a b \n")
+    (data_root / "ptb" / "ptb.test.txt").write_text(" N \n")
+    assert ptb.load_ptb("train") == ["b", "a", "N", "<eos>", "a", "<unk>", "<eos>"]
+    assert ptb.ptb_vocab() == ["b", "a", "N", "<eos>", "<unk>"]
+    corpus = ptb.load_ptb_corpus()
+    assert corpus.train.dtype == np.int64
+    assert corpus.valid.tolist() == [1, 0, 3]
+    assert [corpus.vocab[i] for i in corpus.test] == ["N", "<eos>"]
+    with pytest.raises(ValueError):
+        ptb.load_ptb("dev")
+
+
+# ---------------------------------------------------------------------------
+# POS: .pos files and CoNLL-2000
+
+POS_FILE = """
+
+======================================
+
+[ Pierre/NNP Vinken/NNP ]
+,/, will/MD join/VB
+[ the/DT board/NN ]
+./.
+
+[ He/PRP ]
+said/VBD ``/``
+[ prices/NNS ]
+rose/VBD 7\\/8/CD ./.
+
+''/'' [ The/DT firm/NN ]
+
+[ that/WDT ]
+gained/VBD ./.
+======================================
+Byline/NNP Here/RB
+======================================
+[ Odd/JJ|NN ]
+./.
+"""
+
+
+def test_parse_pos_text_sentences_tags_escapes() -> None:
+    sents = pos.parse_pos_text(POS_FILE)
+    words = [[w for w, _ in s] for s in sents]
+    assert words == [
+        ["Pierre", "Vinken", ",", "will", "join", "the", "board", "."],
+        ["He", "said", "``", "prices", "rose", "7/8", ".", "''"],  # closing quote stays
+        ["The", "firm", "that", "gained", "."],  # blank line inside a sentence
+        ["Byline", "Here"],  # a ==== line ends a sentence
+        ["Odd", "."],
+    ]
+    assert sents[1][5] == ("7/8", "CD")
+    assert sents[4][0] == ("Odd", "JJ")
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("dog/NN", ("dog", "NN")),
+        ("1\\/2/CD", ("1/2", "CD")),
+        ("and\\/or/CC", ("and/or", "CC")),
+        ("\\*\\*/SYM", ("**", "SYM")),
+        ("x/VBG|NN", ("x", "VBG")),
+    ],
+)
+def test_parse_token(token: str, expected: tuple[str, str]) -> None:
+    assert pos.parse_token(token) == expected
+
+
+@pytest.mark.parametrize("token", ["noslash", "/NN", "word/"])
+def test_parse_token_rejects(token: str) -> None:
+    with pytest.raises(ValueError):
+        pos.parse_token(token)
+
+
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Z", "C")), min_size=1).filter(
+        lambda w: "\\" not in w
+    ),
+    st.sampled_from(["NN", "CD", ".", "''", "-LRB-", "PRP$"]),
+)
+def test_parse_token_roundtrip(word: str, tag: str) -> None:
+    assert pos.parse_token(word.replace("/", "\\/") + "/" + tag) == (word, tag)
+
+
+def test_treebank_sample_and_tagged_dir_share_reader(data_root: Path, tmp_path: Path) -> None:
+    second = "[ It/PRP ]\nfell/VBD ./.\n"
+    write_zip(
+        data_root / "nltk_data" / "corpora" / "treebank.zip",
+        {
+            "treebank/tagged/wsj_0002.pos": second.encode(),
+            "treebank/tagged/wsj_0001.pos": POS_FILE.encode(),
+            "treebank/combined/wsj_0001.mrg": b"( (S (NP-SBJ (NNP Pierre))) )",
+        },
+    )
+    docs = pos.load_treebank_sample()
+    assert [d.doc_id for d in docs] == ["wsj_0001", "wsj_0002"]
+    assert len(docs[0].sentences) == 5 and docs[1].n_tokens == 3
+    tagged = tmp_path / "tagged" / "pos" / "wsj"
+    (tagged / "00").mkdir(parents=True)
+    (tagged / "01").mkdir()
+    (tagged / "00" / "wsj_0001.pos").write_text(POS_FILE)
+    (tagged / "01" / "wsj_0102.pos").write_text(second)
+    own = pos.load_tagged_dir(tagged)
+    assert [d.doc_id for d in own] == ["wsj_0001", "wsj_0102"]
+    assert own[0].sentences == docs[0].sentences
+    with pytest.raises(FileNotFoundError, match="tagged/pos/wsj"):
+        pos.load_tagged_dir(tmp_path / "empty")
+
+
+def test_conll2000_one_document_per_split(data_root: Path) -> None:
+    train = "Confidence NN B-NP\nin IN B-PP\n. . O\n\nHe PRP B-NP\nwent VBD B-VP\n\n"
+    write_zip(
+        data_root / "nltk_data" / "corpora" / "conll2000.zip",
+        {"conll2000/train.txt": train.encode(), "conll2000/test.txt": b"A DT B-NP\n"},
+    )
+    doc = pos.load_conll2000("train")
+    assert doc.doc_id == "conll2000-train"
+    assert doc.sentences == [
+        [("Confidence", "NN"), ("in", "IN"), (".", ".")],
+        [("He", "PRP"), ("went", "VBD")],
+    ]
+    assert pos.load_conll2000("test").n_tokens == 1
+    with pytest.raises(ValueError):
+        pos.load_conll2000("valid")
+
+
+# ---------------------------------------------------------------------------
+# SWDA
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("sd", "sd"), ("sd^e", "sd"), ("sd(^q)", "sd"), ("sv^r", "sv"), ("fx", "sv"),
+        ("qy^d", "qy^d"), ("qw^d", "qw^d"), ("b^m", "b^m"), ("qy^d^c", "qy"),
+        ("nn^e", "ng"), ("ny^e", "na"), ("nn^r", "nn"), ("qr", "qy"), ("qr^d", "qy"),
+        ("fe", "ba"), ("ba^m@", "ba"), ("oo", "oo_co_cc"), ("co", "oo_co_cc"), ("cc^t", "oo_co_cc"),
+        ("aap", "aap_am"), ("am", "aap_am"), ("arp", "arp_nd"), ("nd", "arp_nd"),
+        ("o", 'fo_o_fw_"_by_bc'), ("fo", 'fo_o_fw_"_by_bc'), ("fw*", 'fo_o_fw_"_by_bc'),
+        ('"', 'fo_o_fw_"_by_bc'), ("by", 'fo_o_fw_"_by_bc'), ("bc", 'fo_o_fw_"_by_bc'),
+        ("^h", "^h"), ("^h@", "^h"), ("^q", "^q"), ("^2", "^2"), ("^g", "^g"),
+        ("%@*", "%"), ("sd;qy^d", "sd"), ("bf,nn,o@", "bf"), ("qrr@", "qrr"), ("+", "+"),
+    ],
+)  # fmt: skip
+def test_damsl_tag(raw: str, expected: str) -> None:
+    assert swda.damsl_tag(raw) == expected
+
+
+def test_damsl_tags_are_42_sorted() -> None:
+    assert len(swda.DAMSL_TAGS) == 42 == len(set(swda.DAMSL_TAGS))
+    assert list(swda.DAMSL_TAGS) == sorted(swda.DAMSL_TAGS)
+    assert "+" not in swda.DAMSL_TAGS
+
+
+def utt_file(lines: list[str]) -> str:
+    header = "*x*x*x*\nFILENAME:\t1234_1000_1001\nTOPIC#:\t\t313\n\n"
+    return header + "=" * 76 + "\n  \n\n" + "\n".join(lines) + "\n"
+
+
+CONV = utt_file(
+    [
+        "+          A.1 utt1:  -- and so on /",
+        "qy          B.2 utt1:  Have you had any snow? /",
+        "",
+        "sd^e          A.3 utt1: {F Uh, } we haven't, [ I, + I ] think. /",
+        "b          @B.4 utt1:  Um. <laughter> /",
+        " +          A.5 utt1:  -- before Christmas. /",
+        "+          @@B.6 utt1:  # yeah # /",
+    ]
+)
+
+
+def test_parse_utt_text_and_continuations() -> None:
+    conv = swda.parse_utt_text(CONV, "sw1001")
+    assert conv.conv_id == "sw1001"
+    got = [(u.speaker, u.turn, u.index, u.act_tag, u.damsl) for u in conv.utterances]
+    assert got == [
+        ("A", 1, 1, "+", "+"),  # no earlier utterance of A: kept as '+', documented
+        ("B", 2, 1, "qy", "qy"),
+        ("A", 3, 1, "sd^e", "sd"),
+        ("B", 4, 1, "b", "b"),
+        ("A", 5, 1, "+", "sd"),  # same speaker's previous act, not B's 'b'
+        ("B", 6, 1, "+", "b"),
+    ]
+    assert conv.utterances[2].text == "{F Uh, } we haven't, [ I, + I ] think. /"
+    assert conv.utterances[2].plain_text == "Uh, we haven't, I, I think."
+    assert conv.utterances[3].plain_text == "Um."
+
+
+def test_parse_utt_text_rejects_garbage() -> None:
+    with pytest.raises(ValueError, match="line"):
+        swda.parse_utt_text(utt_file(["sd  A.1 utt1: fine /", "this is not an utterance"]), "sw1")
+    with pytest.raises(ValueError, match="====="):
+        swda.parse_utt_text("header only\n", "sw1")
+
+
+def write_swda(root: Path) -> None:
+    convs = {
+        f"sw{n}": utt_file([f"sd  A.1 utt1: conversation {n} /"]) for n in (2001, 2002, 2003, 2004)
+    }
+    write_tar(
+        root / "swb1_dialogact_annot.tar.gz",
+        {
+            f"swb1_dialogact_annot/sw{n[2:4]}utt/sw_{i:04d}_{n[2:]}.utt": text.encode()
+            for i, (n, text) in enumerate(convs.items())
+        }
+        | {"swb1_dialogact_annot/doc/manual.txt": b"manual"},
+    )
+    (root / "swda_splits").mkdir(parents=True)
+    (root / "swda_splits" / "ws97-train-convs.list").write_text("sw2003\nsw2001\n")
+    (root / "swda_splits" / "ws97-test-convs.list").write_text("sw2004\n")
+
+
+def test_load_swda_and_derived_validation(data_root: Path) -> None:
+    write_swda(data_root)
+    assert swda.derive_validation_ids(data_root) == ["sw2002"]
+    val = data_root / "swda_splits" / "ws97-val-convs.list"
+    val.write_bytes(registry._derive_swda_val(data_root))
+    assert val.read_text() == "sw2002\n"
+    train = swda.load_swda("train")
+    assert [c.conv_id for c in train] == ["sw2003", "sw2001"]  # list order
+    assert train[0].utterances[0].text == "conversation 2003 /"
+    assert [c.conv_id for c in swda.load_swda("val")] == ["sw2002"]
+    assert len(swda.load_conversations()) == 4
+    with pytest.raises(ValueError):
+        swda.load_swda("dev")
+
+
+def test_fetch_derives_swda_val(data_root: Path, tmp_path: Path, monkeypatch) -> None:
+    remote = tmp_path / "remote"
+    write_swda(remote)
+    real = registry.DATASETS["swda"]
+    files = tuple(
+        f
+        if f.url is None
+        else DataFile(f.relpath, (remote / f.relpath).as_uri(), None, None, check=lambda p: "ok")
+        for f in real.files
+    )
+    val = files[-1]
+    files = files[:-1] + (
+        DataFile(
+            val.relpath, None, None, None, check=registry._check_id_list(1), derive=val.derive
+        ),
+    )
+    use_registry(monkeypatch, Dataset("swda", "x", "x", files))
+    registry.fetch(["swda"])
+    assert (data_root / "swda_splits" / "ws97-val-convs.list").read_text() == "sw2002\n"
+
+
+# ---------------------------------------------------------------------------
+# 20 Newsgroups
+
+
+def test_load_newsgroups(data_root: Path) -> None:
+    post = b"From: a@b.c\nSubject: caf\xe9\n\nBody line 1\n\nBody line 2\n"
+    write_tar(
+        data_root / "20news-bydate.tar.gz",
+        {
+            "20news-bydate-train/sci.med/100": post,
+            "20news-bydate-train/sci.med/99": b"Subject: x\n\nshort\n",
+            "20news-bydate-train/alt.atheism/5": b"Subject: y\n\nz\n",
+            "20news-bydate-test/sci.med/7": b"Subject: t\n\nt\n",
+        },
+    )
+    docs = newsgroups.load_newsgroups("train")
+    assert [d.doc_id for d in docs] == ["alt.atheism/5", "sci.med/99", "sci.med/100"]
+    d = docs[2]
+    assert (d.newsgroup, d.split) == ("sci.med", "train")
+    assert d.header == "From: a@b.c\nSubject: café"
+    assert d.body == "Body line 1\n\nBody line 2\n"
+    assert d.text == post.decode("latin-1")
+    assert newsgroups.count_documents(data_root / "20news-bydate.tar.gz") == {"train": 3, "test": 1}
+    assert len(newsgroups.NEWSGROUPS) == 20 and list(newsgroups.NEWSGROUPS) == sorted(
+        newsgroups.NEWSGROUPS
+    )
+    with pytest.raises(ValueError):
+        newsgroups.load_newsgroups("valid")
+
+
+def test_newsgroups_structure_check_fails_on_wrong_counts(tmp_path: Path) -> None:
+    archive = write_tar(tmp_path / "20news-bydate.tar.gz", {"20news-bydate-test/sci.med/1": b"x"})
+    with pytest.raises(ChecksumError, match="11314"):
+        registry._check_newsgroups(archive)
+
+
+# ---------------------------------------------------------------------------
+# WikiText
+
+WIKI_LINES = [
+    " = Alpha = ",
+    " Alpha is a letter . ",
+    " = = History = = ",
+    " It was used . The cut @-@ off frequency is ωc ",
+    " = 1 rad / s and impedance k = ",
+    " 1 Ω . More text . ",
+    " = = = Key = = = ",
+    " Key ",
+    " = Beta ( letter ) = ",
+    " Beta follows . ",
+]
+
+
+def test_heading_level() -> None:
+    assert wikitext.heading_level(" = Alpha = ") == 1
+    assert wikitext.heading_level(" = = History = = \r") == 2
+    assert wikitext.heading_level(" = = = Key = = = ") == 3
+    assert wikitext.heading_level(" Bye = Athlete not required = ") == 0
+    assert wikitext.heading_level(" = = = ") == 0
+    assert wikitext.heading_level(" ") == 0
+
+
+def expected_articles() -> list[wikitext.Article]:
+    return [
+        wikitext.Article(
+            "Alpha",
+            "Alpha is a letter .\n= = History = =\nIt was used . The cut @-@ off frequency is ωc\n"
+            "= 1 rad / s and impedance k =\n1 Ω . More text .\n= = = Key = = =\nKey",
+        ),
+        wikitext.Article("Beta ( letter )", "Beta follows ."),
+    ]
+
+
+def test_split_articles_without_blank_lines_crlf() -> None:
+    # the raw layout: CRLF endings, no blank separator lines; 'Beta' follows 'Key'
+    # (a line that does not end a sentence) and is still a title
+    lines = [ln + "\r" for ln in WIKI_LINES]
+    assert list(wikitext.split_articles(lines)) == expected_articles()
+
+
+def test_split_articles_with_blank_separators() -> None:
+    lines = [" "]
+    for ln in WIKI_LINES:
+        # the tokens layout: headings between blank lines; the fragment is glued to text
+        glued = ln.startswith(" = 1") or ln.startswith(" 1 Ω") or "ωc" in ln
+        lines += [ln] if glued else [ln, " "]
+    assert list(wikitext.split_articles(lines)) == expected_articles()
+
+
+def test_is_title_rule() -> None:
+    assert wikitext.is_title(None, " = A = ", " text . ")
+    assert wikitext.is_title(" Key ", " = A = ", " A is . ")
+    assert wikitext.is_title(" ends . ", " = A = ", " 1999 was . ")
+    assert not wikitext.is_title(" frequency ωc ", " = 1 rad = ", " 1 Ω . ")
+    assert not wikitext.is_title(" x ", " = = Sec = = ", " y ")
+
+
+def test_load_wikitext_paths(data_root: Path) -> None:
+    raw = data_root / "wikitext-103-raw" / "wiki.test.raw"
+    raw.parent.mkdir()
+    raw.write_bytes("\r\n".join(WIKI_LINES).encode() + b"\r\n")
+    tok = data_root / "wikitext-2" / "wiki.valid.tokens"
+    tok.parent.mkdir()
+    tok.write_text(" \n = <unk> = \n \n a <unk> . \n \n")
+    assert wikitext.load_wikitext("wikitext103", "test") == expected_articles()
+    assert wikitext.load_wikitext("wikitext2", "valid") == [wikitext.Article("<unk>", "a <unk> .")]
+    assert wikitext.count_articles(raw) == 2
+    with pytest.raises(ValueError):
+        wikitext.load_wikitext("wikitext3", "test")
+    with pytest.raises(DataNotFoundError, match="fetch wikitext2"):
+        wikitext.load_wikitext("wikitext2", "test")

@@ -1,0 +1,66 @@
+"""Profiles, figure/table saving and the notebook pairing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jupytext
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from prismlib import plots  # noqa: E402
+from prismlib.paths import project_root  # noqa: E402
+from prismlib.profiles import PROFILES, get_profile  # noqa: E402
+from prismlib.reproduce import notebook_sources  # noqa: E402
+
+NOTEBOOKS = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+def test_profiles_from_name_and_environment(monkeypatch):
+    monkeypatch.delenv("PRISMLIB_PROFILE", raising=False)
+    assert get_profile().name == "cpu"
+    monkeypatch.setenv("PRISMLIB_PROFILE", "smoke")
+    assert get_profile().name == "smoke"
+    assert get_profile("paper").encoder == "bert-base-cased"
+    with pytest.raises(ValueError, match="unknown profile 'fast'.*smoke, cpu, paper"):
+        get_profile("fast")
+    assert {p.encoder for n, p in PROFILES.items() if n != "paper"} == {"minilm"}
+
+
+def test_save_figure_and_table_write_both_formats(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    paths = plots.save_figure(fig, "demo", "smoke")
+    plt.close(fig)
+    assert [p.name for p in paths] == ["demo.png", "demo.pdf"]
+    assert all(p.stat().st_size > 0 and p.parent == tmp_path / "figures" / "smoke" for p in paths)
+    df = pd.DataFrame({"band": ["LOW", "HIGH"], "acc": [0.5, 0.25]})
+    csv, md = plots.save_table(df, "demo", "smoke")
+    assert pd.read_csv(csv).equals(df)
+    assert md.read_text().splitlines()[0].startswith("| band")
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_pairs_agree(source: Path):
+    paired = source.with_suffix(".ipynb")
+    assert paired.exists(), f"{paired} is missing: run `make paired`"
+    py_cells = [(c.cell_type, c.source) for c in jupytext.read(source).cells]
+    nb_cells = [(c.cell_type, c.source) for c in jupytext.read(paired).cells]
+    assert py_cells == nb_cells, f"{paired.name} is out of date with {source.name}: run `make paired`"
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_has_profile_parameter(source: Path):
+    params = [c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1 and 'os.environ.get("PRISMLIB_PROFILE", "cpu")' in params[0].source
+
+
+def test_notebook_sources_filter():
+    assert [p.stem for p in notebook_sources(["01"])] == ["01_spectral_filters"]
+    with pytest.raises(ValueError, match="no notebook matches"):
+        notebook_sources(["99"])
