@@ -88,7 +88,7 @@ PROFILES: dict[str, Profile] = {
             appendix_a_lengths=_APPENDIX_A,
             timing_lengths=(32, 64, 128, 256, 512, 1024, 2048, 4096),
             timing_batch=8,
-            timing_repeats=5,
+            timing_repeats=2,
         ),
     ),
     "paper": Profile(
