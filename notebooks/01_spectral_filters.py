@@ -43,6 +43,7 @@ import torch
 from IPython.display import Markdown, display
 
 from prismlib import spectral
+from prismlib.claims import Claim, render
 from prismlib.benchmark import filter_timings
 from prismlib.data.wikitext import load_wikitext
 from prismlib.encode import ENCODERS, first_window, hidden_states, load_encoder
@@ -321,23 +322,23 @@ print(
 # %%
 at512 = wide.loc[512] if 512 in wide.index else None
 claims = [
-    ("Appendix A's rule gives Table 3a's DCT indices for n = 512", bool(table3a["indices match"].all())),
-    (
+    Claim("Appendix A's rule gives Table 3a's DCT indices for n = 512", bool(table3a["indices match"].all())),
+    Claim(
         "Table 3a's printed periods equal the true DCT-II periods",
         spectral.paper_period(8, 512) == spectral.true_period(8, 512),
     ),
-    ("The Fig. 3b snippet and prismlib.low_pass agree (max diff < 1e-10)", diff < 1e-10),
-    (
+    Claim("The Fig. 3b snippet and prismlib.low_pass agree (max diff < 1e-10)", diff < 1e-10),
+    Claim(
         "The five band-passes of the real window sum back to it",
         bool(torch.allclose(sum(spectral.band_pass(H, b) for b in bands.values()), H, atol=1e-10)),
     ),
 ]
 if at512 is not None:
     claims.append(
-        (
+        Claim(
             f"prismlib is at least 3x faster than torch-dct at N = 512 (measured {at512['speed-up vs torch-dct (fwd+bwd)']:.1f}x)",
             bool(at512["speed-up vs torch-dct (fwd+bwd)"] >= 3),
         )
     )
-display(Markdown("\n".join(f"- **{'yes' if ok else 'no'}**: {text}" for text, ok in claims)))
+display(Markdown(render(claims)))
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")

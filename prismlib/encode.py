@@ -8,9 +8,11 @@ the paper's encoder and comes from the Hugging Face hub (first use needs interne
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -100,3 +102,195 @@ def hidden_states(encoder: Encoder, input_ids: list[int], layer: int = -1) -> Te
     ids = torch.tensor([input_ids], device=encoder.device)
     out = encoder.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
     return out.hidden_states[layer][0].float().cpu()
+
+
+# --------------------------------------------------------------------------- features
+
+CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH")
+"""The six probing conditions of Fig. 4: the unfiltered features and the five bands."""
+
+
+@dataclass
+class Features:
+    """Token features of sampled positions, one matrix per condition.
+
+    Attributes:
+        x: condition -> ``(n, hidden)`` float16 features (filtered over each window).
+        labels: ``(n,)`` int64 gold labels.
+        weights: ``(n,)`` float32 ``1/|N|`` label weights.
+        window: ``(n,)`` int64 index of the window each row came from.
+    """
+
+    x: dict[str, Tensor]
+    labels: Tensor
+    weights: Tensor
+    window: Tensor
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]) -> dict[str, Tensor]:
+    """Apply each condition to a padded batch, each row over its own real length.
+
+    Args:
+        h: ``(batch, length, hidden)`` hidden states.
+        lengths: real length of each row (the bands of ``allocate_bands(length)``).
+        conditions: names from :data:`CONDITIONS`.
+
+    Returns:
+        condition -> ``(batch, length, hidden)``; padding positions are zero for the bands.
+    """
+    from prismlib.spectral import band_pass, bands_for_lengths
+
+    out = {}
+    for name in conditions:
+        if name == "ORIG":
+            out[name] = h
+        elif name in CONDITIONS:
+            out[name] = band_pass(h, bands_for_lengths(lengths, name), lengths=lengths, check_finite=False)
+        else:
+            raise ValueError(f"unknown condition {name!r}; choose from {CONDITIONS}")
+    return out
+
+
+def sample_positions(windows, positions: int, seed: int) -> list[np.ndarray]:
+    """For each window, up to ``positions`` labelled positions (all when ``positions <= 0``),
+    drawn without replacement with a generator seeded by ``(seed, window index)``."""
+    out = []
+    for i, w in enumerate(windows):
+        labelled = np.flatnonzero(w.labels >= 0)
+        if 0 < positions < len(labelled):
+            rng = np.random.default_rng([seed, i])
+            labelled = np.sort(rng.choice(labelled, size=positions, replace=False))
+        out.append(labelled)
+    return out
+
+
+@torch.no_grad()
+def encode_windows(
+    encoder: Encoder,
+    windows,
+    layers: dict[int, tuple[str, ...]],
+    positions: int,
+    seed: int,
+    batch_size: int = 8,
+    desc: str = "encoding",
+) -> dict[int, Features]:
+    """One encoder pass per window for every layer and condition asked for.
+
+    Each window is filtered over its real length first, then ``positions`` labelled
+    positions are sampled (:func:`sample_positions`; the same positions for every
+    layer and condition).
+
+    Args:
+        windows: :class:`prismlib.windows.Window` objects.
+        layers: hidden-state index (``-1`` last layer, ``0`` embeddings) -> conditions.
+        positions: labelled positions kept per window (``<= 0``: all).
+        seed: seed of the position sample.
+        batch_size: windows per encoder call (sorted by length to limit padding).
+
+    Returns:
+        layer -> :class:`Features`, rows ordered by window then position.
+    """
+    from tqdm.auto import tqdm
+
+    picks = sample_positions(windows, positions, seed)
+    order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+    parts: dict[int, dict[str, list]] = {layer: {c: [] for c in conds} for layer, conds in layers.items()}
+    index: list[tuple[int, np.ndarray]] = []
+    for start in tqdm(range(0, len(order), batch_size), desc=desc, unit="batch", leave=False):
+        batch = order[start : start + batch_size]
+        lengths = [len(windows[i]) for i in batch]
+        ids = torch.zeros(len(batch), max(lengths), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, i in enumerate(batch):
+            ids[row, : lengths[row]] = torch.from_numpy(windows[i].input_ids)
+            mask[row, : lengths[row]] = 1
+        out = encoder.model(input_ids=ids.to(encoder.device), attention_mask=mask.to(encoder.device), output_hidden_states=True)
+        for layer, conds in layers.items():
+            filtered = filter_conditions(out.hidden_states[layer].float(), lengths, conds)
+            for c, h in filtered.items():
+                parts[layer][c].extend(h[row, picks[i]].half().cpu() for row, i in enumerate(batch))
+        index.extend((i, picks[i]) for i in batch)
+    # restore window order
+    rank = np.argsort([i for i, _ in index], kind="stable")
+    labels = torch.from_numpy(np.concatenate([windows[index[r][0]].labels[index[r][1]] for r in rank]))
+    weights = torch.from_numpy(np.concatenate([windows[index[r][0]].weights[index[r][1]] for r in rank]))
+    win = torch.from_numpy(np.concatenate([np.full(len(index[r][1]), index[r][0]) for r in rank]))
+    return {
+        layer: Features({c: torch.cat([rows[r] for r in rank]) for c, rows in conds.items()}, labels, weights, win)
+        for layer, conds in parts.items()
+    }
+
+
+def _digest(windows, positions: int, seed: int, conditions: tuple[str, ...]) -> str:
+    h = hashlib.sha256(f"{positions}|{seed}|{','.join(conditions)}".encode())
+    for w in windows:
+        h.update(w.input_ids.tobytes())
+        h.update(w.labels.tobytes())
+    return h.hexdigest()[:16]
+
+
+def cached_features(
+    encoder: Encoder,
+    windows,
+    layers: dict[int, tuple[str, ...]],
+    *,
+    task: str,
+    split: str,
+    profile: str,
+    positions: int,
+    seed: int,
+    batch_size: int = 8,
+    cache: Path | None = None,
+) -> dict[int, Features]:
+    """:func:`encode_windows` with an on-disk cache (float16), one file per layer.
+
+    The key is model, task, split, layer, profile and a digest of the windows, the
+    position sample and the conditions, so a changed setting never reuses stale
+    features.  Layers found in the cache are loaded; the others are encoded in one pass.
+    """
+    from prismlib.paths import cache_dir
+
+    root = (cache or cache_dir() / "features") / encoder.name.replace("/", "--") / task / split
+    paths = {
+        layer: root / f"layer{layer}-{profile}-{_digest(windows, positions, seed, conds)}.pt"
+        for layer, conds in layers.items()
+    }
+    found = {layer: Features(**torch.load(p, weights_only=True)) for layer, p in paths.items() if p.exists()}
+    missing = {layer: conds for layer, conds in layers.items() if layer not in found}
+    if missing:
+        fresh = encode_windows(encoder, windows, missing, positions, seed, batch_size, desc=f"{task}/{split}")
+        root.mkdir(parents=True, exist_ok=True)
+        for layer, feats in fresh.items():
+            tmp = paths[layer].with_suffix(".tmp")
+            torch.save(vars(feats), tmp)
+            tmp.replace(paths[layer])
+        found.update(fresh)
+    return {layer: found[layer] for layer in layers}
+
+
+def encode_splits(
+    encoder: Encoder,
+    windows: dict[str, list],
+    layers: dict[int, tuple[str, ...]],
+    *,
+    task: str,
+    profile: str,
+    positions: int,
+    seed: int,
+    batch_size: int = 8,
+) -> dict[int, dict[str, Features]]:
+    """:func:`cached_features` for every split of a task.
+
+    Returns:
+        layer -> split -> :class:`Features`.
+    """
+    per_split = {
+        split: cached_features(
+            encoder, wins, layers, task=task, split=split, profile=profile, positions=positions, seed=seed, batch_size=batch_size
+        )
+        for split, wins in windows.items()
+    }
+    return {layer: {split: per_split[split][layer] for split in windows} for layer in layers}

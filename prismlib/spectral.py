@@ -434,13 +434,16 @@ def band_pass(
         ((length, lo, hi),) = groups
         filtered = _apply_last2(x.narrow(d, 0, length), d, lambda seq: _filter_seq(seq, lo, hi))
         return _pad_to(filtered, d, n)
-    out = torch.zeros_like(x)
+    parts, order = [], []
     for (length, lo, hi), idx in groups.items():
-        index = torch.tensor(idx, device=x.device)
-        part = x.index_select(0, index).narrow(d, 0, length)
-        filtered = _apply_last2(part, d, lambda seq, lo=lo, hi=hi: _filter_seq(seq, lo, hi))
-        out = out.index_copy(0, index, _pad_to(filtered, d, n))
-    return out
+        part = x[idx[0] : idx[0] + 1] if len(idx) == 1 else x.index_select(0, torch.tensor(idx, device=x.device))
+        filtered = _apply_last2(part.narrow(d, 0, length), d, lambda seq, lo=lo, hi=hi: _filter_seq(seq, lo, hi))
+        parts.append(_pad_to(filtered, d, n))
+        order.extend(idx)
+    # one concatenation in group order, then back to row order
+    inverse = torch.empty(len(order), dtype=torch.long)
+    inverse[torch.tensor(order)] = torch.arange(len(order))
+    return torch.cat(parts).index_select(0, inverse.to(x.device))
 
 
 def _pad_to(x: Tensor, d: int, n: int) -> Tensor:

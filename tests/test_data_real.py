@@ -14,29 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REAL_DIR, need
 from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
 
-pytestmark = pytest.mark.data
+pytestmark = [pytest.mark.data, pytest.mark.usefixtures("real_data_dir")]
 
-_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-REAL_DIR = Path(os.environ[registry.ENV_VAR]) if os.environ.get(registry.ENV_VAR) else _SHARED
-
-
-@pytest.fixture(scope="module", autouse=True)
-def real_data_dir() -> Iterator[Path]:
-    """Point PRISMLIB_DATA at the real data for this module."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(registry.ENV_VAR, str(REAL_DIR))
-        yield REAL_DIR
-
-
-def need(*relpaths: str) -> None:
-    """Skip the test unless every file is in the real data directory."""
-    for rel in relpaths:
-        if not (REAL_DIR / rel).is_file():
-            ds = registry.dataset_of(rel)
-            hint = f"; `python -m prismlib data fetch {ds.name}`" if ds else ""
-            pytest.skip(f"real data file {REAL_DIR / rel} absent (set PRISMLIB_DATA{hint})")
 
 
 def test_verify_checksummed_files() -> None:

@@ -1,0 +1,259 @@
+"""The probing tasks of paper section 3: which data, which labels, which windows.
+
+=========  ================  ==========================================  ===============
+task       unit of a label   data (cpu / smoke profile)                  paper profile
+=========  ================  ==========================================  ===============
+``pos``    word              train/val: NLTK treebank sample (WSJ files  Treebank-3 if
+                             0001-0199, split by file); test: CoNLL-2000  ``PRISMLIB_PTB3``
+                             test (WSJ section 20)                       is set, else
+                                                                         CoNLL-2000
+``swda``   utterance         SWDA WS97 split (1115 / 21 / 19 convs)      same
+``topic``  document          20 Newsgroups bydate; val = 10% of train    same
+``mlm``    masked wordpiece  WikiText-103 test articles, split by        WikiText-103
+                             article 70/10/20 % (train/val/test)         train/valid/test
+=========  ================  ==========================================  ===============
+
+Windows follow DESIGN: POS = consecutive sentences of a WSJ file, SWDA = chunks of a
+conversation, topic = a post truncated to one window, MLM = chunks of an article with
+15% of the wordpieces replaced by ``[MASK]`` (the probe predicts the original token).
+The number of windows per split is a profile setting (:class:`prismlib.profiles.TaskSize`):
+at most that many sources (files, conversations, posts, articles) are drawn, cut into
+windows, and that many windows drawn from them, all with a fixed seed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from prismlib.data import (
+    DAMSL_TAGS,
+    NEWSGROUPS,
+    load_conll2000,
+    load_newsgroups,
+    load_swda,
+    load_tagged_dir,
+    load_treebank_sample,
+    load_wikitext,
+)
+from prismlib.data.pos import TaggedDocument
+from prismlib.mlm import mask_window
+from prismlib.windows import IGNORE, Unit, Window, pack_units, tokenize_many
+
+TASKS: tuple[str, ...] = ("pos", "swda", "topic", "mlm")
+TASK_UNITS = {"pos": "word", "swda": "utterance", "topic": "document", "mlm": "masked wordpiece"}
+PTB3_ENV = "PRISMLIB_PTB3"
+"""Environment variable naming a user's LDC Treebank-3 ``tagged/pos/wsj`` directory."""
+
+_PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]", "``": '"', "''": '"'}
+SPLITS = ("train", "val", "test")
+
+
+@dataclass
+class TaskData:
+    """Windows of every split of one task.
+
+    Attributes:
+        name: one of :data:`TASKS`.
+        label_names: class names; a window's label ``k`` means ``label_names[k]``.
+        windows: split (``train``/``val``/``test``) -> windows.
+        sources: split -> a sentence saying which data the split was cut from.
+    """
+
+    name: str
+    label_names: list[str]
+    windows: dict[str, list[Window]]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def unit(self) -> str:
+        return TASK_UNITS[self.name]
+
+    def summary(self) -> dict[str, int]:
+        """Windows, wordpieces and labelled units per split."""
+        out = {}
+        for split, wins in self.windows.items():
+            out[f"{split} windows"] = len(wins)
+            out[f"{split} labelled wordpieces"] = int(sum((w.labels != IGNORE).sum() for w in wins))
+            out[f"{split} units"] = len({(w.source, u) for w in wins for u in w.unit_ids[w.unit_ids >= 0].tolist()})
+        return out
+
+
+def _subsample(items: list, n: int, rng: np.random.Generator) -> list:
+    """``n`` items drawn without replacement in their original order (all when ``n < 0`` or too few)."""
+    if n < 0 or n >= len(items):
+        return items
+    keep = np.sort(rng.choice(len(items), size=n, replace=False))
+    return [items[i] for i in keep]
+
+
+def _split_sources(items: list, fractions: Sequence[float], rng: np.random.Generator) -> list[list]:
+    """Shuffle ``items`` and cut them into consecutive parts of the given fractions."""
+    order = rng.permutation(len(items))
+    cuts = np.cumsum([int(round(f * len(items))) for f in fractions[:-1]])
+    return [[items[i] for i in part] for part in np.split(order, cuts)]
+
+
+# ---------------------------------------------------------------- unit builders
+
+
+def _word_units(tokenizer, docs: Sequence[TaggedDocument], tag_index: dict[str, int]) -> list[tuple[str, list[Unit]]]:
+    words = [_PTB_ESCAPES.get(w, w) for d in docs for s in d.sentences for w, _ in s]
+    pieces = iter(tokenize_many(tokenizer, words))
+    out, uid = [], 0
+    for d in docs:
+        units = []
+        for sentence in d.sentences:
+            for _, tag in sentence:
+                units.append(Unit(next(pieces), tag_index[tag], uid))
+                uid += 1
+        out.append((d.doc_id, units))
+    return out
+
+
+def _pos(tokenizer, profile_name: str, sizes: dict[str, int], rng: np.random.Generator) -> tuple[dict, dict, list[str]]:
+    ptb3 = os.environ.get(PTB3_ENV)
+    if profile_name == "paper" and ptb3:
+        docs = load_tagged_dir(Path(ptb3))
+        section = lambda d: int(d.doc_id.split("_")[-1][:2])  # noqa: E731  wsj_SSNN
+        parts = {
+            "train": [d for d in docs if 2 <= section(d) <= 21],
+            "val": [d for d in docs if section(d) == 22],
+            "test": [d for d in docs if section(d) == 23],
+        }
+        sources = {"train": "Treebank-3 sections 02-21", "val": "section 22", "test": "section 23"}
+    elif profile_name == "paper":
+        parts = {"train": [load_conll2000("train")], "val": [], "test": [load_conll2000("test")]}
+        sources = {
+            "train": "CoNLL-2000 train (WSJ 15-18), 90% of its windows",
+            "val": "CoNLL-2000 train, the other 10% of its windows",
+            "test": "CoNLL-2000 test (WSJ 20)",
+        }
+    else:
+        val, train = _split_sources(load_treebank_sample(), [0.1, 0.9], rng)
+        parts = {"train": train, "val": val, "test": [load_conll2000("test")]}
+        sources = {
+            "train": f"NLTK treebank sample, {len(train)} WSJ files",
+            "val": f"NLTK treebank sample, {len(val)} other WSJ files",
+            "test": "CoNLL-2000 test (WSJ section 20)",
+        }
+    tags = sorted({t for docs in parts.values() for d in docs for s in d.sentences for _, t in s})
+    index = {t: i for i, t in enumerate(tags)}
+    units = {split: _word_units(tokenizer, _subsample(docs, sizes[split], rng), index) for split, docs in parts.items()}
+    return units, sources, tags
+
+
+def _swda(tokenizer, sizes: dict[str, int], rng: np.random.Generator) -> tuple[dict, dict, list[str]]:
+    index = {t: i for i, t in enumerate(DAMSL_TAGS)}
+    units, uid = {}, 0
+    for split in SPLITS:
+        convs = _subsample(load_swda(split), sizes[split], rng)
+        pieces = iter(tokenize_many(tokenizer, [u.plain_text for c in convs for u in c.utterances]))
+        per_conv = []
+        for c in convs:
+            conv_units = []
+            for u in c.utterances:
+                if u.damsl not in index:
+                    raise ValueError(f"{c.conv_id}: dialog act {u.damsl!r} is not one of the 42 SWBD-DAMSL classes")
+                conv_units.append(Unit(next(pieces), index[u.damsl], uid))
+                uid += 1
+            per_conv.append((c.conv_id, conv_units))
+        units[split] = per_conv
+    sources = {s: f"SWDA WS97 {s} conversations" for s in SPLITS}
+    return units, sources, list(DAMSL_TAGS)
+
+
+def _topic(tokenizer, sizes: dict[str, int], rng: np.random.Generator) -> tuple[dict, dict, list[str]]:
+    index = {g: i for i, g in enumerate(NEWSGROUPS)}
+    val, train = _split_sources(load_newsgroups("train"), [0.1, 0.9], rng)
+    parts = {"train": train, "val": val, "test": load_newsgroups("test")}
+    units, uid = {}, 0
+    for split, docs in parts.items():
+        docs = _subsample(docs, sizes[split], rng)
+        # header + body as distributed (bydate has no Newsgroups: line); cut long posts
+        # before tokenizing, the window keeps at most 510 wordpieces anyway
+        pieces = tokenize_many(tokenizer, [d.text[:6000] for d in docs])
+        units[split] = [(d.doc_id, [Unit(p, index[d.newsgroup], uid + i)]) for i, (d, p) in enumerate(zip(docs, pieces))]
+        uid += len(docs)
+    sources = {
+        "train": "20 Newsgroups bydate train, 90% of the posts",
+        "val": "20 Newsgroups bydate train, the other 10%",
+        "test": "20 Newsgroups bydate test",
+    }
+    return units, sources, list(NEWSGROUPS)
+
+
+def _mlm_articles(profile_name: str, rng: np.random.Generator) -> tuple[dict, dict]:
+    if profile_name == "paper":
+        parts = {s: load_wikitext("wikitext103", w) for s, w in zip(SPLITS, ("train", "valid", "test"))}
+        return parts, {s: f"WikiText-103 raw {w}" for s, w in zip(SPLITS, ("train", "valid", "test"))}
+    train, val, test = _split_sources(load_wikitext("wikitext103", "test"), [0.7, 0.1, 0.2], rng)
+    parts = {"train": train, "val": val, "test": test}
+    sources = {s: f"WikiText-103 raw test split, {len(a)} articles (disjoint by article)" for s, a in parts.items()}
+    return parts, sources
+
+
+# ---------------------------------------------------------------- build
+
+
+def build_task(
+    name: str,
+    tokenizer,
+    sizes: dict[str, int],
+    *,
+    profile_name: str,
+    seed: int,
+    window: int = 512,
+    mask_prob: float = 0.15,
+) -> TaskData:
+    """Windows of every split of task ``name``.
+
+    Args:
+        name: one of :data:`TASKS`.
+        tokenizer: a Hugging Face fast tokenizer with ``cls/sep/mask_token_id``.
+        sizes: windows to keep per split (``{"train": n, "val": n, "test": n}``; -1 = all).
+        profile_name: selects the data sources (``paper`` uses the full datasets).
+        seed: seeds the source split, the window subsample and the MLM masks.
+        window: tokens per window including the two special tokens.
+        mask_prob: share of wordpieces masked for the MLM probe.
+    """
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {TASKS}")
+    rng = np.random.default_rng([seed, TASKS.index(name)])
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    if name == "mlm":
+        articles, sources = _mlm_articles(profile_name, rng)
+        windows = {}
+        for split, arts in articles.items():
+            arts = _subsample(arts, sizes[split], rng)
+            pieces = tokenize_many(tokenizer, [a.text for a in arts])
+            srcs = [(a.title, [Unit([p], p, -1) for p in ps]) for a, ps in zip(arts, pieces)]
+            wins = _subsample(pack_units(srcs, cls_id, sep_id, window), sizes[split], rng)
+            windows[split] = [
+                mask_window(w, tokenizer.mask_token_id, mask_prob, rng, first_unit=i * window) for i, w in enumerate(wins)
+            ]
+        ids = sorted({int(v) for wins in windows.values() for w in wins for v in w.labels[w.labels != IGNORE]})
+        compact = {v: i for i, v in enumerate(ids)}
+        windows = {s: [_relabel(w, compact) for w in wins] for s, wins in windows.items()}
+        return TaskData(name, tokenizer.convert_ids_to_tokens(ids), windows, sources)
+    if name == "pos":
+        units, sources, labels = _pos(tokenizer, profile_name, sizes, rng)
+    elif name == "swda":
+        units, sources, labels = _swda(tokenizer, sizes, rng)
+    else:
+        units, sources, labels = _topic(tokenizer, sizes, rng)
+    windows = {s: pack_units(units[s], cls_id, sep_id, window, truncate=name == "topic") for s in SPLITS}
+    if name == "pos" and not windows["val"]:  # paper profile without Treebank-3: carve val from train
+        val, train = _split_sources(windows["train"], [0.1, 0.9], rng)
+        windows = {"train": train, "val": val, "test": windows["test"]}
+    windows = {s: _subsample(w, sizes[s], rng) for s, w in windows.items()}
+    return TaskData(name, labels, windows, sources)
+
+
+def _relabel(w: Window, compact: dict[int, int]) -> Window:
+    labels = np.array([compact[int(v)] if v != IGNORE else IGNORE for v in w.labels], dtype=np.int64)
+    return Window(w.input_ids, labels, w.weights, w.unit_ids, w.source)

@@ -1,0 +1,85 @@
+"""Features of windows: one pass, filtering per real length, position sampling, cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from transformers import BertConfig, BertModel
+
+from prismlib import encode
+from prismlib.encode import CONDITIONS, Encoder, cached_features, encode_windows, sample_positions
+from prismlib.spectral import allocate_bands, band_pass
+from prismlib.windows import Unit, pack_units
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder() -> Encoder:
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=300, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    return Encoder(name="tiny-bert", tokenizer=None, model=BertModel(cfg).eval(), device=torch.device("cpu"))
+
+
+def windows(lengths, seed=0):
+    rng = np.random.default_rng(seed)
+    sources = []
+    for s, n in enumerate(lengths):
+        units = [Unit([int(rng.integers(5, 299))], int(rng.integers(0, 4)), s * 1000 + i) for i in range(n)]
+        sources.append((f"src{s}", units))
+    return pack_units(sources, 1, 2, window=64)
+
+
+def test_features_equal_filtering_each_window_alone(tiny_encoder):
+    wins = windows([40, 7, 62, 20])
+    feats = encode_windows(tiny_encoder, wins, {-1: CONDITIONS, 1: ("ORIG", "LOW")}, positions=5, seed=3, batch_size=3)
+    picks = sample_positions(wins, 5, 3)
+    f = feats[-1]
+    assert len(f) == sum(len(p) for p in picks) == 20
+    row = 0
+    for i, w in enumerate(wins):
+        with torch.no_grad():
+            h = tiny_encoder.model(input_ids=torch.from_numpy(w.input_ids)[None], output_hidden_states=True).hidden_states[-1][0]
+        bands = {b.name: b for b in allocate_bands(len(w))}
+        for cond in CONDITIONS:
+            want = h if cond == "ORIG" else band_pass(h, bands[cond])
+            got = f.x[cond][row : row + len(picks[i])].float()
+            torch.testing.assert_close(got, want[picks[i]], atol=2e-3, rtol=1e-2)  # float16 storage
+        assert f.labels[row : row + len(picks[i])].tolist() == w.labels[picks[i]].tolist()
+        assert (f.window[row : row + len(picks[i])] == i).all()
+        row += len(picks[i])
+    assert set(feats[1].x) == {"ORIG", "LOW"}
+    assert torch.equal(feats[1].labels, f.labels)
+
+
+def test_positions_are_labelled_seeded_and_capped():
+    wins = windows([40, 3])
+    a, b = sample_positions(wins, 8, 0), sample_positions(wins, 8, 0)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert len(a[0]) == 8 and len(a[1]) == 3  # a short window gives what it has
+    assert all((wins[i].labels[p] >= 0).all() for i, p in enumerate(a))
+    assert not np.array_equal(a[0], sample_positions(wins, 8, 1)[0])
+    assert len(sample_positions(wins, 0, 0)[0]) == 40
+
+
+def test_cache_is_reused_and_keyed_by_settings(tiny_encoder, tmp_path, monkeypatch):
+    wins = windows([30, 12])
+    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path)
+    first = cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW")}, **kwargs)
+    calls = []
+    real = encode.encode_windows
+    monkeypatch.setattr(encode, "encode_windows", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    again = cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW")}, **kwargs)
+    assert calls == []
+    assert torch.equal(again[-1].x["LOW"], first[-1].x["LOW"])
+    # a new layer is encoded, the cached one is not
+    cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW"), 1: ("ORIG",)}, **kwargs)
+    assert calls == [{1: ("ORIG",)}]
+    # other positions -> another key
+    cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW")}, **{**kwargs, "positions": 5})
+    assert len(calls) == 2
+    assert len(list(tmp_path.rglob("*.pt"))) == 3
+
+
+def test_unknown_condition(tiny_encoder):
+    with pytest.raises(ValueError, match="unknown condition"):
+        encode_windows(tiny_encoder, windows([5]), {-1: ("ULTRA",)}, positions=2, seed=0)
