@@ -37,6 +37,107 @@ class SpectralSettings:
 
 
 @dataclass(frozen=True)
+class LSTMSettings:
+    """Notebooks 05-08 (work B): the AWD-LSTM language models and their evaluation.
+
+    Attributes:
+        emb, hidden, layers: embedding size (= last layer, tied), other layers' width, depth.
+        dropout, dropouth, dropouti, dropoute, wdrop: AWD-LSTM's output, between-layer,
+            input, embedding and hidden-to-hidden (DropConnect) dropout rates.
+        optimizer: ``ntasgd`` (SGD -> ASGD, the slides' baseline) or ``adam``.
+        lr, clip, wdecay: learning rate, gradient-norm clip, weight decay.
+        alpha, beta: AR and TAR regularisation weights.
+        nonmono: NT-ASGD's non-monotone window (validation checks).
+        batch_size, bptt: training streams and mean BPTT length (sequence length 70).
+        epochs: training epochs (validation + checkpoint after each).
+        steps_per_epoch: BPTT steps per "epoch"; ``None`` is a full pass over PTB train.
+        eval_batch: streams for validation / test evaluation.
+        valid_tokens: first tokens of PTB valid used for the per-epoch validation (NT-ASGD,
+            best checkpoint); ``None`` is the full split.
+        test_tokens: first tokens of PTB test evaluated; ``None`` is the full split.
+        seeds: seeds of the models whose table has a seed column (experiment 4, baseline).
+        bootstrap: bootstrap resamples of the test set (70-word blocks).
+        memory_contexts: 70-word contexts from PTB test in the cell-state ablation.
+        context: context length of the ablation (words).
+        threads: torch CPU threads while training / evaluating (``None``: torch's default).
+            On 2 shared cores one thread is faster: two threads per process oversubscribe.
+    """
+
+    emb: int
+    hidden: int
+    layers: int
+    dropout: float
+    dropouth: float
+    dropouti: float
+    dropoute: float
+    wdrop: float
+    optimizer: str
+    lr: float
+    clip: float
+    wdecay: float
+    alpha: float
+    beta: float
+    nonmono: int
+    batch_size: int
+    bptt: int
+    epochs: int
+    steps_per_epoch: int | None
+    eval_batch: int
+    valid_tokens: int | None
+    test_tokens: int | None
+    seeds: tuple[int, ...]
+    bootstrap: int
+    memory_contexts: int
+    context: int
+    threads: int | None
+
+
+@dataclass(frozen=True)
+class TaskSize:
+    """Windows per split of one probing task, and labelled positions sampled per window.
+
+    ``-1`` windows means all; ``positions <= 0`` means every labelled position.
+    """
+
+    train: int
+    val: int
+    test: int
+    positions: int
+
+    def windows(self) -> dict[str, int]:
+        return {"train": self.train, "val": self.val, "test": self.test}
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """Notebooks 02-03 (paper section 3 and the probes of section 4).
+
+    Attributes:
+        sizes: task (``pos``, ``swda``, ``topic``, ``mlm``) -> :class:`TaskSize`.
+        runs: probe runs per condition (error bars = SD over runs; the paper: 3).
+        max_epochs: epoch limit of a probe (the paper: 30).
+        patience: early-stopping patience (the paper: 1).
+        mlm_epochs: epochs of the MLM probe (the paper: 3).
+        batch_size: tokens per probe step.
+        encode_batch: windows per encoder call.
+        layer: encoder layer probed (``-1`` = last).
+        mask_prob: share of wordpieces masked for the MLM probe.
+        sweep_layers: layers of the topic layer sweep (``None``: every layer).
+    """
+
+    sizes: dict[str, TaskSize]
+    runs: int
+    max_epochs: int
+    patience: int
+    mlm_epochs: int
+    batch_size: int
+    encode_batch: int
+    layer: int = -1
+    mask_prob: float = 0.15
+    sweep_layers: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Profile:
     """One run profile.
 
@@ -48,6 +149,8 @@ class Profile:
         device: ``auto`` (CUDA when available), ``cpu`` or ``cuda``.
         seed: base seed; every random step derives its seed from it.
         spectral: settings of notebook 01.
+        probe: settings of the probing notebooks (02, 03).
+        lstm: settings of notebooks 05-08 (LSTM language models, work B).
     """
 
     name: str
@@ -56,9 +159,80 @@ class Profile:
     device: str
     seed: int
     spectral: SpectralSettings
+    probe: ProbeSettings
+    lstm: LSTMSettings
 
 
 _APPENDIX_A = (16, 64, 128, 256, 510, 512, 1024, 4096)
+
+# AWD-LSTM's PTB recipe (Merity et al. 2017; the slides' baseline), 1000 epochs as on the slides.
+_LSTM_PAPER = LSTMSettings(
+    emb=400, hidden=1150, layers=3, dropout=0.4, dropouth=0.25, dropouti=0.4, dropoute=0.1, wdrop=0.5,
+    optimizer="ntasgd", lr=30.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
+    batch_size=20, bptt=70, epochs=1000, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
+    seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None,
+)  # fmt: skip
+# A small 3-layer model, ~90k training tokens of PTB (Adam: more progress than SGD in so few steps),
+# full PTB test; sized so that notebooks 05-08 together take ~15 min on one of 2 cores.
+_LSTM_CPU = LSTMSettings(
+    emb=64, hidden=128, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.0, wdrop=0.1,
+    optimizer="adam", lr=0.01, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
+    batch_size=32, bptt=70, epochs=2, steps_per_epoch=20, eval_batch=10, valid_tokens=10_000, test_tokens=None,
+    seeds=(0, 1), bootstrap=1000, memory_contexts=100, context=70, threads=1,
+)  # fmt: skip
+# Tiny models on the first tokens of PTB: exercises every code path in seconds.
+_LSTM_SMOKE = LSTMSettings(
+    emb=16, hidden=32, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.1, wdrop=0.2,
+    optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
+    batch_size=8, bptt=20, epochs=2, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
+    seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1,
+)  # fmt: skip
+
+# Probing (notebooks 02-03).  Sizes are windows per split; windows are 512 tokens
+# except for topic (one truncated post each, usually shorter).
+_PROBE_SMOKE = ProbeSettings(
+    sizes={
+        "pos": TaskSize(train=8, val=3, test=4, positions=32),
+        "swda": TaskSize(train=8, val=4, test=4, positions=32),
+        "topic": TaskSize(train=40, val=12, test=24, positions=8),
+        "mlm": TaskSize(train=6, val=2, test=3, positions=0),
+    },
+    runs=2,
+    max_epochs=3,
+    patience=1,
+    mlm_epochs=1,
+    batch_size=64,
+    encode_batch=8,
+    sweep_layers=(0, 3),
+)
+_PROBE_CPU = ProbeSettings(
+    sizes={
+        "pos": TaskSize(train=-1, val=-1, test=120, positions=128),
+        "swda": TaskSize(train=400, val=-1, test=-1, positions=64),
+        "topic": TaskSize(train=2000, val=400, test=1000, positions=16),
+        "mlm": TaskSize(train=150, val=25, test=50, positions=0),
+    },
+    runs=3,
+    max_epochs=30,
+    patience=1,
+    mlm_epochs=3,
+    batch_size=128,
+    encode_batch=8,
+)
+_PROBE_PAPER = ProbeSettings(
+    sizes={
+        "pos": TaskSize(train=-1, val=-1, test=-1, positions=128),
+        "swda": TaskSize(train=-1, val=-1, test=-1, positions=128),
+        "topic": TaskSize(train=-1, val=-1, test=-1, positions=32),
+        "mlm": TaskSize(train=5000, val=200, test=-1, positions=0),
+    },
+    runs=3,
+    max_epochs=30,
+    patience=1,
+    mlm_epochs=3,
+    batch_size=256,
+    encode_batch=16,
+)
 
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
@@ -75,6 +249,8 @@ PROFILES: dict[str, Profile] = {
             timing_batch=2,
             timing_repeats=2,
         ),
+        lstm=_LSTM_SMOKE,
+        probe=_PROBE_SMOKE,
     ),
     "cpu": Profile(
         name="cpu",
@@ -90,6 +266,8 @@ PROFILES: dict[str, Profile] = {
             timing_batch=8,
             timing_repeats=2,
         ),
+        lstm=_LSTM_CPU,
+        probe=_PROBE_CPU,
     ),
     "paper": Profile(
         name="paper",
@@ -105,6 +283,8 @@ PROFILES: dict[str, Profile] = {
             timing_batch=8,
             timing_repeats=10,
         ),
+        lstm=_LSTM_PAPER,
+        probe=_PROBE_PAPER,
     ),
 }
 
