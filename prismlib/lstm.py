@@ -1,0 +1,635 @@
+"""AWD-style LSTM language model with per-layer control of its gate biases (work B).
+
+The model follows Merity et al. (2017), "Regularizing and optimizing LSTM language
+models", the slides' baseline: embedding dropout, locked (variational) dropout on the
+input, between layers and on the output, DropConnect ("weight drop") on the
+hidden-to-hidden weights, tied input/output embeddings (so the last layer is as wide as
+the embedding), activation (AR) and temporal activation (TAR) regularisation,
+variable-length BPTT and NT-ASGD (SGD that switches to averaged SGD when the validation
+loss stops improving for ``nonmono`` evaluations). Adam is an option.
+
+Every layer is an :class:`LSTMLayer`: a one-layer ``torch.nn.LSTM`` whose recurrent
+weight and biases are computed from trainable tensors at every forward (DropConnect
+mask; fixed bias entries via ``torch.where``) and handed to the fused kernel
+(``aten::lstm``: cuDNN on GPU, the fused CPU kernel otherwise). Fixed entries are exact
+under any optimiser and weight decay: they are buffers, and the gradient of the
+trainable tensor at those entries is zero.
+
+Shapes: token ids ``(batch, length)``; layer outputs ``(batch, length, hidden)``; the
+recurrent state per layer a pair ``(h, c)`` of ``(1, batch, hidden)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+from prismlib.paths import cache_dir
+from prismlib.profiles import LSTMSettings
+from prismlib.timescales import apply_timescales, describe, forget_gate_biases, variant_forget_biases
+
+State = list[tuple[Tensor, Tensor]]
+
+
+class LSTMLayer(nn.LSTM):
+    """One unidirectional LSTM layer (``batch_first``) with weight drop and fixable biases.
+
+    The parameters ``weight_hh_l0``, ``bias_ih_l0`` and ``bias_hh_l0`` of ``nn.LSTM`` are
+    replaced by ``*_raw`` parameters; at every forward the layer builds the tensors the
+    kernel uses (DropConnect on ``weight_hh`` in training; fixed bias entries) and calls
+    ``nn.LSTM.forward`` with them, so the fused kernel still runs.
+    """
+
+    _RAW = ("weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+
+    def __init__(self, input_size: int, hidden_size: int, weight_drop: float = 0.0) -> None:
+        super().__init__(input_size, hidden_size, num_layers=1, batch_first=True)
+        if not 0 <= weight_drop < 1:
+            raise ValueError(f"weight_drop must be in [0, 1), got {weight_drop}")
+        self.weight_drop = weight_drop
+        for name in self._RAW:
+            param = self._parameters.pop(name)
+            self.register_parameter(name + "_raw", param)
+        self.register_buffer("fixed_mask", torch.zeros(4 * hidden_size, dtype=torch.bool))
+        self.register_buffer("fixed_ih", torch.zeros(4 * hidden_size))
+        self.register_buffer("fixed_hh", torch.zeros(4 * hidden_size))
+
+    def fix_bias_entries(self, mask: Tensor, values_ih: Tensor, values_hh: Tensor) -> None:
+        """Freeze the bias entries where ``mask`` (``(4 * hidden,)`` bool) is true at the given values."""
+        with torch.no_grad():
+            self.fixed_mask |= mask.to(self.fixed_mask.device)
+            self.fixed_ih.copy_(torch.where(mask, values_ih, self.fixed_ih))
+            self.fixed_hh.copy_(torch.where(mask, values_hh, self.fixed_hh))
+
+    def effective_biases(self) -> tuple[Tensor, Tensor]:
+        """``(bias_ih, bias_hh)`` as the kernel sees them, each ``(4 * hidden,)``."""
+        if not bool(self.fixed_mask.any()):
+            return self.bias_ih_l0_raw, self.bias_hh_l0_raw
+        return (
+            torch.where(self.fixed_mask, self.fixed_ih, self.bias_ih_l0_raw),
+            torch.where(self.fixed_mask, self.fixed_hh, self.bias_hh_l0_raw),
+        )
+
+    def forward(  # type: ignore[override]
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """``input (batch, length, input_size)`` -> ``(output (batch, length, hidden), (h, c))``."""
+        w_hh = self.weight_hh_l0_raw
+        if self.training and self.weight_drop > 0:
+            w_hh = F.dropout(w_hh, p=self.weight_drop, training=True)
+        b_ih, b_hh = self.effective_biases()
+        # nn.LSTM reads these four tensors; the names are not attributes any more, so
+        # nn.LSTM's "weights changed" check leaves the list alone and no re-flattening
+        # happens (on CUDA cuDNN copies them into its buffer, with a warning).
+        self._flat_weights = [self.weight_ih_l0, w_hh, b_ih, b_hh]
+        return super().forward(input, hx)
+
+    def _apply(self, fn, recurse=True):  # type: ignore[override]
+        ret = super()._apply(fn, recurse)
+        self._flat_weights = [self.weight_ih_l0, self.weight_hh_l0_raw, self.bias_ih_l0_raw, self.bias_hh_l0_raw]
+        return ret
+
+
+def embedded_dropout(embed: nn.Embedding, words: Tensor, p: float, training: bool) -> Tensor:
+    """Embedding lookup with whole word types dropped (rate ``p``): ``(batch, length, emb)``."""
+    weight = embed.weight
+    if training and p > 0:
+        mask = weight.new_empty(weight.size(0), 1).bernoulli_(1 - p) / (1 - p)
+        weight = weight * mask
+    return F.embedding(words, weight)
+
+
+def locked_dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """Variational dropout: one mask per sequence, shared over time. ``x (batch, length, d)``."""
+    if not training or p == 0:
+        return x
+    mask = x.new_empty(x.size(0), 1, x.size(2)).bernoulli_(1 - p) / (1 - p)
+    return x * mask
+
+
+@dataclass
+class LMOutput:
+    """Result of :meth:`LSTMLM.forward`.
+
+    Attributes:
+        logits: ``(batch, length, vocab)``.
+        state: per layer ``(h, c)``, each ``(1, batch, hidden_l)``.
+        last_raw: last layer's output before dropout ``(batch, length, emb)`` (for TAR).
+        last_dropped: the same after locked dropout (for AR).
+    """
+
+    logits: Tensor
+    state: State
+    last_raw: Tensor
+    last_dropped: Tensor
+
+
+class LSTMLM(nn.Module):
+    """AWD-LSTM language model: embedding -> ``layers`` LSTMs -> tied decoder.
+
+    Layer widths are ``hidden`` except the last, which is ``emb`` so that the decoder can
+    share the embedding matrix (paper: 400 / 1150 / 1150 / 400).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        emb: int,
+        hidden: int,
+        layers: int,
+        dropout: float = 0.4,
+        dropouth: float = 0.25,
+        dropouti: float = 0.4,
+        dropoute: float = 0.1,
+        wdrop: float = 0.5,
+    ) -> None:
+        super().__init__()
+        if layers < 1:
+            raise ValueError(f"an LSTM LM needs at least one layer, got {layers}")
+        self.encoder = nn.Embedding(vocab_size, emb)
+        sizes = [hidden] * (layers - 1) + [emb]
+        inputs = [emb] + sizes[:-1]
+        self.rnns = nn.ModuleList(LSTMLayer(i, h, wdrop) for i, h in zip(inputs, sizes))
+        self.decoder = nn.Linear(emb, vocab_size)
+        self.decoder.weight = self.encoder.weight
+        self.dropout, self.dropouth, self.dropouti, self.dropoute = dropout, dropouth, dropouti, dropoute
+        nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
+        nn.init.zeros_(self.decoder.bias)
+
+    @classmethod
+    def from_settings(cls, vocab_size: int, s: LSTMSettings) -> LSTMLM:
+        """A model sized and regularised as ``s`` says."""
+        return cls(vocab_size, s.emb, s.hidden, s.layers, s.dropout, s.dropouth, s.dropouti, s.dropoute, s.wdrop)
+
+    @property
+    def sizes(self) -> list[int]:
+        """Hidden units per layer."""
+        return [r.hidden_size for r in self.rnns]
+
+    def run_layers(self, tokens: Tensor, state: State | None = None) -> tuple[Tensor, Tensor, State]:
+        """The LSTM stack without the decoder.
+
+        Returns:
+            ``(last_raw, last_dropped, state)``: the last layer's output ``(batch, length, emb)``
+            before and after its dropout, and per layer ``(h, c)`` of ``(1, batch, hidden_l)``.
+        """
+        x = embedded_dropout(self.encoder, tokens, self.dropoute, self.training)
+        x = locked_dropout(x, self.dropouti, self.training)
+        new_state: State = []
+        raw = x
+        for layer, rnn in enumerate(self.rnns):
+            raw, hc = rnn(x, None if state is None else state[layer])
+            new_state.append(hc)
+            last = layer == len(self.rnns) - 1
+            x = locked_dropout(raw, self.dropout if last else self.dropouth, self.training)
+        return raw, x, new_state
+
+    def forward(self, tokens: Tensor, state: State | None = None) -> LMOutput:
+        """``tokens (batch, length)`` int64 -> logits ``(batch, length, vocab)`` and the new state."""
+        raw, dropped, new_state = self.run_layers(tokens, state)
+        return LMOutput(self.decoder(dropped), new_state, raw, dropped)
+
+
+def detach_state(state: State) -> State:
+    """The state cut from the graph (truncated BPTT)."""
+    return [(h.detach(), c.detach()) for h, c in state]
+
+
+def batchify(ids: np.ndarray | Tensor, batch_size: int) -> Tensor:
+    """Split a token stream ``(n,)`` into ``batch_size`` contiguous streams ``(batch_size, n // batch_size)``."""
+    ids = torch.as_tensor(ids, dtype=torch.long)
+    n = ids.numel() // batch_size
+    if n < 2:
+        raise ValueError(f"{ids.numel()} tokens are too few for {batch_size} streams; use a smaller batch size")
+    return ids[: n * batch_size].view(batch_size, n)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block with ``n`` torch CPU threads (``None``: leave as is), then restore."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def resolve_device(device: str) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; otherwise ``torch.device(device)``."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+@torch.no_grad()
+def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70) -> np.ndarray:
+    """Negative log-likelihood (nats) of every token given its prefix, shape ``(n,)``.
+
+    The stream is cut into ``batch_size`` contiguous streams, read in chunks of ``bptt``
+    with the state carried over (as in AWD-LSTM's evaluation). Entry ``t`` is
+    ``-log p(ids[t] | ids[<t])`` within its stream; the first token of every stream and
+    the tail that does not fill a stream are NaN.
+    """
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    data = batchify(ids, batch_size).to(device)
+    n_per = data.size(1)
+    out = torch.full((batch_size, n_per), float("nan"), dtype=torch.float64)
+    state = None
+    for i in range(0, n_per - 1, bptt):
+        seq = min(bptt, n_per - 1 - i)
+        res = model(data[:, i : i + seq], state)
+        state = res.state
+        target = data[:, i + 1 : i + 1 + seq]
+        nll = F.cross_entropy(res.logits.reshape(-1, res.logits.size(-1)), target.reshape(-1), reduction="none")
+        out[:, i + 1 : i + 1 + seq] = nll.view(batch_size, seq).double().cpu()
+    model.train(was_training)
+    full = np.full(len(ids), np.nan)
+    full[: batch_size * n_per] = out.reshape(-1).numpy()
+    return full
+
+
+def perplexity(nll: np.ndarray) -> float:
+    """``exp`` of the mean NLL over the predicted (non-NaN) tokens."""
+    return float(np.exp(np.nanmean(nll)))
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrapped perplexity: ``mean`` and ``sd`` over ``samples`` resamples of blocks."""
+
+    point: float
+    mean: float
+    sd: float
+    samples: int
+    blocks: int
+
+
+def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, seed: int = 0) -> Bootstrap:
+    """Perplexity over resamples (with replacement) of the test set's ``block``-token pieces.
+
+    The slides bootstrap PTB test as 1177 sequences of 70 words; each resample draws as
+    many blocks as there are, and its perplexity is ``exp(sum nll / tokens)``.
+
+    Args:
+        nll: per-token NLL ``(n,)``, NaN for unpredicted tokens (see :func:`token_nll`).
+    """
+    if block < 1 or samples < 2:
+        raise ValueError("bootstrap needs block >= 1 and samples >= 2")
+    n_blocks = len(nll) // block
+    if n_blocks < 2:
+        raise ValueError(f"{len(nll)} tokens give fewer than two blocks of {block}; use a smaller block")
+    x = nll[: n_blocks * block].reshape(n_blocks, block)
+    sums = np.nansum(x, axis=1)
+    counts = np.isfinite(x).sum(axis=1)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_blocks, size=(samples, n_blocks))
+    ppl = np.exp(sums[idx].sum(axis=1) / counts[idx].sum(axis=1))
+    return Bootstrap(perplexity(nll), float(ppl.mean()), float(ppl.std(ddof=1)), samples, n_blocks)
+
+
+@dataclass
+class TrainHistory:
+    """Per-epoch record of :func:`train_lm`.
+
+    Attributes:
+        epochs: completed epochs; ``val_ppl`` one entry per epoch; ``asgd_from`` the epoch
+            at which NT-ASGD switched to averaging (``None`` if it never did);
+            ``tokens`` training tokens seen; ``seconds`` training time.
+    """
+
+    epochs: int = 0
+    val_ppl: list[float] = field(default_factory=list)
+    asgd_from: int | None = None
+    tokens: int = 0
+    seconds: float = 0.0
+
+
+def _make_optimizer(model: nn.Module, s: LSTMSettings, asgd: bool) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    if s.optimizer == "adam":
+        return torch.optim.Adam(params, lr=s.lr, weight_decay=s.wdecay)
+    if asgd:
+        return torch.optim.ASGD(params, lr=s.lr, t0=0, lambd=0.0, weight_decay=s.wdecay)
+    return torch.optim.SGD(params, lr=s.lr, weight_decay=s.wdecay)
+
+
+class _Averaged:
+    """Context: swap ASGD's averaged parameters in (evaluation, saving), then back."""
+
+    def __init__(self, opt: torch.optim.Optimizer) -> None:
+        self.opt, self.saved = opt, []
+
+    def __enter__(self) -> None:
+        if isinstance(self.opt, torch.optim.ASGD):
+            for group in self.opt.param_groups:
+                for p in group["params"]:
+                    if "ax" in self.opt.state[p]:
+                        self.saved.append((p, p.data.clone()))
+                        p.data.copy_(self.opt.state[p]["ax"])
+
+    def __exit__(self, *exc: object) -> None:
+        for p, data in self.saved:
+            p.data.copy_(data)
+        self.saved = []
+
+
+def train_lm(
+    model: LSTMLM,
+    train_ids: np.ndarray,
+    valid_ids: np.ndarray,
+    s: LSTMSettings,
+    seed: int,
+    checkpoint: Path | None = None,
+    desc: str = "train",
+) -> TrainHistory:
+    """Train ``model`` in place (AWD-LSTM recipe), keep the weights of the best validation epoch.
+
+    An *epoch* is a full pass over ``train_ids`` or, if ``s.steps_per_epoch`` is set, that
+    many BPTT steps (the data cursor carries on where the last epoch stopped). After each
+    epoch the validation perplexity is computed (on the averaged weights once NT-ASGD has
+    switched) and a checkpoint is written; calling again with the same ``checkpoint``
+    resumes. All randomness comes from ``seed`` (the global RNG is restored afterwards).
+
+    Returns:
+        The history; the model holds the best-validation weights on return.
+    """
+    if s.optimizer not in ("ntasgd", "adam"):
+        raise ValueError(f"optimizer must be 'ntasgd' or 'adam', got {s.optimizer!r}")
+    device = next(model.parameters()).device
+    data = batchify(train_ids, s.batch_size).to(device)
+    valid = valid_ids if s.valid_tokens is None else valid_ids[: s.valid_tokens]
+    devices = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        hist, opt, cursor, state = TrainHistory(), _make_optimizer(model, s, asgd=False), 0, None
+        best: tuple[float, dict] | None = None
+        if checkpoint is not None and checkpoint.exists():
+            ck = torch.load(checkpoint, map_location=device, weights_only=False)
+            model.load_state_dict(ck["model"])
+            hist = ck["history"]
+            opt = _make_optimizer(model, s, asgd=hist.asgd_from is not None)
+            opt.load_state_dict(ck["optimizer"])
+            cursor, best, state = ck["cursor"], ck["best"], ck["state"]
+            rng.bit_generator.state = ck["numpy_rng"]
+            torch.set_rng_state(ck["torch_rng"])
+            if device.type == "cuda" and ck.get("cuda_rng") is not None:
+                torch.cuda.set_rng_state(ck["cuda_rng"], device)
+        steps = s.steps_per_epoch or math.ceil((data.size(1) - 1) / s.bptt)
+        bar = tqdm(total=s.epochs * steps, initial=hist.epochs * steps, desc=desc, leave=False, mininterval=2)
+        while hist.epochs < s.epochs:
+            model.train()
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                if cursor >= data.size(1) - 2:
+                    cursor, state = 0, None
+                    if s.steps_per_epoch is None:
+                        break
+                bptt = s.bptt if rng.random() < 0.95 else s.bptt / 2
+                seq = min(max(5, int(rng.normal(bptt, 5))), s.bptt + 20, data.size(1) - 1 - cursor)
+                for group in opt.param_groups:
+                    group["lr"] = s.lr * seq / s.bptt if s.optimizer == "ntasgd" else s.lr
+                x, y = data[:, cursor : cursor + seq], data[:, cursor + 1 : cursor + 1 + seq]
+                state = None if state is None else detach_state(state)
+                out = model(x, state)
+                state = out.state
+                loss = F.cross_entropy(out.logits.reshape(-1, out.logits.size(-1)), y.reshape(-1))
+                loss = loss + s.alpha * out.last_dropped.pow(2).mean()
+                loss = loss + s.beta * (out.last_raw[:, 1:] - out.last_raw[:, :-1]).pow(2).mean()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                if s.clip > 0:
+                    nn.utils.clip_grad_norm_(model.parameters(), s.clip)
+                opt.step()
+                cursor += seq
+                hist.tokens += seq * s.batch_size
+                bar.update(1)
+            if s.steps_per_epoch is None:
+                cursor, state = 0, None
+            hist.seconds += time.perf_counter() - t0
+            with _Averaged(opt):
+                val = perplexity(token_nll(model, valid, s.eval_batch, s.bptt))
+                if best is None or val < best[0]:
+                    best = (val, copy.deepcopy(model.state_dict()))
+            hist.val_ppl.append(val)
+            hist.epochs += 1
+            bar.set_postfix(val_ppl=f"{val:.1f}")
+            losses = [math.log(v) for v in hist.val_ppl]
+            if (
+                s.optimizer == "ntasgd"
+                and hist.asgd_from is None
+                and len(losses) > s.nonmono
+                and losses[-1] > min(losses[: -s.nonmono])
+            ):
+                hist.asgd_from = hist.epochs
+                opt = _make_optimizer(model, s, asgd=True)
+            if checkpoint is not None:
+                _save(
+                    checkpoint,
+                    model=model.state_dict(),
+                    optimizer=opt.state_dict(),
+                    history=hist,
+                    cursor=cursor,
+                    state=None if state is None else detach_state(state),
+                    best=best,
+                    numpy_rng=rng.bit_generator.state,
+                    torch_rng=torch.get_rng_state(),
+                    cuda_rng=torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+                )
+        bar.close()
+    if best is not None:
+        model.load_state_dict(best[1])
+    return hist
+
+
+def _save(path: Path, **obj: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    tmp.replace(path)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One trained model: a timescale variant, initialised or fixed, and a seed."""
+
+    variant: str = "baseline"
+    T: float | None = None
+    fixed: bool = False
+    seed: int = 0
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"layerwise T=20 (fixed)"``."""
+        return describe(self.variant, self.T, self.fixed)
+
+
+@dataclass
+class TrainedRun:
+    """A trained model and what the notebooks report about it.
+
+    Attributes:
+        spec: what was trained.
+        model: the model (best validation weights), in eval mode.
+        history: training record.
+        test_nll: per-token NLL on PTB test ``(n,)`` (NaN where not predicted).
+        biases_init, biases_final: effective forget-gate biases per layer, ``(hidden_l,)``.
+    """
+
+    spec: RunSpec
+    model: LSTMLM
+    history: TrainHistory
+    test_nll: np.ndarray
+    biases_init: list[Tensor]
+    biases_final: list[Tensor]
+
+    @property
+    def test_ppl(self) -> float:
+        """Test perplexity."""
+        return perplexity(self.test_nll)
+
+    @property
+    def val_ppl(self) -> float:
+        """Best validation perplexity."""
+        return min(self.history.val_ppl)
+
+
+_NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads")
+
+
+def settings_key(s: LSTMSettings) -> str:
+    """Short hash of the settings that change a trained model or its stored test NLL.
+
+    Checkpoints of different settings never mix; the seed list, bootstrap size, ablation
+    settings and thread count do not enter (a run with more seeds reuses the others).
+    """
+    relevant = {k: v for k, v in asdict(s).items() if k not in _NOT_TRAINING}
+    return hashlib.sha1(repr(sorted(relevant.items())).encode()).hexdigest()[:10]
+
+
+def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings) -> LSTMLM:
+    """A fresh model with ``spec``'s variant applied (seeded by ``spec.seed``)."""
+    if s.emb > s.hidden and s.layers > 1:
+        raise ValueError("the last (tied) layer should not be wider than the others: emb <= hidden")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec.seed)
+        model = LSTMLM.from_settings(vocab_size, s)
+    gen = torch.Generator().manual_seed(10_000 + spec.seed)
+    biases = variant_forget_biases(spec.variant, model.sizes, spec.T, gen)
+    apply_timescales(list(model.rnns), biases, fixed=spec.fixed)
+    return model
+
+
+def train_variant(
+    spec: RunSpec,
+    corpus: object,
+    s: LSTMSettings,
+    device: str = "auto",
+    cache: Path | None = None,
+) -> TrainedRun:
+    """Train (or load from the cache) the model of ``spec`` on PTB and evaluate it on test.
+
+    Checkpoints live in ``cache_dir()/lstm/<settings hash>/``; a finished run is loaded,
+    an interrupted one resumes. Notebooks share models this way (e.g. the baseline).
+
+    Args:
+        corpus: a :class:`prismlib.data.ptb.PTBCorpus`.
+    """
+    folder = (cache or cache_dir()) / "lstm" / settings_key(s)
+    name = f"{spec.variant}-T{spec.T}-{'fixed' if spec.fixed else 'init'}-seed{spec.seed}"
+    done_path, ck_path = folder / f"{name}.pt", folder / f"{name}.partial.pt"
+    dev = resolve_device(device)
+    model = build_model(spec, len(corpus.vocab), s).to(dev)  # type: ignore[attr-defined]
+    if done_path.exists():
+        done = torch.load(done_path, map_location=dev, weights_only=False)
+        model.load_state_dict(done["model"])
+        model.eval()
+        return TrainedRun(spec, model, done["history"], done["test_nll"], done["biases_init"], done["biases_final"])
+    init = forget_gate_biases(list(model.rnns))
+    test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]  # type: ignore[attr-defined]
+    with torch_threads(s.threads):
+        hist = train_lm(model, corpus.train, corpus.valid, s, spec.seed, ck_path, desc=spec.label)  # type: ignore[attr-defined]
+        nll = token_nll(model, test, s.eval_batch, s.bptt)
+    final = forget_gate_biases(list(model.rnns))
+    _save(done_path, model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
+    ck_path.unlink(missing_ok=True)
+    model.eval()
+    return TrainedRun(spec, model, hist, nll, init, final)
+
+
+def train_all(specs: Sequence[RunSpec], corpus: object, s: LSTMSettings, device: str = "auto") -> dict[RunSpec, TrainedRun]:
+    """:func:`train_variant` for every spec, with a progress bar over the runs."""
+    return {spec: train_variant(spec, corpus, s, device) for spec in tqdm(specs, desc="models")}
+
+
+def runs_table(runs: Sequence[TrainedRun], bootstrap_samples: int = 1000) -> pd.DataFrame:
+    """One row per run: variant, T, fixed, seed, val/test perplexity, bootstrapped test mean and sd."""
+    rows = []
+    for r in runs:
+        b = bootstrap_perplexity(r.test_nll, samples=bootstrap_samples, seed=r.spec.seed)
+        rows.append(
+            {
+                "model": r.spec.label,
+                "variant": r.spec.variant,
+                "T": r.spec.T,
+                "fixed": r.spec.fixed,
+                "seed": r.spec.seed,
+                "val ppl": r.val_ppl,
+                "test ppl": r.test_ppl,
+                "bootstrap mean": b.mean,
+                "bootstrap sd": b.sd,
+                "train tokens": r.history.tokens,
+                "train s": r.history.seconds,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def seed_spread(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value) of per-seed perplexities."""
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
+
+
+def pooled_sd(groups: Sequence[Sequence[float]]) -> float:
+    """Pooled seed standard deviation of several models (groups with at least two seeds)."""
+    multi = [np.asarray(g, dtype=float) for g in groups if len(g) > 1]
+    if not multi:
+        return 0.0
+    ss = sum(float(((g - g.mean()) ** 2).sum()) for g in multi)
+    return math.sqrt(ss / sum(len(g) - 1 for g in multi))
+
+
+def verdict(values: float | Sequence[float], reference: Sequence[float], k: float = 2.0, sd_floor: float = 0.0) -> str:
+    """``"lower"``, ``"higher"`` or ``"within noise"``: the mean of ``values`` against the reference seeds.
+
+    The noise is ``k`` times the largest of the reference's seed sd, the values' own seed
+    sd and ``sd_floor`` (e.g. a pooled seed sd), so a difference inside the seed-to-seed
+    spread is never called an effect. A single value has no seed sd of its own.
+    """
+    vals = [float(values)] if np.isscalar(values) else list(values)
+    mean_v, sd_v = seed_spread(vals)
+    mean_r, sd_r = seed_spread(reference)
+    noise = k * max(sd_r, sd_v, sd_floor)
+    if mean_v < mean_r - noise:
+        return "lower"
+    if mean_v > mean_r + noise:
+        return "higher"
+    return "within noise"

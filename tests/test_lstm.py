@@ -1,0 +1,177 @@
+"""The AWD-style LM: fixed biases stay fixed, fused kernel, evaluation, bootstrap, resume."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from prismlib import lstm
+from prismlib.profiles import get_profile
+from prismlib.timescales import forget_gate_biases
+
+VOCAB = 30
+TINY = dataclasses.replace(
+    get_profile("smoke").lstm, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2, steps_per_epoch=3, eval_batch=2,
+    valid_tokens=None, test_tokens=None,
+)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _ids(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, VOCAB, n)
+
+
+def _fixed_entries(model: lstm.LSTMLM) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    return [tuple(t.detach().clone() for t in r.effective_biases()) for r in model.rnns]
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "asgd"])
+def test_fixed_biases_stay_bit_identical_under_weight_decay(optimizer):
+    spec = lstm.RunSpec("layerwise", 20.0, fixed=True, seed=0)
+    model = lstm.build_model(spec, VOCAB, TINY)
+    before = _fixed_entries(model)
+    weights_before = [r.weight_hh_l0_raw.detach().clone() for r in model.rnns]
+    opt = {
+        "sgd": lambda p: torch.optim.SGD(p, lr=1.0, momentum=0.9, weight_decay=0.1),
+        "adam": lambda p: torch.optim.Adam(p, lr=0.05, weight_decay=0.1),
+        "asgd": lambda p: torch.optim.ASGD(p, lr=1.0, t0=0, lambd=0.0, weight_decay=0.1),
+    }[optimizer](model.parameters())
+    x = torch.as_tensor(_ids(4 * 9)).view(4, 9)
+    for _ in range(5):
+        out = model(x[:, :-1])
+        loss = F.cross_entropy(out.logits.reshape(-1, VOCAB), x[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = _fixed_entries(model)
+    for r, (ih0, hh0), (ih1, hh1), w0 in zip(model.rnns, before, after, weights_before):
+        h = r.hidden_size
+        assert torch.equal(ih1[: 2 * h], ih0[: 2 * h]) and torch.equal(hh1[: 2 * h], hh0[: 2 * h])
+        assert torch.equal(hh1[: 2 * h], torch.zeros(2 * h))
+        assert not torch.equal(ih1[2 * h :], ih0[2 * h :]) and not torch.equal(hh1[2 * h :], hh0[2 * h :])
+        assert not torch.equal(r.weight_hh_l0_raw, w0)
+        assert r.bias_ih_l0_raw.grad[: 2 * h].abs().max() == 0
+
+
+def test_initialised_biases_do_train():
+    model = lstm.build_model(lstm.RunSpec("layerwise", 20.0, fixed=False), VOCAB, TINY)
+    b0 = forget_gate_biases(list(model.rnns))
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    x = torch.as_tensor(_ids(40)).view(4, 10)
+    out = model(x[:, :-1])
+    F.cross_entropy(out.logits.reshape(-1, VOCAB), x[:, 1:].reshape(-1)).backward()
+    opt.step()
+    assert all(not torch.equal(a, b) for a, b in zip(b0, forget_gate_biases(list(model.rnns))))
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_uses_fused_lstm_kernel(fixed):
+    model = lstm.build_model(lstm.RunSpec("gradient", 20.0, fixed=fixed), VOCAB, TINY)
+    model.train()
+    x = torch.as_tensor(_ids(4 * 12)).view(4, 12)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        model(x).logits.sum().backward()
+    names = [e.name for e in prof.events()]
+    assert names.count("aten::lstm") == len(model.rnns)
+    assert "aten::lstm_cell" not in names and "aten::_thnn_fused_lstm_cell" not in names
+
+
+def test_weight_drop_is_random_in_training_and_off_in_eval():
+    model = lstm.LSTMLM(VOCAB, 6, 10, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0.5)
+    x = torch.as_tensor(_ids(2 * 7)).view(2, 7)
+    torch.manual_seed(0)
+    a, b = model(x).logits, model(x).logits
+    assert not torch.allclose(a, b)
+    a.sum().backward()
+    assert model.rnns[0].weight_hh_l0_raw.grad is not None
+    model.eval()
+    assert torch.equal(model(x).logits, model(x).logits)
+
+
+def test_token_nll_matches_direct_computation():
+    torch.manual_seed(0)
+    model = lstm.LSTMLM(VOCAB, 6, 10, 3).eval()
+    ids = _ids(53)
+    nll = lstm.token_nll(model, ids, batch_size=2, bptt=5)
+    assert nll.shape == (53,)
+    n = 53 // 2
+    assert np.isnan(nll[0]) and np.isnan(nll[n]) and np.isnan(nll[-1])
+    assert np.isfinite(nll).sum() == 2 * (n - 1)
+    with torch.no_grad():
+        stream = torch.as_tensor(ids[n : 2 * n]).view(1, -1)
+        logp = F.log_softmax(model(stream[:, :-1]).logits, -1)[0]
+        direct = -logp.gather(-1, stream[0, 1:, None])[:, 0].double().numpy()
+    np.testing.assert_allclose(nll[n + 1 : 2 * n], direct, rtol=1e-5)
+    assert lstm.perplexity(nll) == pytest.approx(math.exp(np.nanmean(nll)))
+
+
+def test_bootstrap_perplexity():
+    const = np.full(700, math.log(50.0))
+    b = lstm.bootstrap_perplexity(const, block=70, samples=50)
+    assert b.mean == pytest.approx(50) and b.sd == pytest.approx(0, abs=1e-9) and b.blocks == 10
+    rng = np.random.default_rng(0)
+    nll = rng.gamma(2.0, 2.0, size=70 * 1000)
+    nll[::70] = np.nan
+    b1 = lstm.bootstrap_perplexity(nll, samples=400, seed=1)
+    assert b1 == lstm.bootstrap_perplexity(nll, samples=400, seed=1)
+    assert b1.mean == pytest.approx(b1.point, rel=0.01)
+    # sd of the mean NLL over blocks, propagated through exp
+    block_means = np.nanmean(nll.reshape(1000, 70), axis=1)
+    expected_sd = b1.point * block_means.std(ddof=1) / math.sqrt(1000)
+    assert b1.sd == pytest.approx(expected_sd, rel=0.2)
+    with pytest.raises(ValueError, match="fewer than two blocks"):
+        lstm.bootstrap_perplexity(np.ones(100), block=70)
+
+
+def test_training_resumes_exactly_from_checkpoint(tmp_path):
+    train, valid = _ids(600, 1), _ids(200, 2)
+    one = dataclasses.replace(TINY, epochs=1)
+    ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY)
+    hist_ref = lstm.train_lm(ref, train, valid, TINY, seed=3)
+    resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY)
+    ck = tmp_path / "ck.pt"
+    lstm.train_lm(resumed, train, valid, one, seed=3, checkpoint=ck)
+    resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY)
+    hist = lstm.train_lm(resumed, train, valid, TINY, seed=3, checkpoint=ck)
+    assert hist.epochs == 2 and hist.val_ppl == hist_ref.val_ppl
+    for a, b in zip(ref.state_dict().values(), resumed.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_train_variant_caches_and_reloads(tmp_path):
+    corpus = SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=_ids(600, 1), valid=_ids(200, 2), test=_ids(200, 3))
+    spec = lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)
+    run = lstm.train_variant(spec, corpus, TINY, device="cpu", cache=tmp_path)
+    again = lstm.train_variant(spec, corpus, TINY, device="cpu", cache=tmp_path)
+    assert again.test_ppl == run.test_ppl and again.history.val_ppl == run.history.val_ppl
+    h = run.model.sizes[1]
+    assert torch.allclose(run.biases_final[1], torch.full((h,), math.log(4.0)))
+    table = lstm.runs_table([run], bootstrap_samples=20)
+    assert list(table["model"]) == ["layer2 X=5 (fixed)"] and table["test ppl"].iloc[0] > 1
+
+
+def test_verdict_uses_the_larger_seed_spread():
+    base = [100.0, 100.4]
+    assert lstm.verdict(98.0, base) == "lower"
+    assert lstm.verdict([98.0, 82.0], base) == "within noise"  # the variant's own spread is large
+    assert lstm.verdict(98.0, base, sd_floor=5.0) == "within noise"
+    assert lstm.verdict(120.0, base) == "higher"
+    assert lstm.pooled_sd([[1.0, 3.0], [10.0, 12.0], [5.0]]) == pytest.approx(math.sqrt(2.0))
+
+
+def test_settings_key_ignores_evaluation_only_fields():
+    assert lstm.settings_key(TINY) == lstm.settings_key(dataclasses.replace(TINY, seeds=(5, 6, 7), threads=None))
+    assert lstm.settings_key(TINY) != lstm.settings_key(dataclasses.replace(TINY, lr=1.0))
