@@ -1,0 +1,96 @@
+"""Benchmark: the prism layer's share of one MLM training step of a bert-base-shaped model.
+
+    python benchmarks/prism.py                      # CUDA if available: batch 8 x 512, bert-base shape
+    python benchmarks/prism.py --batch 1 --repeats 2   # a quick look on a CPU
+
+A ``BertForMaskedLM`` with bert-base's shape (12 layers, hidden 768, 12 heads, vocab
+28996) and random weights is timed for one training step (forward, MLM loss at 15%
+of the positions, backward, Adam step), without and with a prism layer after the last
+layer; separately the prism layer's own forward + backward on a ``(batch, 512, 768)``
+input.  The share is ``(step with prism - step without) / step with prism`` and, as a
+check, ``prism alone / step with prism``.  The goal of the issue is at most 3%.
+On CUDA the step runs under bfloat16 autocast (the prism layer itself in float32), as
+``prismlib.mlm.train_mlm`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import torch
+
+from prismlib.mlm import mlm_loss
+from prismlib.prism import PrismLayer, attach_prism
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_it(fn, device: torch.device, repeats: int, warmup: int = 2) -> float:
+    """Median seconds of ``fn()`` over ``repeats`` runs after ``warmup`` runs."""
+    for _ in range(warmup):
+        fn()
+    _sync(device)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        _sync(device)
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--length", type=int, default=512)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    from transformers import BertConfig, BertForMaskedLM
+
+    device = torch.device(args.device)
+    amp = device.type == "cuda"
+    name = torch.cuda.get_device_name(device) if amp else f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+    print(f"torch {torch.__version__}, {name}; batch {args.batch} x {args.length}, bert-base shape, random weights")
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=28996, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
+    model = BertForMaskedLM(cfg).to(device).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    ids = torch.randint(1000, 28000, (args.batch, args.length), device=device)
+    labels = torch.where(torch.rand(ids.shape, device=device) < 0.15, ids, torch.full_like(ids, -100))
+    mask = torch.ones_like(ids)
+
+    def step() -> None:
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+            loss = mlm_loss(model, ids, mask, labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    plain = time_it(step, device, args.repeats)
+    handle = attach_prism(model, "last")
+    with_prism = time_it(step, device, args.repeats)
+    handle.detach()
+
+    layer = PrismLayer(768)
+    h = torch.randn(args.batch, args.length, 768, device=device, requires_grad=True)
+    g = torch.randn_like(h)
+
+    def prism_alone() -> None:
+        layer(h, mask).backward(g)
+
+    alone = time_it(prism_alone, device, args.repeats)
+    print(f"training step without prism: {plain * 1e3:9.2f} ms")
+    print(f"training step with prism:    {with_prism * 1e3:9.2f} ms")
+    print(f"prism layer fwd + bwd alone: {alone * 1e3:9.2f} ms")
+    print(f"prism share of a step: {100 * (with_prism - plain) / with_prism:.2f}% (difference), "
+          f"{100 * alone / with_prism:.2f}% (layer alone / step with prism); goal <= 3%")
+
+
+if __name__ == "__main__":
+    main()
