@@ -42,6 +42,8 @@ paired: venv
 
 benchmark: venv
 	$(PY) benchmarks/spectral.py
+	$(PY) benchmarks/lstm.py
+	$(PY) benchmarks/prism.py
 
 clean-results:
 	rm -rf results/$(PROFILE) figures/$(PROFILE)

@@ -138,6 +138,49 @@ class ProbeSettings:
 
 
 @dataclass(frozen=True)
+class PrismSettings:
+    """Notebooks 03-04 (paper section 4, App. B): continued MLM training of the encoder
+    with and without a prism layer, the probes of Table 1, and Fig. 5.
+
+    Attributes:
+        train_text: ``"wikitext103-train"`` (the paper) or ``"offline"``: WikiText-2 valid
+            plus ``train_articles_103`` WikiText-103 test articles (the others are held out).
+        train_articles_103: WikiText-103 test articles (of 60, a seeded draw) that join the
+            offline training text; the remaining ones are the Fig. 5 evaluation text.
+        steps: optimizer steps of continued training (the paper: 50k).
+        batch_size: sequences per step (the paper: 8).
+        seq_len: tokens per training sequence, special tokens included (512).
+        lr: Adam's learning rate (the paper: Adam's defaults, i.e. 1e-3).
+        checkpoint_every: steps between checkpoints.
+        every_layer: also train the App. B.3 model (prism after every layer).
+        sizes: probing task (``pos``, ``swda``, ``topic``) -> windows per split and positions.
+        span: masked positions of Fig. 5 (half-open; the paper: tokens 200-299).
+        eval_inputs: inputs of Fig. 5 (the paper: N = 1600).
+        eval_stride: wordpieces between the starts of consecutive Fig. 5 inputs of an article.
+        eval_batch: inputs per forward pass in the Fig. 5 evaluation.
+        bootstrap: bootstrap resamples of the Fig. 5 intervals.
+        threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
+            shared cores one thread is faster).
+    """
+
+    train_text: str
+    train_articles_103: int
+    steps: int
+    batch_size: int
+    seq_len: int
+    lr: float
+    checkpoint_every: int
+    every_layer: bool
+    sizes: dict[str, TaskSize]
+    span: tuple[int, int]
+    eval_inputs: int
+    eval_stride: int
+    eval_batch: int
+    bootstrap: int
+    threads: int | None = None
+
+
+@dataclass(frozen=True)
 class Profile:
     """One run profile.
 
@@ -151,6 +194,7 @@ class Profile:
         spectral: settings of notebook 01.
         probe: settings of the probing notebooks (02, 03).
         lstm: settings of notebooks 05-08 (LSTM language models, work B).
+        prism: settings of notebooks 03-04 (prism layer, continued MLM training, Fig. 5).
     """
 
     name: str
@@ -161,6 +205,7 @@ class Profile:
     spectral: SpectralSettings
     probe: ProbeSettings
     lstm: LSTMSettings
+    prism: PrismSettings
 
 
 _APPENDIX_A = (16, 64, 128, 256, 510, 512, 1024, 4096)
@@ -173,12 +218,12 @@ _LSTM_PAPER = LSTMSettings(
     seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None,
 )  # fmt: skip
 # A small 3-layer model, ~90k training tokens of PTB (Adam: more progress than SGD in so few steps),
-# full PTB test; sized so that notebooks 05-08 together take ~15 min on one of 2 cores.
+# full PTB test; notebooks 05-08 together measured 24 min from an empty cache on 2 shared cores.
 _LSTM_CPU = LSTMSettings(
     emb=64, hidden=128, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.0, wdrop=0.1,
     optimizer="adam", lr=0.01, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
     batch_size=32, bptt=70, epochs=2, steps_per_epoch=20, eval_batch=10, valid_tokens=10_000, test_tokens=None,
-    seeds=(0, 1), bootstrap=1000, memory_contexts=100, context=70, threads=1,
+    seeds=(0, 1, 2), bootstrap=1000, memory_contexts=100, context=70, threads=1,
 )  # fmt: skip
 # Tiny models on the first tokens of PTB: exercises every code path in seconds.
 _LSTM_SMOKE = LSTMSettings(
@@ -209,14 +254,14 @@ _PROBE_CPU = ProbeSettings(
     sizes={
         "pos": TaskSize(train=-1, val=-1, test=120, positions=128),
         "swda": TaskSize(train=400, val=-1, test=-1, positions=64),
-        "topic": TaskSize(train=2000, val=400, test=1000, positions=16),
+        "topic": TaskSize(train=1200, val=300, test=600, positions=16),
         "mlm": TaskSize(train=150, val=25, test=50, positions=0),
     },
     runs=3,
     max_epochs=30,
     patience=1,
     mlm_epochs=3,
-    batch_size=128,
+    batch_size=512,
     encode_batch=8,
 )
 _PROBE_PAPER = ProbeSettings(
@@ -233,6 +278,40 @@ _PROBE_PAPER = ProbeSettings(
     batch_size=256,
     encode_batch=16,
 )
+
+# Prism layer (notebooks 03-04).  The paper: 50k steps x 8 x 512 tokens of WikiText-103
+# train, Adam's defaults (lr 1e-3) as in every profile.  cpu: 160 sequences per model (one
+# MiniLM step at batch 8 x 512 takes 10-15 s on one of the 2 shared cores).
+_PRISM_SMOKE = PrismSettings(
+    train_text="offline", train_articles_103=30, steps=2, batch_size=1, seq_len=512, lr=1e-3, checkpoint_every=1,
+    every_layer=True,
+    sizes={
+        "pos": TaskSize(train=2, val=1, test=1, positions=64),
+        "swda": TaskSize(train=2, val=1, test=1, positions=64),
+        "topic": TaskSize(train=12, val=4, test=4, positions=16),
+    },
+    span=(200, 300), eval_inputs=4, eval_stride=510, eval_batch=4, bootstrap=200, threads=1,
+)  # fmt: skip
+_PRISM_CPU = PrismSettings(
+    train_text="offline", train_articles_103=30, steps=20, batch_size=8, seq_len=512, lr=1e-3, checkpoint_every=5,
+    every_layer=True,
+    sizes={
+        "pos": TaskSize(train=16, val=6, test=10, positions=128),
+        "swda": TaskSize(train=16, val=6, test=10, positions=128),
+        "topic": TaskSize(train=160, val=40, test=80, positions=32),
+    },
+    span=(200, 300), eval_inputs=64, eval_stride=510, eval_batch=8, bootstrap=1000, threads=1,
+)  # fmt: skip
+_PRISM_PAPER = PrismSettings(
+    train_text="wikitext103-train", train_articles_103=0, steps=50_000, batch_size=8, seq_len=512, lr=1e-3,
+    checkpoint_every=1000, every_layer=True,
+    sizes={
+        "pos": TaskSize(train=-1, val=-1, test=-1, positions=128),
+        "swda": TaskSize(train=-1, val=-1, test=-1, positions=128),
+        "topic": TaskSize(train=-1, val=-1, test=-1, positions=32),
+    },
+    span=(200, 300), eval_inputs=1600, eval_stride=128, eval_batch=16, bootstrap=1000,
+)  # fmt: skip
 
 PROFILES: dict[str, Profile] = {
     "smoke": Profile(
@@ -251,6 +330,7 @@ PROFILES: dict[str, Profile] = {
         ),
         lstm=_LSTM_SMOKE,
         probe=_PROBE_SMOKE,
+        prism=_PRISM_SMOKE,
     ),
     "cpu": Profile(
         name="cpu",
@@ -268,6 +348,7 @@ PROFILES: dict[str, Profile] = {
         ),
         lstm=_LSTM_CPU,
         probe=_PROBE_CPU,
+        prism=_PRISM_CPU,
     ),
     "paper": Profile(
         name="paper",
@@ -285,6 +366,7 @@ PROFILES: dict[str, Profile] = {
         ),
         lstm=_LSTM_PAPER,
         probe=_PROBE_PAPER,
+        prism=_PRISM_PAPER,
     ),
 }
 

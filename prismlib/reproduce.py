@@ -111,15 +111,30 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
                 )
                 seconds[src.stem] = round(time.perf_counter() - t0, 1)
                 print(f"[{prof.name}] {src.stem} done in {seconds[src.stem]:.1f} s", flush=True)
-                manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+                _write_manifest(manifest_path, manifest, merge=bool(only))
     finally:
         if env_before is None:
             os.environ.pop(PROFILE_ENV, None)
         else:
             os.environ[PROFILE_ENV] = env_before
-    manifest["total_seconds"] = round(sum(seconds.values()), 1)
-    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest_path
+
+
+def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
+    """Write the manifest.  With ``merge`` (a partial ``--only`` run) the seconds of the
+    other notebooks are read from the papermill metadata of their executed copies beside
+    it, so runs of disjoint notebook sets never drop each other's entries."""
+    if merge:
+        for nb_path in sorted(path.parent.glob("[0-9][0-9]_*.ipynb")):
+            if nb_path.stem not in manifest["seconds"]:
+                duration = json.loads(nb_path.read_text()).get("metadata", {}).get("papermill", {}).get("duration")
+                if duration is not None:
+                    manifest["seconds"][nb_path.stem] = round(float(duration), 1)
+    manifest["seconds"] = dict(sorted(manifest["seconds"].items()))
+    manifest["total_seconds"] = round(sum(manifest["seconds"].values()), 1)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.replace(path)
 
 
 def refresh_paired(only: list[str] | None = None, profile: str = "smoke") -> None:
