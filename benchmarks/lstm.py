@@ -24,7 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from prismlib.lstm import LSTMLM, RunSpec, build_model, resolve_device
+from prismlib.encode import resolve_device
+from prismlib.lstm import LSTMLM, RunSpec, build_model
 from prismlib.profiles import get_profile
 
 VOCAB = 10_000

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
+from prismlib.encode import resolve_device
 from prismlib.paths import cache_dir
 from prismlib.profiles import LSTMSettings
 from prismlib.timescales import apply_timescales, describe, forget_gate_biases, variant_forget_biases
@@ -227,13 +228,6 @@ def torch_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-def resolve_device(device: str) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; otherwise ``torch.device(device)``."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
 
 
 @torch.no_grad()
