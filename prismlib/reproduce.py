@@ -130,10 +130,10 @@ def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
                 duration = json.loads(nb_path.read_text()).get("metadata", {}).get("papermill", {}).get("duration")
                 if duration is not None:
                     manifest["seconds"][nb_path.stem] = round(float(duration), 1)
-    manifest["seconds"] = dict(sorted(manifest["seconds"].items()))
     manifest["total_seconds"] = round(sum(manifest["seconds"].values()), 1)
+    out = {**manifest, "seconds": dict(sorted(manifest["seconds"].items()))}
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.write_text(json.dumps(out, indent=2) + "\n")
     tmp.replace(path)
 
 

@@ -64,3 +64,22 @@ def test_notebook_sources_filter():
     assert [p.stem for p in notebook_sources(["01"])] == ["01_spectral_filters"]
     with pytest.raises(ValueError, match="no notebook matches"):
         notebook_sources(["99"])
+
+
+def test_manifest_keeps_every_notebook_and_merges_partial_runs(tmp_path):
+    import json
+
+    from prismlib.reproduce import _write_manifest
+
+    path = tmp_path / "manifest.json"
+    manifest = {"profile": "smoke", "seconds": {}}
+    seconds = manifest["seconds"]
+    for name, sec in [("02_b", 2.0), ("01_a", 1.0)]:  # reproduce() updates this dict in place
+        seconds[name] = sec
+        _write_manifest(path, manifest, merge=False)
+    written = json.loads(path.read_text())
+    assert written["seconds"] == {"01_a": 1.0, "02_b": 2.0} and written["total_seconds"] == 3.0
+    # a partial run picks up the other notebooks' durations from their executed copies
+    (tmp_path / "03_c.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 4.04}}}))
+    _write_manifest(path, {"profile": "smoke", "seconds": {"01_a": 1.5}}, merge=True)
+    assert json.loads(path.read_text())["seconds"] == {"01_a": 1.5, "03_c": 4.0}
