@@ -9,22 +9,38 @@ parameters of the epoch with the lowest validation loss are restored.  (The pape
 when successive epochs do not produce a decrease in validation loss"; this is our
 reading of how the two rules combine.)
 
-Loss and accuracy weigh each token by ``1/|N|`` of its gold label (App. C).  Features
-are standardised with the training set's mean and standard deviation per unit, a
-linear reparametrisation that leaves the family of probes unchanged but makes Adam's
-step size mean the same for the tiny LOW-band features and the large original ones.
+Loss and accuracy weigh each token by ``1/|N|`` of its gold label (App. C), over the
+positions actually fed to the probe (:mod:`prismlib.encode` renormalises after
+sampling).  Features are raw by default, as in the paper; ``standardize=True`` scales
+them with the training set's mean and standard deviation per hidden unit, a linear
+reparametrisation that leaves the family of probes unchanged but changes what Adam's
+step size means for the tiny LOW-band features (notebook 02 measures the difference).
+
+Independent probe trainings run as parallel processes with one thread each
+(``workers``): on a small CPU that is faster than threads inside one process.
+
+Comparisons between conditions (:func:`compare_accuracy`) and the majority-class gate
+(:func:`majority_gate`) go through :mod:`prismlib.stats`: a paired bootstrap over the
+test set's independent units (posts, conversations, WSJ files or windows, articles).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from prismlib.claims import Gate
 from prismlib.encode import Features
+from prismlib.stats import N_BOOT, Interval, group_sums, ratio_difference
+
+MAJORITY = "majority"
+"""Pseudo-condition of :class:`ProbeRuns`: always predict the training set's majority class."""
 
 
 @dataclass
@@ -37,6 +53,7 @@ class ProbeResult:
         test_loss: weighted cross-entropy on the test set.
         best_epoch: epoch (1-based) whose parameters were kept.
         history: per epoch: ``epoch, train_loss, val_loss, lr``.
+        test_pred: ``(n_test,)`` int64 predicted class of every test row.
     """
 
     accuracy: float
@@ -44,6 +61,7 @@ class ProbeResult:
     test_loss: float
     best_epoch: int
     history: list[dict] = field(default_factory=list)
+    test_pred: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def epochs(self) -> int:
@@ -63,9 +81,9 @@ def weighted_accuracy(logits: Tensor, labels: Tensor, weights: Tensor) -> float:
 
 
 @torch.no_grad()
-def _evaluate(model: nn.Module, x: Tensor, y: Tensor, w: Tensor, batch: int) -> tuple[float, float]:
+def _evaluate(model: nn.Module, x: Tensor, y: Tensor, w: Tensor, batch: int) -> tuple[float, float, Tensor]:
     logits = torch.cat([model(x[i : i + batch]) for i in range(0, len(x), batch)])
-    return float(weighted_loss(logits, y, w)), weighted_accuracy(logits, y, w)
+    return float(weighted_loss(logits, y, w)), weighted_accuracy(logits, y, w), logits.argmax(-1)
 
 
 def train_probe(
@@ -79,6 +97,7 @@ def train_probe(
     patience: int | None = 1,
     lr: float = 1e-3,
     batch_size: int = 512,
+    standardize: bool = False,
     device: str | torch.device = "cpu",
 ) -> ProbeResult:
     """Train one softmax probe and evaluate it.
@@ -94,6 +113,8 @@ def train_probe(
             last parameters (the MLM probe).
         lr: Adam's initial learning rate (its default, 1e-3).
         batch_size: tokens per step.
+        standardize: scale features by the training mean and SD per hidden unit
+            (default raw features, as in the paper).
         device: where to train.
 
     Returns:
@@ -107,8 +128,10 @@ def train_probe(
         if int(y.min()) < 0 or int(y.max()) >= n_classes:
             raise ValueError(f"{name}: labels must lie in 0..{n_classes - 1}, got {int(y.min())}..{int(y.max())}")
     device = torch.device(device)
-    mean = train[0].float().mean(0)
-    std = train[0].float().std(0).clamp_min(1e-6)
+    if standardize:
+        mean, std = train[0].float().mean(0), train[0].float().std(0).clamp_min(1e-6)
+    else:
+        mean, std = torch.zeros(train[0].shape[1]), torch.ones(train[0].shape[1])
 
     def prep(split: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, Tensor, Tensor]:
         x, y, w = split
@@ -138,7 +161,7 @@ def train_probe(
             total += float(loss.detach()) * float(wt[idx].sum())
             seen += float(wt[idx].sum())
         model.eval()
-        val_loss, _ = _evaluate(model, xv, yv, wv, 8192)
+        val_loss, _, _ = _evaluate(model, xv, yv, wv, 8192)
         history.append({"epoch": epoch, "train_loss": total / max(seen, 1e-12), "val_loss": val_loss, "lr": opt.param_groups[0]["lr"]})
         if patience is None:
             best = (val_loss, model.state_dict(), epoch)
@@ -153,19 +176,52 @@ def train_probe(
                 group["lr"] /= 2
     model.load_state_dict(best[1])
     model.eval()
-    _, val_acc = _evaluate(model, xv, yv, wv, 8192)
-    test_loss, test_acc = _evaluate(model, xs, ys, ws, 8192)
-    return ProbeResult(test_acc, val_acc, test_loss, best[2], history)
+    _, val_acc, _ = _evaluate(model, xv, yv, wv, 8192)
+    test_loss, test_acc, pred = _evaluate(model, xs, ys, ws, 8192)
+    return ProbeResult(test_acc, val_acc, test_loss, best[2], history, pred.cpu().numpy())
+
+
+@dataclass
+class ProbeRuns:
+    """Every probe run of :func:`probe_conditions`.
+
+    Attributes:
+        table: one row per (condition, run): ``condition, run, accuracy, val_accuracy,
+            test_loss, best_epoch, epochs`` (accuracy 0-1).
+        correct: condition -> ``(runs, n_test)`` bool, whether each test row was
+            predicted right; :data:`MAJORITY` holds the majority-class predictor ``(1, n_test)``.
+        majority_class: the training set's weighted majority class.
+    """
+
+    table: pd.DataFrame
+    correct: dict[str, np.ndarray]
+    majority_class: int
+
+
+def _probe_job(args: tuple) -> tuple[str, int, ProbeResult]:
+    """One probe training in a worker process (one torch thread)."""
+    cond, run, split, n_classes, seed, kwargs = args
+    torch.set_num_threads(1)
+    return cond, run, train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
+
+
+def majority_class(train: Features) -> int:
+    """The class with the largest total weight in the training set."""
+    mass = torch.zeros(int(train.labels.max()) + 1).index_add_(0, train.labels, train.weights.float())
+    return int(mass.argmax())
 
 
 def probe_conditions(
     feats: dict[str, Features],
     n_classes: int,
-    conditions: tuple[str, ...],
+    conditions: Sequence[str],
     runs: int,
     seed: int,
+    *,
+    workers: int = 1,
+    progress: bool = True,
     **probe_kwargs,
-) -> pd.DataFrame:
+) -> ProbeRuns:
     """Probe every condition ``runs`` times (seeds ``seed, seed+1, ...``).
 
     Args:
@@ -173,18 +229,42 @@ def probe_conditions(
         n_classes: number of classes.
         conditions: which feature matrices to probe.
         runs: probe runs per condition (the paper: 3).
-        seed: base seed.
+        seed: base seed (run ``r`` of every condition uses ``seed + r``).
+        workers: parallel processes, one torch thread each (1: in this process). The
+            results do not depend on it.
+        progress: show a progress bar over the probes.
         **probe_kwargs: passed to :func:`train_probe`.
 
     Returns:
-        One row per (condition, run): ``condition, run, accuracy, val_accuracy,
-        test_loss, best_epoch, epochs``.
+        :class:`ProbeRuns`.
     """
-    rows = []
+    from tqdm.auto import tqdm
+
+    jobs = []
     for cond in conditions:
         split = {s: (f.x[cond], f.labels, f.weights) for s, f in feats.items()}
+        jobs.extend((cond, run, split, n_classes, seed + run, probe_kwargs) for run in range(runs))
+    bar = tqdm(total=len(jobs), desc="probes", unit="probe", leave=False, disable=not progress)
+    results: dict[tuple[str, int], ProbeResult] = {}
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
+            for cond, run, r in pool.map(_probe_job, jobs):
+                results[(cond, run)] = r
+                bar.update()
+    else:
+        for cond, run, split, _, run_seed, _ in jobs:
+            results[(cond, run)] = train_probe(split["train"], split["val"], split["test"], n_classes, seed=run_seed, **probe_kwargs)
+            bar.update()
+    bar.close()
+    rows, correct = [], {}
+    test_labels = feats["test"].labels.numpy()
+    for cond in conditions:
+        correct[cond] = np.stack([results[(cond, run)].test_pred == test_labels for run in range(runs)])
         for run in range(runs):
-            r = train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed + run, **probe_kwargs)
+            r = results[(cond, run)]
             rows.append(
                 {
                     "condition": cond,
@@ -196,13 +276,53 @@ def probe_conditions(
                     "epochs": r.epochs,
                 }
             )
-    return pd.DataFrame(rows)
+    majority = majority_class(feats["train"])
+    correct[MAJORITY] = (test_labels == majority)[None]
+    return ProbeRuns(pd.DataFrame(rows), correct, majority)
 
 
 def majority_baseline(train: Features, test: Features) -> float:
     """Weighted test accuracy of always predicting the training set's (weighted) majority class."""
-    classes = int(max(train.labels.max(), test.labels.max())) + 1
-    mass = torch.zeros(classes).index_add_(0, train.labels, train.weights.float())
-    majority = int(mass.argmax())
+    majority = majority_class(train)
     w = test.weights.float()
     return float(w[test.labels == majority].sum() / w.sum())
+
+
+def accuracy_sums(correct: np.ndarray, test: Features, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-unit weighted correct and weight: the sums behind a weighted accuracy.
+
+    Args:
+        correct: ``(runs, n)`` or ``(n,)`` bool; runs are averaged (the accuracy of the
+            mean over runs equals the mean of the runs' accuracies).
+        test: the test :class:`Features` (their 1/|N| weights).
+        groups: ``(n,)`` independent unit of each test row (see ``TaskData.row_groups``).
+
+    Returns:
+        ``(num, den)``, each ``(G,)``: accuracy = ``num.sum() / den.sum()``.
+    """
+    score = np.atleast_2d(np.asarray(correct, dtype=np.float64)).mean(0)
+    w = test.weights.double().numpy()
+    _, sums = group_sums(np.stack([score * w, w]), groups)
+    return sums[0], sums[1]
+
+
+def compare_accuracy(
+    runs: ProbeRuns, test: Features, groups: np.ndarray, a: str, b: str, *, n_boot: int = N_BOOT, seed: int = 0
+) -> Interval:
+    """Accuracy of condition ``a`` minus ``b`` in percentage points, with its paired
+    bootstrap interval over the test set's independent units (``b`` may be :data:`MAJORITY`)."""
+    num_a, den = accuracy_sums(runs.correct[a], test, groups)
+    num_b, _ = accuracy_sums(runs.correct[b], test, groups)
+    return ratio_difference(num_a, num_b, den, n_boot=n_boot, seed=seed).scaled(100)
+
+
+def majority_gate(
+    runs: ProbeRuns, test: Features, groups: np.ndarray, condition: str = "ORIG", *, n_boot: int = N_BOOT, seed: int = 0
+) -> Gate:
+    """Gate: the ``condition`` probe beats the majority class outside the test-set noise."""
+    iv = compare_accuracy(runs, test, groups, condition, MAJORITY, n_boot=n_boot, seed=seed)
+    num, den = accuracy_sums(runs.correct[condition], test, groups)
+    acc = 100 * num.sum() / den.sum()
+    return Gate.from_interval(
+        f"{condition} probe beats the majority class", iv, detail=f"{condition} {acc:.1f}% vs majority {acc - iv.effect:.1f}%, {iv}"
+    )

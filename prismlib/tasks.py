@@ -73,6 +73,24 @@ class TaskData:
     def unit(self) -> str:
         return TASK_UNITS[self.name]
 
+    def window_groups(self, split: str) -> np.ndarray:
+        """``(n_windows,)`` independent unit of each window of ``split``: the bootstrap unit.
+
+        The unit is the window's source (a post, a conversation, a WSJ file, an article).
+        When a split is a single source without file boundaries (CoNLL-2000 test, all of
+        WSJ section 20), each window (about 20 consecutive sentences) is its own unit.
+        """
+        wins = self.windows[split]
+        sources = np.array([w.source for w in wins], dtype=object)
+        if len(set(sources)) == 1 and len(wins) > 1:
+            return np.array([f"{w.source}#{i}" for i, w in enumerate(wins)], dtype=object)
+        return sources
+
+    def row_groups(self, split: str, window_index) -> np.ndarray:
+        """``(n,)`` independent unit of each feature row, from the rows' window index
+        (:attr:`prismlib.encode.Features.window`)."""
+        return self.window_groups(split)[np.asarray(window_index)]
+
     def summary(self) -> dict[str, int]:
         """Windows, wordpieces and labelled units per split."""
         out = {}

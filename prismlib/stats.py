@@ -1,0 +1,189 @@
+"""Paired bootstrap over a test set's independent units: the statistics of every verdict.
+
+A claim compares two measured conditions on the *same* test set (two bands, two
+models, a model and a baseline).  The noise that matters is test-set sampling: a
+different draw of posts, conversations, WSJ files, articles or PTB chunks would
+give a different difference.  So every effect here comes with a 95% interval from a
+paired bootstrap that resamples the test set's independent units (the same resampled
+units for both conditions), never the tokens inside a unit, which are correlated.
+
+Most statistics of the project are ratios of sums over units:
+
+* probe accuracy = ``sum_u correct_u / sum_u weight_u`` (``correct_u`` is the
+  1/|N|-weighted number of correct positions of unit ``u``, ``weight_u`` its weight);
+* perplexity = ``exp(sum_u nll_u / sum_u tokens_u)``;
+* a mean over inputs = ``sum_u value_u / sum_u count_u``.
+
+:func:`group_sums` turns per-row values into per-unit sums and :func:`ratio_difference`
+bootstraps ``f(sum a / sum den) - f(sum b / sum den)``.  :func:`paired_bootstrap` takes
+any statistic (for example a fitted slope).  The resampling itself is
+``scipy.stats.bootstrap`` (``paired=True``, percentile interval); this module only
+says what a unit is and what is compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+LEVEL = 0.95
+"""Coverage of every interval of the project."""
+
+N_BOOT = 2000
+"""Default bootstrap resamples."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An effect measured on the full test set and its bootstrap interval.
+
+    Attributes:
+        effect: the statistic on the full data (e.g. accuracy of A minus accuracy of B).
+        low, high: the percentile bootstrap interval of the effect.
+        units: number of independent units resampled.
+        level: coverage of the interval (0.95).
+    """
+
+    effect: float
+    low: float
+    high: float
+    units: int
+    level: float = LEVEL
+
+    def contains(self, value: float = 0.0) -> bool:
+        """Whether ``value`` lies inside the closed interval."""
+        return self.low <= value <= self.high
+
+    def scaled(self, factor: float) -> Interval:
+        """The same interval in other units (e.g. ``100`` for percentage points)."""
+        lo, hi = sorted((self.low * factor, self.high * factor))
+        return Interval(self.effect * factor, lo, hi, self.units, self.level)
+
+    def __str__(self) -> str:
+        return f"{self.effect:+.3g} [{self.low:+.3g}, {self.high:+.3g}]"
+
+
+def paired_bootstrap(
+    statistic: Callable[..., np.ndarray | float],
+    data: Sequence[np.ndarray],
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+    vectorized: bool = True,
+) -> Interval:
+    """Percentile interval of ``statistic(*data)`` over resamples of the units.
+
+    Args:
+        statistic: ``statistic(*arrays, axis=-1)`` -> the effect; with ``vectorized``
+            it must accept extra leading batch axes (resamples), the units being the
+            last axis; otherwise it is called once per resample without ``axis``.
+        data: arrays whose last axis has one entry per independent unit (all the same
+            length: the units are paired across arrays).
+        n_boot: bootstrap resamples.
+        seed: seed of the resampling.
+        level: coverage of the interval.
+
+    Returns:
+        An :class:`Interval`; its ``effect`` is the statistic on the full data.
+
+    Raises:
+        ValueError: fewer than two units, or arrays of different numbers of units.
+    """
+    arrays = [np.asarray(d, dtype=np.float64) for d in data]
+    n = {a.shape[-1] for a in arrays}
+    if len(n) != 1:
+        raise ValueError(f"paired data must have one entry per unit in every array; got lengths {sorted(n)}")
+    units = n.pop()
+    if units < 2:
+        raise ValueError(f"a bootstrap over units needs at least two units, got {units}; use more test documents")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    effect = float(statistic(*arrays, axis=-1) if vectorized else statistic(*arrays))
+    if vectorized:
+        fn = statistic
+    else:
+
+        def fn(*xs: np.ndarray, axis: int = -1) -> float:
+            return float(statistic(*xs))
+
+    res = _scipy_stats.bootstrap(
+        tuple(arrays),
+        fn,
+        n_resamples=n_boot,
+        paired=True,
+        vectorized=vectorized,
+        confidence_level=level,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not np.isfinite(low) or not np.isfinite(high):  # degenerate: every resample gave one value
+        low = high = effect
+    return Interval(effect, low, high, units, level)
+
+
+def group_sums(values: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sum rows that belong to the same independent unit.
+
+    Args:
+        values: ``(..., n)`` per-row values (e.g. weighted correctness).
+        groups: ``(n,)`` unit of each row (any hashable numpy dtype).
+
+    Returns:
+        ``(units, sums)``: the sorted unique units ``(G,)`` and ``(..., G)`` sums.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    groups = np.asarray(groups)
+    if values.shape[-1] != len(groups):
+        raise ValueError(f"values have {values.shape[-1]} rows but groups {len(groups)}")
+    units, inverse = np.unique(groups, return_inverse=True)
+    flat = values.reshape(-1, values.shape[-1])
+    sums = np.zeros((flat.shape[0], len(units)))
+    for row, v in enumerate(flat):
+        sums[row] = np.bincount(inverse, weights=v, minlength=len(units))
+    return units, sums.reshape(*values.shape[:-1], len(units))
+
+
+def _identity(x: np.ndarray) -> np.ndarray:
+    return x
+
+
+def ratio_difference(
+    num_a: np.ndarray,
+    num_b: np.ndarray,
+    den: np.ndarray,
+    den_b: np.ndarray | None = None,
+    *,
+    transform: Callable[[np.ndarray], np.ndarray] | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Interval:
+    """``f(sum num_a / sum den) - f(sum num_b / sum den_b)`` with a paired bootstrap over units.
+
+    Args:
+        num_a, num_b: ``(G,)`` per-unit numerators of the two conditions (e.g. weighted
+            correct predictions; summed NLL).
+        den: ``(G,)`` per-unit denominators (e.g. weights; predicted tokens).
+        den_b: denominators of ``b`` when they differ from ``a``'s (default: ``den``).
+        transform: ``f`` applied to each ratio (``np.exp`` turns mean NLL into perplexity).
+
+    Returns:
+        The :class:`Interval` of the difference (``a - b``).
+    """
+    f = transform or _identity
+    den_b = den if den_b is None else den_b
+
+    def stat(a: np.ndarray, b: np.ndarray, d: np.ndarray, db: np.ndarray, axis: int = -1) -> np.ndarray:
+        return f(a.sum(axis) / d.sum(axis)) - f(b.sum(axis) / db.sum(axis))
+
+    return paired_bootstrap(stat, (num_a, num_b, den, den_b), n_boot=n_boot, seed=seed, level=level)
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> float:
+    """``sum num / sum den`` (the point estimate the intervals above are centred on)."""
+    return float(np.sum(num) / np.sum(den))
