@@ -54,10 +54,17 @@ class Test:
     sign: int = 1
     threshold: float = 0.0
     label: str = ""
+    __test__ = False  # not a pytest test class
 
     def __post_init__(self) -> None:
         if self.sign not in (1, -1):
             raise ValueError(f"sign must be +1 (effect above threshold) or -1 (below), got {self.sign}")
+
+    @classmethod
+    def exact(cls, value: float, sign: int = 1, threshold: float = 0.0, label: str = "") -> Test:
+        """A test of a quantity with no sampling noise (a mathematical check): its interval
+        is the value itself, and ``units`` is 0."""
+        return cls(Interval(float(value), float(value), float(value), 0), sign, threshold, label)
 
     @property
     def verdict(self) -> str:

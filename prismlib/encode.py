@@ -117,17 +117,40 @@ class Features:
     Attributes:
         x: condition -> ``(n, hidden)`` float16 features (filtered over each window).
         labels: ``(n,)`` int64 gold labels.
-        weights: ``(n,)`` float32 ``1/|N|`` label weights.
+        weights: ``(n,)`` float32 ``1/|N|`` label weights over the rows kept: the
+            weights of each gold unit sum to 1 (:func:`unit_weights`).
         window: ``(n,)`` int64 index of the window each row came from.
+        unit: ``(n,)`` int64 gold unit (word, utterance, post, masked token) of each row.
+        position: ``(n,)`` int64 position of each row in its window.
     """
 
     x: dict[str, Tensor]
     labels: Tensor
     weights: Tensor
     window: Tensor
+    unit: Tensor
+    position: Tensor
 
     def __len__(self) -> int:
         return len(self.labels)
+
+    def relabelled(self, windows) -> Features:
+        """The same rows with the labels of ``windows`` (the windows these features were
+        encoded from, labelled with another label set: same tokens, same labelled positions).
+
+        Raises:
+            ValueError: a row's position is unlabelled in ``windows`` (they differ).
+        """
+        labels = np.array([windows[w].labels[p] for w, p in zip(self.window.tolist(), self.position.tolist())], dtype=np.int64)
+        if (labels < 0).any():
+            raise ValueError("the windows do not label every row of these features: relabel only with windows of the same tokens")
+        return Features(self.x, torch.from_numpy(labels), self.weights, self.window, self.unit, self.position)
+
+
+SPECIALS: tuple[str, ...] = ("inside", "outside")
+"""Where ``[CLS]``/``[SEP]`` stand when a window is filtered: ``inside`` the filtered
+sequence (the encoder's whole output, length N) or ``outside`` it (only the real
+tokens are filtered, length N - 2).  The paper does not say; notebook 02 measures it."""
 
 
 def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]) -> dict[str, Tensor]:
@@ -167,6 +190,21 @@ def sample_positions(windows, positions: int, seed: int) -> list[np.ndarray]:
     return out
 
 
+def unit_weights(units: np.ndarray) -> np.ndarray:
+    """``1/|N|`` weights over the rows actually kept (paper App. C after sampling).
+
+    Args:
+        units: ``(n,)`` gold unit of each row fed to the probe (unique within a split).
+
+    Returns:
+        ``(n,)`` float32: ``1 / (rows of the same unit)``, so every unit's weights sum
+        to 1 however many of its wordpieces the position sample kept.  (Weights set
+        before sampling would give a post of length L a total weight of min(k, L)/L.)
+    """
+    _, inverse, counts = np.unique(np.asarray(units), return_inverse=True, return_counts=True)
+    return (1.0 / counts[inverse]).astype(np.float32)
+
+
 @torch.no_grad()
 def encode_windows(
     encoder: Encoder,
@@ -176,12 +214,13 @@ def encode_windows(
     seed: int,
     batch_size: int = 8,
     desc: str = "encoding",
+    specials: str = "inside",
 ) -> dict[int, Features]:
     """One encoder pass per window for every layer and condition asked for.
 
     Each window is filtered over its real length first, then ``positions`` labelled
     positions are sampled (:func:`sample_positions`; the same positions for every
-    layer and condition).
+    layer and condition) and weighted by :func:`unit_weights`.
 
     Args:
         windows: :class:`prismlib.windows.Window` objects.
@@ -189,12 +228,17 @@ def encode_windows(
         positions: labelled positions kept per window (``<= 0``: all).
         seed: seed of the position sample.
         batch_size: windows per encoder call (sorted by length to limit padding).
+        specials: ``inside``: filter the whole output ``[CLS] ... [SEP]`` (length N);
+            ``outside``: filter only the real tokens (length N - 2). See :data:`SPECIALS`.
 
     Returns:
         layer -> :class:`Features`, rows ordered by window then position.
     """
     from tqdm.auto import tqdm
 
+    if specials not in SPECIALS:
+        raise ValueError(f"specials must be one of {SPECIALS}, got {specials!r}")
+    cut = 1 if specials == "outside" else 0
     picks = sample_positions(windows, positions, seed)
     order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
     parts: dict[int, dict[str, list]] = {layer: {c: [] for c in conds} for layer, conds in layers.items()}
@@ -209,26 +253,35 @@ def encode_windows(
             mask[row, : lengths[row]] = 1
         out = encoder.model(input_ids=ids.to(encoder.device), attention_mask=mask.to(encoder.device), output_hidden_states=True)
         for layer, conds in layers.items():
-            filtered = filter_conditions(out.hidden_states[layer].float(), lengths, conds)
+            hidden = out.hidden_states[layer].float()
+            if cut:  # drop [CLS]; [SEP] falls beyond each row's new length, as padding
+                hidden = hidden[:, 1:]
+            filtered = filter_conditions(hidden, [n - 2 * cut for n in lengths], conds)
             for c, h in filtered.items():
-                parts[layer][c].extend(h[row, picks[i]].half().cpu() for row, i in enumerate(batch))
+                parts[layer][c].extend(h[row, picks[i] - cut].half().cpu() for row, i in enumerate(batch))
         index.extend((i, picks[i]) for i in batch)
     # restore window order
     rank = np.argsort([i for i, _ in index], kind="stable")
     labels = torch.from_numpy(np.concatenate([windows[index[r][0]].labels[index[r][1]] for r in rank]))
-    weights = torch.from_numpy(np.concatenate([windows[index[r][0]].weights[index[r][1]] for r in rank]))
+    units = np.concatenate([windows[index[r][0]].unit_ids[index[r][1]] for r in rank])
     win = torch.from_numpy(np.concatenate([np.full(len(index[r][1]), index[r][0]) for r in rank]))
+    pos = torch.from_numpy(np.concatenate([index[r][1] for r in rank]).astype(np.int64))
+    weights, unit = torch.from_numpy(unit_weights(units)), torch.from_numpy(units)
     return {
-        layer: Features({c: torch.cat([rows[r] for r in rank]) for c, rows in conds.items()}, labels, weights, win)
+        layer: Features({c: torch.cat([rows[r] for r in rank]) for c, rows in conds.items()}, labels, weights, win, unit, pos)
         for layer, conds in parts.items()
     }
 
 
-def _digest(windows, positions: int, seed: int, conditions: tuple[str, ...]) -> str:
-    h = hashlib.sha256(f"{positions}|{seed}|{','.join(conditions)}".encode())
+_FEATURES_VERSION = "v2"  # v2: weights renormalised after sampling, unit ids, positions, specials option
+
+
+def _digest(windows, positions: int, seed: int, conditions: tuple[str, ...], specials: str = "inside") -> str:
+    h = hashlib.sha256(f"{_FEATURES_VERSION}|{positions}|{seed}|{specials}|{','.join(conditions)}".encode())
     for w in windows:
         h.update(w.input_ids.tobytes())
         h.update(w.labels.tobytes())
+        h.update(w.unit_ids.tobytes())
     return h.hexdigest()[:16]
 
 
@@ -243,6 +296,7 @@ def cached_features(
     positions: int,
     seed: int,
     batch_size: int = 8,
+    specials: str = "inside",
     cache: Path | None = None,
 ) -> dict[int, Features]:
     """:func:`encode_windows` with an on-disk cache (float16), one file per layer.
@@ -255,13 +309,13 @@ def cached_features(
 
     root = (cache or cache_dir() / "features") / encoder.name.replace("/", "--") / task / split
     paths = {
-        layer: root / f"layer{layer}-{profile}-{_digest(windows, positions, seed, conds)}.pt"
+        layer: root / f"layer{layer}-{profile}-{_digest(windows, positions, seed, conds, specials)}.pt"
         for layer, conds in layers.items()
     }
     found = {layer: Features(**torch.load(p, weights_only=True)) for layer, p in paths.items() if p.exists()}
     missing = {layer: conds for layer, conds in layers.items() if layer not in found}
     if missing:
-        fresh = encode_windows(encoder, windows, missing, positions, seed, batch_size, desc=f"{task}/{split}")
+        fresh = encode_windows(encoder, windows, missing, positions, seed, batch_size, desc=f"{task}/{split}", specials=specials)
         root.mkdir(parents=True, exist_ok=True)
         for layer, feats in fresh.items():
             tmp = paths[layer].with_suffix(".tmp")
@@ -281,15 +335,17 @@ def encode_splits(
     positions: int,
     seed: int,
     batch_size: int = 8,
+    specials: str = "inside",
 ) -> dict[int, dict[str, Features]]:
-    """:func:`cached_features` for every split of a task.
+    """:func:`cached_features` for every split of a task (``specials``: see :data:`SPECIALS`).
 
     Returns:
         layer -> split -> :class:`Features`.
     """
     per_split = {
         split: cached_features(
-            encoder, wins, layers, task=task, split=split, profile=profile, positions=positions, seed=seed, batch_size=batch_size
+            encoder, wins, layers, task=task, split=split, profile=profile, positions=positions, seed=seed,
+            batch_size=batch_size, specials=specials,
         )
         for split, wins in windows.items()
     }

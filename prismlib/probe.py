@@ -326,3 +326,43 @@ def majority_gate(
     return Gate.from_interval(
         f"{condition} probe beats the majority class", iv, detail=f"{condition} {acc:.1f}% vs majority {acc - iv.effect:.1f}%, {iv}"
     )
+
+
+def accuracy_interval(
+    correct: np.ndarray, test: Features, groups: np.ndarray, *, n_boot: int = N_BOOT, seed: int = 0
+) -> Interval:
+    """Weighted accuracy (in %) of ``correct`` (``(runs, n)``, runs averaged) and its
+    bootstrap interval over the test set's independent units."""
+    num, den = accuracy_sums(correct, test, groups)
+    return ratio_difference(num, np.zeros_like(num), den, n_boot=n_boot, seed=seed).scaled(100)
+
+
+def summarise(runs: ProbeRuns, test: Features, groups: np.ndarray, *, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
+    """One row per condition (and the majority class): accuracy % (mean over runs), its
+    95% interval over the test set's units, the SD over probe runs, and the epochs run.
+
+    Columns: ``condition, accuracy, ci_low, ci_high, sd_runs, epochs, n_test_rows, n_test_units``.
+    """
+    rows = []
+    for cond, correct in runs.correct.items():
+        iv = accuracy_interval(correct, test, groups, n_boot=n_boot, seed=seed)
+        per_run = runs.table.loc[runs.table["condition"] == cond]
+        rows.append(
+            {
+                "condition": cond,
+                "accuracy": iv.effect,
+                "ci_low": iv.low,
+                "ci_high": iv.high,
+                "sd_runs": 100 * per_run["accuracy"].std() if len(per_run) > 1 else float("nan"),
+                "epochs": per_run["epochs"].mean() if len(per_run) else float("nan"),
+                "n_test_rows": len(test),
+                "n_test_units": iv.units,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def ranking(summary: pd.DataFrame, conditions: Sequence[str]) -> list[str]:
+    """``conditions`` sorted by accuracy in ``summary`` (best first)."""
+    acc = summary.set_index("condition")["accuracy"]
+    return sorted(conditions, key=lambda c: -acc[c])

@@ -117,12 +117,22 @@ class ProbeSettings:
         runs: probe runs per condition (error bars = SD over runs; the paper: 3).
         max_epochs: epoch limit of a probe (the paper: 30).
         patience: early-stopping patience (the paper: 1).
-        mlm_epochs: epochs of the MLM probe (the paper: 3).
+        mlm_epochs: epoch limit of the MLM probe (the paper: 3), which also stops early
+            on validation loss with ``patience``.
         batch_size: tokens per probe step.
         encode_batch: windows per encoder call.
         layer: encoder layer probed (``-1`` = last).
         mask_prob: share of wordpieces masked for the MLM probe.
         sweep_layers: layers of the topic layer sweep (``None``: every layer).
+        mlm_vocab: MLM probe targets: the most frequent training target wordpieces
+            (0: every target seen, the paper's full vocabulary).
+        da_labels: dialog-act label set: ``continuation`` keeps ``+`` as a 43rd tag (the
+            paper's cgpotts/swda preprocessing), ``resolved`` gives 42 classes.
+        standardize: probe features standardised (``False``: raw, as in the paper).
+        specials: ``inside`` ([CLS]/[SEP] filtered with the tokens) or ``outside``.
+        workers: parallel probe-training processes (one thread each).
+        option_runs: probe runs per condition in notebook 02's tables of the three
+            measured choices (features, special tokens, dialog-act labels).
     """
 
     sizes: dict[str, TaskSize]
@@ -135,6 +145,12 @@ class ProbeSettings:
     layer: int = -1
     mask_prob: float = 0.15
     sweep_layers: tuple[int, ...] | None = None
+    mlm_vocab: int = 0
+    da_labels: str = "resolved"
+    standardize: bool = False
+    specials: str = "inside"
+    workers: int = 1
+    option_runs: int = 1
 
 
 @dataclass(frozen=True)
@@ -245,24 +261,27 @@ _PROBE_SMOKE = ProbeSettings(
     runs=2,
     max_epochs=3,
     patience=1,
-    mlm_epochs=1,
+    mlm_epochs=3,
     batch_size=64,
     encode_batch=8,
     sweep_layers=(0, 3),
+    mlm_vocab=100,
 )
 _PROBE_CPU = ProbeSettings(
     sizes={
         "pos": TaskSize(train=-1, val=-1, test=120, positions=128),
         "swda": TaskSize(train=400, val=-1, test=-1, positions=64),
         "topic": TaskSize(train=1200, val=300, test=600, positions=16),
-        "mlm": TaskSize(train=150, val=25, test=50, positions=0),
+        "mlm": TaskSize(train=-1, val=-1, test=-1, positions=0),
     },
     runs=3,
     max_epochs=30,
     patience=1,
-    mlm_epochs=3,
-    batch_size=512,
+    mlm_epochs=30,
+    batch_size=64,
     encode_batch=8,
+    mlm_vocab=1000,
+    workers=2,
 )
 _PROBE_PAPER = ProbeSettings(
     sizes={
@@ -277,6 +296,8 @@ _PROBE_PAPER = ProbeSettings(
     mlm_epochs=3,
     batch_size=256,
     encode_batch=16,
+    da_labels="continuation",
+    option_runs=3,
 )
 
 # Prism layer (notebooks 03-04).  The paper: 50k steps x 8 x 512 tokens of WikiText-103

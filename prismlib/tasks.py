@@ -9,9 +9,20 @@ task       unit of a label   data (cpu / smoke profile)                  paper p
                                                                          CoNLL-2000
 ``swda``   utterance         SWDA WS97 split (1115 / 21 / 19 convs)      same
 ``topic``  document          20 Newsgroups bydate; val = 10% of train    same
-``mlm``    masked wordpiece  WikiText-103 test articles, split by        WikiText-103
-                             article 70/10/20 % (train/val/test)         train/valid/test
+``mlm``    masked wordpiece  train: WikiText-2 valid; val / test: the    WikiText-103
+                             WikiText-103 test articles, 1/3 and 2/3     train/valid/test
 =========  ================  ==========================================  ===============
+
+Dialog-act labels (``da_labels``): ``resolved`` is the standard 42-class SWBD-DAMSL
+clustering with a ``+`` continuation resolved to the speaker's previous act;
+``continuation`` keeps ``+`` as a 43rd tag, as the cgpotts/swda preprocessing the paper
+used does (``damsl_act_tag``).
+
+MLM targets (``mlm_vocab``): the probe predicts the original wordpiece at a ``[MASK]``
+among the ``mlm_vocab`` most frequent target wordpieces of the training split (0: every
+target seen); masked positions whose target is outside that vocabulary, or is
+``[UNK]`` (WikiText-2's ``<unk>``), are not fed to the probe; the split's sentence in
+``TaskData.sources`` states the share kept.
 
 Windows follow DESIGN: POS = consecutive sentences of a WSJ file, SWDA = chunks of a
 conversation, topic = a post truncated to one window, MLM = chunks of an article with
@@ -32,6 +43,7 @@ import numpy as np
 
 from prismlib.data import (
     DAMSL_TAGS,
+    damsl_tag,
     NEWSGROUPS,
     load_conll2000,
     load_newsgroups,
@@ -41,7 +53,8 @@ from prismlib.data import (
     load_wikitext,
 )
 from prismlib.data.pos import TaggedDocument
-from prismlib.mlm import mask_window
+from prismlib.data.swda import CONTINUATION
+from prismlib.mlm import detokenize_wikitext, mask_window
 from prismlib.windows import IGNORE, Unit, Window, pack_units, tokenize_many
 
 TASKS: tuple[str, ...] = ("pos", "swda", "topic", "mlm")
@@ -51,6 +64,8 @@ PTB3_ENV = "PRISMLIB_PTB3"
 
 _PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]", "``": '"', "''": '"'}
 SPLITS = ("train", "val", "test")
+DA_LABELS: tuple[str, ...] = ("resolved", "continuation")
+"""Dialog-act label sets: 42 classes with ``+`` resolved, or 43 with ``+`` kept (the paper's)."""
 
 
 @dataclass
@@ -165,8 +180,18 @@ def _pos(tokenizer, profile_name: str, sizes: dict[str, int], rng: np.random.Gen
     return units, sources, tags
 
 
-def _swda(tokenizer, sizes: dict[str, int], rng: np.random.Generator) -> tuple[dict, dict, list[str]]:
-    index = {t: i for i, t in enumerate(DAMSL_TAGS)}
+def _da_label(u, da_labels: str) -> str:
+    """The utterance's class under label set ``da_labels`` (see :data:`DA_LABELS`)."""
+    if da_labels == "continuation" and damsl_tag(u.act_tag) == CONTINUATION:
+        return CONTINUATION
+    return u.damsl
+
+
+def _swda(tokenizer, sizes: dict[str, int], rng: np.random.Generator, da_labels: str) -> tuple[dict, dict, list[str]]:
+    if da_labels not in DA_LABELS:
+        raise ValueError(f"da_labels must be one of {DA_LABELS}, got {da_labels!r}")
+    tags = list(DAMSL_TAGS) + ([CONTINUATION] if da_labels == "continuation" else [])
+    index = {t: i for i, t in enumerate(tags)}
     units, uid = {}, 0
     for split in SPLITS:
         convs = _subsample(load_swda(split), sizes[split], rng)
@@ -175,14 +200,15 @@ def _swda(tokenizer, sizes: dict[str, int], rng: np.random.Generator) -> tuple[d
         for c in convs:
             conv_units = []
             for u in c.utterances:
-                if u.damsl not in index:
-                    raise ValueError(f"{c.conv_id}: dialog act {u.damsl!r} is not one of the 42 SWBD-DAMSL classes")
-                conv_units.append(Unit(next(pieces), index[u.damsl], uid))
+                label = _da_label(u, da_labels)
+                if label not in index:
+                    raise ValueError(f"{c.conv_id}: dialog act {label!r} is not one of the {len(tags)} classes of {da_labels!r}")
+                conv_units.append(Unit(next(pieces), index[label], uid))
                 uid += 1
             per_conv.append((c.conv_id, conv_units))
         units[split] = per_conv
-    sources = {s: f"SWDA WS97 {s} conversations" for s in SPLITS}
-    return units, sources, list(DAMSL_TAGS)
+    sources = {s: f"SWDA WS97 {s} conversations ({len(tags)} classes, '+' {da_labels})" for s in SPLITS}
+    return units, sources, tags
 
 
 def _topic(tokenizer, sizes: dict[str, int], rng: np.random.Generator) -> tuple[dict, dict, list[str]]:
@@ -205,14 +231,50 @@ def _topic(tokenizer, sizes: dict[str, int], rng: np.random.Generator) -> tuple[
     return units, sources, list(NEWSGROUPS)
 
 
-def _mlm_articles(profile_name: str, rng: np.random.Generator) -> tuple[dict, dict]:
+def _mlm_articles(profile_name: str, rng: np.random.Generator, unk_token: str) -> tuple[dict, dict]:
+    """Split -> list of ``(title, text)``, and split -> a sentence naming the source."""
     if profile_name == "paper":
         parts = {s: load_wikitext("wikitext103", w) for s, w in zip(SPLITS, ("train", "valid", "test"))}
-        return parts, {s: f"WikiText-103 raw {w}" for s, w in zip(SPLITS, ("train", "valid", "test"))}
-    train, val, test = _split_sources(load_wikitext("wikitext103", "test"), [0.7, 0.1, 0.2], rng)
-    parts = {"train": train, "val": val, "test": test}
-    sources = {s: f"WikiText-103 raw test split, {len(a)} articles (disjoint by article)" for s, a in parts.items()}
-    return parts, sources
+        texts = {s: [(a.title, a.text) for a in arts] for s, arts in parts.items()}
+        return texts, {s: f"WikiText-103 raw {w}" for s, w in zip(SPLITS, ("train", "valid", "test"))}
+    # offline: WikiText-2 valid (tokenized: joins undone, <unk> -> the tokenizer's unknown token)
+    # trains; the WikiText-103 (= WikiText-2) test articles, disjoint from it, validate and test.
+    train = [(a.title, detokenize_wikitext(a.text).replace("<unk>", unk_token)) for a in load_wikitext("wikitext2", "valid")]
+    val, test = _split_sources(load_wikitext("wikitext103", "test"), [1 / 3, 2 / 3], rng)
+    texts = {"train": train, "val": [(a.title, a.text) for a in val], "test": [(a.title, a.text) for a in test]}
+    sources = {
+        "train": f"WikiText-2 valid, {len(train)} articles",
+        "val": f"WikiText-103 raw test, {len(val)} articles",
+        "test": f"WikiText-103 raw test, the other {len(test)} articles",
+    }
+    return texts, sources
+
+
+def _mlm(tokenizer, sizes: dict[str, int], *, profile_name: str, window: int, mask_prob: float, vocab: int,
+         rng: np.random.Generator) -> TaskData:  # fmt: skip
+    """Masked windows of every split; targets restricted to the ``vocab`` most frequent (see module doc)."""
+    articles, sources = _mlm_articles(profile_name, rng, tokenizer.unk_token)
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    windows, first = {}, 0
+    for split, arts in articles.items():
+        arts = _subsample(arts, sizes[split], rng)
+        pieces = tokenize_many(tokenizer, [text for _, text in arts])
+        srcs = [(title, [Unit([p], p, -1) for p in ps]) for (title, _), ps in zip(arts, pieces)]
+        wins = _subsample(pack_units(srcs, cls_id, sep_id, window), sizes[split], rng)
+        windows[split] = [mask_window(w, tokenizer.mask_token_id, mask_prob, rng, first_unit=first + i * window) for i, w in enumerate(wins)]
+        first += len(wins) * window
+    train_targets = np.concatenate([w.labels[w.labels != IGNORE] for w in windows["train"]] or [np.zeros(0, np.int64)])
+    ids, counts = np.unique(train_targets[train_targets != tokenizer.unk_token_id], return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    keep = ids[order[:vocab]] if vocab > 0 else ids[order]
+    compact = {int(v): i for i, v in enumerate(keep)}
+    for split in SPLITS:
+        masked = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
+        windows[split] = [_relabel(w, compact) for w in windows[split]]
+        kept = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
+        sources[split] += f"; {kept:,} of {masked:,} masked wordpieces ({100 * kept / max(masked, 1):.0f}%) have a target in the probe's vocabulary"
+    label_names = tokenizer.convert_ids_to_tokens([int(v) for v in keep])
+    return TaskData("mlm", label_names, windows, sources)
 
 
 # ---------------------------------------------------------------- build
@@ -227,6 +289,8 @@ def build_task(
     seed: int,
     window: int = 512,
     mask_prob: float = 0.15,
+    da_labels: str = "resolved",
+    mlm_vocab: int = 0,
 ) -> TaskData:
     """Windows of every split of task ``name``.
 
@@ -238,30 +302,19 @@ def build_task(
         seed: seeds the source split, the window subsample and the MLM masks.
         window: tokens per window including the two special tokens.
         mask_prob: share of wordpieces masked for the MLM probe.
+        da_labels: dialog-act label set, one of :data:`DA_LABELS`.
+        mlm_vocab: MLM targets kept: the most frequent training targets (0: all).
     """
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; choose one of {TASKS}")
     rng = np.random.default_rng([seed, TASKS.index(name)])
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     if name == "mlm":
-        articles, sources = _mlm_articles(profile_name, rng)
-        windows = {}
-        for split, arts in articles.items():
-            arts = _subsample(arts, sizes[split], rng)
-            pieces = tokenize_many(tokenizer, [a.text for a in arts])
-            srcs = [(a.title, [Unit([p], p, -1) for p in ps]) for a, ps in zip(arts, pieces)]
-            wins = _subsample(pack_units(srcs, cls_id, sep_id, window), sizes[split], rng)
-            windows[split] = [
-                mask_window(w, tokenizer.mask_token_id, mask_prob, rng, first_unit=i * window) for i, w in enumerate(wins)
-            ]
-        ids = sorted({int(v) for wins in windows.values() for w in wins for v in w.labels[w.labels != IGNORE]})
-        compact = {v: i for i, v in enumerate(ids)}
-        windows = {s: [_relabel(w, compact) for w in wins] for s, wins in windows.items()}
-        return TaskData(name, tokenizer.convert_ids_to_tokens(ids), windows, sources)
+        return _mlm(tokenizer, sizes, profile_name=profile_name, window=window, mask_prob=mask_prob, vocab=mlm_vocab, rng=rng)
     if name == "pos":
         units, sources, labels = _pos(tokenizer, profile_name, sizes, rng)
     elif name == "swda":
-        units, sources, labels = _swda(tokenizer, sizes, rng)
+        units, sources, labels = _swda(tokenizer, sizes, rng, da_labels)
     else:
         units, sources, labels = _topic(tokenizer, sizes, rng)
     windows = {s: pack_units(units[s], cls_id, sep_id, window, truncate=name == "topic") for s in SPLITS}
@@ -273,5 +326,7 @@ def build_task(
 
 
 def _relabel(w: Window, compact: dict[int, int]) -> Window:
-    labels = np.array([compact[int(v)] if v != IGNORE else IGNORE for v in w.labels], dtype=np.int64)
-    return Window(w.input_ids, labels, w.weights, w.unit_ids, w.source)
+    """Map token-id labels to compact classes; labels outside ``compact`` lose their label."""
+    labels = np.array([compact.get(int(v), IGNORE) if v != IGNORE else IGNORE for v in w.labels], dtype=np.int64)
+    keep = labels != IGNORE
+    return Window(w.input_ids, labels, np.where(keep, w.weights, 0).astype(np.float32), np.where(keep, w.unit_ids, -1), w.source)

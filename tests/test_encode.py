@@ -83,3 +83,49 @@ def test_cache_is_reused_and_keyed_by_settings(tiny_encoder, tmp_path, monkeypat
 def test_unknown_condition(tiny_encoder):
     with pytest.raises(ValueError, match="unknown condition"):
         encode_windows(tiny_encoder, windows([5]), {-1: ("ULTRA",)}, positions=2, seed=0)
+
+
+def test_unit_weights_sum_to_one_per_unit():
+    units = np.array([7, 7, 3, 9, 9, 9, 7])
+    w = encode.unit_weights(units)
+    assert w.dtype == np.float32
+    assert w.tolist() == pytest.approx([1 / 3, 1 / 3, 1, 1 / 3, 1 / 3, 1 / 3, 1 / 3])
+
+
+def test_weights_hold_over_the_sampled_rows(tiny_encoder):
+    """A long unit and a short one count the same after the position sample."""
+    long_unit = Unit(list(range(10, 50)), 1, 0)
+    short = [Unit([60 + i], 2, 1 + i) for i in range(3)]
+    wins = pack_units([("a", [long_unit, *short])], 1, 2, window=64)
+    f = encode_windows(tiny_encoder, wins, {-1: ("ORIG",)}, positions=8, seed=0)[-1]
+    totals = {u: float(f.weights[f.unit == u].sum()) for u in f.unit.unique().tolist()}
+    assert all(v == pytest.approx(1.0) for v in totals.values())
+
+
+def test_special_tokens_outside_filters_only_the_real_tokens(tiny_encoder):
+    wins = windows([40, 7])
+    f = encode_windows(tiny_encoder, wins, {-1: ("ORIG", "LOW", "HIGH")}, positions=0, seed=0, specials="outside")[-1]
+    row = 0
+    for i, w in enumerate(wins):
+        with torch.no_grad():
+            h = tiny_encoder.model(input_ids=torch.from_numpy(w.input_ids)[None], output_hidden_states=True).hidden_states[-1][0]
+        real = h[1:-1]
+        bands = {b.name: b for b in allocate_bands(len(real))}
+        n = int((w.labels >= 0).sum())
+        for cond in ("LOW", "HIGH"):
+            torch.testing.assert_close(f.x[cond][row : row + n].float(), band_pass(real, bands[cond]), atol=2e-3, rtol=1e-2)
+        torch.testing.assert_close(f.x["ORIG"][row : row + n].float(), real, atol=2e-3, rtol=1e-2)
+        row += n
+    with pytest.raises(ValueError, match="specials must be one of"):
+        encode_windows(tiny_encoder, wins, {-1: ("ORIG",)}, positions=0, seed=0, specials="between")
+
+
+def test_relabelled_keeps_rows_and_takes_new_labels(tiny_encoder):
+    wins = windows([30, 12])
+    f = encode_windows(tiny_encoder, wins, {-1: ("ORIG",)}, positions=5, seed=0)[-1]
+    shifted = [type(w)(w.input_ids, np.where(w.labels >= 0, w.labels + 10, w.labels), w.weights, w.unit_ids, w.source) for w in wins]
+    g = f.relabelled(shifted)
+    assert torch.equal(g.labels, f.labels + 10) and g.x is f.x and torch.equal(g.weights, f.weights)
+    unlabelled = [type(w)(w.input_ids, np.full_like(w.labels, -1), w.weights, w.unit_ids, w.source) for w in wins]
+    with pytest.raises(ValueError, match="do not label every row"):
+        f.relabelled(unlabelled)

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from prismlib.encode import Features
-from prismlib.probe import majority_baseline, probe_conditions, train_probe, weighted_accuracy, weighted_loss
+from prismlib.probe import (
+    MAJORITY,
+    accuracy_sums,
+    compare_accuracy,
+    majority_baseline,
+    majority_gate,
+    probe_conditions,
+    summarise,
+    train_probe,
+    weighted_accuracy,
+    weighted_loss,
+)
 
 
 def blobs(n: int, classes: int, seed: int, dim: int = 8):
@@ -47,18 +59,57 @@ def test_weighted_metrics():
     assert float(weighted_loss(logits, labels, weights)) == pytest.approx(float((ce * weights).sum() / 2.0))
 
 
-def test_probe_conditions_and_majority_baseline():
-    def feats(seed):
-        x, y, w = blobs(120, 3, seed)
-        return Features({"ORIG": x.half(), "LOW": torch.zeros_like(x).half()}, y, w, torch.zeros(len(y), dtype=torch.long))
+def feats(seed, n=120):
+    x, y, w = blobs(n, 3, seed)
+    idx = torch.arange(n)
+    return Features({"ORIG": x.half(), "LOW": torch.zeros_like(x).half()}, y, w, idx // 4, idx, idx % 4)
 
+
+def test_probe_conditions_and_majority_baseline():
     split = {"train": feats(0), "val": feats(1), "test": feats(2)}
-    df = probe_conditions(split, 3, ("ORIG", "LOW"), runs=2, seed=0, batch_size=16)
+    runs = probe_conditions(split, 3, ("ORIG", "LOW"), runs=2, seed=0, batch_size=16, progress=False)
+    df = runs.table
     assert list(df["condition"]) == ["ORIG", "ORIG", "LOW", "LOW"]
     means = df.groupby("condition").accuracy.mean()
     assert means["ORIG"] > 0.9 and means["LOW"] < 0.6  # constant features carry no information
     base = majority_baseline(split["train"], split["test"])
     assert 0.2 < base < 0.6
+    # per-row predictions reproduce the accuracies, and the majority pseudo-condition the baseline
+    assert runs.correct["ORIG"].shape == (2, 120) and runs.correct[MAJORITY].shape == (1, 120)
+    groups = (split["test"].window.numpy() % 10).astype(str)  # 10 independent units
+    num, den = accuracy_sums(runs.correct["ORIG"], split["test"], groups)
+    assert num.sum() / den.sum() == pytest.approx(means["ORIG"], abs=1e-6)
+    num, den = accuracy_sums(runs.correct[MAJORITY], split["test"], groups)
+    assert num.sum() / den.sum() == pytest.approx(base, abs=1e-6)
+    iv = compare_accuracy(runs, split["test"], groups, "ORIG", "LOW")
+    assert iv.effect == pytest.approx(100 * (means["ORIG"] - means["LOW"]), abs=1e-4) and iv.low > 0 and iv.units == 10
+    assert majority_gate(runs, split["test"], groups).passed
+    assert not majority_gate(runs, split["test"], groups, "LOW").passed
+    table = summarise(runs, split["test"], groups, n_boot=200)
+    assert list(table["condition"]) == ["ORIG", "LOW", MAJORITY]
+    assert (table["ci_low"] <= table["accuracy"]).all() and (table["accuracy"] <= table["ci_high"]).all()
+
+
+def test_worker_processes_give_the_same_probes():
+    split = {"train": feats(0, 60), "val": feats(1, 30), "test": feats(2, 30)}
+    one = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False)
+    two = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False, workers=2)
+    assert np.array_equal(one.correct["ORIG"], two.correct["ORIG"])
+    assert np.allclose(one.table["test_loss"], two.table["test_loss"], atol=1e-5)
+
+
+def test_standardize_scales_by_the_training_statistics_and_raw_is_the_default():
+    train, val, test = blobs(200, 3, 0), blobs(80, 3, 1), blobs(80, 3, 2)
+    shift = lambda s: (s[0] * 0.01 + 5, s[1], s[2])  # noqa: E731  tiny, offset features
+    train, val, test = shift(train), shift(val), shift(test)
+    mean, std = train[0].mean(0), train[0].std(0)
+    by_hand = [((x - mean) / std, y, w) for x, y, w in (train, val, test)]
+    a = train_probe(train, val, test, 3, seed=0, batch_size=16, max_epochs=4, standardize=True)
+    b = train_probe(*by_hand, 3, seed=0, batch_size=16, max_epochs=4)
+    assert np.array_equal(a.test_pred, b.test_pred) and a.test_loss == pytest.approx(b.test_loss, rel=1e-4)
+    raw = train_probe(train, val, test, 3, seed=0, batch_size=16, max_epochs=4)
+    assert raw.test_loss != pytest.approx(a.test_loss, rel=1e-3)  # raw features are not rescaled
+
 
 
 def test_bad_inputs():

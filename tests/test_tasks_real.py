@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 import pytest
+import torch
+from transformers import BertConfig, BertModel
 
 from conftest import need
-from prismlib.encode import load_encoder
+from prismlib.encode import Encoder, encode_windows, load_encoder
 from prismlib.profiles import get_profile
 from prismlib.tasks import TASKS, build_task
 from prismlib.windows import IGNORE
@@ -18,7 +21,7 @@ FILES = {
     "pos": ("nltk_data/corpora/treebank.zip", "nltk_data/corpora/conll2000.zip"),
     "swda": ("swb1_dialogact_annot.tar.gz", "swda_splits/ws97-train-convs.list"),
     "topic": ("20news-bydate.tar.gz",),
-    "mlm": ("wikitext-103-raw/wiki.test.raw",),
+    "mlm": ("wikitext-103-raw/wiki.test.raw", "wikitext-2/wiki.valid.tokens"),
 }
 
 
@@ -55,3 +58,63 @@ def test_task_windows_labels_and_weights(name, tokenizer):
         masked = sum((w.labels != IGNORE).sum() for w in task.windows["train"])
         content = sum(len(w) - 2 for w in task.windows["train"])
         assert 0.1 < masked / content < 0.2
+
+
+@pytest.fixture(scope="module")
+def random_encoder(tokenizer) -> Encoder:
+    """A tiny randomly initialised BERT over MiniLM's vocabulary: fast, and the weights of
+    the rows it yields do not depend on what the encoder computes."""
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=16, max_position_embeddings=512)
+    return Encoder("random", tokenizer, BertModel(cfg).eval(), torch.device("cpu"))
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_weights_of_every_unit_sum_to_one_over_the_rows_fed(name, tokenizer, random_encoder):
+    """App. C after sampling: each gold unit's weights sum to 1 over the positions the probe sees."""
+    need(*FILES[name])
+    size = get_profile("smoke").probe.sizes[name]
+    task = build_task(name, tokenizer, size.windows(), profile_name="smoke", seed=0, mlm_vocab=50)
+    positions = size.positions if size.positions > 0 else 16  # force a sample even for MLM
+    for split, wins in task.windows.items():
+        f = encode_windows(random_encoder, wins, {-1: ("ORIG",)}, positions=positions, seed=0)[-1]
+        assert len(f) == sum(min(positions, int((w.labels != IGNORE).sum())) for w in wins)
+        units, inverse = np.unique(f.unit.numpy(), return_inverse=True)
+        totals = np.bincount(inverse, weights=f.weights.double().numpy())
+        assert np.allclose(totals, 1.0, atol=1e-5), f"{name}/{split}: unit weight sums {totals.min()}..{totals.max()}"
+        assert (f.unit >= 0).all() and (f.labels >= 0).all()
+        # the rows are where Features say they are
+        for r in range(0, len(f), max(1, len(f) // 7)):
+            w = wins[int(f.window[r])]
+            assert w.labels[int(f.position[r])] == int(f.labels[r]) and w.unit_ids[int(f.position[r])] == int(f.unit[r])
+
+
+def test_dialog_act_label_sets(tokenizer):
+    need(*FILES["swda"])
+    sizes = get_profile("smoke").probe.sizes["swda"].windows()
+    resolved = build_task("swda", tokenizer, sizes, profile_name="smoke", seed=0, da_labels="resolved")
+    kept = build_task("swda", tokenizer, sizes, profile_name="smoke", seed=0, da_labels="continuation")
+    assert len(resolved.label_names) == 42 and len(kept.label_names) == 43 and kept.label_names[-1] == "+"
+    plus = kept.label_names.index("+")
+    n_plus = sum(int((w.labels == plus).sum()) for w in kept.windows["train"])
+    assert n_plus > 0  # continuations exist and keep their own tag
+    for a, b in zip(resolved.windows["train"], kept.windows["train"]):
+        assert np.array_equal(a.input_ids, b.input_ids) and np.array_equal(a.unit_ids, b.unit_ids)
+        same = b.labels != plus
+        assert np.array_equal(a.labels[same], b.labels[same])  # only the '+' utterances differ
+    with pytest.raises(ValueError, match="da_labels must be one of"):
+        build_task("swda", tokenizer, sizes, profile_name="smoke", seed=0, da_labels="43")
+
+
+def test_mlm_target_vocabulary(tokenizer):
+    need(*FILES["mlm"])
+    sizes = get_profile("smoke").probe.sizes["mlm"].windows()
+    task = build_task("mlm", tokenizer, sizes, profile_name="smoke", seed=0, mlm_vocab=20)
+    assert len(task.label_names) == 20 and task.label_names[0] == "the"
+    assert "[UNK]" not in task.label_names
+    for wins in task.windows.values():
+        for w in wins:
+            labelled = w.labels != IGNORE
+            assert (w.weights[~labelled] == 0).all() and (w.unit_ids[~labelled] == -1).all()
+    assert all("masked wordpieces" in s for s in task.sources.values())
