@@ -43,11 +43,14 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+import torch
 
-from prismlib.claims import Claim, render
+from prismlib import bigram, timescales
+from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
-from prismlib.lstm import RunSpec, runs_table, seed_spread, train_all, verdict
+from prismlib.lstm import (
+    RunSpec, model_perplexity, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_spread, train_all,
+)  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 
@@ -56,8 +59,38 @@ S = P.lstm
 set_theme()
 t_start = time.perf_counter()
 corpus = load_ptb_corpus()
+test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
 seed = S.seeds[0]
-print(f"profile={P.name}: layers {[S.hidden] * (S.layers - 1) + [S.emb]}, {S.optimizer}, seeds of the baseline {S.seeds}")
+sizes = [S.hidden] * (S.layers - 1) + [S.emb]
+print(f"profile={P.name}: layers {sizes}, {S.optimizer}, seeds of the baseline {S.seeds}, test on {len(test_ids):,} tokens")
+
+# %% [markdown]
+# The fixed biases of each variant at this profile's layer sizes, as the range of
+# timescales $T = 1 + e^{b_f}$ per layer (the seed of the first model; 2 decimals):
+
+# %% tags=["nbval-check-output"]
+VARIANTS = [("layerwise", T) for T in (20, 70, 200)] + [("gradient", T) for T in (20, 70, 200)]
+VARIANTS += [(v, T) for v in ("middle", "inverse") for T in (20, 70)]
+ranges = []
+for name, T in VARIANTS:
+    biases = timescales.variant_forget_biases(name, sizes, float(T), torch.Generator().manual_seed(10_000 + seed))
+    ranges.append({"variant": f"{name} T={T}", **{f"L{layer + 1} T": "{:.2f}-{:.2f}".format(*timescales.timescale_from_bias(
+        b.double()).aminmax()) for layer, b in enumerate(biases)}})  # fmt: skip
+print(pd.DataFrame(ranges).to_string(index=False))
+
+# %% [markdown]
+# ## The bigram baseline (the gate of every claim)
+#
+# The interpolated Kneser-Ney bigram of the whole PTB training split (`prismlib.bigram`;
+# notebook 05 says why), scored on exactly the test tokens the LSTMs predict. Every
+# claim below needs its models clearly below it. Perplexities to 1 decimal:
+
+# %% tags=["nbval-check-output"]
+kn = bigram.fit_bigram(corpus.train, len(corpus.vocab))
+kn_nll = bigram.token_nll(kn, test_ids, S.eval_batch)
+print(f"Kneser-Ney bigram of PTB train ({kn.train_tokens:,} tokens, discount {kn.discount:.3f}): test perplexity "
+      f"{perplexity(bigram.token_nll(kn, corpus.test)):.1f} on all {len(corpus.test):,} test tokens, "
+      f"{perplexity(kn_nll):.1f} on the {int(np.isfinite(kn_nll).sum()):,} tokens the LSTMs predict")
 
 # %% [markdown]
 # ## Training
@@ -70,17 +103,24 @@ print(f"profile={P.name}: layers {[S.hidden] * (S.layers - 1) + [S.emb]}, {S.opt
 
 # %%
 baseline = [RunSpec("baseline", seed=s) for s in S.seeds]
-fixed = [RunSpec(v, float(T), fixed=True, seed=seed) for v in ("layerwise", "gradient") for T in (20, 70, 200)]
-fixed += [RunSpec(v, float(T), fixed=True, seed=seed) for v in ("middle", "inverse") for T in (20, 70)]
+fixed = [RunSpec(v, float(T), fixed=True, seed=seed) for v, T in VARIANTS]
 runs = train_all(baseline + fixed, corpus, S, P.device)
 table = runs_table(list(runs.values()), S.bootstrap)
-base_ppl = table.loc[table.variant == "baseline", "test ppl"]
-base_mean, base_sd = seed_spread(base_ppl)
-ppl = {(r.variant, r["T"]): r["test ppl"] for _, r in table.iterrows() if r.variant != "baseline"}
+BASE = "baseline (seed mean)"
+nll = {BASE: np.stack([runs[s].test_nll for s in baseline])}
+nll.update({(s.variant, int(s.T)): runs[s].test_nll for s in fixed})
+base_ppl = model_perplexity(nll[BASE])
+_, base_sd = seed_spread(table.loc[table.variant == "baseline", "test ppl"])
+ppl = {key: perplexity(x) for key, x in nll.items() if key != BASE}
+delta = {key: perplexity_difference(x, nll[BASE]) for key, x in nll.items() if key != BASE}
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens"]]
 
 # %% [markdown]
 # ## Experiment 2, in the slides' layout
+#
+# "Δ vs baseline" is the model's perplexity minus the baseline's seed mean, with its 95%
+# interval from a paired bootstrap over 100-token chunks of PTB test; "seed sd" is the
+# spread of the baseline's seeds (reported, not the test).
 
 # %%
 SLIDES_2 = {
@@ -94,14 +134,13 @@ TITLES_2 = {
 
 
 def baseline_row() -> dict:
-    return {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_mean, "seed sd": base_sd,
-            "slides": 61.70, "vs baseline (2 seed sd)": ""}  # fmt: skip
+    return {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
+            "Δ vs baseline [95% CI]": "", "slides": 61.70}  # fmt: skip
 
 
 def row(title: str, variant: str, T: int, slides: float) -> dict:
-    v = ppl[(variant, float(T))]
-    return {"model type": title, "T": str(T), "test ppl (ours)": v, "seed sd": np.nan, "slides": slides,
-            "vs baseline (2 seed sd)": verdict(v, base_ppl)}  # fmt: skip
+    return {"model type": title, "T": str(T), "test ppl (ours)": ppl[(variant, T)], "seed sd": np.nan,
+            "Δ vs baseline [95% CI]": str(delta[(variant, T)]), "slides": slides}  # fmt: skip
 
 
 exp2 = pd.DataFrame([baseline_row()] + [row(TITLES_2[v], v, T, s) for (v, T), s in SLIDES_2.items()])
@@ -135,9 +174,10 @@ for ax, (title, variants, Ts) in zip(
 ):  # fmt: skip
     for v in variants:
         label = {"layerwise": "first (layer-wise)", "middle": "middle", "inverse": "last (inverse)"}.get(v, v)
-        ax.plot(Ts, [ppl[(v, float(T))] for T in Ts], marker="o", label=label if "3" in title else v)
-    ax.axhspan(base_mean - 2 * base_sd, base_mean + 2 * base_sd, color="0.85", label="baseline +/- 2 seed sd")
-    ax.axhline(base_mean, color="0.4", lw=1)
+        ax.plot(Ts, [ppl[(v, T)] for T in Ts], marker="o", label=label if "3" in title else v)
+    ax.axhspan(base_ppl - base_sd, base_ppl + base_sd, color="0.85", label="baseline ± seed sd")
+    ax.axhline(base_ppl, color="0.4", lw=1)
+    ax.axhline(perplexity(kn_nll), color="C3", ls="--", lw=1, label="Kneser-Ney bigram")
     ax.set_xscale("log")
     ax.set_xticks(Ts, [str(T) for T in Ts])
     ax.set_xlabel("T")
@@ -148,42 +188,102 @@ save_figure(fig, "exp2_exp3_fixed_bias", P.name)
 plt.show()
 
 # %% [markdown]
-# ## What held at this scale
+# ## Claims
 #
-# Our models are far smaller and trained far shorter than the slides' (notebook 05 says
-# how much); perplexities are correspondingly higher. A difference counts only outside
-# twice the baseline's seed standard deviation; single-seed variants carry their own
-# (unmeasured) seed noise on top, so treat "yes" with care when the margin is small.
+# Each comparison is a perplexity difference on the same test tokens with a 95% interval
+# from a paired bootstrap over 100-token chunks of PTB test. "Rises with T" needs both
+# steps (20 → 70 and 70 → 200) to rise; "a small timescale in the first layer works
+# best" needs the first-layer-longest model to be worse than both others, so it is
+# compared with the worse of the two (taken per resample), at T = 20 and at T = 70;
+# "does not hurt" is a non-inferiority claim with the margin of notebook 05 (at most 2%
+# above the baseline). Gate: every model a claim involves is clearly below the
+# Kneser-Ney bigram.
 
 # %%
-def rises(variant: str, Ts=(20, 70, 200)) -> bool:
-    values = [ppl[(variant, float(T))] for T in Ts]
-    return all(b > a for a, b in zip(values, values[1:])) and values[-1] - values[0] > 2 * base_sd
+MARGIN = round(0.02 * base_ppl, 1)
 
 
-def t_gap_in_noise(variant: str) -> bool:
-    return abs(ppl[(variant, 200.0)] - ppl[(variant, 20.0)]) <= 2 * base_sd
+def name(key) -> str:
+    return key if key == BASE else f"{key[0]} T={key[1]} (fixed)"
+
+
+vs_bigram = bigram.versus_bigram({name(k): x for k, x in nll.items()}, kn_nll)
+
+
+def gate(*keys) -> tuple:
+    return (bigram.beats_bigram(vs_bigram, kn_nll, [name(k) for k in keys]),)
 
 
 def series(variant: str, Ts=(20, 70, 200)) -> str:
-    return ", ".join(f"{ppl[(variant, float(T))]:.1f}" for T in Ts)
+    return " / ".join(f"{ppl[(variant, T)]:.1f}" for T in Ts)
 
 
-first20, others20 = ppl[("layerwise", 20.0)], [ppl[("middle", 20.0)], ppl[("inverse", 20.0)]]
-first70, others70 = ppl[("layerwise", 70.0)], [ppl[("middle", 70.0)], ppl[("inverse", 70.0)]]
-gaps = [a - o for a, others in ((first20, others20), (first70, others70)) for o in others]
+def rises(variant: str) -> tuple[Test, ...]:
+    return tuple(
+        Test(perplexity_difference(nll[(variant, b)], nll[(variant, a)]), +1, 0.0, f"ppl(T={b}) - ppl(T={a})")
+        for a, b in ((20, 70), (70, 200))
+    )
+
+
+first_worst = {
+    T: perplexity_contrast(nll[("layerwise", T)], [nll[("middle", T)], nll[("inverse", T)]], against="worst")
+    for T in (20, 70)
+}
 claims = [
-    Claim(f"Fixed layer-wise biases: perplexity rises with T beyond the seed noise "
-     f"({series('layerwise')}; 2 seed sd = {2 * base_sd:.2f})",
-     rises("layerwise"), t_gap_in_noise("layerwise")),
-    Claim(f"Fixed gradient biases: perplexity rises with T beyond the seed noise "
-     f"({series('gradient')})", rises("gradient"), t_gap_in_noise("gradient")),
-    Claim("A small timescale in the first layer works best: at T = 20 and T = 70 the first-layer-longest model is worse "
-     "than both others by more than 2 seed sd",
-     all(g > 2 * base_sd for g in gaps), any(abs(g) <= 2 * base_sd for g in gaps)),
-    Claim(f"Fixed T = 20 layer-wise biases do not hurt (within noise of or below the baseline): "
-     f"{exp2.iloc[1]['vs baseline (2 seed sd)']}", exp2.iloc[1]["vs baseline (2 seed sd)"] != "higher"),
-]  # fmt: skip
-display(Markdown(render(claims)))
-print(f"baseline {base_mean:.2f} +/- {base_sd:.2f} (seed sd over {len(base_ppl)} seeds)")
+    Claim(
+        "06",
+        f"Fixed layer-wise biases: perplexity rises with T (ours, T = 20 / 70 / 200: {series('layerwise')})",
+        "Experiment 2: 'A T-dependent pattern among performances!' Fixed layer-wise biases: 61.71 / 65.53 / 68.25 "
+        "(T = 20 / 70 / 200; baseline 61.70)",
+        rises("layerwise"),
+        gate(*[("layerwise", T) for T in (20, 70, 200)]),
+        "ppl",
+    ),
+    Claim(
+        "06",
+        f"Fixed gradient biases: perplexity rises with T (ours: {series('gradient')})",
+        "Experiment 2: fixed chrono-gradient biases 61.02 / 64.45 / 67.23 (T = 20 / 70 / 200)",
+        rises("gradient"),
+        gate(*[("gradient", T) for T in (20, 70, 200)]),
+        "ppl",
+    ),
+    Claim(
+        "06",
+        "A small timescale in the first layer works best: at T = 20 and at T = 70 the first-layer-longest model is "
+        f"worse than both the middle- and the last-layer-longest (ours, first / middle / last: T = 20 "
+        f"{ppl[('layerwise', 20)]:.1f} / {ppl[('middle', 20)]:.1f} / {ppl[('inverse', 20)]:.1f}; T = 70 "
+        f"{ppl[('layerwise', 70)]:.1f} / {ppl[('middle', 70)]:.1f} / {ppl[('inverse', 70)]:.1f})",
+        "Experiment 3: 'Small timescale in first layer - most effective'. First / middle / last layer longest: "
+        "T = 20 61.71 / 60.61 / 60.54; T = 70 65.53 / 63.15 / 63.48",
+        tuple(Test(first_worst[T], +1, 0.0, f"ppl(first longest) - worse of (middle, last), T={T}") for T in (20, 70)),
+        gate(*[(v, T) for v in ("layerwise", "middle", "inverse") for T in (20, 70)]),
+        "ppl",
+    ),
+    Claim(
+        "06",
+        f"Fixed T = 20 layer-wise biases do not hurt: at most 2% (+{MARGIN:.1f}) above the baseline seed mean "
+        f"(ours: {ppl[('layerwise', 20)]:.1f} vs {base_ppl:.1f})",
+        "Experiment 2: fixed layer-wise T = 20 61.71 vs baseline 61.70",
+        (Test(delta[("layerwise", 20)], -1, MARGIN, "ppl(layerwise T=20 fixed) - ppl(baseline)"),),
+        gate(BASE, ("layerwise", 20)),
+        "ppl",
+    ),
+]
+print(f"baseline {base_ppl:.2f} (seed mean; seed sd {base_sd:.2f} over {len(S.seeds)} seeds); bigram {perplexity(kn_nll):.1f}")
+print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
+
+# %% [markdown]
+# ## What held at this scale
+#
+# Our models are far smaller and trained far shorter than the slides' (notebook 05 says
+# how much). On the `cpu` and `smoke` profiles their perplexities lie far *above* the
+# Kneser-Ney bigram of PTB (~187 on the full test split), so the gate fails and every
+# claim is **not testable**: models that have not learnt word-pair statistics cannot say
+# whether a fixed timescale helps or hurts language modelling. The differences and
+# intervals above are what the run measured. Testing the claims needs models clearly
+# below the bigram: the `paper` profile (the slides' ~61), or a `cpu` profile trained for
+# several full passes over PTB.
+
+# %%
+report(claims, P.name)

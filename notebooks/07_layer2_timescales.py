@@ -51,12 +51,13 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
-from IPython.display import Markdown, display
 
-from prismlib import timescales
-from prismlib.claims import Claim, render
+from prismlib import bigram, timescales
+from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
-from prismlib.lstm import RunSpec, pooled_sd, runs_table, seed_spread, train_all, verdict
+from prismlib.lstm import (
+    RunSpec, model_perplexity, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_spread, train_all,
+)  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 
@@ -65,17 +66,18 @@ S = P.lstm
 set_theme()
 t_start = time.perf_counter()
 corpus = load_ptb_corpus()
+test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
 seed = S.seeds[0]
-print(f"profile={P.name}: layers {[S.hidden] * (S.layers - 1) + [S.emb]}, {S.optimizer}, seeds {S.seeds}")
+print(f"profile={P.name}: layers {[S.hidden] * (S.layers - 1) + [S.emb]}, {S.optimizer}, seeds {S.seeds}, "
+      f"test on {len(test_ids):,} tokens")
 
 # %% [markdown]
 # ## The layer-2 timescales of each variant
 #
 # At the paper's layer-2 width (1150 units), the timescales $T = 1 + e^{b_f}$ each variant
-# fixes (quantiles over units; the published variant in its own convention):
+# fixes (quantiles over units, 2 decimals; the published variant in its own convention):
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 LAYER2 = [("layer2", X) for X in (5, 10, 20, 30, 70)] + [("mod5", None), ("mod8", None), ("pareto", None), ("published", None)]
 rows = []
 for name, X in LAYER2:
@@ -86,6 +88,20 @@ for name, X in LAYER2:
     rows.append({"variant": timescales.describe(name, None if X is None else float(X)),
                  **{f"T q{int(p * 100)}": round(float(v), 2) for p, v in zip([0, 0.1, 0.5, 0.9, 1], q)}})  # fmt: skip
 print(pd.DataFrame(rows).to_string(index=False))
+
+# %% [markdown]
+# ## The bigram baseline (the gate of every claim)
+#
+# The interpolated Kneser-Ney bigram of the whole PTB training split (`prismlib.bigram`;
+# notebook 05 says why), scored on exactly the test tokens the LSTMs predict. Every
+# claim below needs its models clearly below it. Perplexities to 1 decimal:
+
+# %% tags=["nbval-check-output"]
+kn = bigram.fit_bigram(corpus.train, len(corpus.vocab))
+kn_nll = bigram.token_nll(kn, test_ids, S.eval_batch)
+print(f"Kneser-Ney bigram of PTB train ({kn.train_tokens:,} tokens, discount {kn.discount:.3f}): test perplexity "
+      f"{perplexity(bigram.token_nll(kn, corpus.test)):.1f} on all {len(corpus.test):,} test tokens, "
+      f"{perplexity(kn_nll):.1f} on the {int(np.isfinite(kn_nll).sum()):,} tokens the LSTMs predict")
 
 # %% [markdown]
 # ## Training
@@ -106,10 +122,12 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 # %% [markdown]
 # ## Experiment 4, in the slides' layout
 #
-# "test ppl" and "bootstrapped" are the first seed's model; "seeds" is the mean ± sd over
-# the profile's seeds where the slides have that column. "vs baseline" compares with the
-# baseline's seed mean; the noise is twice the largest of the baseline's seed sd, the
-# variant's own and the seed sd pooled over all multi-seed models (printed below the table).
+# "test ppl" and "bootstrapped" (mean ± sd over resamples of 70-word blocks, the slides'
+# column) are the first seed's model; "seeds" is the mean ± sd of the seeds' perplexities
+# where the slides have that column. "Δ vs baseline" is the perplexity difference to the
+# baseline's seed mean with its 95% interval from a paired bootstrap over 100-token
+# chunks of PTB test; for the multi-seed variants it compares seed means (per-token NLL
+# averaged over seeds). Seed spread is reported, not tested.
 
 # %%
 SLIDES = {  # (test ppl, bootstrapped "mean +/- sd", seeds "mean +/- sd") as printed
@@ -126,29 +144,34 @@ TITLES.update({
     "mod5": "7. L2: Modular I (MOD5): half 1->20, half 70", "mod8": "8. L2: Modular II (MOD8): 80% 1->20, 20% 70",
     "pareto": "9. L2: Pareto (1/x^1.54)", "published": "10. Published: L1 T in {3, 4}, L2 inverse-gamma(0.56)",
 })  # fmt: skip
-by_key = {}
-for _, r in table.iterrows():
-    key = r.variant if r.variant != "layer2" else f"layer2 X={r['T']:g}"
-    by_key.setdefault(key, []).append(r)
-base_ppl = [r["test ppl"] for r in by_key["baseline"]]
-seeds_of = {key: [r["test ppl"] for r in rs] for key, rs in by_key.items()}
-pool = pooled_sd(list(seeds_of.values()))
+
+
+def key_of(spec: RunSpec) -> str:
+    return spec.variant if spec.variant != "layer2" else f"layer2 X={spec.T:g}"
+
+
+by_key: dict[str, list[RunSpec]] = {}
+for spec in specs:
+    by_key.setdefault(key_of(spec), []).append(spec)
+nll = {key: np.stack([runs[s].test_nll for s in ss]) if len(ss) > 1 else runs[ss[0]].test_nll for key, ss in by_key.items()}
+ppl = {key: model_perplexity(x) for key, x in nll.items()}  # seed mean where there are seeds
+delta = {key: perplexity_difference(nll[key], nll["baseline"]) for key in nll if key != "baseline"}
 rows = []
 for key, title in TITLES.items():
-    first = next(r for r in by_key[key] if r.seed == seed)
-    seeds = [r["test ppl"] for r in by_key[key]]
+    first = runs[next(s for s in by_key[key] if s.seed == seed)]
+    trow = table[(table.model == first.spec.label) & (table.seed == seed)].iloc[0]
+    seeds = [runs[s].test_ppl for s in by_key[key]]
     mean, sd = seed_spread(seeds)
     slides = SLIDES[key]
     rows.append({
-        "model type": title, "test ppl": first["test ppl"],
-        "bootstrapped": f"{first['bootstrap mean']:.2f} +/- {first['bootstrap sd']:.2f}",
+        "model type": title, "test ppl": first.test_ppl,
+        "bootstrapped": f"{trow['bootstrap mean']:.2f} +/- {trow['bootstrap sd']:.2f}",
         "seeds": f"{mean:.2f} +/- {sd:.2f} ({len(seeds)})" if len(seeds) > 1 else "",
-        "vs baseline (2 sd)": "" if key == "baseline" else verdict(seeds, base_ppl, sd_floor=pool),
+        "Δ vs baseline [95% CI]": "" if key == "baseline" else str(delta[key]),
         "slides test ppl": slides[0], "slides bootstrapped": slides[1], "slides seeds (6)": slides[2],
     })  # fmt: skip
 exp4 = pd.DataFrame(rows)
 save_table(exp4, "exp4_layer2_timescales", P.name)
-print(f"seed sd pooled over {sum(len(v) > 1 for v in seeds_of.values())} multi-seed models: {pool:.2f}")
 exp4
 
 # %%
@@ -156,8 +179,9 @@ fig, ax = plt.subplots(figsize=(9, 4))
 plot = table.assign(key=[r.variant if r.variant != "layer2" else f"X={r['T']:g}" for _, r in table.iterrows()])
 order = ["baseline"] + [f"X={X}" for X in (5, 10, 20, 30, 70)] + ["mod5", "mod8", "pareto", "published"]
 sns.stripplot(plot, x="key", y="test ppl", order=order, hue="seed", ax=ax, size=7, jitter=False)
-bmean, bsd = seed_spread(base_ppl)
-ax.axhspan(bmean - 2 * bsd, bmean + 2 * bsd, color="0.88", zorder=0, label="baseline +/- 2 seed sd")
+bmean, bsd = seed_spread([runs[s].test_ppl for s in by_key["baseline"]])
+ax.axhspan(bmean - bsd, bmean + bsd, color="0.88", zorder=0, label="baseline ± seed sd")
+ax.axhline(perplexity(kn_nll), color="C3", ls="--", lw=1, label="Kneser-Ney bigram")
 ax.set_xlabel("")
 ax.set_ylabel(f"test perplexity ({P.name})")
 ax.set_title("Experiment 4: fixed layer-2 timescales (one dot per seed)")
@@ -166,38 +190,92 @@ save_figure(fig, "exp4_layer2_timescales", P.name)
 plt.show()
 
 # %% [markdown]
-# ## What held at this scale
+# ## Claims
 #
-# A variant "beats the baseline" when its mean over seeds lies more than twice the
-# seed standard deviation below the baseline's mean (the largest of the baseline's, its
-# own and the pooled one). The bootstrap sd is
-# larger than the seed sd (it measures how the test set was sampled, which every model
-# shares) and is shown for comparison with the slides, not used as the noise.
+# Each comparison is a perplexity difference on the same test tokens with a 95% interval
+# from a paired bootstrap over 100-token chunks of PTB test; "over seeds" compares seed
+# means (the slides' seed column). "Best" and "worst" of a set compare the named model
+# with the best (or worst) of the others, taken per resample: "X = 70 is the worst"
+# is X = 70 minus the worst of X = 5 .. 30 (claimed > 0), "Pareto is the best mixture"
+# is Pareto minus the better of MOD5 and MOD8 (claimed < 0). Gate: every model a claim
+# involves is clearly below the Kneser-Ney bigram.
 
 # %%
-def mean_of(key: str) -> float:
-    return seed_spread(seeds_of[key])[0]
+XS = (5, 10, 20, 30, 70)
+vs_bigram = bigram.versus_bigram(nll, kn_nll)
 
 
-def against_baseline(key: str) -> str:
-    return verdict(seeds_of[key], base_ppl, sd_floor=pool)
+def gate(*keys: str) -> tuple:
+    return (bigram.beats_bigram(vs_bigram, kn_nll, keys),)
 
 
-fixed_x = {X: mean_of(f"layer2 X={X}") for X in (5, 10, 20, 30, 70)}
-best_x = min(fixed_x, key=fixed_x.get)
-beats = {k: against_baseline(k) == "lower" for k in ("mod5", "mod8", "pareto")}
-in_noise = {k: against_baseline(k) == "within noise" for k in ("mod5", "mod8", "pareto")}
+def x(X: int) -> str:
+    return f"layer2 X={X}"
+
+
+seeds_note = f"{len(S.seeds)} seeds"
 claims = [
-    Claim(f"Every fixed layer-2 value beats the baseline ({', '.join(f'X={X}: {v:.1f}' for X, v in fixed_x.items())}; "
-     f"baseline {bmean:.1f} +/- {bsd:.2f}; pooled seed sd {pool:.2f})",
-          all(against_baseline(f"layer2 X={X}") == "lower" for X in fixed_x),
-          any(against_baseline(f"layer2 X={X}") == "within noise" for X in fixed_x)),
-    Claim(f"X = 70 is the worst fixed value (best here: X = {best_x})", max(fixed_x, key=fixed_x.get) == 70),
-    Claim(f"Pareto layer 2 beats the baseline over {len(S.seeds)} seeds ({mean_of('pareto'):.1f})", beats["pareto"], in_noise["pareto"]),
-    Claim(f"MOD5 and MOD8 beat the baseline ({mean_of('mod5'):.1f}, {mean_of('mod8'):.1f})", beats["mod5"] and beats["mod8"],
-          in_noise["mod5"] or in_noise["mod8"]),
-    Claim("Pareto is the best of the mixtures (lowest seed mean of MOD5, MOD8, Pareto)",
-     min(("mod5", "mod8", "pareto"), key=mean_of) == "pareto"),
-]  # fmt: skip
-display(Markdown(render(claims)))
+    Claim(
+        "07",
+        f"Every fixed layer-2 value beats the baseline (ours: {', '.join(f'X={X} {ppl[x(X)]:.1f}' for X in XS)}; "
+        f"baseline {ppl['baseline']:.1f}, seed mean)",
+        "Experiment 4: L2 bias log(X-1): X = 5 60.17, 10 59.88, 20 59.97, 30 60.09, 70 60.71 vs baseline 61.40",
+        tuple(Test(delta[x(X)], -1, 0.0, f"ppl(X={X}) - ppl(baseline)") for X in XS),
+        gate("baseline", *[x(X) for X in XS]),
+        "ppl",
+    ),
+    Claim(
+        "07",
+        f"X = 70 is the worst fixed value (ours: {ppl[x(70)]:.1f}; best X = {min(XS, key=lambda X: ppl[x(X)])})",
+        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)",
+        (Test(perplexity_contrast(nll[x(70)], [nll[x(X)] for X in XS[:-1]], against="worst"), +1, 0.0,
+              "ppl(X=70) - worst of X=5..30"),),  # fmt: skip
+        gate(*[x(X) for X in XS]),
+        "ppl",
+    ),
+    Claim(
+        "07",
+        f"Pareto layer 2 beats the baseline over {seeds_note} (ours: {ppl['pareto']:.1f} vs {ppl['baseline']:.1f})",
+        "Experiment 4: Pareto 59.66 +/- 0.17 vs baseline 61.64 +/- 0.28 over 6 seeds (single models 59.52 vs 61.40)",
+        (Test(delta["pareto"], -1, 0.0, "ppl(Pareto) - ppl(baseline), seed means"),),
+        gate("baseline", "pareto"),
+        "ppl",
+    ),
+    Claim(
+        "07",
+        f"MOD5 and MOD8 beat the baseline over {seeds_note} (ours: {ppl['mod5']:.1f}, {ppl['mod8']:.1f} vs "
+        f"{ppl['baseline']:.1f})",
+        "Experiment 4: MOD5 60.34 +/- 0.15, MOD8 59.83 +/- 0.09 vs baseline 61.64 +/- 0.28 over 6 seeds",
+        tuple(Test(delta[k], -1, 0.0, f"ppl({k}) - ppl(baseline), seed means") for k in ("mod5", "mod8")),
+        gate("baseline", "mod5", "mod8"),
+        "ppl",
+    ),
+    Claim(
+        "07",
+        f"Pareto is the best of the mixtures over {seeds_note} (ours: Pareto {ppl['pareto']:.1f}, MOD5 "
+        f"{ppl['mod5']:.1f}, MOD8 {ppl['mod8']:.1f})",
+        "Experiment 4: Pareto 59.66 vs MOD8 59.83 and MOD5 60.34 (seed means; single models 59.52 / 59.88 / 60.16)",
+        (Test(perplexity_contrast(nll["pareto"], [nll["mod5"], nll["mod8"]], against="best"), -1, 0.0,
+              "ppl(Pareto) - better of (MOD5, MOD8), seed means"),),  # fmt: skip
+        gate("pareto", "mod5", "mod8"),
+        "ppl",
+    ),
+]
+print(f"baseline {ppl['baseline']:.2f} (seed mean; seed sd {bsd:.2f}); bigram {perplexity(kn_nll):.1f}")
+print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
+
+# %% [markdown]
+# ## What held at this scale
+#
+# The slides' differences are about 1-2 perplexity points at ~61; our small models sit
+# far *above* the Kneser-Ney bigram of PTB (~187 on the full test split) on the `cpu` and
+# `smoke` profiles, so the gate fails and every claim is **not testable**: a model that
+# has not learnt word-pair statistics cannot tell whether a fixed layer-2 timescale helps.
+# The bootstrapped sd of the slides' table (and of ours) measures how the test set was
+# sampled, which every model shares; the paired intervals above account for that
+# sharing. Testing the claims needs models clearly below the bigram: the `paper` profile
+# or a `cpu` profile trained for several full passes over PTB.
+
+# %%
+report(claims, P.name)

@@ -15,6 +15,12 @@ mask; fixed bias entries via ``torch.where``) and handed to the fused kernel
 under any optimiser and weight decay: they are buffers, and the gradient of the
 trainable tensor at those entries is zero.
 
+Evaluation: :func:`token_nll` gives the NLL of every PTB test token. Claims compare
+models on the *same* tokens with a paired bootstrap over 100-token chunks of the test
+stream (:func:`chunk_sums`, :func:`perplexity_contrast`, resampling by
+:mod:`prismlib.stats`); :func:`bootstrap_perplexity` reproduces the slides' "mean +/- sd
+over 70-word blocks" column for their tables only. Seed spread is reported, not tested.
+
 Shapes: token ids ``(batch, length)``; layer outputs ``(batch, length, hidden)``; the
 recurrent state per layer a pair ``(h, c)`` of ``(1, batch, hidden)``.
 """
@@ -26,6 +32,7 @@ import copy
 import hashlib
 import math
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,12 +41,14 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from scipy.stats import bootstrap as scipy_bootstrap
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from prismlib.encode import resolve_device
 from prismlib.paths import cache_dir
 from prismlib.profiles import LSTMSettings
+from prismlib.stats import N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
 from prismlib.timescales import apply_timescales, describe, forget_gate_biases, variant_forget_biases
 
 State = list[tuple[Tensor, Tensor]]
@@ -237,7 +246,7 @@ def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bpt
     The stream is cut into ``batch_size`` contiguous streams, read in chunks of ``bptt``
     with the state carried over (as in AWD-LSTM's evaluation). Entry ``t`` is
     ``-log p(ids[t] | ids[<t])`` within its stream; the first token of every stream and
-    the tail that does not fill a stream are NaN.
+    the tail that does not fill a stream are NaN (:func:`predicted_mask` says which).
     """
     was_training = model.training
     model.eval()
@@ -260,8 +269,128 @@ def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bpt
 
 
 def perplexity(nll: np.ndarray) -> float:
-    """``exp`` of the mean NLL over the predicted (non-NaN) tokens."""
+    """``exp`` of the mean NLL over the predicted (non-NaN) tokens of ``nll`` ``(n,)``."""
     return float(np.exp(np.nanmean(nll)))
+
+
+CHUNK = 100
+"""Tokens per independent unit of PTB test in every paired comparison (DESIGN: "a 100-word
+chunk of PTB"): consecutive positions ``[k * CHUNK, (k + 1) * CHUNK)`` of the test stream."""
+
+
+def predicted_mask(n: int, batch_size: int) -> np.ndarray:
+    """Positions :func:`token_nll` predicts for a stream of ``n`` tokens, ``(n,)`` bool.
+
+    The stream is cut into ``batch_size`` streams of ``n // batch_size`` tokens; the first
+    token of each stream and the tail that fills no stream are not predicted.
+    """
+    n_per = n // batch_size if batch_size > 0 else 0
+    if n_per < 2:
+        raise ValueError(f"{n} tokens are too few for {batch_size} streams; use a smaller batch size")
+    mask = np.zeros(n, dtype=bool)
+    mask[: batch_size * n_per] = True
+    mask[: batch_size * n_per : n_per] = False
+    return mask
+
+
+def seed_mean_nll(nll: np.ndarray) -> np.ndarray:
+    """Per-token NLL of one model ``(n,)``, or the mean over seeds of ``(seeds, n)`` -> ``(n,)``.
+
+    The seeds must predict the same positions (NaN in the same places); the mean makes
+    every chunk's NLL sum the mean of the seeds' sums, and ``exp`` of its mean per token is
+    the geometric mean of the seeds' perplexities.
+    """
+    x = np.asarray(nll, dtype=np.float64)
+    if x.ndim == 1:
+        return x
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ValueError(f"per-token NLL must be (n,) or (seeds, n), got shape {x.shape}")
+    finite = np.isfinite(x)
+    if not (finite == finite[:1]).all():
+        raise ValueError("the seeds' per-token NLLs are predicted at different positions; evaluate them alike")
+    return x.mean(axis=0)
+
+
+def chunk_sums(nll: np.ndarray, chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray]:
+    """Summed NLL and predicted-token count per ``chunk`` consecutive positions.
+
+    Args:
+        nll: ``(n,)`` per-token NLL, or ``(m, n)`` of ``m`` models evaluated on the same
+            tokens; NaN where not predicted (the same positions in every row).
+        chunk: tokens per chunk (the unit a paired bootstrap resamples).
+
+    Returns:
+        ``(sums, counts)``: ``(G,)`` or ``(m, G)`` summed NLL and ``(G,)`` predicted tokens of
+        the ``G`` chunks that hold at least one predicted token.
+    """
+    x = np.asarray(nll, dtype=np.float64)
+    if x.ndim not in (1, 2) or chunk < 1:
+        raise ValueError(f"chunk_sums needs (n,) or (models, n) NLL and chunk >= 1, got shape {x.shape}, chunk {chunk}")
+    finite = np.isfinite(x)
+    mask = finite if x.ndim == 1 else finite[0]
+    if x.ndim == 2 and not (finite == mask).all():
+        raise ValueError(
+            "models are not predicted at the same positions; evaluate them on the same test tokens with the same "
+            "evaluation batch (the bigram: prismlib.bigram.token_nll(..., batch_size=eval_batch))"
+        )
+    groups = np.arange(x.shape[-1]) // chunk
+    _, sums = group_sums(np.where(finite, x, 0.0), groups)
+    _, counts = group_sums(mask.astype(np.float64), groups)
+    keep = counts > 0
+    if keep.sum() < 2:
+        raise ValueError(f"fewer than two chunks of {chunk} tokens hold a prediction; evaluate more test tokens")
+    return sums[..., keep], counts[keep]
+
+
+def model_perplexity(nll: np.ndarray) -> float:
+    """Perplexity of one model ``(n,)`` or of the seed mean of ``(seeds, n)`` (:func:`seed_mean_nll`)."""
+    return perplexity(seed_mean_nll(nll))
+
+
+def perplexity_contrast(
+    target: np.ndarray,
+    others: Sequence[np.ndarray],
+    against: str = "best",
+    chunk: int = CHUNK,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Interval:
+    """Perplexity of ``target`` minus the best (lowest) or worst (highest) of ``others``.
+
+    Paired bootstrap over ``chunk``-token chunks of the test stream (the same resampled
+    chunks for every model; each resample takes its own best or worst). With one other
+    model this is :func:`prismlib.stats.ratio_difference` of the chunks' NLL sums with
+    ``transform=np.exp``.
+
+    Args:
+        target, others: per-token NLL ``(n,)`` of one model or ``(seeds, n)`` of a seed mean,
+            all predicted at the same positions.
+        against: ``"best"`` (e.g. "Pareto beats the better of MOD5 and MOD8": claimed < 0)
+            or ``"worst"`` (e.g. "X = 70 is worse than every other X": claimed > 0).
+
+    Returns:
+        The :class:`~prismlib.stats.Interval` of the difference, in perplexity points.
+    """
+    if against not in ("best", "worst"):
+        raise ValueError(f"against must be 'best' or 'worst', got {against!r}")
+    if len(others) < 1:
+        raise ValueError("perplexity_contrast needs at least one other model")
+    sums, counts = chunk_sums(np.stack([seed_mean_nll(x) for x in (target, *others)]), chunk)
+    if len(others) == 1:
+        return ratio_difference(sums[0], sums[1], counts, transform=np.exp, n_boot=n_boot, seed=seed)
+    pick = np.min if against == "best" else np.max
+
+    def stat(*xs: np.ndarray, axis: int = -1) -> np.ndarray:
+        den = xs[-1].sum(axis)
+        ppl = np.stack([np.exp(x.sum(axis) / den) for x in xs[:-1]])
+        return ppl[0] - pick(ppl[1:], axis=0)
+
+    return paired_bootstrap(stat, (*sums, counts), n_boot=n_boot, seed=seed)
+
+
+def perplexity_difference(a: np.ndarray, b: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT, seed: int = 0) -> Interval:
+    """``ppl(a) - ppl(b)`` with a paired bootstrap over chunks (see :func:`perplexity_contrast`)."""
+    return perplexity_contrast(a, [b], chunk=chunk, n_boot=n_boot, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -276,10 +405,14 @@ class Bootstrap:
 
 
 def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, seed: int = 0) -> Bootstrap:
-    """Perplexity over resamples (with replacement) of the test set's ``block``-token pieces.
+    """The slides' "bootstrapped samples performance": perplexity over resamples of ``block``-token pieces.
 
-    The slides bootstrap PTB test as 1177 sequences of 70 words; each resample draws as
-    many blocks as there are, and its perplexity is ``exp(sum nll / tokens)``.
+    The slides bootstrap PTB test as 1177 sequences of 70 words and print the mean +/- sd
+    of the resampled perplexities, reproduced here for their table. Each resample draws as
+    many blocks as there are, with replacement, and its perplexity is ``exp(sum nll /
+    tokens)``. The resampling is ``scipy.stats.bootstrap``'s (as in :mod:`prismlib.stats`,
+    which gives the verdicts); only its distribution's mean and sd are kept. This sd is
+    not a test: the claims compare models with :func:`perplexity_contrast`.
 
     Args:
         nll: per-token NLL ``(n,)``, NaN for unpredicted tokens (see :func:`token_nll`).
@@ -289,13 +422,21 @@ def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, 
     n_blocks = len(nll) // block
     if n_blocks < 2:
         raise ValueError(f"{len(nll)} tokens give fewer than two blocks of {block}; use a smaller block")
-    x = nll[: n_blocks * block].reshape(n_blocks, block)
+    x = np.asarray(nll[: n_blocks * block], dtype=np.float64).reshape(n_blocks, block)
     sums = np.nansum(x, axis=1)
-    counts = np.isfinite(x).sum(axis=1)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n_blocks, size=(samples, n_blocks))
-    ppl = np.exp(sums[idx].sum(axis=1) / counts[idx].sum(axis=1))
-    return Bootstrap(perplexity(nll), float(ppl.mean()), float(ppl.std(ddof=1)), samples, n_blocks)
+    counts = np.isfinite(x).sum(axis=1).astype(np.float64)
+
+    def ppl(s: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.exp(s.sum(axis) / c.sum(axis))
+
+    with warnings.catch_warnings():  # identical blocks: a degenerate (zero-width) distribution is fine here
+        warnings.simplefilter("ignore")
+        res = scipy_bootstrap(
+            (sums, counts), ppl, n_resamples=samples, paired=True, vectorized=True,
+            method="percentile", rng=np.random.default_rng(seed),
+        )  # fmt: skip
+    dist = res.bootstrap_distribution
+    return Bootstrap(perplexity(nll), float(dist.mean()), float(dist.std(ddof=1)), samples, n_blocks)
 
 
 @dataclass
@@ -600,30 +741,3 @@ def seed_spread(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (0 for a single value) of per-seed perplexities."""
     v = np.asarray(values, dtype=float)
     return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
-def pooled_sd(groups: Sequence[Sequence[float]]) -> float:
-    """Pooled seed standard deviation of several models (groups with at least two seeds)."""
-    multi = [np.asarray(g, dtype=float) for g in groups if len(g) > 1]
-    if not multi:
-        return 0.0
-    ss = sum(float(((g - g.mean()) ** 2).sum()) for g in multi)
-    return math.sqrt(ss / sum(len(g) - 1 for g in multi))
-
-
-def verdict(values: float | Sequence[float], reference: Sequence[float], k: float = 2.0, sd_floor: float = 0.0) -> str:
-    """``"lower"``, ``"higher"`` or ``"within noise"``: the mean of ``values`` against the reference seeds.
-
-    The noise is ``k`` times the largest of the reference's seed sd, the values' own seed
-    sd and ``sd_floor`` (e.g. a pooled seed sd), so a difference inside the seed-to-seed
-    spread is never called an effect. A single value has no seed sd of its own.
-    """
-    vals = [float(values)] if np.isscalar(values) else list(values)
-    mean_v, sd_v = seed_spread(vals)
-    mean_r, sd_r = seed_spread(reference)
-    noise = k * max(sd_r, sd_v, sd_floor)
-    if mean_v < mean_r - noise:
-        return "lower"
-    if mean_v > mean_r + noise:
-        return "higher"
-    return "within noise"

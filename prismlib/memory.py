@@ -10,9 +10,17 @@ PTB test, its decay with ``d`` says how long the layer keeps information: the sl
 
 Ablation replaces the word with another token (default: ``<unk>``, chosen by the caller),
 which keeps every other word at its position.
+
+Intervals: the contexts are the independent units. :func:`slope_interval`,
+:func:`slope_difference` and :func:`slope_range_difference` resample them with
+:func:`prismlib.stats.paired_bootstrap` (the same resampled contexts for every model and
+layer, since every model reads the same contexts) around :func:`decay_slopes`. The
+ablation itself is hand-written: it is the slides' measurement, which no library offers.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,6 +28,7 @@ import torch
 from tqdm.auto import tqdm
 
 from prismlib.lstm import LSTMLM
+from prismlib.stats import N_BOOT, Interval, paired_bootstrap
 
 
 def context_starts(n_tokens: int, n_contexts: int, length: int, seed: int) -> np.ndarray:
@@ -121,11 +130,93 @@ def changes_frame(changes: np.ndarray, model: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def slope_spread(changes: np.ndarray, samples: int = 200, seed: int = 0, min_distance: int = 1) -> np.ndarray:
-    """Standard deviation of :func:`decay_slopes` over bootstrap resamples of the contexts, ``(n_layers,)``."""
-    n = changes.shape[0]
-    if n < 2:
-        return np.zeros(changes.shape[1])
-    rng = np.random.default_rng(seed)
-    boot = [decay_slopes(changes[rng.integers(0, n, n)], min_distance) for _ in range(samples)]
-    return np.std(boot, axis=0, ddof=1)
+def context_interval(
+    changes: Sequence[np.ndarray],
+    statistic: Callable[[list[np.ndarray]], float],
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Interval:
+    """Interval of ``statistic(changes)`` from a paired bootstrap over the contexts.
+
+    Args:
+        changes: per model ``(n_contexts, n_layers, length)`` from :func:`cell_state_change`,
+            the same contexts in every model (same ``seed`` and ``length``).
+        statistic: maps the list of (resampled) arrays to a number, e.g. a slope difference.
+
+    Returns:
+        The :class:`~prismlib.stats.Interval`; ``units`` is the number of contexts.
+
+    Raises:
+        ValueError: models with different numbers of contexts, or a statistic that is NaN
+            on the data or on some resample (too few distances above the round-off floor).
+    """
+    arrays = [np.asarray(c, dtype=np.float64) for c in changes]
+    if not arrays or any(a.ndim != 3 for a in arrays):
+        raise ValueError("changes must be a non-empty list of (n_contexts, n_layers, length) arrays")
+    n = {a.shape[0] for a in arrays}
+    if len(n) != 1:
+        raise ValueError(f"every model must be ablated on the same contexts; got {sorted(n)} contexts")
+    if not np.isfinite(statistic(arrays)):
+        raise ValueError("the statistic is NaN on the data: fewer than two distances above the floor; use more contexts")
+    nan_resamples = []
+
+    def on_resample(idx: np.ndarray) -> float:
+        rows = idx.astype(np.intp)  # paired_bootstrap resamples the context indices
+        value = float(statistic([a[rows] for a in arrays]))
+        if not np.isfinite(value):
+            nan_resamples.append(1)
+        return value
+
+    interval = paired_bootstrap(on_resample, (np.arange(n.pop()),), n_boot=n_boot, seed=seed, vectorized=False)
+    if nan_resamples:
+        raise ValueError(f"{len(nan_resamples)} bootstrap resamples gave a NaN slope; use more contexts")
+    return interval
+
+
+def _slope(c: np.ndarray, layer: int, min_distance: int) -> float:
+    return float(decay_slopes(c[:, layer : layer + 1], min_distance)[0])
+
+
+def slope_interval(changes: np.ndarray, layer: int, min_distance: int = 1, n_boot: int = N_BOOT, seed: int = 0) -> Interval:
+    """Decay slope of ``layer`` (0-based) of one model with its interval over contexts.
+
+    Args:
+        changes: ``(n_contexts, n_layers, length)``.
+    """
+    return context_interval([changes], lambda cs: _slope(cs[0], layer, min_distance), n_boot, seed)
+
+
+def slope_difference(
+    changes_a: np.ndarray, changes_b: np.ndarray, layer: int, min_distance: int = 1, n_boot: int = N_BOOT, seed: int = 0
+) -> Interval:
+    """``slope_a - slope_b`` of ``layer`` (0-based), paired over the shared contexts (> 0: ``a`` decays more slowly)."""
+    return context_interval(
+        [changes_a, changes_b], lambda cs: _slope(cs[0], layer, min_distance) - _slope(cs[1], layer, min_distance), n_boot, seed
+    )
+
+
+def slope_range_difference(
+    changes: Sequence[np.ndarray],
+    layer_a: int,
+    layer_b: int,
+    min_distance: int = 1,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Interval:
+    """Range (max - min) over models of ``layer_a``'s slopes minus that of ``layer_b``'s.
+
+    Positive: the models' slopes agree more closely in ``layer_b`` than in ``layer_a``
+    (e.g. "layer 3 has a similar slope in every model", against layer 1).
+
+    Args:
+        changes: per model ``(n_contexts, n_layers, length)``, at least two models.
+    """
+    if len(changes) < 2:
+        raise ValueError("a spread across models needs at least two models")
+
+    def stat(cs: list[np.ndarray]) -> float:
+        a = np.array([_slope(c, layer_a, min_distance) for c in cs])
+        b = np.array([_slope(c, layer_b, min_distance) for c in cs])
+        return float(np.ptp(a) - np.ptp(b))  # NaN propagates
+
+    return context_interval(changes, stat, n_boot, seed)

@@ -40,6 +40,12 @@ controlled unit :func:`apply_timescales` writes the whole value into ``bias_ih``
 gate ``-b_f``, forget gate ``b_f``; gate order i, f, g, o) and zero into the same entries of
 ``bias_hh``, so the effective bias is exactly the variant's value. *Fixed* variants freeze
 those four entries per unit (both tensors); the rest of the layer trains.
+
+**Did training move the biases?** (:func:`bias_shift`, :func:`bias_override`): statistics
+of a layer's forget biases before and after training, with intervals from a bootstrap
+over the layer's hidden units (the units a layer's bias distribution is made of;
+resampled with :func:`prismlib.stats.paired_bootstrap`, a unit's initial and trained
+bias kept together).
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ from typing import Literal
 import numpy as np
 import torch
 from torch import Tensor, nn
+
+from prismlib.stats import N_BOOT, Interval, paired_bootstrap
 
 Convention = Literal["logit", "exp"]
 CONVENTIONS: tuple[str, ...] = ("logit", "exp")
@@ -288,3 +296,55 @@ def describe(name: str, T: float | None = None, fixed: bool = False) -> str:
     t = "" if T is None else f" {'X' if name == 'layer2' else 'T'}={T:g}"
     return f"{name}{t}{' (fixed)' if fixed else ''}"
 
+
+def _unit_array(b: Tensor | np.ndarray, what: str) -> np.ndarray:
+    x = b.detach().cpu().double().numpy() if torch.is_tensor(b) else np.asarray(b, dtype=np.float64)
+    if x.ndim != 1 or len(x) < 2 or not np.isfinite(x).all():
+        raise ValueError(f"{what} must be finite per-unit biases of shape (hidden,) with hidden >= 2, got shape {x.shape}")
+    return x
+
+
+def bias_shift(init: Tensor | np.ndarray, final: Tensor | np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> Interval:
+    """Mean over units of ``|b_final - b_init|`` for one layer, with a bootstrap interval over its units.
+
+    Args:
+        init, final: ``(hidden,)`` forget biases of the same layer before and after training.
+    """
+    a, b = _unit_array(init, "init"), _unit_array(final, "final")
+    if a.shape != b.shape:
+        raise ValueError(f"init and final must be the same layer: shapes {a.shape} and {b.shape}")
+
+    def stat(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.abs(y - x).mean(axis)
+
+    return paired_bootstrap(stat, (a, b), n_boot=n_boot, seed=seed)
+
+
+def bias_override(
+    init: Tensor | np.ndarray,
+    final: Tensor | np.ndarray,
+    reference_final: Tensor | np.ndarray,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Interval:
+    """``|mean(final) - mean(init)| - |mean(final) - mean(reference_final)|`` of one layer.
+
+    Positive: training took the layer's mean forget bias nearer to where a reference model
+    (the baseline, same layer) ended than to where it started: "training overrides the
+    initial values". The units of the two models are resampled with the same indices
+    (unit ``i`` of the reference has nothing to do with unit ``i`` of the model, so this
+    only keeps one resampling scheme; the means are what is compared).
+
+    Args:
+        init, final: ``(hidden,)`` forget biases of the model's layer before and after training.
+        reference_final: ``(hidden,)`` trained forget biases of the reference model's same layer.
+    """
+    a, b, r = _unit_array(init, "init"), _unit_array(final, "final"), _unit_array(reference_final, "reference_final")
+    if not a.shape == b.shape == r.shape:
+        raise ValueError(f"the three bias vectors must have one shape, got {a.shape}, {b.shape}, {r.shape}")
+
+    def stat(x: np.ndarray, y: np.ndarray, z: np.ndarray, axis: int = -1) -> np.ndarray:
+        m = y.mean(axis)
+        return np.abs(m - x.mean(axis)) - np.abs(m - z.mean(axis))
+
+    return paired_bootstrap(stat, (a, b, r), n_boot=n_boot, seed=seed)

@@ -1,4 +1,4 @@
-"""The AWD-style LM: fixed biases stay fixed, fused kernel, evaluation, bootstrap, resume."""
+"""The AWD-style LM: fixed biases stay fixed, fused kernel, evaluation, paired chunks, bootstrap, resume."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from prismlib import lstm
 from prismlib.profiles import get_profile
+from prismlib.stats import ratio_difference
 from prismlib.timescales import forget_gate_biases
 
 VOCAB = 30
@@ -163,13 +164,59 @@ def test_train_variant_caches_and_reloads(tmp_path):
     assert list(table["model"]) == ["layer2 X=5 (fixed)"] and table["test ppl"].iloc[0] > 1
 
 
-def test_verdict_uses_the_larger_seed_spread():
-    base = [100.0, 100.4]
-    assert lstm.verdict(98.0, base) == "lower"
-    assert lstm.verdict([98.0, 82.0], base) == "within noise"  # the variant's own spread is large
-    assert lstm.verdict(98.0, base, sd_floor=5.0) == "within noise"
-    assert lstm.verdict(120.0, base) == "higher"
-    assert lstm.pooled_sd([[1.0, 3.0], [10.0, 12.0], [5.0]]) == pytest.approx(math.sqrt(2.0))
+def test_chunk_sums_pair_models_and_drop_empty_chunks():
+    nll = np.arange(10, dtype=float)
+    nll[[0, 5, 8, 9]] = np.nan
+    sums, counts = lstm.chunk_sums(nll, chunk=3)  # chunks {0,1,2} {3,4,5} {6,7,8} {9}: the last is empty
+    np.testing.assert_array_equal(sums, [3.0, 7.0, 13.0])
+    np.testing.assert_array_equal(counts, [2.0, 2.0, 2.0])
+    two, counts2 = lstm.chunk_sums(np.stack([nll, 2 * nll]), chunk=3)
+    np.testing.assert_array_equal(two, [[3.0, 7.0, 13.0], [6.0, 14.0, 26.0]])
+    np.testing.assert_array_equal(counts2, counts)
+    shifted = nll.copy()
+    shifted[1] = np.nan
+    with pytest.raises(ValueError, match="same positions"):
+        lstm.chunk_sums(np.stack([nll, shifted]), chunk=3)
+    with pytest.raises(ValueError, match="fewer than two chunks"):
+        lstm.chunk_sums(nll, chunk=100)
+
+
+def test_predicted_mask_is_what_token_nll_predicts():
+    torch.manual_seed(0)
+    model = lstm.LSTMLM(VOCAB, 6, 10, 2).eval()
+    for n, batch in [(53, 2), (60, 3), (41, 1)]:
+        nll = lstm.token_nll(model, _ids(n), batch_size=batch, bptt=4)
+        np.testing.assert_array_equal(np.isfinite(nll), lstm.predicted_mask(n, batch))
+    with pytest.raises(ValueError, match="too few"):
+        lstm.predicted_mask(5, 4)
+
+
+def _noisy_nll(shift: float, seed: int, n: int = 3000) -> np.ndarray:
+    base = np.random.default_rng(0).gamma(2.0, 2.0, size=n)  # shared difficulty of each token
+    nll = base + shift + np.random.default_rng(seed).normal(0, 0.3, size=n)
+    nll[::500] = np.nan
+    return nll
+
+
+def test_perplexity_contrast():
+    a, b, c = _noisy_nll(0.0, 1), _noisy_nll(0.05, 2), _noisy_nll(0.2, 3)
+    d = lstm.perplexity_difference(a, b, n_boot=500)
+    assert d.effect == pytest.approx(lstm.perplexity(a) - lstm.perplexity(b))
+    assert d.high < 0 and d.units == 30
+    sums, counts = lstm.chunk_sums(np.stack([a, b]))
+    same = ratio_difference(sums[0], sums[1], counts, transform=np.exp, n_boot=500)
+    assert (d.low, d.high) == (same.low, same.high)
+    best = lstm.perplexity_contrast(a, [b, c], against="best", n_boot=500)
+    assert best.effect == pytest.approx(d.effect) and best.high < 0
+    worst = lstm.perplexity_contrast(c, [a, b], against="worst", n_boot=500)
+    assert worst.effect == pytest.approx(lstm.perplexity(c) - lstm.perplexity(b)) and worst.low > 0
+    # a seed mean: the chunks' NLL sums averaged over seeds
+    seeds = np.stack([a, _noisy_nll(0.0, 4)])
+    m = lstm.perplexity_difference(seeds, b, n_boot=100)
+    assert m.effect == pytest.approx(lstm.model_perplexity(seeds) - lstm.perplexity(b))
+    assert lstm.model_perplexity(seeds) == pytest.approx(math.exp(np.nanmean(seeds.mean(axis=0))))
+    with pytest.raises(ValueError, match="'best' or 'worst'"):
+        lstm.perplexity_contrast(a, [b], against="median")
 
 
 def test_settings_key_ignores_evaluation_only_fields():

@@ -69,12 +69,42 @@ def test_context_starts_do_not_overlap():
         memory.context_starts(100, 5, 70, seed=0)
 
 
-def test_slope_spread_zero_for_identical_contexts_and_positive_otherwise():
+def _power_law_contexts(exponents: tuple[float, ...], n: int = 12, noise: float = 0.0, seed: int = 0) -> np.ndarray:
     d = np.arange(1, 31)
-    same = np.stack([np.stack([d**-1.0])] * 5)
-    assert np.allclose(memory.slope_spread(same, samples=20), 0)
-    noisy = same * np.random.default_rng(0).lognormal(0, 0.5, size=same.shape)
-    assert memory.slope_spread(noisy, samples=50)[0] > 0.01
+    clean = np.stack([np.stack([d**e for e in exponents])] * n)  # (n, layers, 30)
+    return clean * np.random.default_rng(seed).lognormal(0, noise, size=clean.shape)
+
+
+def test_slope_interval_is_a_point_for_identical_contexts_and_wide_otherwise():
+    same = _power_law_contexts((-1.0,))
+    i = memory.slope_interval(same, 0, n_boot=50)
+    assert i.effect == pytest.approx(-1.0) and i.high - i.low == pytest.approx(0, abs=1e-9) and i.units == 12
+    noisy = _power_law_contexts((-1.0,), noise=0.5)
+    j = memory.slope_interval(noisy, 0, n_boot=200)
+    assert j.low < j.effect < j.high and j.high - j.low > 0.01
+
+
+def test_slope_difference_and_range_difference_pair_the_contexts():
+    a = _power_law_contexts((-0.5, -1.0, -1.0), noise=0.2, seed=1)
+    b = _power_law_contexts((-2.0, -1.1, -1.02), noise=0.2, seed=2)
+    diff = memory.slope_difference(a, b, layer=0, n_boot=200)
+    assert diff.effect == pytest.approx(memory.decay_slopes(a)[0] - memory.decay_slopes(b)[0])
+    assert diff.low > 0  # a's layer 1 decays much more slowly
+    spread = memory.slope_range_difference([a, b], layer_a=0, layer_b=2, n_boot=200)
+    sa, sb = memory.decay_slopes(a), memory.decay_slopes(b)
+    assert spread.effect == pytest.approx(abs(sa[0] - sb[0]) - abs(sa[2] - sb[2]))
+    assert spread.low > 0  # layer 3 agrees across models far more than layer 1
+    with pytest.raises(ValueError, match="same contexts"):
+        memory.slope_difference(a, b[:5], layer=0)
+    with pytest.raises(ValueError, match="at least two models"):
+        memory.slope_range_difference([a], 0, 2)
+
+
+def test_slope_interval_refuses_a_nan_slope():
+    flat = np.zeros((4, 1, 30))
+    flat[:, 0, 0] = 1.0  # only d = 1 above the floor: no slope
+    with pytest.raises(ValueError, match="NaN"):
+        memory.slope_interval(flat, 0, n_boot=20)
 
 
 def test_decay_slope_ignores_the_roundoff_plateau():

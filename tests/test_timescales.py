@@ -1,9 +1,10 @@
-"""Timescale <-> forget-gate conversions, the chrono sampler and every named variant."""
+"""Timescale <-> forget-gate conversions, the chrono sampler, every named variant, bias statistics."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -153,3 +154,26 @@ def test_apply_timescales_writes_ih_and_zeroes_hh_on_plain_lstm():
         ts.apply_timescales(layers, biases, fixed=True)
     with pytest.raises(ValueError, match="shape"):
         ts.apply_timescales(layers, [torch.zeros(3), None, None])
+
+
+def test_bias_shift_over_units():
+    b0 = torch.linspace(-1, 1, 200)
+    still = ts.bias_shift(b0, b0.clone(), n_boot=50)
+    assert still.effect == 0 and still.high == 0 and still.units == 200
+    moved = b0 + torch.from_numpy(np.random.default_rng(0).normal(0.5, 0.1, 200)).float()
+    shift = ts.bias_shift(b0, moved, n_boot=200)
+    assert shift.effect == pytest.approx((moved - b0).abs().mean().item(), rel=1e-6)
+    assert 0.45 < shift.low < shift.effect < shift.high < 0.55
+    with pytest.raises(ValueError, match="same layer"):
+        ts.bias_shift(b0, b0[:10])
+
+
+def test_bias_override_says_which_end_the_trained_biases_are_nearer():
+    rng = np.random.default_rng(1)
+    init = rng.normal(2.0, 0.5, 300)  # e.g. chrono, mean 2
+    reference = rng.normal(0.0, 0.5, 300)  # the baseline's trained biases, mean 0
+    overridden = ts.bias_override(init, rng.normal(0.2, 0.5, 300), reference, n_boot=300)
+    kept = ts.bias_override(init, rng.normal(1.9, 0.5, 300), reference, n_boot=300)
+    assert overridden.low > 0 and kept.high < 0
+    with pytest.raises(ValueError, match="finite"):
+        ts.bias_override(init, np.full(300, np.nan), reference)

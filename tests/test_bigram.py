@@ -1,0 +1,140 @@
+"""The Kneser-Ney bigram baseline: normalised, better than a unigram, aligned with the LSTM's NLL."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import need
+from prismlib import bigram, lstm
+from prismlib.stats import Interval
+
+V = 40
+
+
+def _markov_text(n: int, seed: int) -> np.ndarray:
+    """A first-order Markov chain over V types, each with three possible successors."""
+    rng = np.random.default_rng(12345)  # the chain is fixed; ``seed`` draws the text
+    trans = np.zeros((V, V))
+    for v in range(V):
+        trans[v, rng.choice(V, 3, replace=False)] = rng.dirichlet(np.ones(3))
+    cdf = trans.cumsum(axis=1)
+    u = np.random.default_rng(seed).random(n)
+    out = np.zeros(n, dtype=np.int64)
+    for t in range(1, n):
+        out[t] = min(np.searchsorted(cdf[out[t - 1]], u[t]), V - 1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def lm() -> bigram.BigramLM:
+    return bigram.fit_bigram(_markov_text(20_000, seed=0), V)
+
+
+def test_distributions_sum_to_one_for_seen_and_unseen_contexts():
+    train = _markov_text(5_000, seed=1)
+    train = train[train != V - 1]  # type V - 1 never occurs: an unseen context and an unseen word
+    model = bigram.fit_bigram(train, V)
+    assert model.context_count[V - 1] == 0
+    for context in (0, 1, int(train[100]), V - 1):
+        p = model.distribution(context)
+        assert p.shape == (V,) and np.all(p > 0)
+        assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    assert model.lower.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(model.distribution(V - 1), model.lower)  # unseen context: the lower order
+
+
+def test_probabilities_follow_the_kneser_ney_formula():
+    """An independent, dictionary-based computation of interpolated Kneser-Ney."""
+    k = 6
+    ids = np.random.default_rng(3).choice(k, size=30, p=[0.35, 0.25, 0.15, 0.1, 0.1, 0.05])
+    model = bigram.fit_bigram(ids, k)
+    pairs = list(zip(ids[:-1].tolist(), ids[1:].tolist()))
+    c = {(v, w): pairs.count((v, w)) for v in range(k) for w in range(k)}
+    seen = [x for x in c.values() if x > 0]
+    d = seen.count(1) / (seen.count(1) + 2 * seen.count(2))
+    cont = [sum(c[(v, w)] > 0 for v in range(k)) for w in range(k)]
+    positive = [x for x in cont if x > 0]
+    d_u = positive.count(1) / (positive.count(1) + 2 * positive.count(2))
+    total = sum(cont)
+    lower = [max(x - d_u, 0) / total + d_u * len(positive) / total / k for x in cont]
+    assert model.discount == pytest.approx(d) and model.unigram_discount == pytest.approx(d_u)
+    np.testing.assert_allclose(model.lower, lower)
+    for v in range(k):
+        cv = sum(c[(v, w)] for w in range(k))
+        types = sum(c[(v, w)] > 0 for w in range(k))
+        for w in range(k):
+            want = max(c[(v, w)] - d, 0) / cv + d * types / cv * lower[w]
+            assert model.prob(np.array([v]), np.array([w]))[0] == pytest.approx(want)
+
+
+def test_beats_a_unigram_on_held_out_text(lm):
+    held_out = _markov_text(5_000, seed=7)
+    ppl_bigram = lstm.perplexity(bigram.token_nll(lm, held_out))
+    train = _markov_text(20_000, seed=0)
+    unigram = (np.bincount(train, minlength=V) + 1) / (len(train) + V)  # add-one: every type has mass
+    ppl_unigram = math.exp(-np.log(unigram[held_out[1:]]).mean())
+    assert ppl_bigram < 0.8 * ppl_unigram
+
+
+def test_token_nll_is_aligned_with_the_lstm_evaluation(lm):
+    ids = _markov_text(503, seed=3)
+    torch.manual_seed(0)
+    model = lstm.LSTMLM(V, 6, 8, 2).eval()
+    with torch.no_grad():
+        nll_lstm = lstm.token_nll(model, ids, batch_size=4, bptt=7)
+    nll_bigram = bigram.token_nll(lm, ids, batch_size=4)
+    np.testing.assert_array_equal(np.isfinite(nll_bigram), np.isfinite(nll_lstm))
+    np.testing.assert_array_equal(np.isfinite(nll_lstm), lstm.predicted_mask(len(ids), 4))
+    full = bigram.token_nll(lm, ids)
+    assert np.isnan(full[0]) and np.isfinite(full[1:]).all()
+    keep = np.isfinite(nll_bigram)
+    np.testing.assert_allclose(nll_bigram[keep], full[keep])
+    # the chunks pair: both models have the same predicted tokens per chunk
+    sums, counts = lstm.chunk_sums(np.stack([nll_lstm, nll_bigram]))
+    assert sums.shape == (2, 5) and counts.sum() == keep.sum()  # the 3-token tail predicts nothing: dropped
+    with pytest.raises(ValueError, match="same positions"):
+        lstm.chunk_sums(np.stack([nll_lstm, full]))
+
+
+def test_gate_passes_only_when_every_model_is_clearly_below(lm):
+    held_out = _markov_text(2_000, seed=5)
+    nll_b = bigram.token_nll(lm, held_out, batch_size=2)
+    better, worse = nll_b - 0.3, nll_b + 0.3
+    diffs = bigram.versus_bigram({"better": better, "worse": worse, "seeds": np.stack([better, better - 0.1])}, nll_b, n_boot=200)
+    assert diffs["better"].high < 0 and diffs["worse"].low > 0
+    assert isinstance(diffs["seeds"], Interval) and diffs["seeds"].effect < diffs["better"].effect
+    assert bigram.beats_bigram(diffs, nll_b, ["better", "seeds"]).passed
+    gate = bigram.beats_bigram(diffs, nll_b)
+    assert not gate.passed and "worse" in gate.detail and "1 of 3" in gate.detail
+    with pytest.raises(ValueError, match="versus_bigram"):
+        bigram.beats_bigram(diffs, nll_b, ["missing"])
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match=r"in \[0, 4\)"):
+        bigram.fit_bigram(np.array([0, 1, 5, 2]), 4)
+    with pytest.raises(ValueError, match="seen once and twice"):
+        bigram.fit_bigram(np.array([0, 1, 2, 3]), 4)
+    model = bigram.fit_bigram(_markov_text(2_000, seed=2), V)
+    with pytest.raises(ValueError, match="must lie in"):
+        bigram.token_nll(model, np.array([0, V]))
+    with pytest.raises(ValueError, match="too few"):
+        bigram.token_nll(model, np.arange(5), batch_size=4)
+
+
+@pytest.mark.data
+def test_ptb_bigram_perplexity(real_data_dir):
+    need("ptb/ptb.train.txt", "ptb/ptb.test.txt")
+    from prismlib.data.ptb import load_ptb_corpus
+
+    corpus = load_ptb_corpus()
+    model = bigram.fit_bigram(corpus.train, len(corpus.vocab))
+    assert model.train_tokens == 929_589
+    ppl = lstm.perplexity(bigram.token_nll(model, corpus.test))
+    unigram = np.bincount(corpus.train, minlength=len(corpus.vocab)) / len(corpus.train)
+    assert 150 < ppl < 230  # interpolated KN bigrams of PTB are near 190
+    assert ppl < 0.5 * math.exp(-np.log(unigram[corpus.test]).mean())
