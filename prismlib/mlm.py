@@ -5,6 +5,13 @@ probability ``prob`` (15%); a selected position becomes ``[MASK]`` with probabil
 ``replace[0]`` (80%), a uniformly random token with ``replace[1]`` (10%) and stays as
 it is otherwise (10%).  The MLM probe of section 3 uses ``replace=(1, 0, 0)``: every
 selected position is ``[MASK]``.
+
+Section 4 (notebooks 03-04): :func:`train_mlm` continues MLM training (seeded,
+checkpointed, resumable); :func:`masked_span_logprobs` is Fig. 5's evaluation and
+:func:`heldout_logprobs` the held-out MLM score that :func:`unigram_logprobs` (the
+context-free baseline) gates.  Several Fig. 5 inputs come from one article, so the
+intervals (:func:`article_mean`, :func:`bootstrap_ci`) resample articles; the
+resampling itself is :mod:`prismlib.stats`'s, the only bootstrap of the project.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from prismlib.stats import LEVEL, N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
 from prismlib.windows import IGNORE, Window
 
 LOSS_IGNORE = -100
@@ -398,9 +406,49 @@ def train_mlm(
 
 
 # =========================================================================== masked-span evaluation
+#
+# Fig. 5 evaluates held-out inputs cut from articles; several inputs come from one
+# article and are not independent, so every interval below resamples *articles*
+# (prismlib.stats does the resampling; this module only says what is averaged).
 
 
 @torch.no_grad()
+def _correct_logprobs(
+    model: torch.nn.Module,
+    fed: Tensor,
+    target: Tensor,
+    evaluate: Tensor | None,
+    batch_size: int,
+    device: str | torch.device,
+    progress: bool,
+    desc: str,
+) -> Tensor:
+    """``log p(target)`` of a masked LM fed ``fed``, at the positions ``evaluate`` (all when ``None``).
+
+    Args:
+        fed, target: ``(N, length)`` int64 ids given to the model / whose probability is read.
+        evaluate: ``(N, length)`` bool, or ``None`` for every position.
+
+    Returns:
+        ``(N, length)`` float32 on the CPU, 0 where not evaluated.
+    """
+    from tqdm.auto import tqdm
+
+    device = torch.device(device)
+    model.to(device).eval()
+    head = mlm_head(model)
+    out = torch.zeros(target.shape, dtype=torch.float32)
+    for start in tqdm(range(0, len(fed), batch_size), desc=desc, leave=False, disable=not progress):
+        x = fed[start : start + batch_size].to(device)
+        hidden = model.base_model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
+        for i in range(len(x)):  # one input at a time keeps the (length, vocab) logits small
+            row = start + i
+            where = torch.ones(target.shape[1], dtype=torch.bool) if evaluate is None else evaluate[row].cpu()
+            logp = torch.log_softmax(head(hidden[i][where.to(device)]).float(), dim=-1)
+            out[row, where] = logp.gather(-1, target[row, where].to(device)[:, None])[:, 0].cpu()
+    return out
+
+
 def masked_span_logprobs(
     model: torch.nn.Module,
     inputs: Tensor,
@@ -424,56 +472,169 @@ def masked_span_logprobs(
     Returns:
         ``(N, length)`` float32 ``log p(correct token)`` on the CPU.
     """
-    from tqdm.auto import tqdm
-
     lo, hi = span
     if not 0 <= lo < hi <= inputs.shape[1]:
         raise ValueError(f"span {span} does not fit inputs of length {inputs.shape[1]}")
-    device = torch.device(device)
-    model.to(device).eval()
-    head = mlm_head(model)
-    out = []
-    for start in tqdm(range(0, len(inputs), batch_size), desc="masked span", leave=False, disable=not progress):
-        target = inputs[start : start + batch_size].to(device)
-        masked = target.clone()
-        masked[:, lo:hi] = mask_id
-        hidden = model.base_model(input_ids=masked, attention_mask=torch.ones_like(masked)).last_hidden_state
-        rows = []
-        for i in range(len(target)):  # one input at a time keeps the (length, vocab) logits small
-            logp = torch.log_softmax(head(hidden[i]).float(), dim=-1)
-            rows.append(logp.gather(-1, target[i, :, None])[:, 0])
-        out.append(torch.stack(rows).cpu())
-    return torch.cat(out) if out else torch.zeros(0, inputs.shape[1])
+    masked = inputs.clone()
+    masked[:, lo:hi] = mask_id
+    return _correct_logprobs(model, masked, inputs, None, batch_size, device, progress, "masked span")
+
+
+def heldout_logprobs(
+    model: torch.nn.Module,
+    inputs: Tensor,
+    mask_id: int,
+    special_ids: Sequence[int],
+    seed: int,
+    prob: float = 0.15,
+    batch_size: int = 8,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """The held-out MLM score: ``log p(correct token)`` at randomly masked positions.
+
+    ``prob`` of the non-special tokens of every input are selected (seeded by ``seed``,
+    so two models see the same masks) and all of them replaced by ``[MASK]`` (the
+    MLM probe's ``replace=(1, 0, 0)``, not BERT's 80/10/10 training corruption); the
+    model predicts the selected positions.  ``-logp[selected].mean()`` is the held-out
+    MLM loss in nats per token.
+
+    Args:
+        inputs: ``(N, length)`` int64 token ids.
+        special_ids: ids never selected ([CLS], [SEP], [PAD]).
+
+    Returns:
+        ``(logp, selected)``: ``(N, length)`` float32 (0 where not selected) and bool.
+    """
+    gen = torch.Generator().manual_seed(int(seed))
+    special = torch.isin(inputs, torch.as_tensor(list(special_ids), dtype=inputs.dtype))
+    corrupted, labels = mask_batch(inputs, special, mask_id, 1, gen, prob, (1.0, 0.0, 0.0))
+    selected = labels != LOSS_IGNORE
+    return _correct_logprobs(model, corrupted, inputs, selected, batch_size, device, progress, "held-out MLM"), selected
+
+
+def unigram_logprobs(sequences: Tensor, vocab_size: int, ignore_ids: Sequence[int] = ()) -> Tensor:
+    """Add-one smoothed unigram log-probabilities of the tokens of ``sequences``.
+
+    ``p(w) = (count(w) + 1) / (total + vocab_size)`` for every id ``w`` in
+    ``0 .. vocab_size - 1``, where ``count`` and ``total`` leave out the ids in
+    ``ignore_ids`` (special tokens: never a prediction target).  This is the
+    context-free baseline an MLM head must beat (DESIGN, "Gates").
+
+    Args:
+        sequences: ``(n, length)`` int64 token ids (e.g. the continued-training inputs).
+        vocab_size: size of the vocabulary (``len(tokenizer)``).
+        ignore_ids: ids that are not counted.
+
+    Returns:
+        ``(vocab_size,)`` float64 log-probabilities (they sum to 1 in probability).
+    """
+    ids = torch.as_tensor(sequences).reshape(-1).long()
+    if vocab_size < 1:
+        raise ValueError(f"vocab_size must be positive, got {vocab_size}")
+    if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+        raise ValueError(f"token ids must lie in 0..{vocab_size - 1}, got {int(ids.min())}..{int(ids.max())}")
+    if len(ignore_ids):
+        ids = ids[~torch.isin(ids, torch.as_tensor(list(ignore_ids), dtype=ids.dtype))]
+    counts = torch.bincount(ids, minlength=vocab_size).double()
+    return torch.log((counts + 1) / (counts.sum() + vocab_size))
+
+
+def per_article(values: np.ndarray, articles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-article sums of per-input values, and the number of inputs of each article.
+
+    Args:
+        values: ``(..., N)`` one value per input (e.g. the input's mean log p over a region).
+        articles: ``(N,)`` the article each input was cut from.
+
+    Returns:
+        ``(units, sums, counts)``: the sorted articles ``(G,)``, ``(..., G)`` sums and
+        ``(G,)`` inputs per article.
+    """
+    articles = np.asarray(articles)
+    units, sums = group_sums(values, articles)
+    _, counts = group_sums(np.ones(len(articles)), articles)
+    return units, sums, counts
+
+
+def article_mean(
+    a: np.ndarray,
+    articles: np.ndarray,
+    b: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Interval:
+    """Mean over inputs of ``a`` (minus the mean of ``b``), with a bootstrap over articles.
+
+    The effect is ``sum_i a_i / sum_i w_i - sum_i b_i / sum_i w_i`` over the inputs ``i``;
+    the interval resamples the articles (all inputs of a drawn article together), paired
+    between ``a`` and ``b``.  With ``weights=None`` every input counts once (``a``, ``b``
+    are per-input means, e.g. the mean log p over the masked span); for a per-token mean
+    pass per-input sums as ``a``/``b`` and per-input token counts as ``weights``.
+
+    Args:
+        a: ``(N,)`` per-input values of the first condition.
+        articles: ``(N,)`` the article of each input.
+        b: ``(N,)`` per-input values of the second condition (``None``: 0, the mean of ``a``).
+        weights: ``(N,)`` per-input denominators (``None``: 1 each).
+
+    Returns:
+        The :class:`~prismlib.stats.Interval` (``units`` = articles).
+
+    Raises:
+        ValueError: arrays of different lengths, or fewer than two articles.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    n = len(a)
+    b = np.zeros(n) if b is None else np.asarray(b, dtype=np.float64)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    if not (len(b) == len(w) == len(np.asarray(articles)) == n):
+        raise ValueError(
+            f"a, b, weights and articles must have one entry per input; got {n}, {len(b)}, {len(w)}, {len(articles)}"
+        )
+    _, sums = group_sums(np.stack([a, b, w]), np.asarray(articles))
+    return ratio_difference(sums[0], sums[1], sums[2], n_boot=n_boot, seed=seed, level=level)
+
+
+def _mean_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
+    return num.sum(axis) / den.sum(axis)
 
 
 def bootstrap_ci(
-    values: np.ndarray | Tensor, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    values: np.ndarray | Tensor, articles: np.ndarray, n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean over rows and its percentile bootstrap interval, per column.
+    """Mean over inputs per column and its percentile bootstrap interval over articles (Fig. 5's curves).
+
+    Every column uses the same resampled articles (one seed), through
+    :func:`prismlib.stats.paired_bootstrap`.
 
     Args:
-        values: ``(N, L)`` (or ``(N,)``) samples, one row per input.
-        n_boot: bootstrap resamples of the ``N`` rows (with replacement).
+        values: ``(N, L)`` (or ``(N,)``) one row per input, e.g. log p per position.
+        articles: ``(N,)`` the article each input was cut from (the bootstrap unit).
+        n_boot: bootstrap resamples.
         seed: seed of the resampling.
-        level: coverage of the interval (0.95: the 2.5% and 97.5% percentiles).
+        level: coverage of the interval.
 
     Returns:
-        ``(mean, low, high)``, each of shape ``(L,)`` (or scalars' shape ``()`` for 1-D input).
+        ``(mean, low, high)``, each ``(L,)`` (scalars for 1-D ``values``).
+
+    Raises:
+        ValueError: rows and articles differ in number, or fewer than two articles.
     """
     v = np.asarray(values.cpu().numpy() if isinstance(values, Tensor) else values, dtype=np.float64)
     flat = v.ndim == 1
     v = v[:, None] if flat else v
-    if v.ndim != 2 or len(v) == 0:
-        raise ValueError(f"values must be (N, L) with N >= 1, got shape {v.shape}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    n = len(v)
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot)  # (n_boot, N)
-    means = counts @ v / n  # (n_boot, L)
-    alpha = (1 - level) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
+    if v.ndim != 2 or len(v) != len(np.asarray(articles)):
+        raise ValueError(f"values must be (N, L) with one article per row; got shape {v.shape} and {len(articles)} articles")
+    _, sums, counts = per_article(v.T, articles)  # (L, G), (G,)
     mean = v.mean(0)
+    low, high = np.empty(v.shape[1]), np.empty(v.shape[1])
+    for col in range(v.shape[1]):
+        iv = paired_bootstrap(_mean_ratio, (sums[col], counts), n_boot=n_boot, seed=seed, level=level)
+        low[col], high[col] = iv.low, iv.high
     if flat:
         return mean[0], low[0], high[0]
     return mean, low, high

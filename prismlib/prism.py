@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -267,6 +268,9 @@ class MLMCorpus:
         train_articles: ``"<dataset>/<split>: <title>"`` of every training article.
         eval_articles: the same for the held-out articles.
         description: one paragraph saying exactly which text trained and which evaluated.
+        eval_article: ``(m,)`` int64 index into ``eval_articles`` of the article each
+            row of ``evaluation`` was cut from: Fig. 5's bootstrap unit (inputs of one
+            article are not independent; with ``eval_stride < seq_len - 2`` they overlap).
     """
 
     train: Tensor
@@ -274,6 +278,15 @@ class MLMCorpus:
     train_articles: list[str]
     eval_articles: list[str]
     description: str
+    eval_article: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        self.eval_article = np.asarray(self.eval_article, dtype=np.int64)
+        if len(self.eval_article) != len(self.evaluation):
+            raise ValueError(
+                f"eval_article must name the article of each of the {len(self.evaluation)} evaluation inputs, "
+                f"got {len(self.eval_article)}"
+            )
 
 
 def mlm_corpus(profile, tokenizer) -> MLMCorpus:
@@ -287,7 +300,6 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     ``wikitext103-train`` (paper): train on WikiText-103 train, evaluate on WikiText-103
     test, with inputs every ``eval_stride`` wordpieces.
     """
-    import numpy as np
 
     from prismlib.data import load_wikitext
     from prismlib.mlm import chunk_tokens, detokenize_wikitext
@@ -319,7 +331,7 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
         raise RuntimeError(f"evaluation articles also in the training text: {overlap[:5]}")
     clean = detokenize_wikitext
     train, _ = chunk_tokens(tokenizer, [clean(a.text) for _, a in train_parts], S.seq_len)
-    evaluation, _ = chunk_tokens(tokenizer, [clean(a.text) for _, a in eval_parts], S.seq_len, stride=S.eval_stride)
+    evaluation, eval_doc = chunk_tokens(tokenizer, [clean(a.text) for _, a in eval_parts], S.seq_len, stride=S.eval_stride)
     description = (
         f"Training text: {how}, cut into {len(train)} inputs of {S.seq_len} tokens (no input crosses two "
         f"articles; each article's last partial piece is dropped). Held-out text for Fig. 5: "
@@ -328,7 +340,7 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     )
     return MLMCorpus(
         train, evaluation, [f"{src}: {a.title}" for src, a in train_parts], [f"{src}: {a.title}" for src, a in eval_parts],
-        description,
+        description, np.asarray(eval_doc, dtype=np.int64),
     )
 
 

@@ -168,3 +168,15 @@ def test_band_names_are_the_papers():
     assert PrismLayer(768).bands == BAND_NAMES
     assert PrismLayer(768).sector("LOW") == slice(0, 154)
     assert PrismLayer(768).sector("HIGH") == slice(615, 768)
+
+
+def test_mlm_corpus_names_the_article_of_every_evaluation_input():
+    import numpy as np
+
+    from prismlib.prism import MLMCorpus
+
+    ids = torch.zeros(3, 8, dtype=torch.long)
+    corpus = MLMCorpus(ids, ids, ["t"], ["a", "b"], "", eval_article=[0, 0, 1])
+    assert corpus.eval_article.dtype == np.int64 and corpus.eval_article.tolist() == [0, 0, 1]
+    with pytest.raises(ValueError, match="article of each of the 3 evaluation inputs"):
+        MLMCorpus(ids, ids, ["t"], ["a"], "", eval_article=[0, 0])
