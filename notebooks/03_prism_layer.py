@@ -367,10 +367,9 @@ def diff(name: str, a: str, b: str) -> Interval:
 
 def damage_gate(name: str) -> Gate:
     iv = diff(name, "baseline", "original")
-    return Gate(
+    return Gate.not_below(
         f"continued training did not damage the encoder on {name} (baseline - original not clearly below 0)",
-        Test(iv, sign=-1).verdict != "held",  # fails only when the whole interval is below 0
-        f"baseline {acc(name, 'baseline')} vs original {acc(name, 'original')}, {iv} points",
+        iv, f"baseline {acc(name, 'baseline')} vs original {acc(name, 'original')}, {iv} points",
     )
 
 

@@ -102,6 +102,12 @@ class Gate:
         passed = Test(interval, sign).verdict == "held"
         return cls(name, passed, detail or str(interval))
 
+    @classmethod
+    def not_below(cls, name: str, interval: Interval, detail: str = "") -> Gate:
+        """Passed unless the interval lies entirely below 0 ("not clearly worse", e.g. an
+        encoder after continued training against the one it started from)."""
+        return cls(name, not interval.high < 0, detail or str(interval))
+
     def __str__(self) -> str:
         return f"{self.name} ({self.detail})" if self.detail else self.name
 

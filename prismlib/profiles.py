@@ -307,8 +307,8 @@ _PRISM_SMOKE = PrismSettings(
     train_text="offline", train_articles_103=30, steps=2, batch_size=1, seq_len=512, lr=1e-3, checkpoint_every=1,
     every_layer=True,
     sizes={
-        "pos": TaskSize(train=2, val=1, test=1, positions=64),
-        "swda": TaskSize(train=2, val=1, test=1, positions=64),
+        "pos": TaskSize(train=2, val=1, test=2, positions=64),
+        "swda": TaskSize(train=2, val=1, test=2, positions=64),
         "topic": TaskSize(train=12, val=4, test=4, positions=16),
     },
     span=(200, 300), eval_inputs=4, eval_stride=510, eval_batch=4, bootstrap=200, threads=1,

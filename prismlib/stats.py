@@ -103,6 +103,8 @@ def paired_bootstrap(
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     effect = float(statistic(*arrays, axis=-1) if vectorized else statistic(*arrays))
+    if not np.isfinite(effect):
+        raise ValueError(f"the statistic is {effect} on the full data; an interval needs a finite effect")
     if vectorized:
         fn = statistic
     else:
@@ -121,8 +123,11 @@ def paired_bootstrap(
         rng=np.random.default_rng(seed),
     )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if not np.isfinite(low) or not np.isfinite(high):  # degenerate: every resample gave one value
-        low = high = effect
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise ValueError(
+            "some bootstrap resamples gave a non-finite statistic (e.g. a ratio over units whose "
+            "denominators sum to 0); use more units or a statistic defined on every resample"
+        )
     return Interval(effect, low, high, units, level)
 
 
@@ -179,7 +184,8 @@ def ratio_difference(
     den_b = den if den_b is None else den_b
 
     def stat(a: np.ndarray, b: np.ndarray, d: np.ndarray, db: np.ndarray, axis: int = -1) -> np.ndarray:
-        return f(a.sum(axis) / d.sum(axis)) - f(b.sum(axis) / db.sum(axis))
+        with np.errstate(divide="ignore", invalid="ignore"):  # non-finite results raise in paired_bootstrap
+            return f(a.sum(axis) / d.sum(axis)) - f(b.sum(axis) / db.sum(axis))
 
     return paired_bootstrap(stat, (num_a, num_b, den, den_b), n_boot=n_boot, seed=seed, level=level)
 

@@ -73,3 +73,8 @@ def test_render_is_a_markdown_table():
     text = render([Claim("02", "a | b", "p", (Test(iv(1, 2)),))])
     lines = text.splitlines()
     assert lines[0].startswith("| verdict |") and "**held**" in lines[2] and "a \\| b" in lines[2]
+
+
+def test_gate_not_below():
+    assert Gate.not_below("g", iv(-1, 1)).passed and Gate.not_below("g", iv(1, 2)).passed
+    assert not Gate.not_below("g", iv(-2, -1)).passed

@@ -78,3 +78,10 @@ def test_interval_helpers():
     assert iv.contains(0) and not iv.contains(0.06)
     s = iv.scaled(-100)
     assert (s.effect, s.low, s.high) == pytest.approx((-2.0, -5.0, 1.0))
+
+
+def test_non_finite_statistics_are_errors_not_narrow_intervals():
+    with pytest.raises(ValueError, match="non-finite statistic"):
+        ratio_difference(np.array([1.0, 1.0, 1.0]), np.ones(3), np.array([1.0, 0.0, 0.0]), n_boot=200)
+    with pytest.raises(ValueError, match="finite effect"):
+        ratio_difference(np.ones(3), np.ones(3), np.zeros(3))
