@@ -228,7 +228,7 @@ def save_claims(claims: Sequence[Claim], profile: str) -> pd.DataFrame:
     (out / "claims.md").write_text(
         f"# Claims tested on the `{profile}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "
         "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.\n\n"
-        + md.to_markdown(index=False)
+        + md.to_markdown(index=False, disable_numparse=True)
         + "\n"
     )
     return table
