@@ -26,12 +26,14 @@ notebook's, to ``figures/<profile>/claims.csv`` and ``claims.md``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
-from prismlib.paths import figure_dir
+from prismlib.paths import figure_dir, locked
 from prismlib.stats import Interval
 
 VERDICTS: tuple[str, ...] = ("held", "not held", "inside noise", "not testable")
@@ -210,6 +212,13 @@ def save_claims(claims: Sequence[Claim], profile: str) -> pd.DataFrame:
     new = claims_frame(claims)
     out = figure_dir(profile)
     csv = out / "claims.csv"
+    with locked(csv):
+        return _merge_claims(new, csv, profile)
+
+
+def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
+    """The read-modify-write of :func:`save_claims` (called under its lock)."""
+    out = csv.parent
     if csv.exists():
         old = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False)
         old = old[~old["notebook"].isin(set(new["notebook"]))]
@@ -217,7 +226,7 @@ def save_claims(claims: Sequence[Claim], profile: str) -> pd.DataFrame:
     else:
         table = new
     table = table.sort_values("notebook", kind="stable").reset_index(drop=True)
-    tmp = csv.with_suffix(".tmp")
+    tmp = csv.with_suffix(f".{os.getpid()}.tmp")
     table.to_csv(tmp, index=False)
     tmp.replace(csv)
     counts = table["verdict"].value_counts().reindex(list(VERDICTS), fill_value=0)

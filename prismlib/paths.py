@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 OUTPUT_ENV = "PRISMLIB_OUTPUT"
@@ -43,3 +45,22 @@ def cache_dir() -> Path:
     path = output_root() / ".cache"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<path>.lock`` (POSIX ``flock``) for a read-modify-write of
+    ``path``, so notebooks run by parallel processes never drop each other's rows.
+    Where ``fcntl`` does not exist (Windows) it does not lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    lock = path.with_name(path.name + ".lock")
+    with open(lock, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

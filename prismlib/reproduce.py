@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from prismlib.paths import project_root, results_dir
+from prismlib.paths import locked, project_root, results_dir
 from prismlib.profiles import PROFILE_ENV, get_profile
 
 PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "seaborn", "papermill", "jupytext", "prismlib")
@@ -80,7 +80,8 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
     prof = get_profile(profile)
     out_dir = results_dir(prof.name)
     manifest_path = out_dir / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() and only else {}
+    with locked(manifest_path):
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() and only else {}
     manifest.update(
         {
             "profile": prof.name,
@@ -111,7 +112,8 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
                 )
                 seconds[src.stem] = round(time.perf_counter() - t0, 1)
                 print(f"[{prof.name}] {src.stem} done in {seconds[src.stem]:.1f} s", flush=True)
-                _write_manifest(manifest_path, manifest, merge=bool(only))
+                with locked(manifest_path):
+                    _write_manifest(manifest_path, manifest, merge=bool(only))
     finally:
         if env_before is None:
             os.environ.pop(PROFILE_ENV, None)
@@ -132,7 +134,7 @@ def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
                     manifest["seconds"][nb_path.stem] = round(float(duration), 1)
     manifest["total_seconds"] = round(sum(manifest["seconds"].values()), 1)
     out = {**manifest, "seconds": dict(sorted(manifest["seconds"].items()))}
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(out, indent=2) + "\n")
     tmp.replace(path)
 
