@@ -97,11 +97,8 @@ print(pd.DataFrame(rows).to_string(index=False))
 # claim below needs its models clearly below it. Perplexities to 1 decimal:
 
 # %% tags=["nbval-check-output"]
-kn = bigram.fit_bigram(corpus.train, len(corpus.vocab))
-kn_nll = bigram.token_nll(kn, test_ids, S.eval_batch)
-print(f"Kneser-Ney bigram of PTB train ({kn.train_tokens:,} tokens, discount {kn.discount:.3f}): test perplexity "
-      f"{perplexity(bigram.token_nll(kn, corpus.test)):.1f} on all {len(corpus.test):,} test tokens, "
-      f"{perplexity(kn_nll):.1f} on the {int(np.isfinite(kn_nll).sum()):,} tokens the LSTMs predict")
+kn_nll, kn_line = bigram.ptb_baseline(corpus.train, corpus.test, test_ids, len(corpus.vocab), S.eval_batch)
+print(kn_line)
 
 # %% [markdown]
 # ## Training

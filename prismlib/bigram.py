@@ -201,3 +201,27 @@ def beats_bigram(differences: Mapping[str, Interval], bigram_nll: np.ndarray, na
         more = f"; {len(failed) - 2} more" if len(failed) > 2 else ""
         detail = f"{len(failed)} of {len(names)} not below the bigram's {ppl:.1f}: {shown}{more}"
     return Gate("LMs beat the PTB bigram", not failed, detail)
+
+
+def ptb_baseline(train: np.ndarray, test: np.ndarray, test_ids: np.ndarray, vocab_size: int, eval_batch: int) -> tuple[np.ndarray, str]:
+    """The bigram gate's baseline as the work-B notebooks use it.
+
+    Args:
+        train, test: PTB train and the full test split (ids).
+        test_ids: the test tokens the LSTMs are scored on (all of ``test`` or its start).
+        vocab_size: ``V``.
+        eval_batch: the LSTMs' evaluation batch (which positions are predicted).
+
+    Returns:
+        ``(nll, line)``: the bigram's per-token NLL aligned with the LSTMs'
+        ``token_nll(test_ids)`` (NaN where they predict nothing), and a sentence with its
+        perplexities to 1 decimal.
+    """
+    lm = fit_bigram(train, vocab_size)
+    nll = token_nll(lm, test_ids, eval_batch)
+    line = (
+        f"Kneser-Ney bigram of PTB train ({lm.train_tokens:,} tokens, discount {lm.discount:.3f}): test perplexity "
+        f"{perplexity(token_nll(lm, test)):.1f} on all {len(test):,} test tokens, "
+        f"{perplexity(nll):.1f} on the {int(np.isfinite(nll).sum()):,} tokens the LSTMs predict"
+    )
+    return nll, line
