@@ -109,22 +109,28 @@ data_table
 # %% [markdown]
 # ## Encode and filter (cached)
 #
-# One encoder pass per window; all six conditions are filtered from it. Features of
-# the sampled positions are cached on disk (float16, `.cache/features/`), keyed by
-# model, task, split, layer, profile and a digest of windows and settings, so a second
-# run skips this step. For topic we also keep ORIG and LOW of every layer for the
-# layer sweep at the end.
+# One encoder pass per window; all six conditions are filtered from it, and for the
+# tasks of the measured choices below also the six filtered with `[CLS]`/`[SEP]` placed
+# the other way (conditions named `LOW|outside` and so on). Features of the sampled
+# positions are cached on disk (float16, `.cache/features/`), keyed by model, task,
+# split, layer, profile and a digest of windows and settings, so a second run skips this
+# step. For topic we also keep ORIG and LOW of every layer for the layer sweep at the end.
 
 # %%
-def encode(name: str, windows: dict, layers: dict, specials: str = S.specials) -> dict:
+PROBED = ("pos", "swda", "topic")  # the tasks of the measured choices (the MLM probe, the slowest, is left out)
+other_specials = "outside" if S.specials == "inside" else "inside"
+OTHER_PLACEMENT = tuple(f"{c}|{other_specials}" for c in CONDITIONS)
+
+
+def encode(name: str, windows: dict, layers: dict) -> dict:
     return encode_splits(encoder, windows, layers, task=name, profile=P.name, positions=S.sizes[name].positions,
-                         seed=P.seed, batch_size=S.encode_batch, specials=specials)
+                         seed=P.seed, batch_size=S.encode_batch, specials=S.specials)
 
 
 t0 = time.perf_counter()
 features = {}
 for name, t in tasks.items():
-    layers = {LAST: CONDITIONS}
+    layers = {LAST: CONDITIONS + (OTHER_PLACEMENT if name in PROBED else ())}
     if name == "topic":
         sweep_layers = S.sweep_layers if S.sweep_layers is not None else range(encoder.num_layers + 1)
         layers |= {layer: ("ORIG", "LOW") for layer in sweep_layers if layer != LAST}
@@ -146,13 +152,15 @@ fed
 
 # %%
 def probe_all(name: str, feats: dict, conditions=CONDITIONS, runs: int = S.runs, **options) -> tuple:
-    """Probe ``conditions`` of one task; returns the runs and their summary table."""
+    """Probe ``conditions`` of one task; returns the runs and their summary table (conditions
+    named without their ``|placement`` suffix)."""
     epochs = {"max_epochs": S.mlm_epochs if name == "mlm" else S.max_epochs, "patience": S.patience}
     settings = {"standardize": S.standardize} | options
     r = probe_conditions(feats, len(tasks[name].label_names), conditions, runs, P.seed, workers=S.workers,
                          batch_size=S.batch_size, device=encoder.device, **epochs, **settings)
     groups = tasks[name].row_groups("test", feats["test"].window)
-    return r, summarise(r, feats["test"], groups, seed=P.seed)
+    table = summarise(r, feats["test"], groups, seed=P.seed)
+    return r, table.assign(condition=table["condition"].str.split("|").str[0])
 
 
 t0 = time.perf_counter()
@@ -225,7 +233,6 @@ pd.DataFrame({"task": list(gates), "gate": [g.name for g in gates.values()], "pa
 
 # %%
 t0 = time.perf_counter()
-PROBED = ("pos", "swda", "topic")  # the MLM probe, the slowest, is left out of the option tables
 option_rows = []
 
 
@@ -242,15 +249,13 @@ def add_option(choice: str, value: str, name: str, summary: pd.DataFrame) -> Non
 
 
 other_std = not S.standardize
-other_specials = "outside" if S.specials == "inside" else "inside"
 other_da = "resolved" if S.da_labels == "continuation" else "continuation"
 for name in PROBED:
     add_option("features", "standardised" if S.standardize else "raw", name, fig4[fig4["task"] == name])
     _, table = probe_all(name, features[name][LAST], runs=S.option_runs, standardize=other_std)
     add_option("features", "standardised" if other_std else "raw", name, table)
     add_option("[CLS]/[SEP]", S.specials, name, fig4[fig4["task"] == name])
-    feats = encode(name, tasks[name].windows, {LAST: CONDITIONS}, specials=other_specials)[LAST]
-    _, table = probe_all(name, feats, runs=S.option_runs)
+    _, table = probe_all(name, features[name][LAST], OTHER_PLACEMENT, runs=S.option_runs)
     add_option("[CLS]/[SEP]", other_specials, name, table)
 add_option("dialog acts", S.da_labels, "swda", fig4[fig4["task"] == "swda"])
 swda_other = task_data("swda", da_labels=other_da)

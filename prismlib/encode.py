@@ -153,6 +153,19 @@ sequence (the encoder's whole output, length N) or ``outside`` it (only the real
 tokens are filtered, length N - 2).  The paper does not say; notebook 02 measures it."""
 
 
+def placement(condition: str, default: str = "inside") -> tuple[str, str]:
+    """``"LOW|outside"`` -> ``("LOW", "outside")``; a name without ``|`` takes ``default``.
+
+    Raises:
+        ValueError: the placement is not one of :data:`SPECIALS`.
+    """
+    base, _, where = condition.partition("|")
+    where = where or default
+    if where not in SPECIALS:
+        raise ValueError(f"specials must be one of {SPECIALS}, got {where!r} (in condition {condition!r})")
+    return base, where
+
+
 def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]) -> dict[str, Tensor]:
     """Apply each condition to a padded batch, each row over its own real length.
 
@@ -230,15 +243,15 @@ def encode_windows(
         batch_size: windows per encoder call (sorted by length to limit padding).
         specials: ``inside``: filter the whole output ``[CLS] ... [SEP]`` (length N);
             ``outside``: filter only the real tokens (length N - 2). See :data:`SPECIALS`.
+            A condition named ``"LOW|outside"`` (or ``"|inside"``) overrides it for that
+            condition, so one encoder pass serves both placements.
 
     Returns:
         layer -> :class:`Features`, rows ordered by window then position.
     """
     from tqdm.auto import tqdm
 
-    if specials not in SPECIALS:
-        raise ValueError(f"specials must be one of {SPECIALS}, got {specials!r}")
-    cut = 1 if specials == "outside" else 0
+    placements = {c: placement(c, specials) for conds in layers.values() for c in conds}
     picks = sample_positions(windows, positions, seed)
     order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
     parts: dict[int, dict[str, list]] = {layer: {c: [] for c in conds} for layer, conds in layers.items()}
@@ -253,12 +266,17 @@ def encode_windows(
             mask[row, : lengths[row]] = 1
         out = encoder.model(input_ids=ids.to(encoder.device), attention_mask=mask.to(encoder.device), output_hidden_states=True)
         for layer, conds in layers.items():
-            hidden = out.hidden_states[layer].float()
-            if cut:  # drop [CLS]; [SEP] falls beyond each row's new length, as padding
-                hidden = hidden[:, 1:]
-            filtered = filter_conditions(hidden, [n - 2 * cut for n in lengths], conds)
-            for c, h in filtered.items():
-                parts[layer][c].extend(h[row, picks[i] - cut].half().cpu() for row, i in enumerate(batch))
+            for where in SPECIALS:
+                group = [c for c in conds if placements[c][1] == where]
+                if not group:
+                    continue
+                cut = 1 if where == "outside" else 0
+                # outside: drop [CLS]; [SEP] falls beyond each row's new length, as padding
+                hidden = out.hidden_states[layer].float()[:, cut:]
+                filtered = filter_conditions(hidden, [n - 2 * cut for n in lengths], tuple({placements[c][0] for c in group}))
+                for c in group:
+                    h = filtered[placements[c][0]]
+                    parts[layer][c].extend(h[row, picks[i] - cut].half().cpu() for row, i in enumerate(batch))
         index.extend((i, picks[i]) for i in batch)
     # restore window order
     rank = np.argsort([i for i, _ in index], kind="stable")

@@ -280,7 +280,7 @@ _PROBE_CPU = ProbeSettings(
     mlm_epochs=30,
     batch_size=64,
     encode_batch=8,
-    mlm_vocab=1000,
+    mlm_vocab=500,
     workers=2,
 )
 _PROBE_PAPER = ProbeSettings(

@@ -129,3 +129,15 @@ def test_relabelled_keeps_rows_and_takes_new_labels(tiny_encoder):
     unlabelled = [type(w)(w.input_ids, np.full_like(w.labels, -1), w.weights, w.unit_ids, w.source) for w in wins]
     with pytest.raises(ValueError, match="do not label every row"):
         f.relabelled(unlabelled)
+
+
+def test_both_placements_from_one_pass(tiny_encoder):
+    wins = windows([40, 7, 25])
+    both = encode_windows(tiny_encoder, wins, {-1: ("ORIG", "LOW", "LOW|outside", "HIGH|outside")}, positions=6, seed=1)[-1]
+    inside = encode_windows(tiny_encoder, wins, {-1: ("LOW",)}, positions=6, seed=1)[-1]
+    outside = encode_windows(tiny_encoder, wins, {-1: ("LOW", "HIGH")}, positions=6, seed=1, specials="outside")[-1]
+    assert torch.equal(both.x["LOW"], inside.x["LOW"])
+    assert torch.equal(both.x["LOW|outside"], outside.x["LOW"]) and torch.equal(both.x["HIGH|outside"], outside.x["HIGH"])
+    assert not torch.equal(both.x["LOW"], both.x["LOW|outside"])
+    with pytest.raises(ValueError, match="specials must be one of"):
+        encode_windows(tiny_encoder, wins, {-1: ("LOW|between",)}, positions=6, seed=1)
