@@ -92,7 +92,10 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
             "data_dir": os.environ.get("PRISMLIB_DATA"),
         }
     )
-    seconds = manifest.setdefault("seconds", {})
+    # this run's notebooks only: with --only, the others' seconds are read from their executed
+    # copies when the manifest is written (a copy loaded now would be stale if another run
+    # finishes meanwhile)
+    seconds = manifest["seconds"] = {}
     env_before = os.environ.get(PROFILE_ENV)
     os.environ[PROFILE_ENV] = prof.name  # also the default inside the kernel
     try:
@@ -126,14 +129,14 @@ def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
     """Write the manifest.  With ``merge`` (a partial ``--only`` run) the seconds of the
     other notebooks are read from the papermill metadata of their executed copies beside
     it, so runs of disjoint notebook sets never drop each other's entries."""
+    seconds = dict(manifest["seconds"])  # this run's; ``manifest`` itself is not changed
     if merge:
         for nb_path in sorted(path.parent.glob("[0-9][0-9]_*.ipynb")):
-            if nb_path.stem not in manifest["seconds"]:
+            if nb_path.stem not in seconds:
                 duration = json.loads(nb_path.read_text()).get("metadata", {}).get("papermill", {}).get("duration")
                 if duration is not None:
-                    manifest["seconds"][nb_path.stem] = round(float(duration), 1)
-    manifest["total_seconds"] = round(sum(manifest["seconds"].values()), 1)
-    out = {**manifest, "seconds": dict(sorted(manifest["seconds"].items()))}
+                    seconds[nb_path.stem] = round(float(duration), 1)
+    out = {**manifest, "seconds": dict(sorted(seconds.items())), "total_seconds": round(sum(seconds.values()), 1)}
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(out, indent=2) + "\n")
     tmp.replace(path)

@@ -83,6 +83,15 @@ def test_manifest_keeps_every_notebook_and_merges_partial_runs(tmp_path):
     (tmp_path / "03_c.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 4.04}}}))
     _write_manifest(path, {"profile": "smoke", "seconds": {"01_a": 1.5}}, merge=True)
     assert json.loads(path.read_text())["seconds"] == {"01_a": 1.5, "03_c": 4.0}
+    # two partial runs in parallel: a notebook the other run finishes later is read fresh at
+    # each write, never frozen at the value seen at this run's first write
+    mine = {"profile": "smoke", "seconds": {"01_a": 1.5}}
+    _write_manifest(path, mine, merge=True)
+    (tmp_path / "03_c.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 9.0}}}))
+    mine["seconds"]["02_b"] = 2.5
+    _write_manifest(path, mine, merge=True)
+    assert json.loads(path.read_text())["seconds"] == {"01_a": 1.5, "02_b": 2.5, "03_c": 9.0}
+    assert mine["seconds"] == {"01_a": 1.5, "02_b": 2.5}
 
 
 def _checked_cells(nb) -> list:
