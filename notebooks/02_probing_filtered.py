@@ -64,7 +64,6 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
 
 from prismlib.claims import Claim, Test, report
 from prismlib.encode import CONDITIONS, ENCODERS, encode_splits, load_encoder

@@ -53,7 +53,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
-from IPython.display import display
 
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.mlm import article_mean, bootstrap_ci, heldout_logprobs, masked_span_logprobs, unigram_logprobs

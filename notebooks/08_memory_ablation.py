@@ -45,7 +45,6 @@ profile = os.environ.get("PRISMLIB_PROFILE", "cpu")  # smoke | cpu | paper
 import time
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
@@ -53,7 +52,7 @@ import torch
 from prismlib import bigram, memory, timescales
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import UNK, load_ptb_corpus
-from prismlib.lstm import RunSpec, perplexity, torch_threads, train_all
+from prismlib.lstm import RunSpec, torch_threads, train_all
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 
