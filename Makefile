@@ -1,5 +1,7 @@
 # prism-companion: `make reproduce` regenerates every figure and table, `make test` runs the tests.
 #   PROFILE=smoke|cpu|paper   run profile (default cpu)
+#   EXECUTOR=local|inline|slurm  where the LSTM grid of notebooks 05-08 trains (default local:
+#                             one single-thread worker process per core)
 #   PRISMLIB_DATA=DIR         where the datasets are (default: ../shared/data when that offline
 #                             copy exists beside the checkout, else ./data, filled by `make data`)
 #   TORCH=...                 torch requirement installed first (default the pinned CPU build;
@@ -30,7 +32,10 @@ venv: $(VENV)/.installed
 data: venv
 	$(PY) -m prismlib data fetch $(if $(filter paper,$(PROFILE)),--paper,)
 
+# the LSTM grid of notebooks 05-08 first, in parallel worker processes (EXECUTOR=local|inline|slurm)
+EXECUTOR ?= local
 reproduce: venv data
+	$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR)
 	$(PY) -m prismlib reproduce --profile $(PROFILE)
 
 test: venv

@@ -1,16 +1,20 @@
-"""Benchmark: training tokens/s of prismlib's LSTM LM vs a plain torch.nn.LSTM LM, same run.
+"""Benchmark: training tokens/s of prismlib's LSTM LM, full vs adaptive softmax, vs a plain torch.nn.LSTM LM.
 
-    python benchmarks/lstm.py                 # cpu-profile sizes (emb 64, hidden 128, 3 layers)
+    python benchmarks/lstm.py                 # cpu-profile sizes (3 layers 256/256/200)
     python benchmarks/lstm.py --profile paper # 400 / 1150 / 1150 / 400 (use a GPU)
-    python benchmarks/lstm.py --threads 1     # torch CPU threads
+    python benchmarks/lstm.py --threads 1     # torch CPU threads (the cpu profile trains with 1)
 
-Every model does the same training step on the same random batch ``(batch, bptt)``:
-forward, full-softmax cross-entropy, backward, gradient clipping, SGD step. The plain
-model is embedding -> three ``nn.LSTM`` layers of the same widths -> tied decoder, no
-regularisation. prismlib is timed with the profile's AWD regularisation (dropouts, weight
-drop, AR/TAR), without it, and with fixed layer-wise biases; each row also says how many
-fused ``aten::lstm`` calls one forward makes (one per layer = the fused kernel runs; a
-per-timestep Python loop would show ``aten::lstm_cell`` instead).
+Every model does the same training step on the same batch ``(batch, bptt)`` of word ids
+drawn from a Zipf law over the 10k vocabulary (rank r with probability ~ 1/(r + 1), so
+the adaptive softmax's clusters see PTB-like traffic: ~80% of targets in the 2000-word
+head): forward, NLL, backward, gradient clipping, SGD step. The plain model is embedding
+-> ``nn.LSTM`` layers of the same widths -> tied full-softmax decoder, no regularisation.
+prismlib is timed with the full softmax and with the adaptive softmax (the profile's
+cutoffs, or 2000/6000), without and with the profile's regularisation, and with fixed
+biases (layer-wise, official). Each row also says how many fused ``aten::lstm`` calls one
+forward makes (one per layer = the fused kernel runs; a per-timestep Python loop would
+show ``aten::lstm_cell`` instead), and the last column the adaptive/full ratio of the
+same configuration.
 """
 
 from __future__ import annotations
@@ -49,20 +53,27 @@ class PlainLM(nn.Module):
         return self.decoder(h)
 
 
-def logits_of(model: nn.Module, x: Tensor) -> Tensor:
-    out = model(x)
-    return out.logits if isinstance(model, LSTMLM) else out
+def loss_of(model: nn.Module, x: Tensor) -> Tensor:
+    if isinstance(model, LSTMLM):
+        return model.nll(model(x[:, :-1]).last_dropped, x[:, 1:]).mean()
+    return F.cross_entropy(model(x[:, :-1]).reshape(-1, VOCAB), x[:, 1:].reshape(-1))
+
+
+def zipf_ids(shape: tuple[int, int], device: torch.device) -> Tensor:
+    """Word ids ``shape`` with rank r drawn with probability ~ 1/(r + 1) (ids = ranks)."""
+    p = 1.0 / torch.arange(1, VOCAB + 1, dtype=torch.float64)
+    gen = torch.Generator().manual_seed(0)
+    return torch.multinomial(p / p.sum(), shape[0] * shape[1], replacement=True, generator=gen).view(shape).to(device)
 
 
 def tokens_per_second(model: nn.Module, batch: int, bptt: int, steps: int, device: torch.device) -> tuple[float, int]:
     """Training tokens/s over ``steps`` steps (after two warm-up steps) and ``aten::lstm`` calls per forward."""
     model.to(device).train()
     opt = torch.optim.SGD(model.parameters(), lr=1.0, weight_decay=1.2e-6)
-    x = torch.randint(0, VOCAB, (batch, bptt + 1), device=device, generator=None)
+    x = zipf_ids((batch, bptt + 1), device)
 
     def step() -> None:
-        logits = logits_of(model, x[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, VOCAB), x[:, 1:].reshape(-1))
+        loss = loss_of(model, x)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 0.25)
@@ -71,7 +82,7 @@ def tokens_per_second(model: nn.Module, batch: int, bptt: int, steps: int, devic
     for _ in range(2):
         step()
     with torch.profiler.profile() as prof:
-        logits_of(model, x[:, :-1])
+        model(x[:, :-1])
     n_lstm = sum(e.name == "aten::lstm" for e in prof.events())
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -97,23 +108,32 @@ def main() -> None:
     sizes = [s.hidden] * (s.layers - 1) + [s.emb]
     print(f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
     print(f"sizes {sizes}, emb {s.emb}, vocab {VOCAB}, batch {s.batch_size} x {s.bptt} tokens, {args.steps} steps\n")
-    no_reg = dataclasses.replace(s, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
-    models = {
-        "plain nn.LSTM LM": lambda: PlainLM(s.emb, sizes),
-        "prismlib LM, no regularisation": lambda: build_model(RunSpec(), VOCAB, no_reg),
-        "prismlib LM, AWD regularisation": lambda: build_model(RunSpec(), VOCAB, s),
-        "prismlib LM, AWD + fixed layer-wise biases": lambda: build_model(
-            RunSpec("layerwise", 70.0, fixed=True), VOCAB, s
-        ),
+    cutoffs = s.cutoffs or (2000, 6000)
+    variants = {
+        "no regularisation": (RunSpec(), dataclasses.replace(s, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)),
+        "profile regularisation": (RunSpec(), s),
+        "+ fixed layer-wise biases": (RunSpec("layerwise", 70.0, fixed=True), s),
+        "+ official biases (all frozen)": (RunSpec("official", fixed=True), s),
     }
     results = {}
-    for name, make in models.items():
-        torch.manual_seed(0)
-        results[name] = tokens_per_second(make(), s.batch_size, s.bptt, args.steps, device)
-    plain = results["plain nn.LSTM LM"][0]
-    print(f"{'model':46s} {'tokens/s':>10s} {'vs plain':>9s} {'aten::lstm calls':>17s}")
+    torch.manual_seed(0)
+    results["plain nn.LSTM LM (full softmax)"] = tokens_per_second(PlainLM(s.emb, sizes), s.batch_size, s.bptt, args.steps, device)
+    for name, (spec, settings) in variants.items():
+        for output, cut in (("full", ()), ("adaptive", cutoffs)):
+            torch.manual_seed(0)
+            model = build_model(spec, VOCAB, dataclasses.replace(settings, cutoffs=cut))  # ids are ranks already
+            results[f"prismlib, {name}, {output}"] = tokens_per_second(model, s.batch_size, s.bptt, args.steps, device)
+    plain = results["plain nn.LSTM LM (full softmax)"][0]
+    print(f"adaptive softmax cutoffs {cutoffs}\n")
+    print(f"{'model':56s} {'tokens/s':>10s} {'vs plain':>9s} {'aten::lstm':>11s} {'adaptive/full':>14s}")
     for name, (tps, n_lstm) in results.items():
-        print(f"{name:46s} {tps:10.0f} {tps / plain:9.2f} {n_lstm:17d}")
+        full = results.get(name.replace(", adaptive", ", full"))
+        ratio = f"{tps / full[0]:14.2f}" if name.endswith("adaptive") and full else ""
+        print(f"{name:56s} {tps:10.0f} {tps / plain:9.2f} {n_lstm:11d} {ratio}")
+    bad = [name for name, (_, n) in results.items() if n != len(sizes)]
+    if bad:
+        raise SystemExit(f"not every layer ran the fused aten::lstm kernel in: {bad}")
+    print(f"\nevery model: {len(sizes)} fused aten::lstm calls per forward (one per layer)")
 
 
 if __name__ == "__main__":

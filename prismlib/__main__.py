@@ -1,4 +1,5 @@
-"""Command line: ``python -m prismlib data {fetch,verify,list} [NAME ...]`` and
+"""Command line: ``python -m prismlib data {fetch,verify,list} [NAME ...]``,
+``python -m prismlib train [--profile P] [--executor E]`` and
 ``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``."""
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ commands:
   data fetch [NAME ...]     download datasets into $PRISMLIB_DATA (default ./data), checksummed
   data verify [NAME ...]    check that the datasets are present and intact
   data list                 the datasets, their sources and licences
+  train [--profile P] [--executor inline|local|slurm] [--workers N] [--only EXP ...]
+                            train the LSTM LMs of work B (notebooks 05-08) into the job cache
   reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
 """
 
@@ -25,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         from prismlib.data.registry import main as data_main
 
         return data_main(rest)
+    if command == "train":
+        from prismlib.jobs import main as train_main
+
+        return train_main(rest)
     if command == "reproduce":
         from prismlib.reproduce import main as reproduce_main
 

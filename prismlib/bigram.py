@@ -1,4 +1,4 @@
-"""The bigram baseline of PTB: the gate every work-B perplexity claim must pass.
+"""The count-based references of PTB: the bigram gate of every work-B perplexity claim, and a unigram.
 
 DESIGN ("Gates"): a claim about language models is *not testable* when a model it
 compares is "not clearly below the bigram model of the same data".  This module fits
@@ -29,6 +29,10 @@ pip-installable.  A bigram is a few numpy lines: counts of ``v * V + w`` keys wi
 ``np.unique`` and look-ups with ``np.searchsorted``; fitting on PTB train takes well
 under a second.
 
+:func:`ptb_references` also scores an add-one **unigram** of PTB train (what a model
+that has learnt only word frequencies gets) and tabulates both beside the LSTM
+baselines (``lm_references.csv`` of every work-B notebook).
+
 Positions: :func:`token_nll` with ``batch_size`` leaves NaN exactly where
 :func:`prismlib.lstm.token_nll` does (the first token of each evaluation stream and the
 tail), so the per-chunk sums of the two pair (:func:`prismlib.lstm.chunk_sums`).
@@ -40,10 +44,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from prismlib.claims import Gate
-from prismlib.lstm import CHUNK, perplexity, perplexity_difference, predicted_mask
-from prismlib.stats import N_BOOT, Interval
+from prismlib.lstm import CHUNK, N_BOOT_PTB, perplexity, perplexity_difference, predicted_mask
+from prismlib.stats import Interval
 
 
 @dataclass(frozen=True)
@@ -163,7 +168,7 @@ def token_nll(lm: BigramLM, ids: np.ndarray, batch_size: int | None = None) -> n
 
 
 def versus_bigram(
-    nlls: Mapping[str, np.ndarray], bigram_nll: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT, seed: int = 0
+    nlls: Mapping[str, np.ndarray], bigram_nll: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT_PTB, seed: int = 0
 ) -> dict[str, Interval]:
     """Per model, perplexity minus the bigram's, paired bootstrap over ``chunk``-token chunks.
 
@@ -225,3 +230,57 @@ def ptb_baseline(train: np.ndarray, test: np.ndarray, test_ids: np.ndarray, voca
         f"{perplexity(nll):.1f} on the {int(np.isfinite(nll).sum()):,} tokens the LSTMs predict"
     )
     return nll, line
+
+
+def unigram_nll(train: np.ndarray, ids: np.ndarray, vocab_size: int, batch_size: int | None = None) -> np.ndarray:
+    """``-log P(w)`` of an add-one unigram of ``train`` for every token of ``ids``, ``(n,)``.
+
+    NaN where :func:`prismlib.lstm.token_nll` with ``batch_size`` predicts nothing (and at
+    ``t = 0`` without it), as in :func:`token_nll`.
+    """
+    train, ids = np.asarray(train), np.asarray(ids)
+    if ids.ndim != 1 or len(ids) < 2 or ids.min() < 0 or ids.max() >= vocab_size:
+        raise ValueError(f"ids must be a stream (n,) of ids in [0, {vocab_size}), got shape {ids.shape}")
+    p = (np.bincount(train, minlength=vocab_size) + 1.0) / (len(train) + vocab_size)
+    out = -np.log(p[ids])
+    out[0] = np.nan
+    if batch_size is not None:
+        out[~predicted_mask(len(ids), batch_size)] = np.nan
+    return out
+
+
+def ptb_references(
+    train: np.ndarray, valid: np.ndarray, test_ids: np.ndarray, vocab_size: int, eval_batch: int
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The add-one unigram and the Kneser-Ney bigram of PTB train, scored on valid and test.
+
+    Args:
+        train, valid: PTB train and valid (ids).
+        test_ids: the test tokens the LSTMs are scored on.
+        vocab_size: ``V``.
+        eval_batch: the LSTMs' evaluation batch: test perplexities are over exactly the
+            tokens the LSTMs predict (valid: every token but the first).
+
+    Returns:
+        ``(table, unigram_nll, bigram_nll)``: a frame with columns ``model``, ``valid_ppl``,
+        ``test_ppl``, ``test_tokens``, and the two models' per-token test NLL aligned with
+        :func:`prismlib.lstm.token_nll` (the gate and the plots use them).
+    """
+    lm = fit_bigram(train, vocab_size)
+    uni = unigram_nll(train, test_ids, vocab_size, eval_batch)
+    bi = token_nll(lm, test_ids, eval_batch)
+    rows = [
+        {"model": "unigram (add-one, PTB train)", "valid_ppl": perplexity(unigram_nll(train, valid, vocab_size)),
+         "test_ppl": perplexity(uni)},
+        {"model": f"bigram (interpolated Kneser-Ney, PTB train, D = {lm.discount:.3f})",
+         "valid_ppl": perplexity(token_nll(lm, valid)), "test_ppl": perplexity(bi)},
+    ]  # fmt: skip
+    table = pd.DataFrame(rows).assign(test_tokens=int(np.isfinite(bi).sum()))
+    return table, uni, bi
+
+
+def lm_references(references: pd.DataFrame, models: Mapping[str, tuple[float, float]]) -> pd.DataFrame:
+    """``references`` (from :func:`ptb_references`) with one row per LSTM: name -> ``(valid_ppl, test_ppl)``."""
+    rows = [{"model": name, "valid_ppl": v, "test_ppl": t} for name, (v, t) in models.items()]
+    extra = pd.DataFrame(rows).assign(test_tokens=references["test_tokens"].iloc[0])
+    return pd.concat([references, extra], ignore_index=True)

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import math
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -45,11 +44,9 @@ from scipy.stats import bootstrap as scipy_bootstrap
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from prismlib.encode import resolve_device
-from prismlib.paths import cache_dir
 from prismlib.profiles import LSTMSettings
 from prismlib.stats import N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
-from prismlib.timescales import apply_timescales, describe, forget_gate_biases, variant_forget_biases
+from prismlib.timescales import apply_official, apply_timescales, describe, variant_forget_biases
 
 State = list[tuple[Tensor, Tensor]]
 
@@ -113,9 +110,8 @@ class LSTMLayer(nn.LSTM):
         return ret
 
 
-def embedded_dropout(embed: nn.Embedding, words: Tensor, p: float, training: bool) -> Tensor:
-    """Embedding lookup with whole word types dropped (rate ``p``): ``(batch, length, emb)``."""
-    weight = embed.weight
+def embedded_dropout(weight: Tensor, words: Tensor, p: float, training: bool) -> Tensor:
+    """Lookup in ``weight (vocab, emb)`` with whole word types dropped (rate ``p``): ``(batch, length, emb)``."""
     if training and p > 0:
         mask = weight.new_empty(weight.size(0), 1).bernoulli_(1 - p) / (1 - p)
         weight = weight * mask
@@ -135,23 +131,48 @@ class LMOutput:
     """Result of :meth:`LSTMLM.forward`.
 
     Attributes:
-        logits: ``(batch, length, vocab)``.
         state: per layer ``(h, c)``, each ``(1, batch, hidden_l)``.
         last_raw: last layer's output before dropout ``(batch, length, emb)`` (for TAR).
-        last_dropped: the same after locked dropout (for AR).
+        last_dropped: the same after locked dropout (for AR), the input of the output
+            layer: :meth:`LSTMLM.nll` and :meth:`LSTMLM.log_probs` read it.
     """
 
-    logits: Tensor
     state: State
     last_raw: Tensor
     last_dropped: Tensor
 
 
-class LSTMLM(nn.Module):
-    """AWD-LSTM language model: embedding -> ``layers`` LSTMs -> tied decoder.
+def frequency_rank(counts: np.ndarray) -> Tensor:
+    """Rank of every word id by training frequency (0 = most frequent; ties by id), ``(vocab,)``.
 
-    Layer widths are ``hidden`` except the last, which is ``emb`` so that the decoder can
-    share the embedding matrix (paper: 400 / 1150 / 1150 / 400).
+    ``nn.AdaptiveLogSoftmaxWithLoss`` needs targets sorted by frequency (its clusters are
+    id ranges); PTB's ids are in order of first occurrence, so the output layer maps ids
+    to ranks.
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or len(counts) < 2 or (counts < 0).any():
+        raise ValueError(f"counts must be non-negative word counts of shape (vocab,), got shape {counts.shape}")
+    order = np.argsort(-counts, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return torch.as_tensor(rank, dtype=torch.long)
+
+
+class LSTMLM(nn.Module):
+    """AWD-LSTM language model: embedding -> ``layers`` LSTMs -> output layer.
+
+    Layer widths are ``hidden`` except the last, which is ``emb`` (paper: 400 / 1150 /
+    1150 / 400). The output layer is either
+
+    * the **full softmax**, a decoder tied to the embedding (AWD-LSTM; ``cutoffs=()``), or
+    * an **adaptive softmax** (Grave et al. 2017, ``torch.nn.AdaptiveLogSoftmaxWithLoss``)
+      with ``cutoffs``, e.g. ``(2000, 6000)``: the 2000 most frequent words in the head,
+      the rest in two tail clusters (each behind an ``emb x emb`` projection). Its
+      probabilities are exact and normalised over the whole vocabulary, so its
+      perplexities compare with the full softmax's; it is several times cheaper. It is
+      tied too: the input embedding of a word is its output row (head or cluster), so
+      there is no separate embedding matrix. ``rank`` (word id -> frequency rank, from
+      :func:`frequency_rank` of the training counts) orders the words for it.
     """
 
     def __init__(
@@ -165,6 +186,8 @@ class LSTMLM(nn.Module):
         dropouti: float = 0.4,
         dropoute: float = 0.1,
         wdrop: float = 0.5,
+        cutoffs: Sequence[int] = (),
+        rank: Tensor | None = None,
     ) -> None:
         super().__init__()
         if layers < 1:
@@ -173,30 +196,61 @@ class LSTMLM(nn.Module):
         sizes = [hidden] * (layers - 1) + [emb]
         inputs = [emb] + sizes[:-1]
         self.rnns = nn.ModuleList(LSTMLayer(i, h, wdrop) for i, h in zip(inputs, sizes))
-        self.decoder = nn.Linear(emb, vocab_size)
-        self.decoder.weight = self.encoder.weight
         self.dropout, self.dropouth, self.dropouti, self.dropoute = dropout, dropouth, dropouti, dropoute
         nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
-        nn.init.zeros_(self.decoder.bias)
+        self.vocab_size = vocab_size
+        self.cutoffs = tuple(int(c) for c in cutoffs)
+        if self.cutoffs:
+            if list(self.cutoffs) != sorted(set(self.cutoffs)) or self.cutoffs[0] < 1 or self.cutoffs[-1] >= vocab_size:
+                raise ValueError(f"cutoffs must increase strictly within (0, {vocab_size}), got {self.cutoffs}")
+            # div_value 1: every cluster's output weights are emb wide, so together with the
+            # head's word rows they form the (rank-ordered) embedding matrix: tied, as AWD's.
+            self.adaptive = nn.AdaptiveLogSoftmaxWithLoss(emb, vocab_size, list(self.cutoffs), div_value=1.0)
+            del self.encoder
+            for w in self._output_rows():
+                nn.init.uniform_(w, -0.1, 0.1)
+            if rank is None:
+                rank = torch.arange(vocab_size)
+            if rank.shape != (vocab_size,) or not torch.equal(rank.sort().values, torch.arange(vocab_size)):
+                raise ValueError(f"rank must be a permutation of the {vocab_size} word ids (see frequency_rank)")
+            self.register_buffer("rank", rank.long().clone())
+        else:
+            self.decoder = nn.Linear(emb, vocab_size)
+            self.decoder.weight = self.encoder.weight
+            nn.init.zeros_(self.decoder.bias)
 
     @classmethod
-    def from_settings(cls, vocab_size: int, s: LSTMSettings) -> LSTMLM:
-        """A model sized and regularised as ``s`` says."""
-        return cls(vocab_size, s.emb, s.hidden, s.layers, s.dropout, s.dropouth, s.dropouti, s.dropoute, s.wdrop)
+    def from_settings(cls, vocab_size: int, s: LSTMSettings, rank: Tensor | None = None) -> LSTMLM:
+        """A model sized and regularised as ``s`` says (``rank``: see :func:`frequency_rank`)."""
+        return cls(
+            vocab_size, s.emb, s.hidden, s.layers, s.dropout, s.dropouth, s.dropouti, s.dropoute, s.wdrop,
+            s.cutoffs, rank if s.cutoffs else None,
+        )  # fmt: skip
 
     @property
     def sizes(self) -> list[int]:
         """Hidden units per layer."""
         return [r.hidden_size for r in self.rnns]
 
+    def _output_rows(self) -> list[Tensor]:
+        """The adaptive softmax's word rows in rank order: head ``(cutoffs[0], emb)``, then each cluster's."""
+        c0 = self.cutoffs[0]
+        return [self.adaptive.head.weight[:c0]] + [tail[1].weight for tail in self.adaptive.tail]
+
+    def embedding_matrix(self) -> Tensor:
+        """Input embeddings ``(vocab, emb)`` in id order: the decoder's (full softmax) or the adaptive softmax's rows."""
+        if not self.cutoffs:
+            return self.encoder.weight
+        return torch.cat(self._output_rows())[self.rank]
+
     def run_layers(self, tokens: Tensor, state: State | None = None) -> tuple[Tensor, Tensor, State]:
-        """The LSTM stack without the decoder.
+        """The LSTM stack without the output layer.
 
         Returns:
             ``(last_raw, last_dropped, state)``: the last layer's output ``(batch, length, emb)``
             before and after its dropout, and per layer ``(h, c)`` of ``(1, batch, hidden_l)``.
         """
-        x = embedded_dropout(self.encoder, tokens, self.dropoute, self.training)
+        x = embedded_dropout(self.embedding_matrix(), tokens, self.dropoute, self.training)
         x = locked_dropout(x, self.dropouti, self.training)
         new_state: State = []
         raw = x
@@ -208,9 +262,26 @@ class LSTMLM(nn.Module):
         return raw, x, new_state
 
     def forward(self, tokens: Tensor, state: State | None = None) -> LMOutput:
-        """``tokens (batch, length)`` int64 -> logits ``(batch, length, vocab)`` and the new state."""
+        """``tokens (batch, length)`` int64 -> the last layer's output and the new state."""
         raw, dropped, new_state = self.run_layers(tokens, state)
-        return LMOutput(self.decoder(dropped), new_state, raw, dropped)
+        return LMOutput(new_state, raw, dropped)
+
+    def nll(self, hidden: Tensor, targets: Tensor) -> Tensor:
+        """``-log p(target)`` in nats: ``hidden (batch, length, emb)``, ``targets (batch, length)`` -> ``(batch, length)``."""
+        flat = hidden.reshape(-1, hidden.size(-1))
+        if self.cutoffs:
+            out = self.adaptive(flat, self.rank[targets.reshape(-1)]).output
+            return (-out).view(targets.shape)
+        return F.cross_entropy(self.decoder(flat), targets.reshape(-1), reduction="none").view(targets.shape)
+
+    def log_probs(self, hidden: Tensor) -> Tensor:
+        """Log-probabilities of every word (ids in vocabulary order): ``(..., emb)`` -> ``(..., vocab)``."""
+        flat = hidden.reshape(-1, hidden.size(-1))
+        if self.cutoffs:
+            logp = self.adaptive.log_prob(flat)[:, self.rank]
+        else:
+            logp = F.log_softmax(self.decoder(flat), dim=-1)
+        return logp.view(*hidden.shape[:-1], -1)
 
 
 def detach_state(state: State) -> State:
@@ -259,9 +330,8 @@ def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bpt
         seq = min(bptt, n_per - 1 - i)
         res = model(data[:, i : i + seq], state)
         state = res.state
-        target = data[:, i + 1 : i + 1 + seq]
-        nll = F.cross_entropy(res.logits.reshape(-1, res.logits.size(-1)), target.reshape(-1), reduction="none")
-        out[:, i + 1 : i + 1 + seq] = nll.view(batch_size, seq).double().cpu()
+        nll = model.nll(res.last_dropped, data[:, i + 1 : i + 1 + seq])
+        out[:, i + 1 : i + 1 + seq] = nll.double().cpu()
     model.train(was_training)
     full = np.full(len(ids), np.nan)
     full[: batch_size * n_per] = out.reshape(-1).numpy()
@@ -272,6 +342,9 @@ def perplexity(nll: np.ndarray) -> float:
     """``exp`` of the mean NLL over the predicted (non-NaN) tokens of ``nll`` ``(n,)``."""
     return float(np.exp(np.nanmean(nll)))
 
+
+N_BOOT_PTB = 10_000
+"""Resamples of every paired bootstrap over PTB test chunks (the official evaluation's 10,000)."""
 
 CHUNK = 100
 """Tokens per independent unit of PTB test in every paired comparison (DESIGN: "a 100-word
@@ -352,7 +425,7 @@ def perplexity_contrast(
     others: Sequence[np.ndarray],
     against: str = "best",
     chunk: int = CHUNK,
-    n_boot: int = N_BOOT,
+    n_boot: int = N_BOOT_PTB,
     seed: int = 0,
 ) -> Interval:
     """Perplexity of ``target`` minus the best (lowest) or worst (highest) of ``others``.
@@ -388,9 +461,97 @@ def perplexity_contrast(
     return paired_bootstrap(stat, (*sums, counts), n_boot=n_boot, seed=seed)
 
 
-def perplexity_difference(a: np.ndarray, b: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT, seed: int = 0) -> Interval:
+def perplexity_difference(a: np.ndarray, b: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT_PTB, seed: int = 0) -> Interval:
     """``ppl(a) - ppl(b)`` with a paired bootstrap over chunks (see :func:`perplexity_contrast`)."""
     return perplexity_contrast(a, [b], chunk=chunk, n_boot=n_boot, seed=seed)
+
+
+FREQUENCY_BINS: tuple[tuple[str, float, float], ...] = (
+    (">10k", 10_000, math.inf),
+    ("1k-10k", 1_000, 10_000),
+    ("100-1k", 100, 1_000),
+    ("<100", 0, 100),
+)
+"""Word-frequency bins of the ICLR 2021 version: ``(label, low, high)``, a word is in a bin
+when ``low <= (its count in PTB train) < high``."""
+
+
+def frequency_bins(ids: np.ndarray, train_counts: np.ndarray) -> np.ndarray:
+    """Label of :data:`FREQUENCY_BINS` for every token of ``ids`` ``(n,)`` by its training count."""
+    counts = np.asarray(train_counts)[np.asarray(ids)]
+    out = np.empty(len(counts), dtype=object)
+    for label, low, high in FREQUENCY_BINS:
+        out[(counts >= low) & (counts < high)] = label
+    return out
+
+
+def perplexity_by_frequency(
+    nlls: dict[str, np.ndarray], ids: np.ndarray, train_counts: np.ndarray, reference: str, n_boot: int = N_BOOT_PTB, seed: int = 0
+) -> pd.DataFrame:
+    """Perplexity per word-frequency bin of every model, and its difference from ``reference``.
+
+    Each bin's perplexity is ``exp`` of the mean NLL of the test tokens whose *target*
+    word is in the bin (the ICLR version's ``high_low_freq_bin_evaluation``); the
+    difference is a paired bootstrap over 100-token chunks of the test stream, counting
+    only the bin's tokens in each chunk.
+
+    Args:
+        nlls: model name -> per-token test NLL ``(n,)`` or ``(seeds, n)``, all predicted at
+            the same positions; must contain ``reference``.
+        ids: the test tokens ``(n,)``; ``train_counts``: ``(vocab,)`` counts in PTB train.
+
+    Returns:
+        One row per model and bin: ``model``, ``bin``, ``tokens``, ``ppl``, ``delta``
+        (:class:`~prismlib.stats.Interval` against ``reference``; ``None`` for it).
+    """
+    if reference not in nlls:
+        raise ValueError(f"reference {reference!r} is not among the models {list(nlls)}")
+    bins = frequency_bins(ids, train_counts)
+    rows = []
+    for label, _, _ in FREQUENCY_BINS:
+        keep = bins == label
+        masked = {name: np.where(keep, seed_mean_nll(x), np.nan) for name, x in nlls.items()}
+        for name, x in masked.items():
+            delta = None if name == reference else perplexity_difference(x, masked[reference], n_boot=n_boot, seed=seed)
+            rows.append({"model": name, "bin": label, "tokens": int(np.isfinite(x).sum()), "ppl": perplexity(x), "delta": delta})
+    return pd.DataFrame(rows)
+
+
+@torch.no_grad()
+def forget_gate_means(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70) -> list[np.ndarray]:
+    """Mean forget-gate activation of every unit over a token stream, per layer ``(hidden_l,)``.
+
+    The model reads ``ids`` as :func:`token_nll` does (eval mode, ``batch_size`` streams,
+    state carried over ``bptt`` chunks). The fused kernel does not return its gates, so
+    each layer's forget gate is recomputed from its input ``x_t`` and its previous output
+    ``h_{t-1}``: ``f_t = sigmoid(W_if x_t + W_hf h_{t-1} + b_f)``; the mean is over every
+    token (the official code averages per 70-token chunk of one stream, then over chunks).
+    """
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    data = batchify(ids, batch_size).to(device)
+    sums = [torch.zeros(n, dtype=torch.float64) for n in model.sizes]
+    count = 0
+    state: State | None = None
+    for i in range(0, data.size(1), bptt):
+        x = F.embedding(data[:, i : i + bptt], model.embedding_matrix())
+        new_state: State = []
+        for layer, rnn in enumerate(model.rnns):
+            h_size = rnn.hidden_size
+            h0 = torch.zeros(1, x.size(0), h_size, device=device) if state is None else state[layer][0]
+            out, hc = rnn(x, None if state is None else state[layer])
+            new_state.append(hc)
+            h_prev = torch.cat([h0[0][:, None], out[:, :-1]], dim=1)
+            b_ih, b_hh = rnn.effective_biases()
+            sl = slice(h_size, 2 * h_size)
+            gate = x @ rnn.weight_ih_l0[sl].T + h_prev @ rnn.weight_hh_l0_raw[sl].T + b_ih[sl] + b_hh[sl]
+            sums[layer] += torch.sigmoid(gate).double().sum(dim=(0, 1)).cpu()
+            x = out
+        count += x.size(0) * x.size(1)
+        state = new_state
+    model.train(was_training)
+    return [(s / count).numpy() for s in sums]
 
 
 @dataclass(frozen=True)
@@ -493,6 +654,7 @@ def train_lm(
     seed: int,
     checkpoint: Path | None = None,
     desc: str = "train",
+    progress: bool = True,
 ) -> TrainHistory:
     """Train ``model`` in place (AWD-LSTM recipe), keep the weights of the best validation epoch.
 
@@ -501,6 +663,7 @@ def train_lm(
     epoch the validation perplexity is computed (on the averaged weights once NT-ASGD has
     switched) and a checkpoint is written; calling again with the same ``checkpoint``
     resumes. All randomness comes from ``seed`` (the global RNG is restored afterwards).
+    ``progress=False`` hides the per-step bar (worker processes of :mod:`prismlib.jobs`).
 
     Returns:
         The history; the model holds the best-validation weights on return.
@@ -528,7 +691,7 @@ def train_lm(
             if device.type == "cuda" and ck.get("cuda_rng") is not None:
                 torch.cuda.set_rng_state(ck["cuda_rng"], device)
         steps = s.steps_per_epoch or math.ceil((data.size(1) - 1) / s.bptt)
-        bar = tqdm(total=s.epochs * steps, initial=hist.epochs * steps, desc=desc, leave=False, mininterval=2)
+        bar = tqdm(total=s.epochs * steps, initial=hist.epochs * steps, desc=desc, leave=False, mininterval=2, disable=not progress)
         while hist.epochs < s.epochs:
             model.train()
             t0 = time.perf_counter()
@@ -545,7 +708,7 @@ def train_lm(
                 state = None if state is None else detach_state(state)
                 out = model(x, state)
                 state = out.state
-                loss = F.cross_entropy(out.logits.reshape(-1, out.logits.size(-1)), y.reshape(-1))
+                loss = model.nll(out.last_dropped, y).mean()
                 loss = loss + s.alpha * out.last_dropped.pow(2).mean()
                 loss = loss + s.beta * (out.last_raw[:, 1:] - out.last_raw[:, :-1]).pow(2).mean()
                 opt.zero_grad(set_to_none=True)
@@ -567,12 +730,9 @@ def train_lm(
             hist.epochs += 1
             bar.set_postfix(val_ppl=f"{val:.1f}")
             losses = [math.log(v) for v in hist.val_ppl]
-            if (
-                s.optimizer == "ntasgd"
-                and hist.asgd_from is None
-                and len(losses) > s.nonmono
-                and losses[-1] > min(losses[: -s.nonmono])
-            ):
+            stalled = len(losses) > s.nonmono and losses[-1] > min(losses[: -s.nonmono])
+            last_ones = 0 < s.average_last == s.epochs - hist.epochs  # switch for the last average_last epochs
+            if s.optimizer == "ntasgd" and hist.asgd_from is None and (stalled or last_ones):
                 hist.asgd_from = hist.epochs
                 opt = _make_optimizer(model, s, asgd=True)
             if checkpoint is not None:
@@ -646,72 +806,26 @@ class TrainedRun:
         return min(self.history.val_ppl)
 
 
-_NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads")
+def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings, rank: Tensor | None = None) -> LSTMLM:
+    """A fresh model with ``spec``'s variant applied (seeded by ``spec.seed``).
 
-
-def settings_key(s: LSTMSettings) -> str:
-    """Short hash of the settings that change a trained model or its stored test NLL.
-
-    Checkpoints of different settings never mix; the seed list, bootstrap size, ablation
-    settings and thread count do not enter (a run with more seeds reuses the others).
+    ``rank``: word id -> training-frequency rank (:func:`frequency_rank`), used by the
+    adaptive softmax (``s.cutoffs``); without it the ids are taken as already ranked.
     """
-    relevant = {k: v for k, v in asdict(s).items() if k not in _NOT_TRAINING}
-    return hashlib.sha1(repr(sorted(relevant.items())).encode()).hexdigest()[:10]
-
-
-def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings) -> LSTMLM:
-    """A fresh model with ``spec``'s variant applied (seeded by ``spec.seed``)."""
     if s.emb > s.hidden and s.layers > 1:
         raise ValueError("the last (tied) layer should not be wider than the others: emb <= hidden")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
-        model = LSTMLM.from_settings(vocab_size, s)
+        model = LSTMLM.from_settings(vocab_size, s, rank)
     gen = torch.Generator().manual_seed(10_000 + spec.seed)
     biases = variant_forget_biases(spec.variant, model.sizes, spec.T, gen)
-    apply_timescales(list(model.rnns), biases, fixed=spec.fixed)
+    if spec.variant == "official":
+        if not spec.fixed:
+            raise ValueError("the official variant freezes its biases: use RunSpec('official', fixed=True)")
+        apply_official(list(model.rnns), biases)
+    else:
+        apply_timescales(list(model.rnns), biases, fixed=spec.fixed)
     return model
-
-
-def train_variant(
-    spec: RunSpec,
-    corpus: object,
-    s: LSTMSettings,
-    device: str = "auto",
-    cache: Path | None = None,
-) -> TrainedRun:
-    """Train (or load from the cache) the model of ``spec`` on PTB and evaluate it on test.
-
-    Checkpoints live in ``cache_dir()/lstm/<settings hash>/``; a finished run is loaded,
-    an interrupted one resumes. Notebooks share models this way (e.g. the baseline).
-
-    Args:
-        corpus: a :class:`prismlib.data.ptb.PTBCorpus`.
-    """
-    folder = (cache or cache_dir()) / "lstm" / settings_key(s)
-    name = f"{spec.variant}-T{spec.T}-{'fixed' if spec.fixed else 'init'}-seed{spec.seed}"
-    done_path, ck_path = folder / f"{name}.pt", folder / f"{name}.partial.pt"
-    dev = resolve_device(device)
-    model = build_model(spec, len(corpus.vocab), s).to(dev)  # type: ignore[attr-defined]
-    if done_path.exists():
-        done = torch.load(done_path, map_location=dev, weights_only=False)
-        model.load_state_dict(done["model"])
-        model.eval()
-        return TrainedRun(spec, model, done["history"], done["test_nll"], done["biases_init"], done["biases_final"])
-    init = forget_gate_biases(list(model.rnns))
-    test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]  # type: ignore[attr-defined]
-    with torch_threads(s.threads):
-        hist = train_lm(model, corpus.train, corpus.valid, s, spec.seed, ck_path, desc=spec.label)  # type: ignore[attr-defined]
-        nll = token_nll(model, test, s.eval_batch, s.bptt)
-    final = forget_gate_biases(list(model.rnns))
-    _save(done_path, model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
-    ck_path.unlink(missing_ok=True)
-    model.eval()
-    return TrainedRun(spec, model, hist, nll, init, final)
-
-
-def train_all(specs: Sequence[RunSpec], corpus: object, s: LSTMSettings, device: str = "auto") -> dict[RunSpec, TrainedRun]:
-    """:func:`train_variant` for every spec, with a progress bar over the runs."""
-    return {spec: train_variant(spec, corpus, s, device) for spec in tqdm(specs, desc="models")}
 
 
 def runs_table(runs: Sequence[TrainedRun], bootstrap_samples: int = 1000) -> pd.DataFrame:

@@ -1,15 +1,24 @@
 """Cell-state ablation: how much each LSTM layer still remembers a word ``d`` words back.
 
-For a context of ``L`` words ``w_1 .. w_L`` (the slides: 70) the model reads the context
-from a zero state and we keep each layer's cell state ``c`` after the last word (the
-state that predicts ``w_{L+1}``). Ablating the word at distance ``d`` (``w_{L+1-d}``, so
-``d = 1`` is the last word of the context, ``d = L`` the first) gives ``c'_d``; the
-layer's *memory* of that position is ``||c - c'_d||_2``. Averaged over many contexts from
-PTB test, its decay with ``d`` says how long the layer keeps information: the slope of
-``log10 ||c - c'_d||`` against ``log10 d`` (a power-law exponent; flatter = longer memory).
+For a context of ``L`` words ``w_1 .. w_L`` (the slides: 70) the model first reads the
+``warmup`` words before it (default 100, so the state is a running state, not a zero
+one), then the context; we keep each layer's cell state ``c`` after the last word (the
+state that predicts ``w_{L+1}``). **Ablating** the word at distance ``d`` (``w_{L+1-d}``,
+so ``d = 1`` is the last word of the context, ``d = L`` the first) gives ``c'_d``; the
+layer's *memory* of that position is ``||c - c'_d||_2``. What "ablate" means:
 
-Ablation replaces the word with another token (default: ``<unk>``, chosen by the caller),
-which keeps every other word at its position.
+* ``"replace"`` (default): the word is replaced by another token (``<unk>``, chosen by
+  the caller); every other word keeps its position;
+* ``"remove"``: the word is deleted and the sequence closes up (the word before the
+  context enters at the start, so both sequences have the same length and last word).
+
+The comparison is computed in float64, so that changes far below float32's round-off
+(~1e-7 of ``|c|``) are still measured. Averaged over many contexts from PTB test, its
+decay with ``d`` says how long the layer keeps information. :func:`decay_slopes` fits
+``ln(mean change)`` against ``d`` over **one fit range for every model**; an exponential
+decay ``exp(-d / tau)`` has slope ``-1 / tau``, so :func:`effective_timescale` reads the
+fitted slope as a timescale ``tau`` in words (the memory of a mixture of units decays
+more slowly with ``d``, so ``tau`` depends on the range, which is why it is shared).
 
 Intervals: the contexts are the independent units. :func:`slope_interval`,
 :func:`slope_difference` and :func:`slope_range_difference` resample them with
@@ -20,6 +29,7 @@ ablation itself is hand-written: it is the slides' measurement, which no library
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -27,34 +37,21 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from prismlib.lstm import LSTMLM
+from prismlib.lstm import LSTMLM, State
 from prismlib.stats import N_BOOT, Interval, paired_bootstrap
 
+MODES = ("replace", "remove")
 
-def context_starts(n_tokens: int, n_contexts: int, length: int, seed: int) -> np.ndarray:
-    """Start positions of ``n_contexts`` non-overlapping windows of ``length`` in ``n_tokens``, sorted."""
-    slots = n_tokens // length
+
+def context_starts(n_tokens: int, n_contexts: int, length: int, seed: int, offset: int = 0) -> np.ndarray:
+    """Start positions (``>= offset``) of ``n_contexts`` non-overlapping windows of ``length`` in ``n_tokens``, sorted."""
+    slots = (n_tokens - offset) // length
     if n_contexts > slots:
-        raise ValueError(f"only {slots} non-overlapping contexts of {length} words fit in {n_tokens} tokens")
+        raise ValueError(
+            f"only {max(slots, 0)} non-overlapping contexts of {length} words fit in {n_tokens} tokens after {offset}"
+        )
     rng = np.random.default_rng(seed)
-    return np.sort(rng.choice(slots, size=n_contexts, replace=False)) * length
-
-
-@torch.no_grad()
-def final_cell_states(model: LSTMLM, tokens: torch.Tensor) -> list[torch.Tensor]:
-    """Each layer's cell state after the last token, read from a zero state.
-
-    Args:
-        tokens: ``(batch, length)`` ids.
-
-    Returns:
-        Per layer ``(batch, hidden_l)``.
-    """
-    was_training = model.training
-    model.eval()
-    _, _, state = model.run_layers(tokens)
-    model.train(was_training)
-    return [c[0] for _, c in state]
+    return offset + np.sort(rng.choice(slots, size=n_contexts, replace=False)) * length
 
 
 @torch.no_grad()
@@ -65,57 +62,95 @@ def cell_state_change(
     length: int = 70,
     replacement: int = 0,
     seed: int = 0,
+    warmup: int = 100,
+    mode: str = "replace",
     desc: str = "ablation",
 ) -> np.ndarray:
-    """``||c - c'_d||_2`` per context, layer and distance.
+    """``||c - c'_d||_2`` per context, layer and distance (float64).
 
     Args:
-        ids: a token stream ``(n,)`` (PTB test); contexts are non-overlapping windows of it.
+        ids: a token stream ``(n,)`` (PTB test); contexts are non-overlapping windows of it,
+            each preceded by ``warmup`` words that the model reads first.
         n_contexts: how many contexts (drawn with ``seed``).
         length: context length ``L``.
-        replacement: token id that replaces the ablated word.
+        replacement: token id that replaces the ablated word (``mode="replace"``).
+        mode: ``"replace"`` or ``"remove"`` (see the module docstring).
 
     Returns:
         ``(n_contexts, n_layers, length)``; entry ``[k, l, d - 1]`` is layer ``l``'s change
         for context ``k`` when the word at distance ``d`` is ablated.
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if warmup < 0 or (mode == "remove" and warmup == 0):
+        raise ValueError(f"warmup must be >= 0 (>= 1 for mode='remove': the word before the context fills the gap), got {warmup}")
+    model = copy.deepcopy(model).double().eval()
     device = next(model.parameters()).device
-    starts = context_starts(len(ids), n_contexts, length, seed)
-    positions = torch.arange(length - 1, -1, -1)  # distance d = 1 .. L -> position L - d
+    starts = context_starts(len(ids), n_contexts, length, seed, offset=warmup + 1)
+    ids_t = torch.as_tensor(np.asarray(ids), dtype=torch.long)
+    rows = torch.arange(1, length + 1)
+    positions = length - rows  # distance d -> position L - d in the context
     out = np.zeros((n_contexts, len(model.rnns), length))
+
+    def warm(begins: list[int], which: list[int]) -> State | None:
+        """Warm-up states of the prefixes starting at ``begins``; batch row ``i`` takes prefix ``which[i]``."""
+        if warmup == 0:
+            return None
+        prefixes = torch.stack([ids_t[b : b + warmup] for b in begins])
+        pick = torch.as_tensor(which, device=device)
+        return [(h[:, pick].contiguous(), c[:, pick].contiguous()) for h, c in model.run_layers(prefixes.to(device))[2]]
+
     for k, start in enumerate(tqdm(starts, desc=desc, leave=False, mininterval=2)):
-        ctx = torch.as_tensor(ids[start : start + length], dtype=torch.long)
-        batch = ctx.repeat(length + 1, 1)  # row 0 intact, row d has distance d ablated
-        batch[torch.arange(1, length + 1), positions] = replacement
-        states = final_cell_states(model, batch.to(device))
-        for layer, c in enumerate(states):
-            out[k, layer] = (c[1:] - c[:1]).norm(dim=-1).double().cpu().numpy()
+        start = int(start)
+        ctx = ids_t[start : start + length]
+        if mode == "replace":
+            ablated = ctx.repeat(length, 1)
+            ablated[rows - 1, positions] = replacement
+            state = warm([start - warmup], [0] * (length + 1))
+        else:  # remove: the word before the context moves in, the ablated word goes out
+            longer = ids_t[start - 1 : start + length]  # (L + 1,)
+            keep = torch.ones(length, length + 1, dtype=torch.bool)
+            keep[rows - 1, positions + 1] = False
+            ablated = longer.repeat(length, 1)[keep].view(length, length)
+            state = warm([start - warmup, start - warmup - 1], [0] + [1] * length)
+        # row 0 intact, row d ablated at distance d, all in one batch from bit-identical
+        # warm-up states: an unchanged word gives exactly the same cell state
+        batch = torch.cat([ctx[None], ablated])
+        _, _, final = model.run_layers(batch.to(device), state)
+        for layer, (_, c) in enumerate(final):
+            out[k, layer] = (c[0, 1:] - c[0, :1]).norm(dim=-1).cpu().numpy()
     return out
 
 
-def decay_slopes(changes: np.ndarray, min_distance: int = 1, rel_floor: float = 1e-5) -> np.ndarray:
-    """Per layer the slope of ``log10 mean_k change`` against ``log10 d`` (least squares).
+def decay_slopes(changes: np.ndarray, fit: tuple[int, int]) -> np.ndarray:
+    """Per layer the slope of ``ln(mean_k change)`` against ``d`` over ``fit = (d_min, d_max)`` (inclusive).
 
     Args:
         changes: ``(n_contexts, n_layers, length)`` from :func:`cell_state_change`.
-        min_distance: fit only ``d >= min_distance``.
-        rel_floor: also leave out distances whose mean change is below ``rel_floor`` times
-            the layer's largest one: there the change has reached float32 round-off
-            (~1e-7) and would flatten the fitted slope.
+        fit: the distances fitted, the same for every model compared.
 
     Returns:
-        ``(n_layers,)``; more negative = faster forgetting (NaN if fewer than two points remain).
+        ``(n_layers,)`` slopes per word; more negative = faster forgetting. NaN for a
+        layer whose mean change is 0 somewhere in the range (nothing left to measure).
     """
-    mean = changes.mean(axis=0)
-    d = np.arange(1, changes.shape[-1] + 1)
-    slopes = []
-    for row in mean:
-        keep = (d >= min_distance) & (row > rel_floor * row.max())
-        if keep.sum() < 2:
-            slopes.append(np.nan)
-            continue
-        slopes.append(np.polyfit(np.log10(d[keep]), np.log10(row[keep]), 1)[0])
-    return np.array(slopes)
+    d_min, d_max = fit
+    if not 1 <= d_min < d_max <= changes.shape[-1]:
+        raise ValueError(f"fit range {fit} must satisfy 1 <= d_min < d_max <= {changes.shape[-1]} (the context length)")
+    mean = changes.mean(axis=0)[:, d_min - 1 : d_max]
+    d = np.arange(d_min, d_max + 1)
+    slopes = np.full(mean.shape[0], np.nan)
+    for layer, row in enumerate(mean):
+        if (row > 0).all():
+            slopes[layer] = np.polyfit(d, np.log(row), 1)[0]
+    return slopes
+
+
+def effective_timescale(slope: float | np.ndarray) -> float | np.ndarray:
+    """``tau = -1 / slope`` (words): the timescale of the exponential decay a slope implies (``inf`` for slope >= 0)."""
+    s = np.asarray(slope, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        tau = np.where(s < 0, -1.0 / np.where(s < 0, s, -1.0), np.inf)
+    return float(tau) if tau.ndim == 0 else tau
 
 
 def changes_frame(changes: np.ndarray, model: str) -> pd.DataFrame:
@@ -157,7 +192,7 @@ def context_interval(
     if len(n) != 1:
         raise ValueError(f"every model must be ablated on the same contexts; got {sorted(n)} contexts")
     if not np.isfinite(statistic(arrays)):
-        raise ValueError("the statistic is NaN on the data: fewer than two distances above the floor; use more contexts")
+        raise ValueError("the statistic is NaN on the data: a mean change of 0 inside the fit range; shorten the range")
     def on_resample(idx: np.ndarray) -> float:
         rows = idx.astype(np.intp)  # paired_bootstrap resamples the context indices
         return float(statistic([a[rows] for a in arrays]))
@@ -166,25 +201,25 @@ def context_interval(
     return paired_bootstrap(on_resample, (np.arange(n.pop()),), n_boot=n_boot, seed=seed, vectorized=False)
 
 
-def _slope(c: np.ndarray, layer: int, min_distance: int) -> float:
-    return float(decay_slopes(c[:, layer : layer + 1], min_distance)[0])
+def _slope(c: np.ndarray, layer: int, fit: tuple[int, int]) -> float:
+    return float(decay_slopes(c[:, layer : layer + 1], fit)[0])
 
 
-def slope_interval(changes: np.ndarray, layer: int, min_distance: int = 1, n_boot: int = N_BOOT, seed: int = 0) -> Interval:
-    """Decay slope of ``layer`` (0-based) of one model with its interval over contexts.
+def slope_interval(changes: np.ndarray, layer: int, fit: tuple[int, int], n_boot: int = N_BOOT, seed: int = 0) -> Interval:
+    """Decay slope (per word, over the distances ``fit``) of ``layer`` (0-based) of one model, interval over contexts.
 
     Args:
         changes: ``(n_contexts, n_layers, length)``.
     """
-    return context_interval([changes], lambda cs: _slope(cs[0], layer, min_distance), n_boot, seed)
+    return context_interval([changes], lambda cs: _slope(cs[0], layer, fit), n_boot, seed)
 
 
 def slope_difference(
-    changes_a: np.ndarray, changes_b: np.ndarray, layer: int, min_distance: int = 1, n_boot: int = N_BOOT, seed: int = 0
+    changes_a: np.ndarray, changes_b: np.ndarray, layer: int, fit: tuple[int, int], n_boot: int = N_BOOT, seed: int = 0
 ) -> Interval:
     """``slope_a - slope_b`` of ``layer`` (0-based), paired over the shared contexts (> 0: ``a`` decays more slowly)."""
     return context_interval(
-        [changes_a, changes_b], lambda cs: _slope(cs[0], layer, min_distance) - _slope(cs[1], layer, min_distance), n_boot, seed
+        [changes_a, changes_b], lambda cs: _slope(cs[0], layer, fit) - _slope(cs[1], layer, fit), n_boot, seed
     )
 
 
@@ -192,7 +227,7 @@ def slope_range_difference(
     changes: Sequence[np.ndarray],
     layer_a: int,
     layer_b: int,
-    min_distance: int = 1,
+    fit: tuple[int, int],
     n_boot: int = N_BOOT,
     seed: int = 0,
 ) -> Interval:
@@ -208,8 +243,8 @@ def slope_range_difference(
         raise ValueError("a spread across models needs at least two models")
 
     def stat(cs: list[np.ndarray]) -> float:
-        a = np.array([_slope(c, layer_a, min_distance) for c in cs])
-        b = np.array([_slope(c, layer_b, min_distance) for c in cs])
+        a = np.array([_slope(c, layer_a, fit) for c in cs])
+        b = np.array([_slope(c, layer_b, fit) for c in cs])
         return float(np.ptp(a) - np.ptp(b))  # NaN propagates
 
     return context_interval(changes, stat, n_boot, seed)

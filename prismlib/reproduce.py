@@ -3,7 +3,8 @@
 * :func:`reproduce` executes every ``notebooks/NN_*.py`` (the jupytext source of truth)
   with papermill, profile as parameter, into ``results/<profile>/NN_*.ipynb``, and
   writes ``results/<profile>/manifest.json`` (git commit, profile, device, package
-  versions, seconds per notebook).
+  versions, seconds per notebook, and the runs of ``python -m prismlib train`` that
+  filled the LSTM job cache, from ``training.json``).
 * :func:`refresh_paired` re-executes the paired ``notebooks/NN_*.ipynb`` in place on the
   smoke profile, so that the committed outputs are the ones nbval compares against.
 """
@@ -137,6 +138,9 @@ def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
                 if duration is not None:
                     seconds[nb_path.stem] = round(float(duration), 1)
     out = {**manifest, "seconds": dict(sorted(seconds.items())), "total_seconds": round(sum(seconds.values()), 1)}
+    training = path.parent / "training.json"  # written by `python -m prismlib train` (prismlib.jobs)
+    if training.exists():
+        out["training"] = json.loads(training.read_text())
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(out, indent=2) + "\n")
     tmp.replace(path)

@@ -28,6 +28,11 @@ mod8       layer 2: 80 % gradient 2..20, 20 % at 70
 pareto     layer 2: timescales drawn from a Pareto density ~ 1/T^1.54 (T >= 1)
 published  L1 half at T = 3, half at T = 4; L2 inverse-gamma(0.56, 1) quantiles of T;
            ``"exp"`` convention (the ICLR 2021 version); L3 untouched
+official   the assignment of the official code of the ICLR 2021 version
+           (HuthLab/multi-timescale-LSTM-LMs, ``model_mts.py``), exactly: as
+           ``published``, but layer 2's timescales are ``invgamma.isf(linspace(0, 1,
+           n + 1))[1:]``, whose last one is T = 0 (b_f = -inf: a unit with no memory),
+           and :func:`apply_official` freezes *every* gate bias of layers 1-2
 ========== ==========================================================================
 
 Decisions where the slides are ambiguous: "layer-wise" samples chrono values
@@ -73,6 +78,7 @@ VARIANTS: dict[str, str] = {
     "mod8": "layer 2: 80% timescales 2..20, 20% at 70",
     "pareto": "layer 2: timescales ~ Pareto, density 1/T^1.54",
     "published": "L1 T in {3, 4}, L2 inverse-gamma(0.56) (ICLR 2021)",
+    "official": "the official code's assignment: L2 grid with T = 0, all biases of L1-2 frozen",
 }
 """Every named variant and a one-line description."""
 
@@ -205,7 +211,7 @@ def variant_forget_biases(
     if name in {"layerwise", "inverse", "middle", "pareto"} and generator is None:
         raise ValueError(f"variant {name!r} is sampled: pass generator=torch.Generator().manual_seed(seed)")
     n_layers = len(sizes)
-    if name in {"middle", "layer2", "mod5", "mod8", "pareto", "published"} and n_layers < 2:
+    if name in {"middle", "layer2", "mod5", "mod8", "pareto", "published", "official"} and n_layers < 2:
         raise ValueError(f"variant {name!r} sets layer 2; the model has {n_layers} layer(s)")
     if name == "middle" and n_layers != 3:
         raise ValueError(f"variant 'middle' is defined for 3 layers, the model has {n_layers}")
@@ -232,7 +238,57 @@ def variant_forget_biases(
         t1 = torch.cat([torch.full((half,), 3.0), torch.full((sizes[0] - half,), 4.0)]).double()
         out[0] = bias_from_timescale(t1, "exp").float()
         out[1] = bias_from_timescale(inverse_gamma_timescales(sizes[1]), "exp").float()
+    elif name == "official":
+        half = sizes[0] // 2
+        t1 = torch.cat([torch.full((half,), 3.0), torch.full((sizes[0] - half,), 4.0)]).double()
+        out[0] = bias_from_timescale(t1, "exp").float()
+        out[1] = official_layer2_biases(sizes[1])
     return out
+
+
+def official_layer2_biases(n: int, shape: float = INVGAMMA_SHAPE) -> Tensor:
+    """Layer 2's forget biases in the official code, ``(n,)`` float32, the last one ``-inf``.
+
+    ``T = invgamma.isf(linspace(0, 1, n + 1), shape)[1:]`` (inverse survival function, so
+    the timescales decrease from about 3.6e5 to exactly 0) and ``b = -log(exp(1/T) - 1)``
+    (:func:`bias_from_timescale`, ``"exp"``), with ``T = 0`` giving ``b = -inf``: a unit
+    whose forget gate is 0 and input gate 1.
+    """
+    from scipy.stats import invgamma
+
+    T = invgamma.isf(np.linspace(0, 1, n + 1), shape, scale=1.0)[1:]
+    b = np.full(n, -np.inf)
+    b[T > 0] = bias_from_timescale(torch.from_numpy(T[T > 0]), "exp").numpy()
+    return torch.from_numpy(b).float()
+
+
+def apply_official(layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor | None]) -> None:
+    """Set the layers as the official code does and freeze *all* their gate biases, in place.
+
+    For every layer with biases: ``bias_ih``'s input and forget entries zeroed,
+    ``bias_hh``'s input entries ``-b_f`` and forget entries ``b_f`` (infinite values
+    allowed); then every entry of both bias tensors (i, f, g, o) is fixed, the ``g`` and
+    ``o`` ones at their random initial values (the official code sets ``requires_grad =
+    False`` on the whole tensors). Layers need to be :class:`prismlib.lstm.LSTMLayer`.
+    """
+    if len(layers) != len(forget_biases):
+        raise ValueError(f"got {len(forget_biases)} bias vectors for {len(layers)} layers")
+    for layer, b in zip(layers, forget_biases):
+        if b is None:
+            continue
+        h = layer.hidden_size
+        if b.shape != (h,) or torch.isnan(b).any():
+            raise ValueError(f"forget biases for a layer with {h} units must be (h,) without NaN, got {tuple(b.shape)}")
+        if not hasattr(layer, "fix_bias_entries"):
+            raise ValueError("apply_official needs prismlib.lstm.LSTMLayer modules")
+        b_ih, b_hh = _bias_tensors(layer)
+        b = b.to(b_ih)
+        with torch.no_grad():
+            b_ih[: 2 * h] = 0
+            b_hh[:h] = -b
+            b_hh[h : 2 * h] = b
+        mask = torch.ones(4 * h, dtype=torch.bool, device=b_ih.device)
+        layer.fix_bias_entries(mask, b_ih.detach().clone(), b_hh.detach().clone())
 
 
 def _bias_tensors(layer: nn.LSTM) -> tuple[Tensor, Tensor]:

@@ -138,3 +138,19 @@ def test_ptb_bigram_perplexity(real_data_dir):
     unigram = np.bincount(corpus.train, minlength=len(corpus.vocab)) / len(corpus.train)
     assert 150 < ppl < 230  # interpolated KN bigrams of PTB are near 190
     assert ppl < 0.5 * math.exp(-np.log(unigram[corpus.test]).mean())
+
+
+def test_unigram_reference_is_add_one_and_aligned_with_the_lstm_positions():
+    train = np.array([0, 0, 0, 1, 2, 0])
+    ids = np.array([0, 1, 2, 3, 0, 1, 2, 3])
+    nll = bigram.unigram_nll(train, ids, vocab_size=4, batch_size=2)
+    p = np.array([5, 2, 2, 1]) / 10  # (count + 1) / (6 + 4)
+    np.testing.assert_allclose(nll[[1, 2, 3, 5, 6, 7]], -np.log(p[ids[[1, 2, 3, 5, 6, 7]]]))
+    assert np.isnan(nll[[0, 4]]).all()  # the first token of each of the 2 evaluation streams
+    table, uni, bi = bigram.ptb_references(train, ids, ids, 4, eval_batch=2)
+    assert list(table.columns) == ["model", "valid_ppl", "test_ppl", "test_tokens"] and len(table) == 2
+    np.testing.assert_array_equal(np.isnan(uni), np.isnan(bi))
+    refs = bigram.lm_references(table, {"baseline seed 0": (3.0, 2.5)})
+    assert refs.iloc[-1].to_dict() == {"model": "baseline seed 0", "valid_ppl": 3.0, "test_ppl": 2.5, "test_tokens": 6}
+    with pytest.raises(ValueError, match="ids must be a stream"):
+        bigram.unigram_nll(train, np.array([0, 9]), vocab_size=4)

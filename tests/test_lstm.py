@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from prismlib.timescales import forget_gate_biases
 VOCAB = 30
 TINY = dataclasses.replace(
     get_profile("smoke").lstm, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2, steps_per_epoch=3, eval_batch=2,
-    valid_tokens=None, test_tokens=None,
+    valid_tokens=None, test_tokens=None, cutoffs=(), average_last=0,
 )  # fmt: skip
 
 
@@ -53,7 +52,7 @@ def test_fixed_biases_stay_bit_identical_under_weight_decay(optimizer):
     x = torch.as_tensor(_ids(4 * 9)).view(4, 9)
     for _ in range(5):
         out = model(x[:, :-1])
-        loss = F.cross_entropy(out.logits.reshape(-1, VOCAB), x[:, 1:].reshape(-1))
+        loss = model.nll(out.last_dropped, x[:, 1:]).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -73,7 +72,7 @@ def test_initialised_biases_do_train():
     opt = torch.optim.SGD(model.parameters(), lr=1.0)
     x = torch.as_tensor(_ids(40)).view(4, 10)
     out = model(x[:, :-1])
-    F.cross_entropy(out.logits.reshape(-1, VOCAB), x[:, 1:].reshape(-1)).backward()
+    model.nll(out.last_dropped, x[:, 1:]).mean().backward()
     opt.step()
     assert all(not torch.equal(a, b) for a, b in zip(b0, forget_gate_biases(list(model.rnns))))
 
@@ -84,7 +83,7 @@ def test_uses_fused_lstm_kernel(fixed):
     model.train()
     x = torch.as_tensor(_ids(4 * 12)).view(4, 12)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-        model(x).logits.sum().backward()
+        model.log_probs(model(x).last_dropped).sum().backward()
     names = [e.name for e in prof.events()]
     assert names.count("aten::lstm") == len(model.rnns)
     assert "aten::lstm_cell" not in names and "aten::_thnn_fused_lstm_cell" not in names
@@ -94,17 +93,19 @@ def test_weight_drop_is_random_in_training_and_off_in_eval():
     model = lstm.LSTMLM(VOCAB, 6, 10, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0.5)
     x = torch.as_tensor(_ids(2 * 7)).view(2, 7)
     torch.manual_seed(0)
-    a, b = model(x).logits, model(x).logits
+    a, b = model(x).last_dropped, model(x).last_dropped
     assert not torch.allclose(a, b)
     a.sum().backward()
     assert model.rnns[0].weight_hh_l0_raw.grad is not None
     model.eval()
-    assert torch.equal(model(x).logits, model(x).logits)
+    assert torch.equal(model(x).last_dropped, model(x).last_dropped)
 
 
-def test_token_nll_matches_direct_computation():
+@pytest.mark.parametrize("cutoffs", [(), (8, 20)])
+def test_token_nll_matches_direct_computation(cutoffs):
     torch.manual_seed(0)
-    model = lstm.LSTMLM(VOCAB, 6, 10, 3).eval()
+    rank = lstm.frequency_rank(np.bincount(_ids(500, 9), minlength=VOCAB)) if cutoffs else None
+    model = lstm.LSTMLM(VOCAB, 6, 10, 3, cutoffs=cutoffs, rank=rank).eval()
     ids = _ids(53)
     nll = lstm.token_nll(model, ids, batch_size=2, bptt=5)
     assert nll.shape == (53,)
@@ -113,7 +114,7 @@ def test_token_nll_matches_direct_computation():
     assert np.isfinite(nll).sum() == 2 * (n - 1)
     with torch.no_grad():
         stream = torch.as_tensor(ids[n : 2 * n]).view(1, -1)
-        logp = F.log_softmax(model(stream[:, :-1]).logits, -1)[0]
+        logp = model.log_probs(model(stream[:, :-1]).last_dropped)[0]
         direct = -logp.gather(-1, stream[0, 1:, None])[:, 0].double().numpy()
     np.testing.assert_allclose(nll[n + 1 : 2 * n], direct, rtol=1e-5)
     assert lstm.perplexity(nll) == pytest.approx(math.exp(np.nanmean(nll)))
@@ -150,18 +151,6 @@ def test_training_resumes_exactly_from_checkpoint(tmp_path):
     assert hist.epochs == 2 and hist.val_ppl == hist_ref.val_ppl
     for a, b in zip(ref.state_dict().values(), resumed.state_dict().values()):
         assert torch.equal(a, b)
-
-
-def test_train_variant_caches_and_reloads(tmp_path):
-    corpus = SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=_ids(600, 1), valid=_ids(200, 2), test=_ids(200, 3))
-    spec = lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)
-    run = lstm.train_variant(spec, corpus, TINY, device="cpu", cache=tmp_path)
-    again = lstm.train_variant(spec, corpus, TINY, device="cpu", cache=tmp_path)
-    assert again.test_ppl == run.test_ppl and again.history.val_ppl == run.history.val_ppl
-    h = run.model.sizes[1]
-    assert torch.allclose(run.biases_final[1], torch.full((h,), math.log(4.0)))
-    table = lstm.runs_table([run], bootstrap_samples=20)
-    assert list(table["model"]) == ["layer2 X=5 (fixed)"] and table["test ppl"].iloc[0] > 1
 
 
 def test_chunk_sums_pair_models_and_drop_empty_chunks():
@@ -219,6 +208,72 @@ def test_perplexity_contrast():
         lstm.perplexity_contrast(a, [b], against="median")
 
 
-def test_settings_key_ignores_evaluation_only_fields():
-    assert lstm.settings_key(TINY) == lstm.settings_key(dataclasses.replace(TINY, seeds=(5, 6, 7), threads=None))
-    assert lstm.settings_key(TINY) != lstm.settings_key(dataclasses.replace(TINY, lr=1.0))
+def test_adaptive_softmax_is_normalised_tied_and_frequency_ordered():
+    counts = np.bincount(_ids(500, 9), minlength=VOCAB)
+    rank = lstm.frequency_rank(counts)
+    assert counts[rank.argsort().numpy()].tolist() == sorted(counts, reverse=True)  # rank 0 = most frequent
+    torch.manual_seed(0)
+    model = lstm.LSTMLM(VOCAB, 6, 10, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0, cutoffs=(8, 20), rank=rank)
+    x = torch.as_tensor(_ids(2 * 9)).view(2, 9)
+    logp = model.log_probs(model(x).last_dropped)
+    torch.testing.assert_close(logp.exp().sum(-1), torch.ones(2, 9))
+    # tied: the input embedding of word w is its output row (head row or cluster row, by rank)
+    word = int(rank.argsort()[0])  # the most frequent word sits in the head's first row
+    torch.testing.assert_close(model.embedding_matrix()[word], model.adaptive.head.weight[0])
+    assert not hasattr(model, "encoder") and not hasattr(model, "decoder")
+    model.nll(model(x[:, :-1]).last_dropped, x[:, 1:]).mean().backward()
+    assert model.adaptive.head.weight.grad is not None
+    with pytest.raises(ValueError, match="permutation"):
+        lstm.LSTMLM(VOCAB, 6, 10, 2, cutoffs=(8, 20), rank=torch.zeros(VOCAB, dtype=torch.long))
+    with pytest.raises(ValueError, match="cutoffs must increase"):
+        lstm.LSTMLM(VOCAB, 6, 10, 2, cutoffs=(20, 8))
+
+
+def test_forget_gate_means_match_a_step_by_step_lstm_cell():
+    torch.manual_seed(0)
+    model = lstm.LSTMLM(VOCAB, 6, 8, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0).eval()
+    ids = _ids(60, 4)
+    means = lstm.forget_gate_means(model, ids, batch_size=1, bptt=7)  # one stream, state carried over chunks
+    x = model.encoder.weight[torch.as_tensor(ids)][None]
+    for layer, rnn in enumerate(model.rnns):
+        h = c = torch.zeros(1, rnn.hidden_size)
+        cell = torch.nn.LSTMCell(rnn.input_size, rnn.hidden_size)
+        b_ih, b_hh = rnn.effective_biases()
+        for name, value in (("weight_ih", rnn.weight_ih_l0), ("weight_hh", rnn.weight_hh_l0_raw), ("bias_ih", b_ih), ("bias_hh", b_hh)):
+            getattr(cell, name).data.copy_(value.detach())
+        forget, outs = [], []
+        with torch.no_grad():
+            for t in range(x.size(1)):
+                gates = x[:, t] @ cell.weight_ih.T + cell.bias_ih + h @ cell.weight_hh.T + cell.bias_hh
+                forget.append(torch.sigmoid(gates[:, rnn.hidden_size : 2 * rnn.hidden_size]))
+                h, c = cell(x[:, t], (h, c))
+                outs.append(h)
+        np.testing.assert_allclose(means[layer], torch.cat(forget).mean(0).numpy(), rtol=1e-5, atol=1e-6)
+        x = torch.stack(outs, dim=1)
+
+
+def test_perplexity_by_frequency_bins_and_pairs():
+    counts = np.array([20_000, 5_000, 500, 50, 5] + [0] * (VOCAB - 5))
+    ids = np.tile(np.arange(5), 200)  # every bin, 200 tokens each
+    assert list(lstm.frequency_bins(ids[:5], counts)) == [">10k", "1k-10k", "100-1k", "<100", "<100"]
+    a = np.where(ids < 3, 1.0, 2.0)
+    b = a + np.where(ids >= 3, 0.5, 0.0)  # b worse on rare words only
+    a[0] = b[0] = np.nan
+    frame = lstm.perplexity_by_frequency({"a": a, "b": b}, ids, counts, reference="a", n_boot=200)
+    row = frame.set_index(["model", "bin"])
+    assert row.loc[("a", ">10k"), "ppl"] == pytest.approx(math.e) and row.loc[("a", ">10k"), "tokens"] == 199
+    assert row.loc[("b", "1k-10k"), "delta"].effect == pytest.approx(0.0)
+    rare = row.loc[("b", "<100"), "delta"]
+    assert rare.effect == pytest.approx(math.exp(2.5) - math.exp(2.0)) and rare.low > 0
+    assert row.loc[("a", "<100"), "delta"] is None
+    with pytest.raises(ValueError, match="reference"):
+        lstm.perplexity_by_frequency({"a": a}, ids, counts, reference="z")
+
+
+def test_average_last_switches_to_asgd_for_the_final_epochs():
+    train, valid = _ids(600, 1), _ids(200, 2)
+    s = dataclasses.replace(TINY, optimizer="ntasgd", lr=1.0, epochs=3, average_last=1)
+    hist = lstm.train_lm(lstm.build_model(lstm.RunSpec(), VOCAB, s), train, valid, s, seed=0)
+    assert hist.asgd_from == 2  # switched after epoch 2: epoch 3 averages
+    off = dataclasses.replace(s, average_last=0)
+    assert lstm.train_lm(lstm.build_model(lstm.RunSpec(), VOCAB, off), train, valid, off, seed=0).asgd_from is None

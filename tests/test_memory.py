@@ -48,68 +48,91 @@ def test_long_memory_layer_keeps_distant_words():
     assert long_[:, 0, 6:].mean() > 100 * short[:, 0, 6:].mean()
 
 
-def test_ablating_a_word_by_itself_changes_nothing():
-    ids = np.zeros(100, dtype=np.int64)
-    changes = memory.cell_state_change(_model(0.0), ids, n_contexts=3, length=10, replacement=0)
-    assert np.all(changes == 0)
+def test_ablation_changes_exactly_the_positions_whose_word_changes():
+    # every third word already is the replacement token: ablating it changes nothing, in
+    # every layer; every other position of a long-memory layer 1 does change
+    rng = np.random.default_rng(2)
+    ids = rng.integers(1, VOCAB, 400)
+    ids[::3] = 0
+    n, length, warmup = 4, 12, 100
+    changes = memory.cell_state_change(_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup)
+    starts = memory.context_starts(len(ids), n, length, seed=5, offset=warmup + 1)
+    for k, start in enumerate(starts):
+        for d in range(1, length + 1):
+            already = ids[start + length - d] == 0
+            assert (changes[k, :, d - 1] == 0).all() == already, (k, d)
 
 
-def test_decay_slope_of_a_power_law():
+def test_warmup_and_removal():
+    ids = np.random.default_rng(3).integers(1, VOCAB, 400)
+    model = _model(-30.0)  # layer 1 keeps only the last word
+    cold = memory.cell_state_change(model, ids, 3, 10, replacement=0, warmup=0)
+    warm = memory.cell_state_change(model, ids, 3, 10, replacement=0, warmup=50)
+    assert not np.allclose(cold[:, 1], warm[:, 1])  # layer 2 carries the warm-up words
+    removed = memory.cell_state_change(model, ids, 3, 10, warmup=50, mode="remove")
+    assert (removed[:, 0, 0] > 1e-3).all() and (removed[:, 0, 1:] < 1e-9).all()  # the last word still last for d >= 2
+    with pytest.raises(ValueError, match="mode must be one of"):
+        memory.cell_state_change(model, ids, 3, 10, mode="mask")
+    with pytest.raises(ValueError, match="warmup"):
+        memory.cell_state_change(model, ids, 3, 10, warmup=0, mode="remove")
+
+
+def test_decay_slope_of_an_exponential_gives_its_timescale():
     d = np.arange(1, 71)
-    changes = np.stack([np.stack([3 * d**-2.0, 0.5 * d**-0.5])] * 4)  # (4, 2, 70)
-    np.testing.assert_allclose(memory.decay_slopes(changes), [-2.0, -0.5], atol=1e-9)
+    changes = np.stack([np.stack([3 * np.exp(-d / 2.0), 0.5 * np.exp(-d / 25.0)])] * 4)  # (4, 2, 70)
+    slopes = memory.decay_slopes(changes, (2, 50))
+    np.testing.assert_allclose(slopes, [-0.5, -0.04], atol=1e-9)
+    np.testing.assert_allclose(memory.effective_timescale(slopes), [2.0, 25.0])
+    assert memory.effective_timescale(0.0) == np.inf
     frame = memory.changes_frame(changes, "demo")
     assert len(frame) == 140 and frame["sem"].max() == pytest.approx(0)
+    with pytest.raises(ValueError, match="fit range"):
+        memory.decay_slopes(changes, (2, 80))
 
 
 def test_context_starts_do_not_overlap():
-    starts = memory.context_starts(1000, 10, 70, seed=0)
-    assert len(starts) == 10 and np.all(np.diff(starts) >= 70) and starts[-1] + 70 <= 1000
+    starts = memory.context_starts(1000, 10, 70, seed=0, offset=101)
+    assert len(starts) == 10 and np.all(np.diff(starts) >= 70) and starts[0] >= 101 and starts[-1] + 70 <= 1000
     with pytest.raises(ValueError, match="non-overlapping"):
         memory.context_starts(100, 5, 70, seed=0)
 
 
-def _power_law_contexts(exponents: tuple[float, ...], n: int = 12, noise: float = 0.0, seed: int = 0) -> np.ndarray:
+FIT = (2, 25)
+
+
+def _decay_contexts(rates: tuple[float, ...], n: int = 12, noise: float = 0.0, seed: int = 0) -> np.ndarray:
     d = np.arange(1, 31)
-    clean = np.stack([np.stack([d**e for e in exponents])] * n)  # (n, layers, 30)
+    clean = np.stack([np.stack([np.exp(r * d) for r in rates])] * n)  # (n, layers, 30)
     return clean * np.random.default_rng(seed).lognormal(0, noise, size=clean.shape)
 
 
 def test_slope_interval_is_a_point_for_identical_contexts_and_wide_otherwise():
-    same = _power_law_contexts((-1.0,))
-    i = memory.slope_interval(same, 0, n_boot=50)
-    assert i.effect == pytest.approx(-1.0) and i.high - i.low == pytest.approx(0, abs=1e-9) and i.units == 12
-    noisy = _power_law_contexts((-1.0,), noise=0.5)
-    j = memory.slope_interval(noisy, 0, n_boot=200)
-    assert j.low < j.effect < j.high and j.high - j.low > 0.01
+    same = _decay_contexts((-0.3,))
+    i = memory.slope_interval(same, 0, FIT, n_boot=50)
+    assert i.effect == pytest.approx(-0.3) and i.high - i.low == pytest.approx(0, abs=1e-9) and i.units == 12
+    noisy = _decay_contexts((-0.3,), noise=0.5)
+    j = memory.slope_interval(noisy, 0, FIT, n_boot=200)
+    assert j.low < j.effect < j.high and j.high - j.low > 0.001
 
 
 def test_slope_difference_and_range_difference_pair_the_contexts():
-    a = _power_law_contexts((-0.5, -1.0, -1.0), noise=0.2, seed=1)
-    b = _power_law_contexts((-2.0, -1.1, -1.02), noise=0.2, seed=2)
-    diff = memory.slope_difference(a, b, layer=0, n_boot=200)
-    assert diff.effect == pytest.approx(memory.decay_slopes(a)[0] - memory.decay_slopes(b)[0])
+    a = _decay_contexts((-0.05, -0.3, -0.3), noise=0.2, seed=1)
+    b = _decay_contexts((-0.5, -0.32, -0.31), noise=0.2, seed=2)
+    diff = memory.slope_difference(a, b, 0, FIT, n_boot=200)
+    assert diff.effect == pytest.approx(memory.decay_slopes(a, FIT)[0] - memory.decay_slopes(b, FIT)[0])
     assert diff.low > 0  # a's layer 1 decays much more slowly
-    spread = memory.slope_range_difference([a, b], layer_a=0, layer_b=2, n_boot=200)
-    sa, sb = memory.decay_slopes(a), memory.decay_slopes(b)
+    spread = memory.slope_range_difference([a, b], 0, 2, FIT, n_boot=200)
+    sa, sb = memory.decay_slopes(a, FIT), memory.decay_slopes(b, FIT)
     assert spread.effect == pytest.approx(abs(sa[0] - sb[0]) - abs(sa[2] - sb[2]))
     assert spread.low > 0  # layer 3 agrees across models far more than layer 1
     with pytest.raises(ValueError, match="same contexts"):
-        memory.slope_difference(a, b[:5], layer=0)
+        memory.slope_difference(a, b[:5], 0, FIT)
     with pytest.raises(ValueError, match="at least two models"):
-        memory.slope_range_difference([a], 0, 2)
+        memory.slope_range_difference([a], 0, 2, FIT)
 
 
 def test_slope_interval_refuses_a_nan_slope():
     flat = np.zeros((4, 1, 30))
-    flat[:, 0, 0] = 1.0  # only d = 1 above the floor: no slope
+    flat[:, 0, :5] = 1.0  # nothing left beyond d = 5: ln(0) inside the range
     with pytest.raises(ValueError, match="NaN"):
-        memory.slope_interval(flat, 0, n_boot=20)
-
-
-def test_decay_slope_ignores_the_roundoff_plateau():
-    d = np.arange(1, 71)
-    row = np.maximum(d**-6.0, 1e-7)  # falls to a float32-like floor after d ~ 15
-    changes = row[None, None, :]
-    assert memory.decay_slopes(changes)[0] == pytest.approx(-6.0, abs=0.01)
-    assert memory.decay_slopes(changes, rel_floor=0)[0] > -3
+        memory.slope_interval(flat, 0, FIT, n_boot=20)

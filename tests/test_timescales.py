@@ -177,3 +177,25 @@ def test_bias_override_says_which_end_the_trained_biases_are_nearer():
     assert overridden.low > 0 and kept.high < 0
     with pytest.raises(ValueError, match="finite"):
         ts.bias_override(init, np.full(300, np.nan), reference)
+
+
+def test_official_assignment_matches_the_official_code():
+    from prismlib import lstm
+
+    timescales = ts
+    b = timescales.official_layer2_biases(1150)
+    # the grid of HuthLab/multi-timescale-LSTM-LMs: invgamma.isf(linspace(0, 1, 1151), 0.56)[1:]
+    assert torch.isneginf(b[-1]) and torch.isfinite(b[:-1]).all()
+    assert (b[:-1].diff() < 0).all()  # timescales decrease along the layer
+    T = timescales.timescale_from_bias(b[:-1].double(), "exp")
+    assert T[0] > 3e5 and 3.4 < float(T.median()) < 3.7
+    layers = [lstm.LSTMLayer(4, 6), lstm.LSTMLayer(6, 6), lstm.LSTMLayer(6, 4)]
+    biases = timescales.variant_forget_biases("official", [6, 6, 4])
+    timescales.apply_official(layers, biases)
+    for layer, bf in zip(layers, biases):
+        if bf is None:
+            assert not bool(layer.fixed_mask.any())
+            continue
+        assert bool(layer.fixed_mask.all())  # every gate bias of layers 1-2 frozen
+        b_ih, b_hh = layer.effective_biases()
+        assert torch.equal(b_hh[6:12], bf) and torch.equal(b_hh[:6], -bf) and not b_ih[:12].any()

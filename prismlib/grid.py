@@ -1,0 +1,71 @@
+"""Which LSTM language models work B's notebooks train: the slides' experiment grid.
+
+Each experiment is a list of :class:`~prismlib.lstm.RunSpec`; notebooks ask
+:func:`prismlib.jobs.trained` for them, ``python -m prismlib train`` trains
+:func:`all_specs` up front. The ``paper`` profile trains every model the slides
+tabulate; the ``cpu`` and ``smoke`` profiles a subset chosen to test each slide claim
+(issue 10), with the profile's seeds where a claim needs a seed mean.
+
+========== ===================================================================================
+baseline   the AWD-LSTM baseline, every seed of the profile
+exp1       chrono *initialised*: layer-wise, gradient, inverse (notebook 05)
+exp2       *fixed* layer-wise and gradient (notebook 06)
+exp3       *fixed* middle-longest and last-longest (inverse) (notebook 06)
+exp4       layer 2 fixed at X, MOD5, MOD8, Pareto (every seed), the published variant (07)
+official   the official code's assignment (ICLR 2021), for comparison with ``published``
+memory     the models of the cell-state ablation (notebook 08): a subset of the above
+========== ===================================================================================
+"""
+
+from __future__ import annotations
+
+from prismlib.lstm import RunSpec
+from prismlib.profiles import Profile
+
+EXPERIMENTS = ("baseline", "exp1", "exp2", "exp3", "exp4", "official", "memory")
+
+# (variant, T) per experiment; T is X for "layer2", None for variants without one.
+_SLIDES: dict[str, tuple[tuple[str, float | None], ...]] = {
+    "exp1": tuple((v, T) for v in ("layerwise", "gradient") for T in (20.0, 70.0, 200.0)) + (("inverse", 70.0),),
+    "exp2": tuple((v, T) for v in ("layerwise", "gradient") for T in (20.0, 70.0, 200.0)),
+    "exp3": tuple((v, T) for v in ("middle", "inverse") for T in (20.0, 70.0)),
+    "exp4": tuple(("layer2", X) for X in (5.0, 10.0, 20.0, 30.0, 70.0)) + (("mod5", None), ("mod8", None)),
+}
+_CPU: dict[str, tuple[tuple[str, float | None], ...]] = {
+    "exp1": (("layerwise", 20.0), ("layerwise", 70.0), ("gradient", 70.0), ("inverse", 70.0)),
+    "exp2": _SLIDES["exp2"],
+    "exp3": _SLIDES["exp3"],
+    "exp4": tuple(("layer2", X) for X in (5.0, 20.0, 70.0)) + (("mod5", None), ("mod8", None)),
+}
+
+
+def experiment(name: str, profile: Profile) -> list[RunSpec]:
+    """The models of experiment ``name`` (a key of :data:`EXPERIMENTS`) on ``profile``."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; choose one of {', '.join(EXPERIMENTS)}")
+    seeds = profile.lstm.seeds
+    first = seeds[0]
+    table = _SLIDES if profile.name == "paper" else _CPU
+    if name == "baseline":
+        return [RunSpec("baseline", seed=s) for s in seeds]
+    if name == "exp1":
+        return [RunSpec(v, T, fixed=False, seed=first) for v, T in table["exp1"]]
+    if name in ("exp2", "exp3"):
+        return [RunSpec(v, T, fixed=True, seed=first) for v, T in table[name]]
+    if name == "exp4":
+        specs = [RunSpec(v, T, fixed=True, seed=first) for v, T in table["exp4"]]
+        return specs + [RunSpec("pareto", fixed=True, seed=s) for s in seeds] + [RunSpec("published", fixed=True, seed=first)]
+    if name == "official":
+        return [RunSpec("official", fixed=True, seed=first)]
+    return [  # memory: layer 1 / middle / last layer longest, the Pareto layer 2, the baseline
+        RunSpec("baseline", seed=first),
+        RunSpec("layerwise", 70.0, fixed=True, seed=first),
+        RunSpec("middle", 70.0, fixed=True, seed=first),
+        RunSpec("inverse", 70.0, fixed=True, seed=first),
+        RunSpec("pareto", fixed=True, seed=first),
+    ]
+
+
+def all_specs(profile: Profile) -> list[RunSpec]:
+    """Every model of every experiment on ``profile``, each once."""
+    return list(dict.fromkeys(s for name in EXPERIMENTS for s in experiment(name, profile)))

@@ -1,0 +1,116 @@
+"""The job layer: content-addressed cache, parallel workers, resume, and the submitit path."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from prismlib import jobs, lstm
+from prismlib.profiles import get_profile
+
+VOCAB = 30
+TINY = dataclasses.replace(
+    get_profile("smoke").lstm, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2, steps_per_epoch=3, eval_batch=2,
+    valid_tokens=None, test_tokens=None, cutoffs=(10, 20),
+)  # fmt: skip
+
+
+def _corpus() -> SimpleNamespace:
+    rng = np.random.default_rng(0)
+    return SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=rng.integers(0, VOCAB, 600),
+                           valid=rng.integers(0, VOCAB, 200), test=rng.integers(0, VOCAB, 200))  # fmt: skip
+
+
+def _job(seed: int = 1, variant: str = "layer2", T: float | None = 5.0) -> jobs.Job:
+    return jobs.Job(lstm.RunSpec(variant, T, fixed=T is not None, seed=seed), TINY, "test")
+
+
+def _weights(folder: str) -> dict[str, torch.Tensor]:
+    return torch.load(f"{folder}/done.pt", weights_only=False)["model"]
+
+
+def test_key_hashes_what_changes_the_model():
+    job = _job()
+    assert job.key == _job().key and len(job.key) == 16
+    assert job.key != _job(seed=2).key  # seed
+    assert job.key != jobs.Job(job.spec, dataclasses.replace(TINY, lr=1.0), "test").key  # a training setting
+    assert job.key != jobs.Job(job.spec, TINY, "cpu").key  # the profile
+    # evaluation-only settings do not retrain
+    assert job.key == jobs.Job(job.spec, dataclasses.replace(TINY, seeds=(7,), memory_contexts=3, threads=None), "test").key
+
+
+def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
+    corpus = _corpus()
+    runs = jobs.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)
+    run = runs[_job().spec]
+    h = run.model.sizes[1]
+    assert torch.allclose(run.biases_final[1], torch.full((h,), math.log(4.0)))  # fixed layer 2 at X = 5
+    assert math.isfinite(run.test_ppl) and run.test_ppl > 1
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a cached job was retrained")
+
+    monkeypatch.setattr(jobs, "train_lm", no_training)
+    assert jobs.run_missing([_job()], "inline", cache=tmp_path, corpus=corpus) == []
+    again = jobs.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)[_job().spec]
+    np.testing.assert_array_equal(again.test_nll, run.test_nll)
+    for a, b in zip(run.model.state_dict().values(), again.model.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_two_jobs_in_parallel_workers_match_inline(tmp_path):
+    corpus, both = _corpus(), [_job(seed=1), _job(seed=2, variant="baseline", T=None)]
+    ran = jobs.run_missing(both, "local", workers=2, cache=tmp_path / "pool", corpus=corpus)
+    assert ran == both
+    jobs.run_missing(both, "inline", cache=tmp_path / "inline", corpus=corpus)
+    for job in both:
+        pool = _weights(str(jobs.job_dir(job, tmp_path / "pool")))
+        inline = _weights(str(jobs.job_dir(job, tmp_path / "inline")))
+        for name in inline:
+            assert torch.equal(pool[name], inline[name]), name
+
+
+def test_interrupted_job_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    corpus, job = _corpus(), _job(seed=3)
+    straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
+    saves = []
+    real_save = lstm._save
+
+    def save_then_die(path, **obj):  # the process dies right after the first epoch's checkpoint
+        real_save(path, **obj)
+        saves.append(path)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lstm, "_save", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
+    monkeypatch.setattr(lstm, "_save", real_save)
+    folder = jobs.job_dir(job, tmp_path / "killed")
+    assert saves and (folder / "partial.pt").exists() and not (folder / "done.pt").exists()
+    assert torch.load(folder / "partial.pt", weights_only=False)["history"].epochs == 1
+    resumed = jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
+    assert not (folder / "partial.pt").exists()
+    a, b = _weights(straight), _weights(resumed)
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+
+
+@pytest.mark.parametrize("cluster", ["debug", "local"])
+def test_slurm_path_through_submitit(tmp_path, cluster):
+    pytest.importorskip("submitit")
+    corpus, job = _corpus(), _job(seed=4)
+    ran = jobs.run_missing([job], "slurm", cache=tmp_path, corpus=corpus, slurm={"cluster": cluster, "timeout_min": 5})
+    assert ran == [job] and jobs.is_done(job, tmp_path)
+    assert (tmp_path / "submitit").is_dir()
+
+
+def test_bad_executor_and_untrained_job_are_named(tmp_path):
+    with pytest.raises(ValueError, match="executor must be one of"):
+        jobs.run_missing([_job()], "threads", cache=tmp_path)
+    with pytest.raises(FileNotFoundError, match="has not been trained"):
+        jobs.load_run(_job(), cache=tmp_path, corpus=_corpus())
