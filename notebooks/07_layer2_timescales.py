@@ -15,7 +15,9 @@
 # # 07 · Customised timescales in layer 2 (experiment 4)
 #
 # *Timescale-dependent representation learning in language models* (Mahto), slides
-# **experiment 4** ("Customize timescale in layers").
+# **experiment 4** ("Customize timescale in layers"), and its later published version,
+# Mahto, Vo, Turek & Huth, *Multi-timescale representation learning in LSTM language
+# models* (ICLR 2021), with its official code (HuthLab/multi-timescale-LSTM-LMs).
 #
 # Experiments 2-3 suggested keeping layer 1 free (short timescales) and putting long ones
 # higher up. Here only **layer 2's** input/forget biases are fixed; layers 1 and 3 train
@@ -32,16 +34,24 @@
 # the mean ± sd over 6 seeds: every layer-2 variant beats the baseline (61.40), Pareto most
 # (59.52; 59.66 ± 0.17 over seeds against 61.64 ± 0.28).
 #
-# We add the variant of the later published version (ICLR 2021) as one more row: layer 1
-# half at $T = 3$, half at $T = 4$; layer 2 at inverse-gamma (shape 0.56) quantiles of
-# timescale; in its own convention $b_f = -\log(e^{1/T} - 1)$ (`prismlib.timescales`).
+# Two more rows come from the ICLR 2021 version: layer 1 half at $T = 3$, half at $T = 4$;
+# layer 2 at inverse-gamma (shape 0.56) timescales; in its own convention
+# $b_f = -\log(e^{1/T} - 1)$, i.e. $T = -1/\log f$ (`prismlib.timescales`). **published**
+# is our reading of the paper, **official** reproduces the official code's assignment
+# exactly (the differences are listed below). The ICLR version reports PTB test
+# perplexity 57.58 for the multi-timescale model against 58.98 for its baseline.
 # Decisions: the gradient part of MOD5/MOD8 is $\log(\mathrm{linspace}(1, 19))$ (timescales
 # 2-20, since $T = 1$ has no finite bias); Pareto timescales are sampled ($T \ge 1$, seeded).
+#
+# The profile's grid (`prismlib.grid`, experiment `exp4`) decides which $X$ are trained;
+# the fixed-$X$ models, MOD5, MOD8 and the ICLR variants use the first seed, the baseline
+# and Pareto every seed of the profile.
 
 # %% tags=["parameters"]
 import os
 
 profile = os.environ.get("PRISMLIB_PROFILE", "cpu")  # smoke | cpu | paper
+executor = os.environ.get("PRISMLIB_EXECUTOR", "local")  # inline | local | slurm
 
 # %%
 import time
@@ -51,12 +61,14 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
+from scipy.stats import spearmanr
 
-from prismlib import bigram, timescales
+from prismlib import bigram, grid, jobs, timescales
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    RunSpec, model_perplexity, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_spread, train_all,
+    forget_gate_means, model_perplexity, perplexity, perplexity_by_frequency, perplexity_contrast, perplexity_difference,
+    runs_table, seed_spread,
 )  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
@@ -68,51 +80,94 @@ t_start = time.perf_counter()
 corpus = load_ptb_corpus()
 test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
 seed = S.seeds[0]
+BASE = "baseline"
 print(f"profile={P.name}: layers {[S.hidden] * (S.layers - 1) + [S.emb]}, {S.optimizer}, seeds {S.seeds}, "
-      f"test on {len(test_ids):,} tokens")
+      f"test on {len(test_ids):,} tokens")  # fmt: skip
 
 # %% [markdown]
 # ## The layer-2 timescales of each variant
 #
-# At the paper's layer-2 width (1150 units), the timescales $T = 1 + e^{b_f}$ each variant
-# fixes (quantiles over units, 2 decimals; the published variant in its own convention):
+# At the paper's layer-2 width (1150 units), the timescales each variant fixes (quantiles
+# over units, 2 decimals): $T = 1 + e^{b_f}$ for the slides' variants, $T = -1/\log
+# \sigma(b_f)$ for the two ICLR ones (the official grid's last unit has $T = 0$):
 
 # %% tags=["nbval-check-output"]
-LAYER2 = [("layer2", X) for X in (5, 10, 20, 30, 70)] + [("mod5", None), ("mod8", None), ("pareto", None), ("published", None)]
+LAYER2 = [("layer2", X) for X in (5, 10, 20, 30, 70)] + [(v, None) for v in ("mod5", "mod8", "pareto", "published", "official")]
+ICLR = ("published", "official")
 rows = []
 for name, X in LAYER2:
     b = timescales.variant_forget_biases(name, (1150, 1150, 400), None if X is None else float(X),
                                          torch.Generator().manual_seed(0))[1].double()  # fmt: skip
-    T = timescales.timescale_from_bias(b, "exp" if name == "published" else "logit")
+    T = timescales.timescale_from_bias(b, "exp" if name in ICLR else "logit")
     q = np.quantile(T.numpy(), [0, 0.1, 0.5, 0.9, 1])
     rows.append({"variant": timescales.describe(name, None if X is None else float(X)),
                  **{f"T q{int(p * 100)}": round(float(v), 2) for p, v in zip([0, 0.1, 0.5, 0.9, 1], q)}})  # fmt: skip
 print(pd.DataFrame(rows).to_string(index=False))
 
 # %% [markdown]
-# ## The bigram baseline (the gate of every claim)
+# ## Published vs official: what the official code does differently
 #
-# The interpolated Kneser-Ney bigram of the whole PTB training split (`prismlib.bigram`;
-# notebook 05 says why), scored on exactly the test tokens the LSTMs predict. Every
-# claim below needs its models clearly below it. Perplexities to 1 decimal:
+# From the official code (`model_mts.py`, `model_evaluation.py`,
+# `util/estimate_timescale.py` of HuthLab/multi-timescale-LSTM-LMs). The `official`
+# variant (`timescales.official_layer2_biases`, `timescales.apply_official`) reproduces
+# the first three points; `published` is our reading of the paper.
+#
+# | | published (ours) | official code |
+# |---|---|---|
+# | layer-2 grid | inverse-gamma quantiles $k/(n+1)$, $k = 1..n$ (`invgamma.ppf`): every $T > 0$ | `invgamma.isf(linspace(0, 1, n+1))[1:]`: quantiles $0, 1/n, \dots, (n-1)/n$ in decreasing order, so the **last unit has $T = 0$**: $b_f = -\infty$, $b_i = +\infty$, a unit that keeps no memory (the shipped training log ends its layer-2 biases with `-inf`) |
+# | where the bias goes | whole value in `bias_ih` ($b_i = -b_f$, $b_f$), zero in `bias_hh` | `bias_ih`'s i, f entries zeroed; $b_i = -b_f$ and $b_f$ written into `bias_hh` |
+# | what is frozen (layers 1-2) | only the i and f entries | **every** gate bias (`requires_grad = False` on both bias tensors): i, f and also g, o, which stay at PyTorch's random init $U(\pm 1/\sqrt{n})$ |
+# | layer-1 biases | $T = 3$ / $4$ with $b_f = -\log(e^{1/T} - 1)$ (0.927, 1.259) | the released code gives the same; its shipped training log instead shows $\ln 2$, $\ln 3$ (the slides' $\log(T - 1)$): the logged run used another layer-1 formula than the released code |
+# | layer 3 | free, default init | the same |
+#
+# Evaluation differences we keep: the official code estimates timescales and scores test
+# with one stream (batch 1, BPTT 70), averaging the forget gate per 70-token chunk; we use
+# the profile's evaluation batch and average over every token
+# (`lstm.forget_gate_means`). Its word-frequency counts come from AWD-LSTM's dictionary,
+# which counts train, valid and test; our bins count PTB train only (as the issue asks).
+# The code asserts test perplexities of 57.58 (multi-timescale) and 58.98 (baseline); its
+# shipped log of one training run ends at 59.69.
+#
+# The two layer-2 grids at the paper's 1150 units (`prismlib.timescales`, deterministic):
 
 # %% tags=["nbval-check-output"]
-kn_nll, kn_line = bigram.ptb_baseline(corpus.train, corpus.test, test_ids, len(corpus.vocab), S.eval_batch)
-print(kn_line)
+grids = {
+    "published": timescales.inverse_gamma_timescales(1150),
+    "official": timescales.timescale_from_bias(timescales.official_layer2_biases(1150).double(), "exp"),
+}
+for name, T in grids.items():
+    T = T.numpy()
+    print(f"{name:>9}: {len(T)} units, T min {T.min():.4g}, median {np.median(T):.4g}, max {T.max():.4g}, "
+          f"units with T = 0: {int((T == 0).sum())}")  # fmt: skip
+
+# %% [markdown]
+# ## The reference language models (the gate of every perplexity claim)
+#
+# An add-one unigram and the interpolated Kneser-Ney bigram of the whole PTB training
+# split (`prismlib.bigram`; notebook 05 says why), scored on exactly the test tokens the
+# LSTMs predict. Every perplexity claim below needs the baseline clearly below the
+# bigram. Perplexities to 1 decimal:
+
+# %% tags=["nbval-check-output"]
+refs, uni_nll, kn_nll = bigram.ptb_references(corpus.train, corpus.valid, test_ids, len(corpus.vocab), S.eval_batch)
+for r in refs.itertuples():
+    print(f"{r.model}: valid {r.valid_ppl:.1f}, test {r.test_ppl:.1f} on {r.test_tokens:,} test tokens")
 
 # %% [markdown]
 # ## Training
 #
-# Fixed-$X$ models and the published variant with the first seed; the baseline, MOD5,
-# MOD8 and Pareto with every seed of the profile (the slides' seed column). The baseline
-# comes from notebook 05's checkpoints when present.
+# The profile's experiment-4 grid, its baseline seeds and the `official` variant, read
+# from the job cache (trained first where missing; `prismlib.jobs`).
 
 # %%
-specs = [RunSpec("baseline", seed=s) for s in S.seeds]
-specs += [RunSpec("layer2", float(X), fixed=True, seed=seed) for X in (5, 10, 20, 30, 70)]
-specs += [RunSpec(v, fixed=True, seed=s) for v in ("mod5", "mod8", "pareto") for s in S.seeds]
-specs += [RunSpec("published", fixed=True, seed=seed)]
-runs = train_all(specs, corpus, S, P.device)
+specs = grid.experiment("baseline", P) + grid.experiment("exp4", P) + grid.experiment("official", P)
+runs = jobs.trained(specs, S, P.name, executor=executor, device=P.device)
+baseline_specs = [s for s in runs if s.variant == BASE]
+save_table(
+    bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline_specs}),
+    "lm_references",
+    P.name,
+)
 table = runs_table(list(runs.values()), S.bootstrap)
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens"]]
 
@@ -121,10 +176,15 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 #
 # "test ppl" and "bootstrapped" (mean ± sd over resamples of 70-word blocks, the slides'
 # column) are the first seed's model; "seeds" is the mean ± sd of the seeds' perplexities
-# where the slides have that column. "Δ vs baseline" is the perplexity difference to the
+# where there are several seeds. "Δ vs baseline" is the perplexity difference to the
 # baseline's seed mean with its 95% interval from a paired bootstrap over 100-token
-# chunks of PTB test; for the multi-seed variants it compares seed means (per-token NLL
-# averaged over seeds). Seed spread is reported, not tested.
+# chunks of PTB test (10,000 resamples, as the official evaluation); multi-seed variants
+# compare seed means (per-token NLL averaged over seeds), single-seed ones their one
+# model. The interval covers the sampling of the test set, not the choice of seed: the
+# seed spread is reported beside it, not tested. The slides' columns appear for the rows
+# we trained. The last column is the ICLR 2021 version's PTB test perplexity (asserted by
+# its official code; a separately trained AWD-LSTM baseline, not the slides' one): its
+# one multi-timescale model beside both of our ICLR rows, its baseline beside ours.
 
 # %%
 SLIDES = {  # (test ppl, bootstrapped "mean +/- sd", seeds "mean +/- sd") as printed
@@ -133,50 +193,56 @@ SLIDES = {  # (test ppl, bootstrapped "mean +/- sd", seeds "mean +/- sd") as pri
     "layer2 X=20": (59.97, "60.00 +/- 1.50", ""), "layer2 X=30": (60.09, "60.12 +/- 1.49", ""),
     "layer2 X=70": (60.71, "60.73 +/- 1.52", ""),
     "mod5": (60.16, "60.18 +/- 1.50", "60.34 +/- 0.15"), "mod8": (59.88, "59.89 +/- 1.49", "59.83 +/- 0.09"),
-    "pareto": (59.52, "59.55 +/- 1.48", "59.66 +/- 0.17"), "published": (np.nan, "", ""),
+    "pareto": (59.52, "59.55 +/- 1.48", "59.66 +/- 0.17"), "published": (np.nan, "", ""), "official": (np.nan, "", ""),
 }  # fmt: skip
+ICLR_PPL = {"baseline": 58.98, "published": 57.58, "official": 57.58}  # PTB test, asserted by the official code
 TITLES = {"baseline": "1. Baseline"}
-TITLES.update({f"layer2 X={X}": f"{i + 2}. L2: bias log({X}-1)" for i, X in enumerate((5, 10, 20, 30, 70))})
+TITLES.update({f"layer2 X={X}": f"{i}. L2: bias log({X}-1)" for i, X in enumerate((5, 10, 20, 30, 70), start=2)})
 TITLES.update({
     "mod5": "7. L2: Modular I (MOD5): half 1->20, half 70", "mod8": "8. L2: Modular II (MOD8): 80% 1->20, 20% 70",
     "pareto": "9. L2: Pareto (1/x^1.54)", "published": "10. Published: L1 T in {3, 4}, L2 inverse-gamma(0.56)",
+    "official": "11. Official code: as 10, L2 grid with T = 0, all L1-2 biases frozen",
 })  # fmt: skip
 
 
-def key_of(spec: RunSpec) -> str:
+def key_of(spec) -> str:
     return spec.variant if spec.variant != "layer2" else f"layer2 X={spec.T:g}"
 
 
-by_key: dict[str, list[RunSpec]] = {}
-for spec in specs:
+by_key: dict[str, list] = {}
+for spec in runs:
     by_key.setdefault(key_of(spec), []).append(spec)
-nll = {key: np.stack([runs[s].test_nll for s in ss]) if len(ss) > 1 else runs[ss[0]].test_nll for key, ss in by_key.items()}
+XS = sorted(s.T for s in runs if s.variant == "layer2")  # the X values the profile's grid trains
+ORDER = [BASE] + [f"layer2 X={X:g}" for X in XS] + [k for k in ("mod5", "mod8", "pareto", *ICLR) if k in by_key]
+nll = {key: np.stack([runs[s].test_nll for s in by_key[key]]) if len(by_key[key]) > 1 else runs[by_key[key][0]].test_nll
+       for key in ORDER}  # fmt: skip
 ppl = {key: model_perplexity(x) for key, x in nll.items()}  # seed mean where there are seeds
-delta = {key: perplexity_difference(nll[key], nll["baseline"]) for key in nll if key != "baseline"}
+delta = {key: perplexity_difference(nll[key], nll[BASE]) for key in ORDER if key != BASE}
 rows = []
-for key, title in TITLES.items():
+for key in ORDER:
     first = runs[next(s for s in by_key[key] if s.seed == seed)]
     trow = table[(table.model == first.spec.label) & (table.seed == seed)].iloc[0]
     seeds = [runs[s].test_ppl for s in by_key[key]]
     mean, sd = seed_spread(seeds)
-    slides = SLIDES[key]
+    slides = SLIDES.get(key, (np.nan, "", ""))
     rows.append({
-        "model type": title, "test ppl": first.test_ppl,
+        "model type": TITLES.get(key, key), "test ppl": first.test_ppl,
         "bootstrapped": f"{trow['bootstrap mean']:.2f} +/- {trow['bootstrap sd']:.2f}",
         "seeds": f"{mean:.2f} +/- {sd:.2f} ({len(seeds)})" if len(seeds) > 1 else "",
-        "Δ vs baseline [95% CI]": "" if key == "baseline" else str(delta[key]),
+        "Δ vs baseline [95% CI]": "" if key == BASE else str(delta[key]),
         "slides test ppl": slides[0], "slides bootstrapped": slides[1], "slides seeds (6)": slides[2],
+        "ICLR 2021 test ppl": ICLR_PPL.get(key, np.nan),
     })  # fmt: skip
 exp4 = pd.DataFrame(rows)
 save_table(exp4, "exp4_layer2_timescales", P.name)
 exp4
 
 # %%
-fig, ax = plt.subplots(figsize=(9, 4))
-plot = table.assign(key=[r.variant if r.variant != "layer2" else f"X={r['T']:g}" for _, r in table.iterrows()])
-order = ["baseline"] + [f"X={X}" for X in (5, 10, 20, 30, 70)] + ["mod5", "mod8", "pareto", "published"]
-sns.stripplot(plot, x="key", y="test ppl", order=order, hue="seed", ax=ax, size=7, jitter=False)
-bmean, bsd = seed_spread([runs[s].test_ppl for s in by_key["baseline"]])
+SHORT = {key: key.replace("layer2 ", "") for key in ORDER}
+fig, ax = plt.subplots(figsize=(10, 4))
+plot = pd.DataFrame([{"key": SHORT[key_of(s)], "seed": s.seed, "test ppl": r.test_ppl} for s, r in runs.items()])
+sns.stripplot(plot, x="key", y="test ppl", order=[SHORT[k] for k in ORDER], hue="seed", ax=ax, size=7, jitter=False)
+bmean, bsd = seed_spread([runs[s].test_ppl for s in by_key[BASE]])
 ax.axhspan(bmean - bsd, bmean + bsd, color="0.88", zorder=0, label="baseline ± seed sd")
 ax.axhline(perplexity(kn_nll), color="C3", ls="--", lw=1, label="Kneser-Ney bigram")
 ax.set_xlabel("")
@@ -187,92 +253,275 @@ save_figure(fig, "exp4_layer2_timescales", P.name)
 plt.show()
 
 # %% [markdown]
+# ## Estimated vs assigned timescales (ICLR 2021)
+#
+# The ICLR version checks that a unit whose forget bias was fixed keeps the timescale it
+# was given: it runs the trained model over PTB test, averages each unit's forget-gate
+# activation $\bar f$ and estimates $T = -1/\log \bar f$ (`util/estimate_timescale.py`).
+# We do the same (`lstm.forget_gate_means`) for the first seed's published, official and
+# baseline models. The x axis is the *assigned* timescale: for the fixed layers (layers 1-2
+# of the ICLR variants) from the initial effective forget bias, for free units (layer 3,
+# every layer of the baseline) from the *trained* bias, both in the $T = -1/\log\sigma(b)$
+# convention. A fixed unit's gate still moves with its input, so the estimate can leave
+# the identity line even though its bias cannot. Units with a timescale of 0 (the
+# official grid's last unit, $b_f = -\infty$, whose gate is exactly 0) or a mean gate of
+# exactly 1 have no place on log axes and are left out of the plot (counted below).
+
+# %%
+FIXED_LAYERS = {BASE: (), "published": (0, 1), "official": (0, 1)}
+frames = []
+for key, fixed_layers in FIXED_LAYERS.items():
+    run = runs[next(s for s in by_key[key] if s.seed == seed)]
+    means = forget_gate_means(run.model, test_ids, S.eval_batch, S.bptt)
+    for layer, f in enumerate(means):
+        fixed = layer in fixed_layers
+        b = (run.biases_init if fixed else run.biases_final)[layer].double()
+        est = np.where(f <= 0, 0.0, np.inf)  # T = -1/log f is 0 at f = 0 and infinite at f = 1
+        inside = (f > 0) & (f < 1)
+        est[inside] = timescales.timescale_from_forget(torch.from_numpy(f[inside]), "exp").numpy()
+        assigned = timescales.timescale_from_bias(b, "exp").numpy()
+        frames.append(pd.DataFrame({"model": key, "layer": layer + 1, "fixed": fixed, "assigned T": assigned,
+                                    "estimated T": est}))  # fmt: skip
+units = pd.concat(frames, ignore_index=True)
+TS = units[["assigned T", "estimated T"]]
+plottable = (np.isfinite(TS) & (TS > 0)).all(axis=1)
+
+fig, axes = plt.subplots(1, len(FIXED_LAYERS), figsize=(4.2 * len(FIXED_LAYERS), 4.2), sharex=True, sharey=True)
+lo, hi = TS[plottable].min().min(), TS[plottable].max().max()
+for ax, key in zip(axes, FIXED_LAYERS):
+    for (layer, fixed), g in units[plottable & (units.model == key)].groupby(["layer", "fixed"]):
+        ax.scatter(g["assigned T"], g["estimated T"], s=14 if fixed else 22, marker="o" if fixed else "x",
+                   color=f"C{layer - 1}", alpha=0.6, label=f"layer {layer} ({'fixed' if fixed else 'free'})")  # fmt: skip
+    ax.plot([lo, hi], [lo, hi], color="0.4", ls="--", lw=1, label="identity")
+    left_out = int(((units.model == key) & ~plottable).sum())
+    ax.set(xscale="log", yscale="log", xlabel="assigned T (free: from the trained bias)",
+           title=key + (f" ({left_out} unit(s) left out)" if left_out else ""))  # fmt: skip
+    ax.legend(fontsize=7)
+axes[0].set_ylabel("estimated T = -1/log(mean forget gate)")
+fig.suptitle(f"Estimated vs assigned timescales, PTB test ({P.name}, seed {seed})")
+save_figure(fig, "iclr_timescale_estimates", P.name)
+plt.show()
+print(f"left out of the plot (T = 0 or infinite, assigned or estimated): "
+      f"{', '.join(f'{k} {int(((units.model == k) & ~plottable).sum())}' for k in FIXED_LAYERS)} unit(s)")  # fmt: skip
+
+# %% [markdown]
+# Per model and layer: the median assigned and estimated timescale over all units (the
+# $T = 0$ unit included; a median is not moved by one unit) and the rank correlation
+# between the two over the plottable units.
+
+# %%
+rows = []
+for (key, layer), g in units.groupby(["model", "layer"], sort=False):
+    ok = plottable[g.index]
+    varies = g.loc[ok, "assigned T"].nunique() > 1  # a rank correlation needs assigned values that differ
+    rho = spearmanr(g.loc[ok, "assigned T"], g.loc[ok, "estimated T"]).statistic if varies else np.nan
+    rows.append({"model": key, "layer": layer, "units": len(g), "bias": "fixed" if g.fixed.all() else "free (trained)",
+                 "median assigned T": g["assigned T"].median(), "median estimated T": g["estimated T"].median(),
+                 "units at T = 0 (assigned)": int((g["assigned T"] == 0).sum()), "Spearman rho": rho})  # fmt: skip
+timescale_table = pd.DataFrame(rows)
+save_table(timescale_table, "iclr_timescale_medians", P.name)
+timescale_table
+
+# %% [markdown]
+# ## Perplexity by word frequency (ICLR 2021)
+#
+# The ICLR version splits PTB test by how often each target word occurs in training
+# (> 10k, 1k-10k, 100-1k, < 100 occurrences) and reports the perplexity of each bin:
+# $\exp$ of the mean NLL of the bin's tokens (`model_evaluation.py`). It finds the
+# multi-timescale model's gain over the baseline concentrated on the rare words.
+# `lstm.perplexity_by_frequency` does the same for the baseline (seed mean), the two ICLR
+# variants (first seed) and Pareto (seed mean), each difference to the baseline with a
+# paired bootstrap over 100-token chunks counting only the bin's tokens. Bin perplexities
+# differ by orders of magnitude, so the right panel shows each difference (and its
+# interval) divided by the baseline's perplexity in that bin.
+
+# %%
+train_counts = np.bincount(corpus.train, minlength=len(corpus.vocab))
+FREQ_MODELS = [k for k in (BASE, *ICLR, "pareto") if k in nll]
+freq = perplexity_by_frequency({k: nll[k] for k in FREQ_MODELS}, test_ids, train_counts, reference=BASE)
+freq_table = freq.assign(
+    **{"Δ vs baseline [95% CI]": [str(d) if d is not None else "" for d in freq.delta],
+       "Δ": [d.effect if d is not None else np.nan for d in freq.delta],
+       "Δ low": [d.low if d is not None else np.nan for d in freq.delta],
+       "Δ high": [d.high if d is not None else np.nan for d in freq.delta]}
+).drop(columns="delta")  # fmt: skip
+save_table(freq_table, "iclr_frequency_bins", P.name)
+freq_table
+
+# %%
+BINS = list(dict.fromkeys(freq_table["bin"]))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+sns.pointplot(freq_table, x="bin", y="ppl", hue="model", order=BINS, hue_order=FREQ_MODELS, dodge=0.3, ax=ax1,
+              linestyle="none", markers="o")  # fmt: skip
+ax1.set(yscale="log", xlabel="training occurrences of the target word", ylabel=f"test perplexity ({P.name})",
+        title="Perplexity by word frequency")  # fmt: skip
+others = [k for k in FREQ_MODELS if k != BASE]
+base_bin = freq_table[freq_table.model == BASE].set_index("bin")["ppl"]
+for i, key in enumerate(others):
+    g = freq_table[freq_table.model == key].set_index("bin").loc[BINS]
+    pct = g[["Δ", "Δ low", "Δ high"]].div(base_bin.loc[BINS], axis=0) * 100  # the interval rescaled, not re-estimated
+    x = np.arange(len(BINS)) + (i - (len(others) - 1) / 2) * 0.2
+    ax2.errorbar(x, pct["Δ"], yerr=[pct["Δ"] - pct["Δ low"], pct["Δ high"] - pct["Δ"]], fmt="o", capsize=3,
+                 color=f"C{FREQ_MODELS.index(key)}", label=key)  # fmt: skip
+ax2.axhline(0, color="0.3", lw=1)
+ax2.set_xticks(range(len(BINS)), BINS)
+ax2.set(xlabel="training occurrences of the target word", ylabel="Δ vs baseline, % of its bin perplexity",
+        title="Difference to the baseline [95% CI]")  # fmt: skip
+ax2.legend(fontsize=8)
+save_figure(fig, "iclr_frequency_bins", P.name)
+plt.show()
+
+# %% [markdown]
 # ## Claims
 #
 # Each comparison is a perplexity difference on the same test tokens with a 95% interval
-# from a paired bootstrap over 100-token chunks of PTB test; "over seeds" compares seed
-# means (the slides' seed column). "Best" and "worst" of a set compare the named model
-# with the best (or worst) of the others, taken per resample: "X = 70 is the worst"
-# is X = 70 minus the worst of X = 5 .. 30 (claimed > 0), "Pareto is the best mixture"
-# is Pareto minus the better of MOD5 and MOD8 (claimed < 0). Gate: every model a claim
-# involves is clearly below the Kneser-Ney bigram.
+# from a paired bootstrap over 100-token chunks of PTB test (10,000 resamples); "over
+# seeds" compares seed means (the slides' seed column). "Best" and "worst" of a set
+# compare the named model with the best (or worst) of the others, taken per resample:
+# "X = 70 is the worst" is X = 70 minus the worst of the other trained X (claimed > 0),
+# "Pareto is the best mixture" is Pareto minus the better of MOD5 and MOD8 (claimed < 0),
+# first seed of each (MOD5 and MOD8 have one seed: the slides' single-model column).
+# Single-seed models are compared with the baseline's seed mean, as in the table.
+# Gate of every claim: the baseline is clearly below the Kneser-Ney bigram (a model that
+# has not learnt word-pair statistics cannot tell whether a timescale helps).
 
 # %%
-XS = (5, 10, 20, 30, 70)
 vs_bigram = bigram.versus_bigram(nll, kn_nll)
-
-
-def gate(*keys: str) -> tuple:
-    return (bigram.beats_bigram(vs_bigram, kn_nll, keys),)
-
-
-def x(X: int) -> str:
-    return f"layer2 X={X}"
-
-
-seeds_note = f"{len(S.seeds)} seeds"
+GATE = (bigram.beats_bigram(vs_bigram, kn_nll, [BASE]),)
+FIXED_X = [f"layer2 X={X:g}" for X in XS]
+seeds_note = f"{len(by_key['pareto'])} seeds"
+pareto_first = next(s for s in by_key["pareto"] if s.seed == seed)  # MOD5 and MOD8 have the first seed only
+rare = freq[(freq.model == "official") & (freq["bin"] == "<100")].iloc[0]
+rare_base = freq[(freq.model == BASE) & (freq["bin"] == "<100")].iloc[0]
 claims = [
     Claim(
         "07",
-        f"Every fixed layer-2 value beats the baseline (ours: {', '.join(f'X={X} {ppl[x(X)]:.1f}' for X in XS)}; "
-        f"baseline {ppl['baseline']:.1f}, seed mean)",
+        f"Every fixed layer-2 value beats the baseline (ours: {', '.join(f'{SHORT[k]} {ppl[k]:.1f}' for k in FIXED_X)}; "
+        f"baseline {ppl[BASE]:.1f}, seed mean)",
         "Experiment 4: L2 bias log(X-1): X = 5 60.17, 10 59.88, 20 59.97, 30 60.09, 70 60.71 vs baseline 61.40",
-        tuple(Test(delta[x(X)], -1, 0.0, f"ppl(X={X}) - ppl(baseline)") for X in XS),
-        gate("baseline", *[x(X) for X in XS]),
+        tuple(Test(delta[k], -1, 0.0, f"ppl({SHORT[k]}) - ppl(baseline)") for k in FIXED_X),
+        GATE,
         "ppl",
     ),
     Claim(
         "07",
-        f"X = 70 is the worst fixed value (ours: {ppl[x(70)]:.1f}; best X = {min(XS, key=lambda X: ppl[x(X)])})",
-        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)",
-        (Test(perplexity_contrast(nll[x(70)], [nll[x(X)] for X in XS[:-1]], against="worst"), +1, 0.0,
-              "ppl(X=70) - worst of X=5..30"),),  # fmt: skip
-        gate(*[x(X) for X in XS]),
+        f"MOD5 and MOD8 beat the baseline (ours, first seed: {ppl['mod5']:.1f}, "
+        f"{ppl['mod8']:.1f} vs baseline {ppl[BASE]:.1f}, seed mean)",
+        "Experiment 4: MOD5 60.16, MOD8 59.88 vs baseline 61.40 (seed means 60.34 +/- 0.15, 59.83 +/- 0.09 vs 61.64 +/- 0.28)",
+        tuple(Test(delta[k], -1, 0.0, f"ppl({k}) - ppl(baseline)") for k in ("mod5", "mod8")),
+        GATE,
         "ppl",
     ),
     Claim(
         "07",
-        f"Pareto layer 2 beats the baseline over {seeds_note} (ours: {ppl['pareto']:.1f} vs {ppl['baseline']:.1f})",
+        f"Pareto layer 2 beats the baseline over {seeds_note} (ours: {ppl['pareto']:.1f} vs {ppl[BASE]:.1f})",
         "Experiment 4: Pareto 59.66 +/- 0.17 vs baseline 61.64 +/- 0.28 over 6 seeds (single models 59.52 vs 61.40)",
         (Test(delta["pareto"], -1, 0.0, "ppl(Pareto) - ppl(baseline), seed means"),),
-        gate("baseline", "pareto"),
+        GATE,
         "ppl",
     ),
     Claim(
         "07",
-        f"MOD5 and MOD8 beat the baseline over {seeds_note} (ours: {ppl['mod5']:.1f}, {ppl['mod8']:.1f} vs "
-        f"{ppl['baseline']:.1f})",
-        "Experiment 4: MOD5 60.34 +/- 0.15, MOD8 59.83 +/- 0.09 vs baseline 61.64 +/- 0.28 over 6 seeds",
-        tuple(Test(delta[k], -1, 0.0, f"ppl({k}) - ppl(baseline), seed means") for k in ("mod5", "mod8")),
-        gate("baseline", "mod5", "mod8"),
-        "ppl",
-    ),
-    Claim(
-        "07",
-        f"Pareto is the best of the mixtures over {seeds_note} (ours: Pareto {ppl['pareto']:.1f}, MOD5 "
+        f"Pareto is the best of the mixtures (ours, seed {seed}: Pareto {runs[pareto_first].test_ppl:.1f}, MOD5 "
         f"{ppl['mod5']:.1f}, MOD8 {ppl['mod8']:.1f})",
-        "Experiment 4: Pareto 59.66 vs MOD8 59.83 and MOD5 60.34 (seed means; single models 59.52 / 59.88 / 60.16)",
-        (Test(perplexity_contrast(nll["pareto"], [nll["mod5"], nll["mod8"]], against="best"), -1, 0.0,
-              "ppl(Pareto) - better of (MOD5, MOD8), seed means"),),  # fmt: skip
-        gate("pareto", "mod5", "mod8"),
+        "Experiment 4: Pareto 59.52 vs MOD8 59.88 and MOD5 60.16 (seed means 59.66 / 59.83 / 60.34)",
+        (Test(perplexity_contrast(runs[pareto_first].test_nll, [nll["mod5"], nll["mod8"]], against="best"), -1, 0.0,
+              f"ppl(Pareto) - better of (MOD5, MOD8), seed {seed}"),),  # fmt: skip
+        GATE,
+        "ppl",
+    ),
+    Claim(
+        "07",
+        f"The multi-timescale LSTM (official assignment) beats the baseline on PTB test (ours: {ppl['official']:.1f} vs "
+        f"{ppl[BASE]:.1f})",
+        "ICLR 2021 (official code): test perplexity 57.58 (multi-timescale) vs 58.98 (baseline)",
+        (Test(delta["official"], -1, 0.0, "ppl(official) - ppl(baseline)"),),
+        GATE,
+        "ppl",
+    ),
+    Claim(
+        "07",
+        f"The multi-timescale LSTM (official) beats the baseline on rare words, < 100 training occurrences (ours: "
+        f"{rare.ppl:.1f} vs {rare_base.ppl:.1f} on {rare.tokens:,} tokens)",
+        "ICLR 2021: the multi-timescale model's improvement over the baseline is largest for words seen < 100 times",
+        (Test(rare.delta, -1, 0.0, "ppl(official) - ppl(baseline), target words < 100 in train"),),
+        GATE,
         "ppl",
     ),
 ]
-print(f"baseline {ppl['baseline']:.2f} (seed mean; seed sd {bsd:.2f}); bigram {perplexity(kn_nll):.1f}")
+if 70.0 in XS and len(XS) > 1:
+    claims.insert(1, Claim(
+        "07",
+        f"X = 70 is the worst fixed value (ours: {ppl['layer2 X=70']:.1f}; best {SHORT[min(FIXED_X, key=ppl.get)]})",
+        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)",
+        (Test(perplexity_contrast(nll["layer2 X=70"], [nll[k] for k in FIXED_X if k != "layer2 X=70"], against="worst"),
+              +1, 0.0, "ppl(X=70) - worst of the other X"),),  # fmt: skip
+        GATE,
+        "ppl",
+    ))  # fmt: skip
+print(f"baseline {ppl[BASE]:.2f} (seed mean; seed sd {bsd:.2f}); bigram {perplexity(kn_nll):.1f}; "
+      f"baseline - bigram {vs_bigram[BASE]}")  # fmt: skip
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
-print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
+
+# %% [markdown]
+# ## Which effects this scale can resolve
+#
+# The slides' effects are differences of about 1-2 perplexity points at ~61 (the ICLR
+# version's 1.4 at ~59), i.e. 1-3 % of the baseline. Below, for each model: the
+# half-width of our Δ interval in perplexity points and as a percentage of our baseline,
+# the slides' (or the ICLR version's) difference to their baseline in the same two units,
+# and whether a difference of the slides' *relative* size, scaled to our baseline, would
+# be larger than our half-width (so that its interval could exclude 0) and than the
+# baseline's seed sd. The intervals cover the test set only: a single-seed row also
+# carries the seed-to-seed spread, so a gain below the seed sd could come from the seed
+# alone even when its interval excludes 0.
+
+# %%
+PUBLISHED_EFFECT = {k: SLIDES[BASE][0] - SLIDES[k][0] for k in ORDER if k in SLIDES and np.isfinite(SLIDES[k][0])}
+PUBLISHED_EFFECT.update({k: ICLR_PPL[BASE] - ICLR_PPL[k] for k in ICLR if k in ORDER})
+PUBLISHED_BASE = {k: ICLR_PPL[BASE] if k in ICLR else SLIDES[BASE][0] for k in PUBLISHED_EFFECT}
+rows = []
+for key, d in delta.items():
+    half = (d.high - d.low) / 2
+    rel = PUBLISHED_EFFECT[key] / PUBLISHED_BASE[key]
+    scaled = rel * ppl[BASE]
+    rows.append({"model": SHORT[key], "seeds": len(by_key[key]), "Δ [95% CI]": str(d), "half-width (ppl)": half,
+                 "half-width (% of baseline)": 100 * half / ppl[BASE], "published gain (ppl)": PUBLISHED_EFFECT[key],
+                 "published gain (%)": 100 * rel, "scaled gain (ppl)": scaled,
+                 "above half-width": bool(scaled > half), "above baseline seed sd": bool(scaled > bsd)})  # fmt: skip
+resolution = pd.DataFrame(rows)
+save_table(resolution, "exp4_resolution", P.name)
+print(f"baseline {ppl[BASE]:.1f} (seed mean of {len(by_key[BASE])}), seed sd {bsd:.2f} "
+      f"({100 * bsd / ppl[BASE]:.1f} % of it; slides 0.28 of 61.64 = {100 * 0.28 / 61.64:.1f} %); "
+      f"of {len(resolution)} published gains scaled to our baseline, {int(resolution['above half-width'].sum())} exceed "
+      f"our interval half-width and {int(resolution['above baseline seed sd'].sum())} our baseline's seed sd; "
+      f"the baseline gate {'passed' if GATE[0].passed else 'failed'}")  # fmt: skip
+both = resolution[resolution["above half-width"] & resolution["above baseline seed sd"]].model.tolist()
+print(f"gains of the published relative size resolvable here (above both): {', '.join(both) or 'none'}")
+resolution
 
 # %% [markdown]
 # ## What held at this scale
 #
-# The slides' differences are about 1-2 perplexity points at ~61; our small models sit
-# far *above* the Kneser-Ney bigram of PTB (~187 on the full test split) on the `cpu` and
-# `smoke` profiles, so the gate fails and every claim is **not testable**: a model that
-# has not learnt word-pair statistics cannot tell whether a fixed layer-2 timescale helps.
-# The bootstrapped sd of the slides' table (and of ours) measures how the test set was
-# sampled, which every model shares; the paired intervals above account for that
-# sharing. Testing the claims needs models clearly below the bigram: the `paper` profile
-# or a `cpu` profile trained for several full passes over PTB.
+# The verdicts are in the report below. Three things limit what this notebook can say.
+# First, the gate: a perplexity claim is testable only when the baseline is clearly below
+# the Kneser-Ney bigram; on small profiles the models may not get there, and then every
+# claim is **not testable**. Second, resolution: the table above compares our interval
+# half-widths and our baseline's seed sd with the published gains scaled to our
+# baseline. Where a gain does not exceed them, an effect of the published relative size
+# would sit inside our noise, so an "inside noise" verdict there says nothing against the
+# slides. The gaps *between* variants (X = 10 against X = 20, MOD8 against Pareto: tenths
+# of a point on the slides) are several times smaller than the gains over the baseline,
+# so the "best of" and "worst of" claims need intervals several times narrower than a
+# "beats the baseline" one, and the slides' own baseline seed sd (0.28) is of the order
+# of those gaps: with one seed per variant they are not resolvable on the slides either.
+# Third, the per-bin differences rest on fewer tokens than the whole test set, the rare
+# bin on the fewest (token counts in the frequency table). The timescale estimates are
+# descriptive (no claim): whether fixed units keep their assigned timescale is read from
+# the figure and the rank correlations. The bootstrapped sd of the slides' table (and of
+# ours) measures how the test set was sampled, which every model shares; the paired
+# intervals account for that sharing.
 
 # %%
+print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
 report(claims, P.name)

@@ -29,17 +29,42 @@
 # * layer 3 has a similar slope in every model, whatever the fixed biases: its
 #   timescale seems set by the task.
 #
-# Decisions: the ablated word is replaced by `<unk>` (every other word keeps its
-# position); the context is read from a zero state; the slope is fitted on
-# $\log_{10}\lVert c - c'_d\rVert$ against $\log_{10} d$ (a power-law exponent; flatter =
-# longer memory), with a 95% interval from a bootstrap over the contexts (the
-# independent units of this analysis; every model reads the same contexts, so model
-# comparisons are paired).
+# Decisions (`prismlib.memory`):
+#
+# * **What "ablate" means.** By default (`memory_mode = "replace"`) the word at distance
+#   $d$ is *replaced* by `<unk>`: every other word keeps its position, so the two readings
+#   differ in exactly one input. The alternative (`"remove"`) *deletes* the word and closes
+#   the gap (the word just before the context moves in at the start, so both readings have
+#   the same length and the same last word); it measures the same memory but also shifts
+#   every earlier word by one position. The mode is a setting of the profile
+#   (`memory_mode` in `prismlib/profiles.py`); every model of a run is ablated the same way.
+# * **A running state, not a zero one.** Each context is preceded by `memory_warmup`
+#   words of PTB test that the model reads first, so the state at the start of the context
+#   is the kind of state the model works with, and the largest distance ($d = 70$, the
+#   first word of the context) is no longer the start of the sequence (from a zero state
+#   the first word leaves an outsized mark).
+# * **Float64.** The intact and the ablated readings run in float64, so changes far
+#   below float32's round-off (about $10^{-7}$ of $\lVert c\rVert$) are measured, not
+#   floored.
+# * **An exponential fit, one range for every model.** An exponential decay
+#   $\lVert c - c'_d\rVert \propto e^{-d/\tau}$ is a straight line in $\ln\lVert c -
+#   c'_d\rVert$ against $d$ with slope $-1/\tau$; the slope of the mean change, fitted over
+#   the profile's `memory_fit` range of distances, gives the layer's *effective timescale*
+#   $\tau = -1/\text{slope}$ in words, the quantity the fixed forget biases assign (a unit
+#   with forget gate $f$ keeps $f^d = e^{d \ln f}$ of a word, $\tau = -1/\ln f \approx
+#   1/(1-f) = T$). A layer is a mixture of units, so its decay flattens with $d$ and a
+#   slope depends on the range: every model and layer is fitted on the same one. The fit
+#   starts at $d = 2$: the last word ($d = 1$) enters the cell state directly and sits
+#   above the decay.
+# * **Intervals.** 95% intervals from a bootstrap over the contexts (the independent
+#   units of this analysis; every model reads the same contexts, so model comparisons are
+#   paired).
 
 # %% tags=["parameters"]
 import os
 
 profile = os.environ.get("PRISMLIB_PROFILE", "cpu")  # smoke | cpu | paper
+executor = os.environ.get("PRISMLIB_EXECUTOR", "local")  # inline | local | slurm
 
 # %%
 import time
@@ -49,10 +74,9 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from prismlib import bigram, memory, timescales
+from prismlib import bigram, grid, jobs, lstm, memory, timescales
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import UNK, load_ptb_corpus
-from prismlib.lstm import RunSpec, torch_threads, train_all
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 
@@ -62,114 +86,160 @@ set_theme()
 t_start = time.perf_counter()
 corpus = load_ptb_corpus()
 test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
-seed = S.seeds[0]
 sizes = [S.hidden] * (S.layers - 1) + [S.emb]
-print(f"profile={P.name}: layers {sizes}, {S.memory_contexts} contexts of {S.context} words")
+fit = S.memory_fit
+print(
+    f"profile={P.name}: layers {sizes}; {S.memory_contexts} contexts of {S.context} words, each after "
+    f"{S.memory_warmup} warm-up words; ablation mode '{S.memory_mode}'; slopes fitted over d = {fit[0]}..{fit[1]}"
+)
 
 # %% [markdown]
 # ## Models
 #
-# The baseline and fixed-bias models of notebooks 06-07 (loaded from their checkpoints,
-# trained here if missing): layer 1 longest (layer-wise, $T = 70$), middle longest,
-# last longest (inverse, $T = 70$), and the Pareto layer 2 of experiment 4. Their fixed
-# timescales per layer at this profile's sizes (median over units, 2 decimals; "-" =
-# trained freely):
+# The baseline and fixed-bias models of notebooks 06-07 (the `memory` experiment of
+# `prismlib.grid`, first seed; read from the job cache, trained there if missing): layer 1
+# longest (layer-wise, $T = 70$), middle longest, last longest (inverse, $T = 70$), and the
+# Pareto layer 2 of experiment 4. Their assigned timescales per layer at this profile's
+# sizes (median over units, 2 decimals; "-" = trained freely):
 
 # %% tags=["nbval-check-output"]
-specs = [
-    RunSpec("baseline", seed=seed),
-    RunSpec("layerwise", 70.0, fixed=True, seed=seed),
-    RunSpec("middle", 70.0, fixed=True, seed=seed),
-    RunSpec("inverse", 70.0, fixed=True, seed=seed),
-    RunSpec("pareto", fixed=True, seed=seed),
-]
-fixed_T = []
+specs = grid.experiment("memory", P)
+labels = [s.label for s in specs]
+assigned = {}  # (model, layer) -> median assigned T, None where the layer trains freely
 for spec in specs:  # drawn as build_model draws them
-    biases = timescales.variant_forget_biases(spec.variant, sizes, spec.T, torch.Generator().manual_seed(10_000 + seed))
-    fixed_T.append({"model": spec.label, **{f"L{layer + 1} median T": "-" if b is None else
-                    f"{timescales.timescale_from_bias(b.double()).median().item():.2f}" for layer, b in enumerate(biases)}})  # fmt: skip
-print(pd.DataFrame(fixed_T).to_string(index=False))
+    biases = timescales.variant_forget_biases(spec.variant, sizes, spec.T, torch.Generator().manual_seed(10_000 + spec.seed))
+    for layer, b in enumerate(biases):
+        assigned[(spec.label, layer)] = None if b is None else timescales.timescale_from_bias(b.double()).median().item()
+table = [{"model": label, **{f"L{layer + 1} median T": "-" if assigned[(label, layer)] is None else
+          f"{assigned[(label, layer)]:.2f}" for layer in range(S.layers)}} for label in labels]  # fmt: skip
+print(pd.DataFrame(table).to_string(index=False))
 
 # %% [markdown]
-# ## The bigram baseline (the gate of every claim)
+# ## The references and the gate of every claim
 #
 # The models analysed must be language models worth analysing: clearly below the
 # interpolated Kneser-Ney bigram of the whole PTB training split (`prismlib.bigram`;
-# notebook 05 says why), on exactly the test tokens the LSTMs predict. Perplexities to 1
-# decimal:
+# notebook 05 says why), on exactly the test tokens the LSTMs predict. The add-one unigram
+# is the floor below which a model has learnt nothing. Perplexities to 1 decimal:
 
 # %% tags=["nbval-check-output"]
-kn_nll, kn_line = bigram.ptb_baseline(corpus.train, corpus.test, test_ids, len(corpus.vocab), S.eval_batch)
-print(kn_line)
+refs, uni_nll, kn_nll = bigram.ptb_references(corpus.train, corpus.valid, test_ids, len(corpus.vocab), S.eval_batch)
+for row in refs.itertuples():
+    print(f"{row.model}: valid {row.valid_ppl:.1f}, test {row.test_ppl:.1f} on {row.test_tokens:,} test tokens")
 
 # %%
-runs = train_all(specs, corpus, S, P.device)
+baseline_specs = grid.experiment("baseline", P)
+runs = jobs.trained(specs + baseline_specs, S, P.name, executor=executor, device=P.device)
+save_table(
+    bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline_specs}),
+    "lm_references",
+    P.name,
+)
 vs_bigram = bigram.versus_bigram({s.label: runs[s].test_nll for s in specs}, kn_nll)
-pd.DataFrame([{"model": s.label, "test ppl": runs[s].test_ppl, "ppl - bigram [95% CI]": str(vs_bigram[s.label])}
-              for s in specs])  # fmt: skip
+lstm.runs_table([runs[s] for s in specs], S.bootstrap)[["model", "val ppl", "test ppl"]].assign(
+    **{"ppl - bigram [95% CI]": [str(vs_bigram[label]) for label in labels]}
+)
 
 # %% [markdown]
 # ## Ablation
+#
+# The mean change against distance, per layer, on a logarithmic $y$ axis and a linear
+# $x$ axis: an exponential decay is a straight line, its slope $-1/\tau$. The shaded band
+# is the fit range shared by every model.
 
 # %%
 changes = {}
-with torch_threads(S.threads):
+with lstm.torch_threads(S.threads):
     for spec in specs:
         changes[spec.label] = memory.cell_state_change(
-            runs[spec].model, corpus.test, S.memory_contexts, S.context, corpus.stoi[UNK], seed=seed, desc=spec.label
-        )
+            runs[spec].model, corpus.test, S.memory_contexts, S.context, corpus.stoi[UNK], seed=spec.seed,
+            warmup=S.memory_warmup, mode=S.memory_mode, desc=spec.label,
+        )  # fmt: skip
 curves = pd.concat([memory.changes_frame(c, label) for label, c in changes.items()], ignore_index=True)
 save_table(curves, "memory_cell_state_change", P.name)
 
 fig, axes = plt.subplots(1, S.layers, figsize=(4.2 * S.layers, 3.8))
 for layer, ax in enumerate(axes, start=1):
-    sub = curves[curves.layer == layer]
-    sns.lineplot(sub, x="distance", y="change", hue="model", ax=ax, legend=layer == S.layers)
-    ax.set_xscale("log")
+    ax.axvspan(fit[0], fit[1], color="0.9", zorder=0, label=f"fit range d = {fit[0]}..{fit[1]}")
+    sns.lineplot(curves[curves.layer == layer], x="distance", y="change", hue="model", ax=ax, legend=layer == S.layers)
     ax.set_yscale("log")
+    ax.set_xlim(1, S.context)
     ax.set_title(f"layer {layer}")
     ax.set_xlabel("distance d of the ablated word")
+    ax.set_ylabel("")
 axes[0].set_ylabel(r"mean $\|c - c'_d\|_2$")
 axes[-1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-fig.suptitle(f"Cell-state change vs ablated word position ({S.memory_contexts} contexts of {S.context} words)")
+fig.suptitle(
+    f"Cell-state change vs ablated word position ({S.memory_contexts} contexts of {S.context} words after "
+    f"{S.memory_warmup} warm-up words, mode '{S.memory_mode}')",
+    y=1.03,
+)
 save_figure(fig, "memory_cell_state_change", P.name)
 plt.show()
 
 # %% [markdown]
-# ## Slopes per layer
+# ## Slopes and effective timescales per layer
 #
-# Log-log slope of the mean change against distance, fitted over $d \ge 2$ (the last
-# word itself, $d = 1$, enters the cell state directly and sits above the power law) and
-# only where the mean change is above $10^{-5}$ of the layer's largest (below that it is
-# float32 round-off, the flat floor near $10^{-7}$ in the figure), with its 95% interval
-# from a bootstrap over the contexts.
+# Slope of $\ln$ (mean change) against $d$ over the shared fit range, per word, with its
+# 95% interval from a bootstrap over the contexts, and the effective timescale
+# $\tau = -1/\text{slope}$ in words. $\tau$ grows monotonically with the slope while the
+# slope is negative, so its interval is the slope interval's endpoints transformed; where
+# the slope interval reaches 0 or above (no measurable decay) the upper end is $\infty$.
+# Beside it, the median timescale the fixed biases assign to the layer ("-" = trained
+# freely).
 
 # %%
-MIN_D = 2
-slope_ci = {(label, layer): memory.slope_interval(c, layer, MIN_D) for label, c in changes.items() for layer in range(S.layers)}
-slopes = pd.DataFrame([{"model": label, "layer": layer + 1, "slope": i.effect, "ci low": i.low, "ci high": i.high}
-                       for (label, layer), i in slope_ci.items()])  # fmt: skip
+slope_ci = {(label, layer): memory.slope_interval(c, layer, fit) for label, c in changes.items() for layer in range(S.layers)}
+slopes = pd.DataFrame(
+    [{"model": label, "layer": layer + 1, "fit_d_min": fit[0], "fit_d_max": fit[1], "slope": i.effect, "ci_low": i.low,
+      "ci_high": i.high, "tau": memory.effective_timescale(i.effect), "tau_low": memory.effective_timescale(i.low),
+      "tau_high": memory.effective_timescale(i.high), "assigned_T_median": assigned[(label, layer)]}
+     for (label, layer), i in slope_ci.items()]
+)  # fmt: skip
 save_table(slopes, "memory_slopes", P.name)
-slopes.assign(cell=[f"{s:.2f} [{lo:.2f}, {hi:.2f}]" for s, lo, hi in zip(slopes.slope, slopes["ci low"], slopes["ci high"])]
-              ).pivot(index="model", columns="layer", values="cell")  # fmt: skip
+pd.DataFrame(
+    {"model": slopes.model, "layer": slopes.layer,
+     "assigned T (median)": ["-" if pd.isna(t) else f"{t:.1f}" for t in slopes.assigned_T_median],
+     "slope per word [95% CI]": [f"{s:.3f} [{lo:.3f}, {hi:.3f}]" for s, lo, hi in zip(slopes.slope, slopes.ci_low, slopes.ci_high)],
+     "tau words [95% CI]": [f"{t:.1f} [{lo:.1f}, {hi:.1f}]" for t, lo, hi in zip(slopes.tau, slopes.tau_low, slopes.tau_high)]}
+)  # fmt: skip
 
 # %% [markdown]
 # ## Claims
 #
 # The unit of resampling is the ablation context: each model reads the same
-# `memory_contexts` contexts, so differences between models are paired over them.
-# "Layer 3 has a similar slope in every model" becomes a comparison with layer 1, the
-# layer the fixed biases change most: the range (max - min) across models of the layer-1
-# slopes minus that of the layer-3 slopes must be > 0. Gate: every model analysed is
-# clearly below the Kneser-Ney bigram.
+# `memory_contexts` contexts, so differences between models (and between the layers of a
+# model) are paired over them. A larger slope is a slower decay and a longer $\tau$.
+#
+# * "Layer 1 works best with small timescales" is tested as its premise, that layer 1's
+#   memory follows the timescales fixed in it: layer 1 of the layer-wise model (layer 1
+#   longest) must decay more slowly than layer 1 of the inverse model (layer 1 shortest).
+# * "Layer 3 has a similar slope in every model" becomes a comparison with layer 1, the
+#   layer the fixed biases change most: the range (max - min) across models of the layer-1
+#   slopes minus that of the layer-3 slopes must be > 0.
+# * "Slope of graphs - information about timescale": within each model whose three layers
+#   are all fixed, the layer with the longest assigned timescale must decay most slowly:
+#   its slope above each other layer's of the same model (paired over the contexts), which
+#   is the longest measured $\tau$ wherever the slopes are negative.
+#
+# Gate: every model analysed is clearly below the Kneser-Ney bigram.
 
 # %%
-L1_long, L1_short = specs[1].label, specs[3].label
-labels = [s.label for s in specs]
+by_variant = {s.variant: s.label for s in specs}
+L1_long, L1_short = by_variant["layerwise"], by_variant["inverse"]
 gate = (bigram.beats_bigram(vs_bigram, kn_nll, labels),)
 last = S.layers - 1
-l1_diff = memory.slope_difference(changes[L1_long], changes[L1_short], 0, MIN_D)
-spread = memory.slope_range_difference([changes[k] for k in labels], 0, last, MIN_D)
+l1_diff = memory.slope_difference(changes[L1_long], changes[L1_short], 0, fit)
+spread = memory.slope_range_difference([changes[k] for k in labels], 0, last, fit)
+all_fixed = [k for k in labels if all(assigned[(k, layer)] is not None for layer in range(S.layers))]
+top = {k: max(range(S.layers), key=lambda layer: assigned[(k, layer)]) for k in all_fixed}
+# a layer against another of the same model: each layer is passed as a one-layer "model",
+# so slope_difference pairs them over the same resampled contexts
+order_tests = tuple(
+    Test(memory.slope_difference(changes[k][:, [top[k]]], changes[k][:, [other]], 0, fit), +1, 0.0,
+         f"slope L{top[k] + 1} - slope L{other + 1} ({k})")
+    for k in all_fixed for other in range(S.layers) if other != top[k]
+)  # fmt: skip
 
 
 def slope_range(layer: int) -> float:
@@ -177,53 +247,85 @@ def slope_range(layer: int) -> float:
     return max(v) - min(v)
 
 
+def tau_text(label: str, layer: int) -> str:
+    return f"{memory.effective_timescale(slope_ci[(label, layer)].effect):.1f}"
+
+
 claims = [
     Claim(
         "08",
-        f"The cell-state change decays with distance in every layer of every model (all {len(slope_ci)} slopes < 0; "
-        f"ours {slopes.slope.min():.2f} to {slopes.slope.max():.2f})",
+        f"The cell-state change decays with distance in every layer of every model (all {len(slope_ci)} slopes over "
+        f"d = {fit[0]}..{fit[1]} < 0; ours {slopes.slope.min():.3f} to {slopes.slope.max():.3f} per word)",
         "'Slope of graphs - information about timescale'; 'Slow decay -> higher information between distant words' "
         "(cell-state change falls with the ablated word's distance in every layer; no numbers)",
         tuple(Test(i, -1, 0.0, f"slope {label} L{layer + 1}") for (label, layer), i in slope_ci.items()),
         gate,
-        "slope",
+        "1/word",
     ),
     Claim(
         "08",
-        f"Layer 1's memory follows its fixed timescale: '{L1_long}' (layer 1 T_max = 70) decays more slowly than "
-        f"'{L1_short}' (layer 1 T_max = 17.5) (slopes {slope_ci[(L1_long, 0)].effect:.2f} vs "
-        f"{slope_ci[(L1_short, 0)].effect:.2f})",
+        f"Layer 1's memory follows its fixed timescale: '{L1_long}' (layer 1 median assigned T "
+        f"{assigned[(L1_long, 0)]:.1f}) decays more slowly than '{L1_short}' ({assigned[(L1_short, 0)]:.1f}) "
+        f"(slopes {slope_ci[(L1_long, 0)].effect:.3f} vs {slope_ci[(L1_short, 0)].effect:.3f} per word, "
+        f"tau {tau_text(L1_long, 0)} vs {tau_text(L1_short, 0)} words)",
         "'Slope of graphs - information about timescale: slow decay -> higher information between distant words'; "
         "'Layer 1 - small timescale most effective'",
         (Test(l1_diff, +1, 0.0, "slope L1 (first longest) - slope L1 (last longest)"),),
         (bigram.beats_bigram(vs_bigram, kn_nll, [L1_long, L1_short]),),
-        "slope",
+        "1/word",
     ),
     Claim(
         "08",
-        f"Layer 3 has a similar slope in every model: its range across the {len(labels)} models "
-        f"({slope_range(last):.2f}) is smaller than layer 1's ({slope_range(0):.2f})",
+        f"Layer {last + 1} has a similar slope in every model: its range across the {len(labels)} models "
+        f"({slope_range(last):.3f} per word) is smaller than layer 1's ({slope_range(0):.3f})",
         "'Layer 3 - all model has similar slope - irrespective of fixed bias values - task-dependency?'",
         (Test(spread, +1, 0.0, f"range of L1 slopes - range of L{last + 1} slopes"),),
         gate,
-        "slope",
+        "1/word",
     ),
-]
+    Claim(
+        "08",
+        "Within each fully fixed model the layer with the longest assigned timescale decays most slowly (the largest "
+        "slope; the longest tau where the slopes are negative) ("
+        + "; ".join(f"{k}: L{top[k] + 1}; slopes " + " / ".join(f"{slope_ci[(k, layer)].effect:.3f}" for layer in range(S.layers))
+                    + ", tau " + " / ".join(tau_text(k, layer) for layer in range(S.layers)) for k in all_fixed)
+        + " for L1 / L2 / L3)",
+        "'Slope of graphs - information about timescale' (the slopes follow the timescales the fixed biases assign)",
+        order_tests,
+        (bigram.beats_bigram(vs_bigram, kn_nll, all_fixed),),
+        "1/word",
+    ),
+]  # fmt: skip
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
-print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
 
 # %% [markdown]
 # ## What held at this scale
 #
-# With the small `cpu` and `smoke` models (notebook 05 says how small and how briefly
-# trained) the curves describe those models, not the slides': their perplexities lie far
-# *above* the Kneser-Ney bigram of PTB (~187 on the full test split), so the gate fails
-# and every claim is **not testable**. How fast the cell state of a model that has not
-# learnt word-pair statistics forgets a word says little about the timescales language
-# needs. The slopes and intervals above are what the run measured. Testing the claims
-# needs models clearly below the bigram (the `paper` profile, or a `cpu` profile trained
-# for several full passes over PTB) and enough contexts for tight slope intervals (the
-# slides use 1000; the `paper` profile does too).
+# The curves and slopes above describe the models this profile trains, which are much
+# smaller and much more briefly trained than the slides' (notebook 05 says how small). Two
+# things decide what they can say. First the gate: a model that is not clearly below the
+# Kneser-Ney bigram has not learnt word-pair statistics, and how fast its cell state
+# forgets a word says little about the timescales language needs, so every claim is then
+# **not testable** whatever its interval. Second the number of contexts: the slope
+# intervals narrow with `memory_contexts` (the slides use 1000; the `paper` profile does
+# too). Even where the gate passes, a layer's measured $\tau$ need not equal the median
+# timescale assigned to it: $\tau$ measures the whole cell-state vector, a mixture of
+# units with different forget gates, driven through the input gates and the other layers,
+# over one range of distances; the claims test orderings, not equality. The cell below
+# prints what this run found.
+
+# %%
+g = gate[0]
+print(f"Gate ({g.name}): {'passed' if g.passed else 'failed'}: {g.detail}")
+print(f"test perplexities of the models analysed: {min(r.test_ppl for r in map(runs.get, specs)):.1f} to "
+      f"{max(r.test_ppl for r in map(runs.get, specs)):.1f} (bigram {lstm.perplexity(kn_nll):.1f})")  # fmt: skip
+for layer in range(S.layers):
+    sub = slopes[slopes.layer == layer + 1]
+    print(f"layer {layer + 1}: slopes {sub.slope.min():.3f} to {sub.slope.max():.3f} per word "
+          f"(tau {sub.tau.min():.1f} to {sub.tau.max():.1f} words) over d = {fit[0]}..{fit[1]}")  # fmt: skip
+for c in claims:
+    print(f"[{c.verdict}] {c.claim}")
+print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
 
 # %%
 report(claims, P.name)
