@@ -162,6 +162,11 @@ def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: 
     return TrainedRun(job.spec, model, done["history"], done["test_nll"], done["biases_init"], done["biases_final"])
 
 
+def pool_size(workers: int | None, device: str) -> int:
+    """Processes of the local pool: ``workers``, else one per core on CPU and one on a GPU (more would share it)."""
+    return workers or (1 if resolve_device(device).type == "cuda" else os.cpu_count() or 1)
+
+
 def _one_thread() -> None:
     torch.set_num_threads(1)
 
@@ -201,8 +206,7 @@ def run_missing(
             run_job(job, where, device, True, corpus)
             bar.update(1)
     elif executor == "local":
-        on_gpu = resolve_device(device).type == "cuda"  # one GPU: one worker (more would share it)
-        n = min(workers or (1 if on_gpu else os.cpu_count() or 1), len(missing))
+        n = min(pool_size(workers, device), len(missing))
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_one_thread) as pool:
             futures = {pool.submit(run_job, job, where, device, False, corpus): job for job in missing}
@@ -288,7 +292,7 @@ def main(argv: list[str]) -> int:
     record_training(profile.name, {
         "started": started, "seconds": seconds, "models": len(jobs), "trained": len(ran),
         "executor": args.executor or os.environ.get(EXECUTOR_ENV, "local"),
-        "workers": args.workers or os.cpu_count(), "experiments": args.only or "all",
+        "workers": pool_size(args.workers, profile.device), "experiments": args.only or "all",
     })  # fmt: skip
     return 0
 

@@ -55,7 +55,7 @@ bias kept together).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -233,16 +233,14 @@ def variant_forget_biases(
         out[1] = _mixture(sizes[1], 0.5 if name == "mod5" else 0.8).float()
     elif name == "pareto":
         out[1] = bias_from_timescale(pareto_timescales(sizes[1], generator)).float()  # type: ignore[arg-type]
-    elif name == "published":
+    elif name in ("published", "official"):  # layer 1 alike: half the units at T = 3, half at T = 4
         half = sizes[0] // 2
         t1 = torch.cat([torch.full((half,), 3.0), torch.full((sizes[0] - half,), 4.0)]).double()
         out[0] = bias_from_timescale(t1, "exp").float()
-        out[1] = bias_from_timescale(inverse_gamma_timescales(sizes[1]), "exp").float()
-    elif name == "official":
-        half = sizes[0] // 2
-        t1 = torch.cat([torch.full((half,), 3.0), torch.full((sizes[0] - half,), 4.0)]).double()
-        out[0] = bias_from_timescale(t1, "exp").float()
-        out[1] = official_layer2_biases(sizes[1])
+        if name == "published":
+            out[1] = bias_from_timescale(inverse_gamma_timescales(sizes[1]), "exp").float()
+        else:
+            out[1] = official_layer2_biases(sizes[1])
     return out
 
 
@@ -271,24 +269,38 @@ def apply_official(layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor | N
     ``o`` ones at their random initial values (the official code sets ``requires_grad =
     False`` on the whole tensors). Layers need to be :class:`prismlib.lstm.LSTMLayer`.
     """
-    if len(layers) != len(forget_biases):
-        raise ValueError(f"got {len(forget_biases)} bias vectors for {len(layers)} layers")
-    for layer, b in zip(layers, forget_biases):
-        if b is None:
-            continue
+    for layer, b, b_ih, b_hh in _checked(layers, forget_biases, finite=False):
         h = layer.hidden_size
-        if b.shape != (h,) or torch.isnan(b).any():
-            raise ValueError(f"forget biases for a layer with {h} units must be (h,) without NaN, got {tuple(b.shape)}")
         if not hasattr(layer, "fix_bias_entries"):
             raise ValueError("apply_official needs prismlib.lstm.LSTMLayer modules")
-        b_ih, b_hh = _bias_tensors(layer)
-        b = b.to(b_ih)
         with torch.no_grad():
             b_ih[: 2 * h] = 0
             b_hh[:h] = -b
             b_hh[h : 2 * h] = b
         mask = torch.ones(4 * h, dtype=torch.bool, device=b_ih.device)
         layer.fix_bias_entries(mask, b_ih.detach().clone(), b_hh.detach().clone())
+
+
+def _checked(
+    layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor | None], finite: bool
+) -> Iterator[tuple[nn.LSTM, Tensor, Tensor, Tensor]]:
+    """``(layer, b_f, bias_ih, bias_hh)`` for every layer given biases, after checking them.
+
+    ``b_f`` must be ``(hidden,)``, never NaN, and finite if ``finite`` (the official
+    assignment's T = 0 unit has ``-inf``); it comes back on the bias tensors' device.
+    """
+    if len(layers) != len(forget_biases):
+        raise ValueError(f"got {len(forget_biases)} bias vectors for {len(layers)} layers")
+    for layer, b in zip(layers, forget_biases):
+        if b is None:
+            continue
+        h = layer.hidden_size
+        if b.shape != (h,):
+            raise ValueError(f"forget biases for a layer with {h} units must have shape ({h},), got {tuple(b.shape)}")
+        if torch.isnan(b).any() or (finite and not torch.isfinite(b).all()):
+            raise ValueError("forget biases must be finite (a 'logit' timescale of exactly 1 gives -inf)")
+        b_ih, b_hh = _bias_tensors(layer)
+        yield layer, b.to(b_ih), b_ih, b_hh
 
 
 def _bias_tensors(layer: nn.LSTM) -> tuple[Tensor, Tensor]:
@@ -310,18 +322,8 @@ def apply_timescales(layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor |
         fixed: if true, these entries never change in training (the layer computes its
             biases as ``where(fixed_mask, fixed_value, trainable)`` at every forward).
     """
-    if len(layers) != len(forget_biases):
-        raise ValueError(f"got {len(forget_biases)} bias vectors for {len(layers)} layers")
-    for layer, b in zip(layers, forget_biases):
-        if b is None:
-            continue
+    for layer, b, b_ih, b_hh in _checked(layers, forget_biases, finite=True):
         h = layer.hidden_size
-        if b.shape != (h,):
-            raise ValueError(f"forget biases for a layer with {h} units must have shape ({h},), got {tuple(b.shape)}")
-        if not torch.isfinite(b).all():
-            raise ValueError("forget biases must be finite (a 'logit' timescale of exactly 1 gives -inf)")
-        b_ih, b_hh = _bias_tensors(layer)
-        b = b.to(b_ih)
         with torch.no_grad():
             b_ih[:h] = -b
             b_ih[h : 2 * h] = b
