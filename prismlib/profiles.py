@@ -248,14 +248,15 @@ _LSTM_PAPER = LSTMSettings(
 )  # fmt: skip
 # A model that learns on 2 cores (issue 10, measured here): 3 layers 256/256/200, embeddings
 # tied to the adaptive softmax (cutoffs 2000/6000), dropout 0.3, SGD at lr 20 with gradient
-# clipping for 3 full passes over PTB train, averaged SGD in the last one; one torch thread
-# per training process, two processes at once (the baseline: validation perplexity 262 /
-# 187 / 151 after epochs 1-3, test 146; 7-8 minutes per model). Two seeds, not three: the
-# 25 models of the grid then train in about 100 minutes on the two cores.
+# clipping; 3 rounds of 1000 steps of 20 x 35 tokens (2.1M tokens, 2.26 passes over PTB
+# train), averaged SGD in the last round; one torch thread per training process, two
+# processes at once, about 6.6 minutes per model. Three full passes (test 146) made the
+# grid 105 minutes; 1000-step rounds and two seeds (not three) bring the 25 models to
+# 93 minutes and notebooks 05-08 from an empty cache to 98 (results/cpu/training.json).
 _LSTM_CPU = LSTMSettings(
     emb=200, hidden=256, layers=3, dropout=0.3, dropouth=0.3, dropouti=0.3, dropoute=0.0, wdrop=0.0,
     optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
-    batch_size=20, bptt=35, epochs=3, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
+    batch_size=20, bptt=35, epochs=3, steps_per_epoch=1000, eval_batch=10, valid_tokens=None, test_tokens=None,
     seeds=(0, 1), bootstrap=1000, memory_contexts=100, context=70, threads=1, cutoffs=(2000, 6000), average_last=1,
 )  # fmt: skip
 # Tiny models on the first tokens of PTB: exercises every code path in seconds.
