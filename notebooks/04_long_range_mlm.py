@@ -135,6 +135,13 @@ save_table(lm_vs_unigram, "fig5_lm_vs_unigram", P.name, floatfmt=".4f")
 unigram_loss = final["unigram_loss"].iloc[0]
 
 # %% [markdown]
+# Mean log-probability of the correct token (nats; higher is better), model minus
+# unigram with its 95% interval over articles, rounded to 3 decimals:
+
+# %% tags=["nbval-check-output"]
+print(lm_vs_unigram.round(3).to_string(index=False))
+
+# %% [markdown]
 # ## Figure 5
 #
 # Mean over inputs of the log-probability of the correct token at each position, with
