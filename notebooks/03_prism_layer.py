@@ -113,7 +113,7 @@ print("MiniLM (384):", sector_sizes(384))
 # cpu runs (20 such steps on every parameter, with a freshly initialised head) damaged
 # the encoder: its baseline probed topic at 6.7% (majority class 7.0%, the encoder
 # before training 33.6%). The `cpu` profile therefore uses the **staged recipe**
-# (`prismlib.continued`, DESIGN "Decisions added after the first cpu runs"):
+# (`prismlib.staged`, DESIGN "Decisions added after the first cpu runs"):
 #
 # 1. the embeddings and the lower encoder layers are frozen; their output for every
 #    training input (masked once with BERT's recipe: 15% of the tokens; 80% `[MASK]`,

@@ -1,4 +1,4 @@
-"""The staged recipe of section 4 (prismlib.continued) on a tiny BERT, and Fig. 5's contrast."""
+"""Section 4's staged recipe (prismlib.staged) on a tiny BERT, its arms (prismlib.continued), Fig. 5's contrast."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib import continued as C
+from prismlib import continued
+from prismlib import staged as C
 from prismlib import jobs
 from prismlib.mlm import LOSS_IGNORE, span_minus_outside
 from prismlib.prism import attach_prism
@@ -150,18 +151,18 @@ def test_learning_rate_warms_up_then_decays():
 
 def test_arm_layers_and_job_keys():
     S = get_profile("cpu").prism
-    assert C.prism_layers("baseline", 6, S) is None and C.prism_layers("prism", 6, S) == [5]
-    assert C.prism_layers("prism-every", 6, S) == [4, 5]  # staged: the trained layers only
-    assert C.prism_layers("prism-every", 12, get_profile("paper").prism) == list(range(12))
+    assert continued.prism_layers("baseline", 6, S) is None and continued.prism_layers("prism", 6, S) == [5]
+    assert continued.prism_layers("prism-every", 6, S) == [4, 5]  # staged: the trained layers only
+    assert continued.prism_layers("prism-every", 12, get_profile("paper").prism) == list(range(12))
     with pytest.raises(ValueError, match="unknown arm"):
-        C.prism_layers("bert", 6, S)
-    a = C.ArmJob("prism", "minilm", "cpu", 0, S, "d")
-    assert a.key != C.ArmJob("baseline", "minilm", "cpu", 0, S, "d").key
-    assert a.key != C.ArmJob("prism", "minilm", "cpu", 0, S, "other data").key
+        continued.prism_layers("bert", 6, S)
+    a = continued.ArmJob("prism", "minilm", "cpu", 0, S, "d")
+    assert a.key != continued.ArmJob("baseline", "minilm", "cpu", 0, S, "d").key
+    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S, "other data").key
     import dataclasses
 
-    assert a.key != C.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, lr=2e-4), "d").key
-    assert a.key == C.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, bootstrap=7), "d").key
+    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, lr=2e-4), "d").key
+    assert a.key == continued.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, bootstrap=7), "d").key
     assert jobs.job_dir(a, None).name == a.key
 
 
