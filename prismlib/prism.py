@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -217,6 +216,8 @@ def attach_prism(
     by such hooks in transformers 5): ``hidden_states`` and ``last_hidden_state`` hold
     the prism output, and the next layer and the MLM head are computed from it.  Call
     the model with a right-padded ``attention_mask`` (or none, for full-length rows).
+    The kept mask is dropped when the encoder's call ends, so a layer called on its own
+    (:func:`prismlib.continued.top_states`) filters full-length rows.
     """
     layers = encoder_layers(model)
     n_layers = len(layers)
@@ -245,190 +246,11 @@ def attach_prism(
             return (prism(output[0], state.get("attention_mask")), *output[1:])
         return prism(output, state.get("attention_mask"))
 
+    def forget_mask(module, args, output):
+        state.pop("attention_mask", None)  # a layer called on its own then filters full-length rows
+
     handle._hooks.append(base_model.register_forward_pre_hook(keep_mask, with_kwargs=True, prepend=True))
+    handle._hooks.append(base_model.register_forward_hook(forget_mask, always_call=True))
     for i in indices:
         handle._hooks.append(layers[i].register_forward_hook(filter_output, prepend=True))
     return handle
-
-
-# =========================================================================== the models of section 4
-
-VARIANTS: dict[str, str | None] = {"baseline": None, "prism": "last", "prism-every": "every"}
-"""Continued-training variants: plain BERT, BERT + Prism (after the last layer), and a
-prism layer after every layer (App. B.3); the value is ``attach_prism``'s ``where``."""
-
-
-@dataclass
-class MLMCorpus:
-    """Training and held-out evaluation text of the continued MLM training.
-
-    Attributes:
-        train: ``(n, seq_len)`` int64 training inputs.
-        evaluation: ``(m, seq_len)`` int64 held-out inputs for Fig. 5 (before sub-sampling).
-        train_articles: ``"<dataset>/<split>: <title>"`` of every training article.
-        eval_articles: the same for the held-out articles.
-        description: one paragraph saying exactly which text trained and which evaluated.
-        eval_article: ``(m,)`` int64 index into ``eval_articles`` of the article each
-            row of ``evaluation`` was cut from: Fig. 5's bootstrap unit (inputs of one
-            article are not independent; with ``eval_stride < seq_len - 2`` they overlap).
-    """
-
-    train: Tensor
-    evaluation: Tensor
-    train_articles: list[str]
-    eval_articles: list[str]
-    description: str
-    eval_article: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-    def __post_init__(self) -> None:
-        self.eval_article = np.asarray(self.eval_article, dtype=np.int64)
-        if len(self.eval_article) != len(self.evaluation):
-            raise ValueError(
-                f"eval_article must name the article of each of the {len(self.evaluation)} evaluation inputs, "
-                f"got {len(self.eval_article)}"
-            )
-
-
-def mlm_corpus(profile, tokenizer) -> MLMCorpus:
-    """The continued-training text of ``profile`` and the held-out Fig. 5 text.
-
-    ``offline`` (cpu, smoke): train on WikiText-2 valid (60 articles; the tokenized
-    release, lightly detokenised by :func:`prismlib.mlm.detokenize_wikitext`) plus
-    ``train_articles_103`` WikiText-103 test articles (raw release) drawn with the
-    profile's seed; evaluate on the other WikiText-103 test articles.  WikiText-2 valid
-    and WikiText-103 test share no article (WikiText-2's valid/test are WikiText-103's).
-    ``wikitext103-train`` (paper): train on WikiText-103 train, evaluate on WikiText-103
-    test, with inputs every ``eval_stride`` wordpieces.
-    """
-
-    from prismlib.data import load_wikitext
-    from prismlib.mlm import chunk_tokens, detokenize_wikitext
-
-    S = profile.prism
-    if S.train_text == "wikitext103-train":
-        train_parts = [("wikitext103/train", a) for a in load_wikitext("wikitext103", "train")]
-        eval_parts = [("wikitext103/test", a) for a in load_wikitext("wikitext103", "test")]
-        how = "WikiText-103 train (all articles)"
-    elif S.train_text == "offline":
-        w103 = load_wikitext("wikitext103", "test")
-        if not 0 < S.train_articles_103 < len(w103):
-            raise ValueError(f"train_articles_103 must be in 1..{len(w103) - 1}, got {S.train_articles_103}")
-        order = np.random.default_rng([profile.seed, 403]).permutation(len(w103))
-        train_idx = sorted(order[: S.train_articles_103].tolist())
-        eval_idx = sorted(order[S.train_articles_103 :].tolist())
-        train_parts = [("wikitext2/valid", a) for a in load_wikitext("wikitext2", "valid")]
-        train_parts += [("wikitext103/test", w103[i]) for i in train_idx]
-        eval_parts = [("wikitext103/test", w103[i]) for i in eval_idx]
-        how = (
-            f"WikiText-2 valid (all {len(train_parts) - len(train_idx)} articles, detokenised) + "
-            f"{len(train_idx)} of the 60 WikiText-103 test articles (raw)"
-        )
-    else:
-        raise ValueError(f"unknown train_text {S.train_text!r}; expected 'offline' or 'wikitext103-train'")
-    train_titles = {a.title for _, a in train_parts}
-    overlap = [a.title for _, a in eval_parts if a.title in train_titles]
-    if overlap:
-        raise RuntimeError(f"evaluation articles also in the training text: {overlap[:5]}")
-    clean = detokenize_wikitext
-    train, _ = chunk_tokens(tokenizer, [clean(a.text) for _, a in train_parts], S.seq_len)
-    evaluation, eval_doc = chunk_tokens(tokenizer, [clean(a.text) for _, a in eval_parts], S.seq_len, stride=S.eval_stride)
-    description = (
-        f"Training text: {how}, cut into {len(train)} inputs of {S.seq_len} tokens (no input crosses two "
-        f"articles; each article's last partial piece is dropped). Held-out text for Fig. 5: "
-        f"{len(eval_parts)} WikiText-103 test articles not used in training, {len(evaluation)} inputs of "
-        f"{S.seq_len} tokens starting every {S.eval_stride} wordpieces."
-    )
-    return MLMCorpus(
-        train, evaluation, [f"{src}: {a.title}" for src, a in train_parts], [f"{src}: {a.title}" for src, a in eval_parts],
-        description, np.asarray(eval_doc, dtype=np.int64),
-    )
-
-
-@dataclass
-class TrainedMLM:
-    """A continued-trained masked LM of section 4 (or the encoder before it, ``"original"``).
-
-    Attributes:
-        variant: ``baseline``, ``prism``, ``prism-every`` or ``original``.
-        name: unique name for feature caches (encoder, variant, profile, settings digest).
-        tokenizer: its tokenizer.
-        model: the ``*ForMaskedLM`` model in eval mode, prism hooks attached.
-        handle: the :class:`PrismHandle`, or ``None`` without a prism layer.
-        result: the training record (``None`` for ``original``).
-        checkpoint: where the trained weights are cached.
-        device: where the model lives.
-    """
-
-    variant: str
-    name: str
-    tokenizer: object
-    model: nn.Module
-    handle: PrismHandle | None
-    result: object
-    checkpoint: object
-    device: torch.device
-
-    def encoder(self):
-        """The model's encoder (prism included) as a :class:`prismlib.encode.Encoder` for probing."""
-        from prismlib.encode import Encoder
-
-        return Encoder(self.name, self.tokenizer, self.model.base_model.eval(), self.device)
-
-
-def _settings_digest(profile, corpus: MLMCorpus) -> str:
-    import hashlib
-    from dataclasses import asdict
-
-    S = asdict(profile.prism)
-    keys = ("train_text", "train_articles_103", "steps", "batch_size", "seq_len", "lr")
-    h = hashlib.sha256(repr((profile.encoder, profile.seed, [S[k] for k in keys])).encode())
-    h.update(corpus.train.numpy().tobytes())
-    return h.hexdigest()[:10]
-
-
-def trained_mlm(
-    profile, variant: str, corpus: MLMCorpus | None = None, device: str | None = None, progress: bool = True
-) -> TrainedMLM:
-    """The model of ``variant`` trained with ``profile``'s settings, training it if needed.
-
-    Every variant starts from the same weights (:func:`prismlib.mlm.load_mlm_model` with
-    the profile's seed: pretrained encoder, seeded MLM head where the checkpoint has
-    none), sees the same batches and masks (same seed) and is trained for the same
-    steps; only the prism hooks differ.  Trained weights are cached under
-    ``.cache/mlm/`` (keyed by profile, encoder, variant and a digest of the settings and
-    the training text), so notebook 04 reuses what notebook 03 trained, and an
-    interrupted training resumes from its last checkpoint.
-
-    Args:
-        profile: a :class:`prismlib.profiles.Profile`.
-        variant: a key of :data:`VARIANTS`, or ``"original"`` (no continued training;
-            the MLM head of a MiniLM is then untrained, so use it only for probing).
-        corpus: :func:`mlm_corpus` of the profile (built when ``None``).
-        device: default ``profile.device``.
-    """
-    from prismlib.encode import resolve_device
-    from prismlib.mlm import load_mlm_model, train_mlm
-    from prismlib.paths import cache_dir
-
-    if variant not in VARIANTS and variant != "original":
-        raise ValueError(f"unknown variant {variant!r}; choose from {[*VARIANTS, 'original']}")
-    dev = resolve_device(device or profile.device)
-    tokenizer, model = load_mlm_model(profile.encoder, profile.seed, dev)
-    where = VARIANTS.get(variant)
-    handle = attach_prism(model, where) if where else None
-    if variant == "original":
-        model.eval()
-        return TrainedMLM(variant, profile.encoder, tokenizer, model, None, None, None, dev)
-    corpus = corpus if corpus is not None else mlm_corpus(profile, tokenizer)
-    digest = _settings_digest(profile, corpus)
-    name = f"{profile.encoder}+{variant}-{profile.name}-steps{profile.prism.steps}-{digest}"
-    path = cache_dir() / "mlm" / f"{name.replace('/', '--')}.pt"
-    S = profile.prism
-    result = train_mlm(
-        model, corpus.train, steps=S.steps, batch_size=S.batch_size, lr=S.lr, seed=profile.seed,
-        special_ids=tokenizer.all_special_ids, mask_id=tokenizer.mask_token_id, vocab_size=len(tokenizer),
-        checkpoint_path=path, checkpoint_every=S.checkpoint_every, device=dev, progress=progress,
-        desc=f"MLM {variant}",
-    )  # fmt: skip
-    model.eval()
-    return TrainedMLM(variant, name, tokenizer, model, handle, result, path, dev)

@@ -182,6 +182,20 @@ class PrismSettings:
         lr: Adam's learning rate (the paper: Adam's defaults, i.e. 1e-3).
         checkpoint_every: steps between checkpoints.
         every_layer: also train the App. B.3 model (prism after every layer).
+        recipe: ``"full"`` (the paper: every parameter trained from the first step,
+            :func:`prismlib.mlm.train_mlm`) or ``"staged"`` (the cpu recipe of
+            :mod:`prismlib.continued`: lower layers frozen and cached, a head warm-up,
+            then the top ``train_layers`` layers and the head).
+        train_layers: staged: encoder layers trained, counted from the top.
+        train_inputs: training inputs used (a seeded subset; ``None``: all of them).
+        mask_versions: staged: maskings of every training input whose frozen states are
+            cached (epoch ``e`` of the top-layer training reads version ``e mod mask_versions``).
+        head_epochs: staged: epochs of the head warm-up over the masked positions.
+        head_lr: staged: Adam's learning rate in the head warm-up.
+        head_batch: staged: masked positions per step of the head warm-up.
+        warmup: steps of linear learning-rate warm-up (then linear decay to 0 at ``steps``;
+            0: a constant rate, the paper's Adam defaults).
+        clip: gradient-norm clipping (0: none, the paper).
         sizes: probing task (``pos``, ``swda``, ``topic``) -> windows per split and positions.
         span: masked positions of Fig. 5 (half-open; the paper: tokens 200-299).
         eval_inputs: inputs of Fig. 5 (the paper: N = 1600).
@@ -207,6 +221,21 @@ class PrismSettings:
     eval_batch: int
     bootstrap: int
     threads: int | None = None
+    recipe: str = "full"
+    train_layers: int = 0
+    train_inputs: int | None = None
+    mask_versions: int = 1
+    head_epochs: int = 0
+    head_lr: float = 1e-3
+    head_batch: int = 512
+    warmup: int = 0
+    clip: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.recipe not in ("full", "staged"):
+            raise ValueError(f"recipe must be 'full' or 'staged', got {self.recipe!r}")
+        if self.recipe == "staged" and (self.train_layers < 1 or self.mask_versions < 1):
+            raise ValueError(f"the staged recipe needs train_layers >= 1 and mask_versions >= 1, got {self.train_layers}, {self.mask_versions}")
 
 
 @dataclass(frozen=True)
@@ -323,8 +352,9 @@ _PROBE_PAPER = ProbeSettings(
 # train, Adam's defaults (lr 1e-3) as in every profile.  cpu: 160 sequences per model (one
 # MiniLM step at batch 8 x 512 takes 10-15 s on one of the 2 shared cores).
 _PRISM_SMOKE = PrismSettings(
-    train_text="offline", train_articles_103=30, steps=2, batch_size=1, seq_len=512, lr=1e-3, checkpoint_every=1,
-    every_layer=True,
+    train_text="offline", train_articles_103=30, steps=2, batch_size=1, seq_len=512, lr=1e-4, checkpoint_every=1,
+    every_layer=True, recipe="staged", train_layers=2, train_inputs=4, mask_versions=1, head_epochs=1, head_lr=1e-3,
+    head_batch=64, warmup=1, clip=1.0,
     sizes={
         "pos": TaskSize(train=2, val=1, test=2, positions=64),
         "swda": TaskSize(train=2, val=1, test=2, positions=64),
@@ -332,9 +362,13 @@ _PRISM_SMOKE = PrismSettings(
     },
     span=(200, 300), eval_inputs=4, eval_stride=510, eval_batch=4, bootstrap=200, threads=1,
 )  # fmt: skip
+# The cpu recipe (issue 9): MiniLM's embeddings and layers 0-3 frozen and cached, the MLM
+# head warmed up on the frozen encoder, then layers 4-5 and the head trained at 1e-4 with
+# warm-up and clipping, the three arms as parallel single-thread processes.
 _PRISM_CPU = PrismSettings(
-    train_text="offline", train_articles_103=30, steps=20, batch_size=8, seq_len=512, lr=1e-3, checkpoint_every=5,
-    every_layer=True,
+    train_text="offline", train_articles_103=30, steps=200, batch_size=8, seq_len=512, lr=1e-4, checkpoint_every=25,
+    every_layer=True, recipe="staged", train_layers=2, train_inputs=None, mask_versions=1, head_epochs=3, head_lr=1e-3,
+    head_batch=512, warmup=20, clip=1.0,
     sizes={
         "pos": TaskSize(train=16, val=6, test=10, positions=128),
         "swda": TaskSize(train=16, val=6, test=10, positions=128),

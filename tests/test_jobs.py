@@ -56,7 +56,7 @@ def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
         raise AssertionError("a cached job was retrained")
 
     monkeypatch.setattr(jobs, "train_lm", no_training)
-    assert jobs.run_missing([_job()], "inline", cache=tmp_path, corpus=corpus) == []
+    assert jobs.run_missing([_job()], "inline", cache=tmp_path, data=corpus) == []
     again = jobs.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)[_job().spec]
     np.testing.assert_array_equal(again.test_nll, run.test_nll)
     for a, b in zip(run.model.state_dict().values(), again.model.state_dict().values()):
@@ -65,9 +65,9 @@ def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
 
 def test_two_jobs_in_parallel_workers_match_inline(tmp_path):
     corpus, both = _corpus(), [_job(seed=1), _job(seed=2, variant="baseline", T=None)]
-    ran = jobs.run_missing(both, "local", workers=2, cache=tmp_path / "pool", corpus=corpus)
+    ran = jobs.run_missing(both, "local", workers=2, cache=tmp_path / "pool", data=corpus)
     assert ran == both
-    jobs.run_missing(both, "inline", cache=tmp_path / "inline", corpus=corpus)
+    jobs.run_missing(both, "inline", cache=tmp_path / "inline", data=corpus)
     for job in both:
         pool = _weights(str(jobs.job_dir(job, tmp_path / "pool")))
         inline = _weights(str(jobs.job_dir(job, tmp_path / "inline")))
@@ -104,7 +104,7 @@ def test_interrupted_job_resumes_to_the_same_weights(tmp_path, monkeypatch):
 def test_slurm_path_through_submitit(tmp_path, cluster):
     pytest.importorskip("submitit")
     corpus, job = _corpus(), _job(seed=4)
-    ran = jobs.run_missing([job], "slurm", cache=tmp_path, corpus=corpus, slurm={"cluster": cluster, "timeout_min": 5})
+    ran = jobs.run_missing([job], "slurm", cache=tmp_path, data=corpus, slurm={"cluster": cluster, "timeout_min": 5})
     assert ran == [job] and jobs.is_done(job, tmp_path)
     assert (tmp_path / "submitit").is_dir()
 

@@ -1,0 +1,416 @@
+"""Continued MLM training of section 4: the text, the arms of Table 1 as jobs, the sanity gate.
+
+Section 4.1 trains BERT further with masked language modelling, once with a prism layer
+after its last layer and once without, and probes both (Table 1). Four *arms* are
+compared here (:data:`ARMS`): the encoder before continued training (``original``, =
+App. B.2), the prism attached to it without training (``prism_untrained``, the control
+that tells the filter's effect from the training's), and the two continued-trained
+models ``baseline`` and ``prism``; ``prism-every`` is App. B.3.
+
+Two recipes (``profile.prism.recipe``): ``full``, the paper's (every parameter trained
+from the first step, Adam at its defaults, :func:`prismlib.mlm.train_mlm`; the ``paper``
+profile), and ``staged``, the cpu's (:mod:`prismlib.staged`: lower layers frozen and
+their masked states cached once, shared by every arm since the prism sits above them;
+a head warm-up; then the top layers). With the staged recipe ``prism-every`` puts the
+prism after each *trained* layer only: a prism under a frozen layer would change the
+frozen layers' input, which no cached state can follow.
+
+Each trained arm is a job of :mod:`prismlib.jobs` (:class:`ArmJob`): cached under
+``.cache/jobs/<key>/``, resumable, and run as parallel single-thread processes by
+:func:`section4_models`. A finished job also stores its held-out masked-token score
+(after the head warm-up and at the end), the sanity gate (:func:`mlm_sanity`) of every
+claim that rests on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor, nn
+
+from prismlib.jobs import job_key, run_missing, save_atomic
+from prismlib.mlm import TrainResult, heldout_logprobs, heldout_mask, load_mlm_tokenizer, train_mlm
+from prismlib.paths import cache_dir
+from prismlib.prism import PrismHandle, attach_prism, encoder_layers
+from prismlib.staged import build_state_cache, first_trained, head_features, open_state_cache, train_top, warm_up_head
+from prismlib.stats import Interval
+
+ARMS = ("original", "prism_untrained", "baseline", "prism", "prism-every")
+"""Arms of Table 1 and App. B: before continued training (App. B.2), the prism attached
+without training (control), continued MLM without and with the prism, and B.3."""
+TRAINED = ("baseline", "prism", "prism-every")
+_RECIPE_FIELDS = (
+    "recipe", "train_text", "train_articles_103", "train_inputs", "steps", "batch_size", "seq_len", "lr",
+    "train_layers", "mask_versions", "head_epochs", "head_lr", "head_batch", "warmup", "clip",
+)  # fmt: skip
+
+
+# =========================================================================== the text
+
+
+@dataclass
+class MLMCorpus:
+    """Training and held-out evaluation text of the continued MLM training.
+
+    Attributes:
+        train: ``(n, seq_len)`` int64 training inputs.
+        evaluation: ``(m, seq_len)`` int64 held-out inputs for Fig. 5 (before sub-sampling).
+        train_articles: ``"<dataset>/<split>: <title>"`` of every training article.
+        eval_articles: the same for the held-out articles.
+        description: one paragraph saying exactly which text trained and which evaluated.
+        eval_article: ``(m,)`` int64 index into ``eval_articles`` of the article each
+            row of ``evaluation`` was cut from: Fig. 5's bootstrap unit (inputs of one
+            article are not independent; with ``eval_stride < seq_len - 2`` they overlap).
+    """
+
+    train: Tensor
+    evaluation: Tensor
+    train_articles: list[str]
+    eval_articles: list[str]
+    description: str
+    eval_article: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        self.eval_article = np.asarray(self.eval_article, dtype=np.int64)
+        if len(self.eval_article) != len(self.evaluation):
+            raise ValueError(
+                f"eval_article must name the article of each of the {len(self.evaluation)} evaluation inputs, "
+                f"got {len(self.eval_article)}"
+            )
+
+
+def mlm_corpus(profile, tokenizer) -> MLMCorpus:
+    """The continued-training text of ``profile`` and the held-out Fig. 5 text.
+
+    ``offline`` (cpu, smoke): train on WikiText-2 valid (60 articles; the tokenized
+    release, lightly detokenised by :func:`prismlib.mlm.detokenize_wikitext`) plus
+    ``train_articles_103`` WikiText-103 test articles (raw release) drawn with the
+    profile's seed; evaluate on the other WikiText-103 test articles.  WikiText-2 valid
+    and WikiText-103 test share no article (WikiText-2's valid/test are WikiText-103's).
+    ``wikitext103-train`` (paper): train on WikiText-103 train, evaluate on WikiText-103
+    test, with inputs every ``eval_stride`` wordpieces.
+    """
+    from prismlib.data import load_wikitext
+    from prismlib.mlm import chunk_tokens, detokenize_wikitext
+
+    S = profile.prism
+    if S.train_text == "wikitext103-train":
+        train_parts = [("wikitext103/train", a) for a in load_wikitext("wikitext103", "train")]
+        eval_parts = [("wikitext103/test", a) for a in load_wikitext("wikitext103", "test")]
+        how = "WikiText-103 train (all articles)"
+    elif S.train_text == "offline":
+        w103 = load_wikitext("wikitext103", "test")
+        if not 0 < S.train_articles_103 < len(w103):
+            raise ValueError(f"train_articles_103 must be in 1..{len(w103) - 1}, got {S.train_articles_103}")
+        order = np.random.default_rng([profile.seed, 403]).permutation(len(w103))
+        train_idx = sorted(order[: S.train_articles_103].tolist())
+        eval_idx = sorted(order[S.train_articles_103 :].tolist())
+        train_parts = [("wikitext2/valid", a) for a in load_wikitext("wikitext2", "valid")]
+        train_parts += [("wikitext103/test", w103[i]) for i in train_idx]
+        eval_parts = [("wikitext103/test", w103[i]) for i in eval_idx]
+        how = (
+            f"WikiText-2 valid (all {len(train_parts) - len(train_idx)} articles, detokenised) + "
+            f"{len(train_idx)} of the 60 WikiText-103 test articles (raw)"
+        )
+    else:
+        raise ValueError(f"unknown train_text {S.train_text!r}; expected 'offline' or 'wikitext103-train'")
+    train_titles = {a.title for _, a in train_parts}
+    overlap = [a.title for _, a in eval_parts if a.title in train_titles]
+    if overlap:
+        raise RuntimeError(f"evaluation articles also in the training text: {overlap[:5]}")
+    clean = detokenize_wikitext
+    train, _ = chunk_tokens(tokenizer, [clean(a.text) for _, a in train_parts], S.seq_len)
+    evaluation, eval_doc = chunk_tokens(tokenizer, [clean(a.text) for _, a in eval_parts], S.seq_len, stride=S.eval_stride)
+    description = (
+        f"Training text: {how}, cut into {len(train)} inputs of {S.seq_len} tokens (no input crosses two "
+        f"articles; each article's last partial piece is dropped). Held-out text for Fig. 5: "
+        f"{len(eval_parts)} WikiText-103 test articles not used in training, {len(evaluation)} inputs of "
+        f"{S.seq_len} tokens starting every {S.eval_stride} wordpieces."
+    )
+    return MLMCorpus(
+        train, evaluation, [f"{src}: {a.title}" for src, a in train_parts], [f"{src}: {a.title}" for src, a in eval_parts],
+        description, np.asarray(eval_doc, dtype=np.int64),
+    )  # fmt: skip
+
+
+def training_inputs(corpus: MLMCorpus, S, seed: int) -> Tensor:
+    """The ``(n, seq_len)`` inputs continued training uses: all of ``corpus.train``, or a
+    seeded subset of ``S.train_inputs`` of them (in corpus order)."""
+    if S.train_inputs is None or S.train_inputs >= len(corpus.train):
+        return corpus.train
+    pick = np.sort(np.random.default_rng([seed, 404]).choice(len(corpus.train), size=S.train_inputs, replace=False))
+    return corpus.train[torch.from_numpy(pick)]
+
+
+def fig5_inputs(corpus: MLMCorpus, S, seed: int) -> tuple[Tensor, np.ndarray]:
+    """The held-out inputs of Fig. 5 and of the sanity gate: ``S.eval_inputs`` of
+    ``corpus.evaluation`` drawn with ``seed`` (without replacement, in corpus order).
+
+    Returns:
+        ``(inputs (N, seq_len) int64, articles (N,) int64)``: the inputs and the article
+        each was cut from (the bootstrap unit).
+    """
+    pool = corpus.evaluation
+    n = min(S.eval_inputs, len(pool))
+    pick = np.sort(np.random.default_rng([seed, 5]).choice(len(pool), size=n, replace=False))
+    return pool[torch.from_numpy(pick)], corpus.eval_article[pick]
+
+
+# =========================================================================== the arms as jobs
+
+
+@dataclass
+class Section4Data:
+    """What every arm job reads: the training inputs, the held-out inputs of the sanity
+    gate and Fig. 5, and (staged recipe) the folder of the frozen-state cache."""
+
+    train: Tensor
+    heldout: Tensor
+    states: str | None = None
+
+    def digest(self) -> str:
+        h = hashlib.sha256(self.train.numpy().tobytes())
+        h.update(self.heldout.numpy().tobytes())
+        return h.hexdigest()[:16]
+
+
+def prism_layers(arm: str, n_layers: int, S) -> list[int] | None:
+    """The encoder layers a prism follows in ``arm`` (``None``: no prism)."""
+    if arm in ("original", "baseline"):
+        return None
+    if arm in ("prism", "prism_untrained"):
+        return [n_layers - 1]
+    if arm == "prism-every":
+        return list(range(n_layers - S.train_layers if S.recipe == "staged" else 0, n_layers))
+    raise ValueError(f"unknown arm {arm!r}; choose from {ARMS}")
+
+
+@dataclass(frozen=True, eq=False)
+class ArmJob:
+    """One continued-trained arm (``baseline``, ``prism``, ``prism-every``) of a profile.
+    Two jobs are equal when their keys are."""
+
+    arm: str
+    encoder: str
+    profile: str
+    seed: int
+    settings: Any  # PrismSettings
+    data: str  # Section4Data.digest()
+
+    def describe(self) -> dict[str, Any]:
+        recipe = {k: v for k, v in asdict(self.settings).items() if k in _RECIPE_FIELDS}
+        return {"kind": "mlm-arm", "arm": self.arm, "encoder": self.encoder, "profile": self.profile, "seed": self.seed,
+                "settings": recipe, "data": self.data}  # fmt: skip
+
+    @property
+    def key(self) -> str:
+        return job_key(self.describe())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ArmJob) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    @property
+    def label(self) -> str:
+        return f"MLM {self.arm}"
+
+    def model(self, device: torch.device | str = "cpu") -> tuple[Any, nn.Module, PrismHandle | None]:
+        """``(tokenizer, model, prism handle)`` as before training: the encoder, the seeded head, the arm's prism."""
+        from prismlib.mlm import load_mlm_model
+
+        tokenizer, model = load_mlm_model(self.encoder, self.seed, device)
+        where = prism_layers(self.arm, len(encoder_layers(model)), self.settings)
+        return tokenizer, model, attach_prism(model, where) if where else None
+
+    def train(self, folder: Path, device: torch.device, progress: bool, data: Section4Data) -> None:
+        """Train the arm (recipe of the settings), score the held-out inputs, write ``done.pt``."""
+        S = self.settings
+        tokenizer, model, _ = self.model(device)
+        special = tokenizer.all_special_ids
+
+        def heldout() -> tuple[np.ndarray, np.ndarray]:
+            lp, sel = heldout_logprobs(
+                model, data.heldout, tokenizer.mask_token_id, special, self.seed, batch_size=S.eval_batch, device=device
+            )
+            return lp.sum(1).numpy(), sel.sum(1).numpy()
+
+        record: dict[str, Any] = {}
+        if S.recipe == "staged":
+            start = first_trained(model, S.train_layers)
+            cache = open_state_cache(data.states)
+            head_file = folder / "head.pt"
+            if head_file.exists():
+                ck = torch.load(head_file, map_location=device, weights_only=False)
+                model.load_state_dict(ck["model"])
+                record = ck["record"]
+            else:
+                t0 = time.perf_counter()
+                feats, targets = head_features(model, cache, start, progress=progress)
+                losses = warm_up_head(model, feats, targets, S.head_epochs, S.head_lr, S.head_batch, self.seed, progress)
+                record = {"head_losses": losses, "head_positions": len(targets), "head_seconds": time.perf_counter() - t0,
+                          "heldout_head": heldout()}  # fmt: skip
+                save_atomic(head_file, model=model.state_dict(), record=record)
+            result = train_top(
+                model, cache, start, steps=S.steps, batch_size=S.batch_size, lr=S.lr, warmup=S.warmup, clip=S.clip,
+                seed=self.seed, checkpoint=folder / "partial.pt", checkpoint_every=S.checkpoint_every, progress=progress,
+                desc=self.label,
+            )  # fmt: skip
+        else:
+            result = train_mlm(
+                model, data.train, steps=S.steps, batch_size=S.batch_size, lr=S.lr, seed=self.seed, special_ids=special,
+                mask_id=tokenizer.mask_token_id, vocab_size=len(tokenizer), checkpoint_path=folder / "partial.pt",
+                checkpoint_every=S.checkpoint_every, device=device, progress=progress, desc=self.label,
+            )  # fmt: skip
+        record["heldout_final"] = heldout()
+        state = {k: v for k, v in model.state_dict().items()}
+        save_atomic(folder / "done.pt", model=state, result=result, record=record)
+        for name in ("partial.pt", "head.pt"):
+            (folder / name).unlink(missing_ok=True)
+
+
+@dataclass
+class TrainedMLM:
+    """A model of section 4: an arm, ready to probe and evaluate.
+
+    Attributes:
+        variant: the arm (:data:`ARMS`).
+        name: unique name for feature caches.
+        tokenizer, model: the ``*ForMaskedLM`` model in eval mode, prism hooks attached.
+        handle: the :class:`PrismHandle`, or ``None`` without a prism layer.
+        result: the training record (:class:`prismlib.mlm.TrainResult`; ``None`` untrained).
+        record: ``head_losses``, ``heldout_head`` and ``heldout_final`` (per held-out
+            input: the sum of log p over its masked tokens, and their number), ...
+        device: where the model lives.
+    """
+
+    variant: str
+    name: str
+    tokenizer: object
+    model: nn.Module
+    handle: PrismHandle | None
+    result: TrainResult | None
+    record: dict[str, Any]
+    device: torch.device
+
+    def encoder(self):
+        """The model's encoder (prism included) as a :class:`prismlib.encode.Encoder` for probing."""
+        from prismlib.encode import Encoder
+
+        return Encoder(self.name, self.tokenizer, self.model.base_model.eval(), self.device)
+
+
+def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True) -> Section4Data:
+    """The inputs every arm reads; for the staged recipe the frozen-state cache is built
+    here (once per profile, text and encoder, with every core), then reused."""
+    from prismlib.lstm import torch_threads
+    from prismlib.mlm import load_mlm_model
+
+    S = profile.prism
+    data = Section4Data(training_inputs(corpus, S, profile.seed), fig5_inputs(corpus, S, profile.seed)[0])
+    if S.recipe != "staged":
+        return data
+    _, model = load_mlm_model(profile.encoder, profile.seed, device)
+    start = first_trained(model, S.train_layers)
+    digest = hashlib.sha256(repr((profile.encoder, profile.seed, start, S.mask_versions)).encode())
+    digest.update(data.train.numpy().tobytes())
+    folder = cache_dir() / "mlm" / f"states-{profile.encoder.replace('/', '--')}-{digest.hexdigest()[:16]}"
+    done = folder / "rows_done.json"
+    if not done.exists() or json.loads(done.read_text()) != [len(data.train)] * S.mask_versions:
+        with torch_threads(os.cpu_count() or 1):  # before the arms train: every core is free
+            build_state_cache(
+                model, data.train, start, S.mask_versions, profile.seed, tokenizer.all_special_ids,
+                tokenizer.mask_token_id, len(tokenizer), folder, progress=progress,
+            )  # fmt: skip
+    data.states = str(folder)
+    return data
+
+
+def arm_jobs(profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
+    """The jobs of the trained ``arms`` of ``profile`` on ``data``."""
+    return [ArmJob(a, profile.encoder, profile.name, profile.seed, profile.prism, data.digest()) for a in arms]
+
+
+def section4_models(
+    profile, corpus: MLMCorpus, arms=ARMS, executor: str | None = None, device: str | None = None, progress: bool = True
+) -> tuple[dict[str, TrainedMLM], Section4Data]:
+    """The models of ``arms``, training the missing ones first.
+
+    The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.jobs.run_missing`:
+    on a CPU all at once as single-thread processes (``local``, the default), on a GPU
+    one after the other. ``original`` and ``prism_untrained`` need no training.
+
+    Returns:
+        ``({arm: TrainedMLM}, data)``.
+    """
+    from prismlib.encode import resolve_device
+    from prismlib.jobs import job_dir
+
+    dev = resolve_device(device or profile.device)
+    trained = [a for a in arms if a in TRAINED]
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        raise ValueError(f"unknown arm(s) {unknown}; choose from {ARMS}")
+    data = section4_data(profile, corpus, load_mlm_tokenizer(profile.encoder), dev, progress)
+    jobs = arm_jobs(profile, data, trained)
+    workers = 1 if dev.type == "cuda" else max(1, len(jobs))
+    run_missing(jobs, executor, workers, device=str(dev), data=data)
+    models = {}
+    for arm in arms:
+        job = ArmJob(arm, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())
+        tok, model, handle = job.model(dev)
+        result, record, name = None, {}, f"{profile.encoder}+{arm}" if arm != "original" else profile.encoder
+        if arm in TRAINED:
+            done = torch.load(job_dir(job) / "done.pt", map_location=dev, weights_only=False)
+            model.load_state_dict(done["model"])
+            result, record, name = done["result"], done["record"], f"{profile.encoder}+{arm}-{profile.name}-{job.key}"
+        model.eval()
+        models[arm] = TrainedMLM(arm, name, tok, model, handle, result, record, dev)
+    return models, data
+
+
+# =========================================================================== the sanity gate
+
+
+def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.ndarray, unigram: np.ndarray,
+               mask_id: int, special_ids, seed: int, n_boot: int) -> tuple[pd.DataFrame, dict[str, Interval]]:  # fmt: skip
+    """Held-out masked-token loss of every trained arm against a unigram model of the training text.
+
+    The held-out score of :func:`prismlib.mlm.heldout_logprobs` (15% of the tokens of
+    every held-out input masked, seeded) was stored by each job after the head warm-up
+    (staged recipe) and at the end; ``unigram`` (``(vocab,)`` log-probabilities,
+    :func:`prismlib.mlm.unigram_logprobs` of the training inputs) scores the same tokens.
+    The interval of model minus unigram log p (nats per masked token) resamples articles.
+
+    Returns:
+        ``(table, gates)``: one row per arm and stage (columns arm, stage, steps,
+        heldout_loss, unigram_loss, gain, ci_low, ci_high, articles), and per arm the
+        interval of the final stage (the gate: clearly above 0).
+    """
+    from prismlib.mlm import article_mean
+
+    _, selected = heldout_mask(data.heldout, mask_id, special_ids, seed)
+    uni = (unigram[data.heldout.numpy()] * selected.numpy()).sum(1)
+    rows, gates = [], {}
+    for arm, m in models.items():
+        for stage, key, steps in (("head warm-up", "heldout_head", 0), ("final", "heldout_final", m.result.steps if m.result else 0)):
+            if key not in m.record:
+                continue
+            sums, counts = (np.asarray(x, dtype=np.float64) for x in m.record[key])
+            iv = article_mean(sums, articles, uni, weights=counts, n_boot=n_boot, seed=seed)
+            rows.append({"arm": arm, "stage": stage, "steps": steps, "heldout_loss": -sums.sum() / counts.sum(),
+                         "unigram_loss": -uni.sum() / counts.sum(), "gain": iv.effect, "ci_low": iv.low,
+                         "ci_high": iv.high, "articles": iv.units})  # fmt: skip
+            if stage == "final":
+                gates[arm] = iv
+    return pd.DataFrame(rows), gates

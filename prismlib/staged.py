@@ -1,0 +1,358 @@
+"""The staged recipe of continued MLM training: what a CPU can do without damaging the encoder.
+
+Training every parameter of a pretrained encoder for a few dozen steps at Adam's
+default rate, with a freshly initialised MLM head, damages it (issue 9: the cpu
+baseline then probed topic below the majority class). Instead:
+
+1. the embeddings and the lower encoder layers ``0 .. start-1`` are frozen (eval mode,
+   no autograd) and their output for every training input, masked with BERT's 80/10/10
+   recipe (``versions`` seeded maskings per input), is computed once and cached on disk
+   (:func:`build_state_cache`, resumable; memory-mapped by the readers);
+2. the MLM head is warmed up with the whole encoder frozen, on the top layers' output at
+   the masked positions, computed once (:func:`head_features`, :func:`warm_up_head`);
+3. the top layers ``start ..`` and the head train from the cached states
+   (:func:`train_top`): Adam, linear warm-up then linear decay, gradient clipping,
+   seeded and resumable.
+
+The decoder weight of the head is tied to the (frozen) input embeddings and stays
+frozen throughout. Prism hooks on the top layers (:func:`prismlib.prism.attach_prism`)
+act as in the full model: :func:`top_states` of :func:`lower_states` equals the
+encoder's ``last_hidden_state`` for full-length inputs. :mod:`prismlib.continued` runs
+the arms of section 4 with this recipe.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from prismlib.jobs import save_atomic
+from prismlib.mlm import LOSS_IGNORE, TrainResult, _derived_seed, batch_indices, mask_batch, mlm_head
+from prismlib.prism import encoder_layers
+
+
+# =========================================================================== frozen and trained layers
+
+
+def first_trained(model: nn.Module, train_layers: int) -> int:
+    """Index of the first trained encoder layer when the top ``train_layers`` are trained."""
+    n = len(encoder_layers(model))
+    if not 1 <= train_layers <= n:
+        raise ValueError(f"train_layers must be in 1..{n} for this {n}-layer encoder, got {train_layers}")
+    return n - train_layers
+
+
+def _hidden(out: Any) -> Tensor:
+    return out[0] if isinstance(out, tuple) else out
+
+
+@torch.no_grad()
+def lower_states(model: nn.Module, input_ids: Tensor, start: int) -> Tensor:
+    """The output of the frozen part: embeddings and encoder layers ``0 .. start-1`` (eval mode).
+
+    Args:
+        input_ids: ``(batch, length)`` full-length inputs (no padding: every position attends).
+
+    Returns:
+        ``(batch, length, hidden)`` float32.
+    """
+    base = model.base_model
+    was = base.training
+    base.eval()
+    h = base.embeddings(input_ids=input_ids)
+    for layer in encoder_layers(model)[:start]:
+        h = _hidden(layer(h))
+    base.train(was)
+    return h
+
+
+def top_states(model: nn.Module, states: Tensor, start: int) -> Tensor:
+    """Encoder layers ``start ..`` applied to ``states`` (prism hooks included): the
+    ``last_hidden_state`` of full-length inputs whose frozen part gave ``states``.
+
+    Shapes: ``(batch, length, hidden) -> (batch, length, hidden)``.
+    """
+    h = states
+    for layer in encoder_layers(model)[start:]:
+        h = _hidden(layer(h))
+    return h
+
+
+def tied_weight(model: nn.Module) -> nn.Parameter:
+    """The decoder weight of the MLM head, which is the input embedding matrix."""
+    return model.get_output_embeddings().weight
+
+
+def head_parameters(model: nn.Module) -> list[nn.Parameter]:
+    """The MLM head's own parameters (transform and output bias), without the tied decoder weight."""
+    tied, seen, out = tied_weight(model), set(), []
+    for p in mlm_head(model).parameters():
+        if p is not tied and id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+    return out
+
+
+def set_trainable(model: nn.Module, start: int | None) -> list[nn.Parameter]:
+    """Freeze every parameter except the head's own and (``start`` not ``None``) those of
+    encoder layers ``start ..``; returns the trainable ones."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    params = head_parameters(model)
+    if start is not None:
+        params = [p for layer in encoder_layers(model)[start:] for p in layer.parameters()] + params
+    for p in params:
+        p.requires_grad_(True)
+    return params
+
+
+# =========================================================================== cached frozen states
+
+
+@dataclass
+class StateCache:
+    """The frozen part's output for every training input and masking, on disk.
+
+    Attributes:
+        folder: where ``states.npy`` and ``labels.npy`` live.
+        states: ``(versions, n, length, hidden)`` float32 (memory-mapped, read-only).
+        labels: ``(versions, n, length)`` int64: the original token at the selected
+            positions, :data:`prismlib.mlm.LOSS_IGNORE` elsewhere.
+    """
+
+    folder: Path
+    states: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def versions(self) -> int:
+        return self.states.shape[0]
+
+    def __len__(self) -> int:
+        return self.states.shape[1]
+
+
+def mask_version(sequences: Tensor, version: int, seed: int, special_ids, mask_id: int, vocab_size: int) -> tuple[Tensor, Tensor]:
+    """Masking ``version`` of every training input (BERT's 80/10/10), a function of ``(seed, version)``.
+
+    Returns:
+        ``(corrupted, labels)``, both ``(n, length)`` int64.
+    """
+    gen = torch.Generator().manual_seed(_derived_seed(seed, version, 2))
+    special = torch.isin(sequences, torch.as_tensor(list(special_ids), dtype=sequences.dtype))
+    return mask_batch(sequences, special, mask_id, vocab_size, gen)
+
+
+def build_state_cache(
+    model: nn.Module,
+    sequences: Tensor,
+    start: int,
+    versions: int,
+    seed: int,
+    special_ids,
+    mask_id: int,
+    vocab_size: int,
+    folder: Path,
+    batch_size: int = 8,
+    progress: bool = True,
+) -> StateCache:
+    """Compute (or finish, after an interruption) the cache of :func:`lower_states` for
+    ``versions`` maskings of ``sequences`` into ``folder``; the rows done are recorded
+    after every batch, so a restart continues where it stopped."""
+    from tqdm.auto import tqdm
+
+    folder.mkdir(parents=True, exist_ok=True)
+    n, length = sequences.shape
+    hidden = int(model.config.hidden_size)
+    done_file = folder / "rows_done.json"
+    states_path, labels_path = folder / "states.npy", folder / "labels.npy"
+    done = json.loads(done_file.read_text()) if done_file.exists() and states_path.exists() else [0] * versions
+    mode = "r+" if states_path.exists() and done_file.exists() else "w+"
+    states = np.lib.format.open_memmap(states_path, mode=mode, dtype=np.float32, shape=(versions, n, length, hidden))
+    labels = np.lib.format.open_memmap(labels_path, mode=mode, dtype=np.int64, shape=(versions, n, length))
+    device = next(model.parameters()).device
+    total = versions * n
+    with tqdm(total=total, initial=sum(done), desc="frozen layers (cached)", unit="input", disable=not progress) as bar:
+        for v in range(versions):
+            corrupted, lab = mask_version(sequences, v, seed, special_ids, mask_id, vocab_size)
+            labels[v] = lab.numpy()
+            for lo in range(done[v], n, batch_size):
+                hi = min(lo + batch_size, n)
+                states[v, lo:hi] = lower_states(model, corrupted[lo:hi].to(device), start).cpu().numpy()
+                states.flush()
+                done[v] = hi
+                done_file.write_text(json.dumps(done))
+                bar.update(hi - lo)
+    labels.flush()
+    del states, labels
+    return open_state_cache(folder)
+
+
+def open_state_cache(folder: str | Path) -> StateCache:
+    """The finished cache of :func:`build_state_cache` in ``folder`` (memory-mapped, read-only)."""
+    folder = Path(folder)
+    states = np.load(folder / "states.npy", mmap_mode="r")
+    done = json.loads((folder / "rows_done.json").read_text())
+    if done != [states.shape[1]] * states.shape[0]:
+        raise RuntimeError(f"the state cache {folder} is incomplete ({done} of {states.shape[1]} rows per version)")
+    return StateCache(folder, states, np.load(folder / "labels.npy", mmap_mode="r"))
+
+
+# =========================================================================== the staged recipe
+
+
+@torch.no_grad()
+def head_features(
+    model: nn.Module, cache: StateCache, start: int, batch_size: int = 8, progress: bool = True
+) -> tuple[Tensor, Tensor]:
+    """The head's input at every masked position of every cached masking, encoder frozen.
+
+    Returns:
+        ``(features (M, hidden) float32, targets (M,) int64)``: the top layers' output
+        (after the arm's prism, if attached) at the ``M`` selected positions.
+    """
+    from tqdm.auto import tqdm
+
+    model.eval()
+    device = next(model.parameters()).device
+    feats, targets = [], []
+    bar = tqdm(total=cache.versions * len(cache), desc="head features", unit="input", disable=not progress, leave=False)
+    for v in range(cache.versions):
+        for lo in range(0, len(cache), batch_size):
+            labels = torch.from_numpy(np.array(cache.labels[v, lo : lo + batch_size]))
+            h = top_states(model, torch.from_numpy(np.array(cache.states[v, lo : lo + batch_size])).to(device), start)
+            selected = labels != LOSS_IGNORE
+            feats.append(h[selected.to(device)].cpu())
+            targets.append(labels[selected])
+            bar.update(len(labels))
+    bar.close()
+    return torch.cat(feats), torch.cat(targets)
+
+
+def warm_up_head(
+    model: nn.Module, features: Tensor, targets: Tensor, epochs: int, lr: float, batch_size: int, seed: int, progress: bool = True
+) -> list[float]:
+    """Fit the MLM head's transform and output bias to fixed ``features`` (encoder frozen).
+
+    Adam at ``lr``; every epoch visits the ``(M, hidden)`` features once in a seeded
+    order, ``batch_size`` positions per step. Nothing but :func:`head_parameters` changes.
+
+    Returns:
+        The mean training loss (nats) of every epoch.
+    """
+    from tqdm.auto import tqdm
+
+    params = set_trainable(model, None)
+    head = mlm_head(model).train()
+    opt = torch.optim.Adam(params, lr=lr)
+    gen = torch.Generator().manual_seed(_derived_seed(seed, 3))
+    device = next(model.parameters()).device
+    out = []
+    steps = (len(features) + batch_size - 1) // batch_size
+    with tqdm(total=epochs * steps, desc="head warm-up", disable=not progress, leave=False) as bar:
+        for _ in range(epochs):
+            order, total = torch.randperm(len(features), generator=gen), 0.0
+            for lo in range(0, len(features), batch_size):
+                idx = order[lo : lo + batch_size]
+                logits = head(features[idx].to(device))
+                loss = nn.functional.cross_entropy(logits.float(), targets[idx].to(device))
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * len(idx)
+                bar.update(1)
+            out.append(total / len(features))
+            bar.set_postfix(loss=f"{out[-1]:.3f}")
+    head.eval()
+    return out
+
+
+def lr_factor(step: int, warmup: int, steps: int) -> float:
+    """Learning-rate multiplier at 0-based ``step``: linear warm-up over ``warmup`` steps,
+    then linear decay to 0 at ``steps`` (``warmup = 0``: constant 1)."""
+    if warmup <= 0:
+        return 1.0
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (steps - step) / max(1, steps - warmup))
+
+
+def train_top(
+    model: nn.Module,
+    cache: StateCache,
+    start: int,
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    warmup: int,
+    clip: float,
+    seed: int,
+    checkpoint: Path | None = None,
+    checkpoint_every: int = 50,
+    progress: bool = True,
+    desc: str = "top layers",
+) -> TrainResult:
+    """Train encoder layers ``start ..`` and the MLM head from the cached frozen states.
+
+    Step ``s`` reads the rows :func:`prismlib.mlm.batch_indices` gives (epoch ``e`` of
+    the data uses masking ``e mod versions``), runs the top layers in train mode
+    (dropout seeded from ``(seed, s)``) and takes one Adam step at ``lr * lr_factor(s)``
+    with the gradient norm clipped to ``clip`` (0: no clipping). Checkpoints (model,
+    optimizer, losses) every ``checkpoint_every`` steps; a run resumed from one ends with
+    the same weights as an uninterrupted run.
+
+    Returns:
+        A :class:`prismlib.mlm.TrainResult`.
+    """
+    from tqdm.auto import tqdm
+
+    params = set_trainable(model, start)
+    opt = torch.optim.Adam(params, lr=lr)
+    result = TrainResult()
+    if checkpoint is not None and checkpoint.exists():
+        ck = torch.load(checkpoint, map_location=next(model.parameters()).device, weights_only=False)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        result.losses, result.steps = list(ck["losses"]), int(ck["step"])
+        result.resumed_from = result.steps
+    device = next(model.parameters()).device
+    n, head = len(cache), mlm_head(model)
+    model.eval()
+    for layer in encoder_layers(model)[start:]:
+        layer.train()
+    t0 = time.perf_counter()
+    devices = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        bar = tqdm(range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, disable=not progress, leave=False)
+        for step in bar:
+            rows = batch_indices(step, batch_size, n, seed).numpy()
+            version = (np.arange(step * batch_size, (step + 1) * batch_size) // n) % cache.versions
+            states = torch.from_numpy(np.array(cache.states[version, rows])).to(device)
+            labels = torch.from_numpy(np.array(cache.labels[version, rows])).to(device)
+            torch.manual_seed(_derived_seed(seed, step, 1))
+            for group in opt.param_groups:
+                group["lr"] = lr * lr_factor(step, warmup, steps)
+            hidden = top_states(model, states, start)
+            selected = labels != LOSS_IGNORE
+            loss = nn.functional.cross_entropy(head(hidden[selected]).float(), labels[selected])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if clip > 0:
+                nn.utils.clip_grad_norm_(params, clip)
+            opt.step()
+            result.losses.append(float(loss.detach()))
+            result.steps = step + 1
+            bar.set_postfix(loss=f"{result.losses[-1]:.3f}")
+            if checkpoint is not None and result.steps < steps and result.steps % checkpoint_every == 0:
+                save_atomic(checkpoint, model=model.state_dict(), optimizer=opt.state_dict(), losses=result.losses, step=result.steps)
+    result.seconds = time.perf_counter() - t0
+    model.eval()
+    return result

@@ -1,0 +1,190 @@
+"""Section 4's staged recipe (prismlib.staged) on a tiny BERT, its arms (prismlib.continued), Fig. 5's contrast."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from prismlib import continued
+from prismlib import staged as C
+from prismlib import jobs
+from prismlib.mlm import LOSS_IGNORE, span_minus_outside
+from prismlib.prism import attach_prism
+from prismlib.profiles import get_profile
+
+LENGTH, VOCAB, SPECIAL = 16, 40, (0, 1, 2, 3)  # [PAD] [CLS] [SEP] [MASK]-like ids
+MASK = 3
+
+
+def _tiny(seed: int = 0):
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=VOCAB, hidden_size=20, num_hidden_layers=3, num_attention_heads=2,
+                        intermediate_size=24, max_position_embeddings=LENGTH)  # fmt: skip
+    return BertForMaskedLM(config).eval()
+
+
+def _inputs(n: int = 6, seed: int = 0) -> torch.Tensor:
+    ids = torch.randint(4, VOCAB, (n, LENGTH), generator=torch.Generator().manual_seed(seed))
+    ids[:, 0], ids[:, -1] = 1, 2
+    return ids
+
+
+def _cache(model, tmp_path, start: int = 2, versions: int = 2, n: int = 6):
+    return C.build_state_cache(model, _inputs(n), start, versions, 0, SPECIAL, MASK, VOCAB, tmp_path / "states",
+                               batch_size=4, progress=False)  # fmt: skip
+
+
+def _params(model) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.named_parameters()}
+
+
+@pytest.mark.parametrize("where", [None, "last", [1, 2]])
+def test_cached_lower_states_then_top_layers_equal_the_full_encoder(where):
+    model = _tiny()
+    if where is not None:
+        attach_prism(model, where)
+    x = _inputs(3)
+    full = model.base_model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
+    staged = C.top_states(model, C.lower_states(model, x, 2), 2)
+    torch.testing.assert_close(staged, full, atol=1e-5, rtol=1e-5)
+
+
+def test_a_layer_called_alone_does_not_reuse_the_last_padded_mask():
+    model = _tiny()
+    handle = attach_prism(model, "last")
+    x = _inputs(2)
+    mask = torch.ones_like(x)
+    mask[0, 10:] = 0
+    model.base_model(input_ids=x, attention_mask=mask)  # a padded call
+    assert "attention_mask" not in handle._state
+    full = model.base_model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
+    torch.testing.assert_close(C.top_states(model, C.lower_states(model, x, 1), 1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_state_cache_holds_every_masking_and_resumes(tmp_path, monkeypatch):
+    model = _tiny()
+    straight = _cache(model, tmp_path / "a")
+    assert straight.states.shape == (2, 6, LENGTH, 20) and straight.labels.shape == (2, 6, LENGTH)
+    assert (straight.labels != LOSS_IGNORE).any() and not np.array_equal(straight.labels[0], straight.labels[1])
+    calls = {"n": 0}
+    real = C.lower_states
+
+    def die_on_third(*args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(C, "lower_states", die_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        _cache(model, tmp_path / "b")
+    with pytest.raises(RuntimeError, match="incomplete"):
+        C.open_state_cache(tmp_path / "b" / "states")
+    monkeypatch.setattr(C, "lower_states", real)
+    resumed = _cache(model, tmp_path / "b")
+    np.testing.assert_array_equal(resumed.states, straight.states)
+    np.testing.assert_array_equal(resumed.labels, straight.labels)
+
+
+def test_head_warm_up_changes_the_head_only_and_leaves_the_encoder_bit_identical(tmp_path):
+    model = _tiny()
+    cache = _cache(model, tmp_path)
+    before = _params(model)
+    feats, targets = C.head_features(model, cache, 2, progress=False)
+    assert len(feats) == len(targets) == int((cache.labels != LOSS_IGNORE).sum())
+    losses = C.warm_up_head(model, feats, targets, epochs=3, lr=1e-2, batch_size=16, seed=0, progress=False)
+    assert losses[-1] < losses[0]
+    head = {id(p) for p in C.head_parameters(model)}
+    for name, p in model.named_parameters():
+        if id(p) in head:
+            assert not torch.equal(p, before[name]), f"{name} did not train"
+        else:
+            assert torch.equal(p, before[name]), f"{name} changed in the head warm-up"
+
+
+def test_top_layer_training_keeps_the_frozen_layers_frozen(tmp_path):
+    model = _tiny()
+    cache = _cache(model, tmp_path)
+    before = _params(model)
+    result = C.train_top(model, cache, 2, steps=4, batch_size=2, lr=1e-3, warmup=2, clip=1.0, seed=0, progress=False)
+    assert result.steps == 4 and len(result.losses) == 4
+    changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
+    trainable = {name for name in before if ".layer.2." in name or name.startswith("cls.")}
+    assert changed <= trainable, changed - trainable  # embeddings (= tied decoder weight), layers 0-1 untouched
+    assert {"bert.encoder.layer.2.attention.self.query.weight", "cls.predictions.transform.dense.weight"} <= changed
+
+
+def test_interrupted_top_layer_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    kw = dict(steps=6, batch_size=2, lr=1e-3, warmup=2, clip=1.0, seed=3, checkpoint_every=2, progress=False)
+    straight = _tiny()
+    cache = _cache(straight, tmp_path)
+    C.train_top(straight, cache, 2, **kw)
+
+    killed = _tiny()
+    real = C.save_atomic
+    saves = {"n": 0}
+
+    def save_then_die(path, **obj):
+        real(path, **obj)
+        saves["n"] += 1
+        if saves["n"] == 2:
+            raise KeyboardInterrupt  # killed right after the checkpoint of step 4
+
+    monkeypatch.setattr(C, "save_atomic", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        C.train_top(killed, cache, 2, checkpoint=tmp_path / "partial.pt", **kw)
+    monkeypatch.setattr(C, "save_atomic", real)
+    resumed = _tiny()
+    result = C.train_top(resumed, cache, 2, checkpoint=tmp_path / "partial.pt", **kw)
+    assert result.resumed_from == 4 and result.steps == 6
+    for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+
+
+def test_learning_rate_warms_up_then_decays():
+    assert [C.lr_factor(s, 2, 6) for s in range(6)] == [0.5, 1.0, 1.0, 0.75, 0.5, 0.25]
+    assert C.lr_factor(5, 0, 6) == 1.0
+
+
+def test_arm_layers_and_job_keys():
+    S = get_profile("cpu").prism
+    assert continued.prism_layers("baseline", 6, S) is None and continued.prism_layers("prism", 6, S) == [5]
+    assert continued.prism_layers("prism-every", 6, S) == [4, 5]  # staged: the trained layers only
+    assert continued.prism_layers("prism-every", 12, get_profile("paper").prism) == list(range(12))
+    with pytest.raises(ValueError, match="unknown arm"):
+        continued.prism_layers("bert", 6, S)
+    a = continued.ArmJob("prism", "minilm", "cpu", 0, S, "d")
+    assert a.key != continued.ArmJob("baseline", "minilm", "cpu", 0, S, "d").key
+    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S, "other data").key
+    import dataclasses
+
+    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, lr=2e-4), "d").key
+    assert a.key == continued.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, bootstrap=7), "d").key
+    assert jobs.job_dir(a, None).name == a.key
+
+
+def test_first_trained_layer_is_checked():
+    model = _tiny()
+    assert C.first_trained(model, 1) == 2 and C.first_trained(model, 3) == 0
+    with pytest.raises(ValueError, match="train_layers must be in 1..3"):
+        C.first_trained(model, 4)
+
+
+def test_span_minus_outside_removes_a_global_offset_and_finds_the_span_effect():
+    rng = np.random.default_rng(0)
+    n, length = 40, 30
+    b = rng.normal(-5, 1, (n, length))
+    articles = np.repeat(np.arange(10), 4)
+    span, outside = np.arange(10, 20), np.r_[0:10, 20:30]
+    offset = b + 0.7  # better everywhere by the same amount: no span effect
+    iv = span_minus_outside(offset, b, articles, span, outside, n_boot=500)
+    assert abs(iv.effect) < 1e-12 and abs(iv.low) < 1e-12 and abs(iv.high) < 1e-12
+    gain = offset.copy()
+    gain[:, span] += 0.25 + rng.normal(0, 0.05, (n, len(span)))  # and 0.25 more inside the span
+    iv = span_minus_outside(gain, b, articles, span, outside, n_boot=500)
+    assert iv.low < 0.25 < iv.high and 0.2 < iv.effect < 0.3 and iv.units == 10
+    with pytest.raises(ValueError, match="share positions"):
+        span_minus_outside(gain, b, articles, span, np.arange(15, 30))
