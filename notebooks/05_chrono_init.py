@@ -286,8 +286,9 @@ print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name
 # %% [markdown]
 # ## What held at this scale
 #
-# The `cpu` profile trains 3-layer 256/256/200 models for three passes over PTB (the
-# printout at the top), where the slides train AWD-LSTM 1150/1150/400 for 1000 epochs:
+# The `cpu` profile trains 3-layer 256/256/200 models for about two passes over PTB (3
+# rounds of 1000 steps; the printout at the top), where the slides train AWD-LSTM
+# 1150/1150/400 for 1000 epochs:
 # our perplexities are a few times the slides' ~61; the claims are testable only where
 # the gate finds the models clearly below the bigram's (the reference table). What this
 # scale can resolve is set by the width of the "Δ vs baseline" intervals above (a few
@@ -299,7 +300,7 @@ print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name
 # the input-gate bias to $b_i = -b_f$, so a unit initialised at $T = 70$ starts with its
 # input gate at $\sigma(-\log 69) \approx 0.014$ and writes almost nothing into its cell
 # state until training opens the gate. Over 1000 epochs that start is forgotten; over
-# three it is not. "Initialisation alone does not change perplexity" is a statement about
+# two it is not. "Initialisation alone does not change perplexity" is a statement about
 # converged models, which this profile does not train; the `paper` profile does. The
 # forget-bias claims need the chrono models themselves below the bigram, so they are
 # *not testable* where a chrono model has not got there.
