@@ -255,16 +255,29 @@ print(f"difference of the dips (prism - BERT) = {d}")
 # Each claim rests on one row of the table above (an interval over articles); each is
 # gated on the unigram test of every model it involves. The span claim is tested as
 # the contrast *span - outside* (a global offset between the models is not a span
-# effect); the plain difference inside the span is in the table above for reference.
+# effect), and, as the paper words it, as the plain difference inside the span: the two
+# readings can disagree, when one model loses much more than the other outside the span.
 # "No dip for BERT" is a claim of absence, tested as "BERT's dip is below 0": *inside
 # noise* is what it predicts when BERT's dip is too small to tell from 0, and *not
 # held* means BERT clearly dips.
 #
 # **Reading the verdicts.** The `cpu` profile compares two MiniLM models whose top two
-# layers and MLM head were trained for a few hundred steps (notebook 03; the paper: 50k
-# steps of all of `bert-base-cased`), on far fewer inputs than the paper's 1600 (N and
-# the number of articles are printed above). The cell below prints which gates failed
-# in this run; the table after it gives every verdict.
+# layers and MLM head were trained for 200 steps (notebook 03; the paper: 50k steps of
+# all of `bert-base-cased`), on far fewer inputs than the paper's 1600 (N and the number
+# of articles are printed above). Both heads pass the gate there (held-out loss about
+# 0.6-0.7 nats below the unigram model's), so the claims are tested, and the two
+# readings of the span claim part ways. In the cpu run (`results/cpu/`) BERT + Prism is
+# *worse* than BERT everywhere: by about 0.5 nats inside the span and by about 2.5 nats
+# outside it, at the visible tokens. The prism blurs four of its five sectors along the
+# tokens, so the head can no longer read a visible token's identity off its own
+# position, which is most of what an MLM head does outside a masked span. The contrast
+# (span - outside) is therefore clearly positive, the literal claim (higher log p in the
+# span) clearly fails: the prism model is *less hurt* where no local context exists,
+# but it does not predict the redacted tokens better. Neither model dips next to the
+# span in that run: both predict the 10 tokens beside it slightly *better* (by
+# 0.16-0.18 nats) than those 11-50 tokens away, so the paper's dip for BERT + Prism is
+# not reproduced, and BERT's absence of a dip is. The cell below prints which gates
+# failed in this run; the table after it gives every verdict.
 
 # %%
 GATE_NAMES = {"baseline": "BERT", "prism": "BERT + Prism"}
@@ -286,6 +299,8 @@ claims = [
     Claim("04", "BERT + Prism gains more over BERT inside the masked span than outside it (mean log p, span - outside)",
           PAPER_SPAN, (Test(summary_iv[("prism - baseline", "span - outside")], +1, 0, "(prism - BERT) span - outside"),),
           BOTH, "nats"),
+    Claim("04", "BERT + Prism assigns higher log-probabilities than BERT inside the masked span (the literal reading)",
+          PAPER_SPAN, (Test(summary_iv[("prism - baseline", "span")], +1, 0, "prism - BERT, span"),), BOTH, "nats"),
     Claim("04", "BERT + Prism dips next to the masked region (log p 11-50 tokens away minus 1-10 tokens away)", PAPER_DIP,
           (Test(summary_iv[("prism", "dip")], +1, 0, "dip of BERT + Prism"),), (gates["prism"],), "nats"),
     Claim("04", "BERT does not dip next to the masked region", PAPER_NO_DIP,

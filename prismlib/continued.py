@@ -273,8 +273,7 @@ class ArmJob:
                 checkpoint_every=S.checkpoint_every, device=device, progress=progress, desc=self.label,
             )  # fmt: skip
         record["heldout_final"] = heldout()
-        state = {k: v for k, v in model.state_dict().items()}
-        save_atomic(folder / "done.pt", model=state, result=result, record=record)
+        save_atomic(folder / "done.pt", model=model.state_dict(), result=result, record=record)
         for name in ("partial.pt", "head.pt"):
             (folder / name).unlink(missing_ok=True)
 
