@@ -188,3 +188,33 @@ def test_span_minus_outside_removes_a_global_offset_and_finds_the_span_effect():
     assert iv.low < 0.25 < iv.high and 0.2 < iv.effect < 0.3 and iv.units == 10
     with pytest.raises(ValueError, match="share positions"):
         span_minus_outside(gain, b, articles, span, np.arange(15, 30))
+
+
+class _Tokenizer:
+    all_special_ids, mask_token_id = list(SPECIAL), MASK
+
+    def __len__(self) -> int:
+        return VOCAB
+
+
+@pytest.mark.parametrize("recipe", ["staged", "full"])
+def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_path, monkeypatch, recipe):
+    import dataclasses
+
+    import prismlib.mlm
+
+    monkeypatch.setattr(prismlib.mlm, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
+    S = dataclasses.replace(get_profile("smoke").prism, recipe=recipe, steps=2, batch_size=2, train_layers=1, head_epochs=1,
+                            head_batch=8, eval_batch=2, checkpoint_every=1)  # fmt: skip
+    data = continued.Section4Data(_inputs(6), _inputs(3, seed=1))
+    if recipe == "staged":
+        data.states = str(_cache(_tiny(0), tmp_path, start=2, versions=1).folder)
+    job = continued.ArmJob("prism", "tiny", "test", 0, S, data.digest())
+    jobs.run_job(job, tmp_path / "cache", "cpu", False, data)
+    folder = jobs.job_dir(job, tmp_path / "cache")
+    assert sorted(p.name for p in folder.iterdir()) == ["done.pt", "spec.json", "train.lock"]
+    done = torch.load(folder / "done.pt", weights_only=False)
+    assert done["result"].steps == 2
+    sums, counts = done["record"]["heldout_final"]
+    assert sums.shape == counts.shape == (3,) and (counts > 0).all() and (sums < 0).all()
+    assert ("heldout_head" in done["record"]) == (recipe == "staged")
