@@ -171,10 +171,10 @@ def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
     from prismlib.encode import _minilm_path
 
     location = _minilm_path() if name == "minilm" else name
+    tokenizer = load_mlm_tokenizer(name)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the missing head is expected; we initialise it below
     try:
-        tokenizer = load_mlm_tokenizer(name)
         model, info = AutoModelForMaskedLM.from_pretrained(location, output_loading_info=True)
     except OSError as err:
         raise OSError(
