@@ -25,7 +25,6 @@ claim that rests on it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -324,13 +323,11 @@ def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.dev
     digest = hashlib.sha256(repr((profile.encoder, profile.seed, start, S.mask_versions)).encode())
     digest.update(data.train.numpy().tobytes())
     folder = cache_dir() / "mlm" / f"states-{profile.encoder.replace('/', '--')}-{digest.hexdigest()[:16]}"
-    done = folder / "rows_done.json"
-    if not done.exists() or json.loads(done.read_text()) != [len(data.train)] * S.mask_versions:
-        with torch_threads(os.cpu_count() or 1):  # before the arms train: every core is free
-            build_state_cache(
-                model, data.train, start, S.mask_versions, profile.seed, tokenizer.all_special_ids,
-                tokenizer.mask_token_id, len(tokenizer), folder, progress=progress,
-            )  # fmt: skip
+    with torch_threads(os.cpu_count() or 1):  # before the arms train: every core is free; a finished cache is kept
+        build_state_cache(
+            model, data.train, start, S.mask_versions, profile.seed, tokenizer.all_special_ids,
+            tokenizer.mask_token_id, len(tokenizer), folder, progress=progress,
+        )  # fmt: skip
     data.states = str(folder)
     return data
 

@@ -184,7 +184,7 @@ class PrismSettings:
         every_layer: also train the App. B.3 model (prism after every layer).
         recipe: ``"full"`` (the paper: every parameter trained from the first step,
             :func:`prismlib.mlm.train_mlm`) or ``"staged"`` (the cpu recipe of
-            :mod:`prismlib.continued`: lower layers frozen and cached, a head warm-up,
+            :mod:`prismlib.staged`: lower layers frozen and cached, a head warm-up,
             then the top ``train_layers`` layers and the head).
         train_layers: staged: encoder layers trained, counted from the top.
         train_inputs: training inputs used (a seeded subset; ``None``: all of them).
@@ -235,7 +235,10 @@ class PrismSettings:
         if self.recipe not in ("full", "staged"):
             raise ValueError(f"recipe must be 'full' or 'staged', got {self.recipe!r}")
         if self.recipe == "staged" and (self.train_layers < 1 or self.mask_versions < 1):
-            raise ValueError(f"the staged recipe needs train_layers >= 1 and mask_versions >= 1, got {self.train_layers}, {self.mask_versions}")
+            raise ValueError(
+                f"the staged recipe needs train_layers >= 1 and mask_versions >= 1, "
+                f"got {self.train_layers} and {self.mask_versions}"
+            )
 
 
 @dataclass(frozen=True)
@@ -349,8 +352,9 @@ _PROBE_PAPER = ProbeSettings(
 )
 
 # Prism layer (notebooks 03-04).  The paper: 50k steps x 8 x 512 tokens of WikiText-103
-# train, Adam's defaults (lr 1e-3) as in every profile.  cpu: 160 sequences per model (one
-# MiniLM step at batch 8 x 512 takes 10-15 s on one of the 2 shared cores).
+# train, every parameter, Adam's defaults (lr 1e-3).  On 2 cores a full MiniLM step at
+# 8 x 512 takes 10-15 s and 20 such steps at 1e-3 damaged the encoder, hence the staged
+# recipe of cpu and smoke (measured on one thread: a step of the top two layers 3.65 s).
 _PRISM_SMOKE = PrismSettings(
     train_text="offline", train_articles_103=30, steps=2, batch_size=1, seq_len=512, lr=1e-4, checkpoint_every=1,
     every_layer=True, recipe="staged", train_layers=2, train_inputs=4, mask_versions=1, head_epochs=1, head_lr=1e-3,
