@@ -12,9 +12,13 @@ commands:
   data fetch [NAME ...]     download datasets into $PRISMLIB_DATA (default ./data), checksummed
   data verify [NAME ...]    check that the datasets are present and intact
   data list                 the datasets, their sources and licences
-  train [--profile P] [--executor inline|local|slurm] [--workers N] [--only EXP ...]
-                            train the LSTM LMs of work B (notebooks 05-08) into the job cache
+  train [--profile P] [--executor inline|local|slurm] [--workers N] [--only EXP ...] [--section4]
+        [--partition P] [--gpus N] [--timeout-min M]
+                            train the LSTM LMs of work B (notebooks 05-08), and with --section4
+                            the continued-MLM arms of section 4 (notebooks 03-04), into the job cache
   reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
+  plan [--profile P] [--measure]
+                            estimated jobs, GPU-hours, memory and disk per notebook
 """
 
 
@@ -29,9 +33,13 @@ def main(argv: list[str] | None = None) -> int:
 
         return data_main(rest)
     if command == "train":
-        from prismlib.jobs import main as train_main
+        from prismlib.train import main as train_main
 
         return train_main(rest)
+    if command == "plan":
+        from prismlib.plan import main as plan_main
+
+        return plan_main(rest)
     if command == "reproduce":
         from prismlib.reproduce import main as reproduce_main
 

@@ -338,13 +338,15 @@ def arm_jobs(profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
 
 
 def section4_models(
-    profile, corpus: MLMCorpus, arms=ARMS, executor: str | None = None, device: str | None = None, progress: bool = True
+    profile, corpus: MLMCorpus, arms=ARMS, executor: str | None = None, device: str | None = None, progress: bool = True,
+    slurm: dict | None = None,
 ) -> tuple[dict[str, TrainedMLM], Section4Data]:
     """The models of ``arms``, training the missing ones first.
 
     The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.jobs.run_missing`:
     on a CPU all at once as single-thread processes (``local``, the default), on a GPU
-    one after the other. ``original`` and ``prism_untrained`` need no training.
+    one after the other, or on a SLURM cluster (``executor="slurm"``, options ``slurm``).
+    ``original`` and ``prism_untrained`` need no training.
 
     Returns:
         ``({arm: TrainedMLM}, data)``.
@@ -360,7 +362,7 @@ def section4_models(
     data = section4_data(profile, corpus, load_mlm_tokenizer(profile.encoder), dev, progress)
     jobs = arm_jobs(profile, data, trained)
     workers = 1 if dev.type == "cuda" else max(1, len(jobs))
-    run_missing(jobs, executor, workers, device=str(dev), data=data)
+    run_missing(jobs, executor, workers, device=str(dev), data=data, slurm=slurm)
     models = {}
     for arm in arms:
         job = ArmJob(arm, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())

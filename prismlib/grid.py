@@ -2,9 +2,9 @@
 
 Each experiment is a list of :class:`~prismlib.lstm.RunSpec`; notebooks ask
 :func:`prismlib.jobs.trained` for them, ``python -m prismlib train`` trains
-:func:`all_specs` up front. The ``paper`` profile trains every model the slides
-tabulate; the ``cpu`` and ``smoke`` profiles a subset chosen to test each slide claim
-(issue 10), with the profile's seeds where a claim needs a seed mean.
+:func:`all_specs` up front. The ``paper`` profile (``lstm.grid = "slides"``) trains every
+model the slides tabulate; the ``cpu`` and ``smoke`` profiles a subset chosen to test each
+slide claim (issue 10), with the profile's seeds where a claim needs a seed mean.
 
 ========== ===================================================================================
 baseline   the AWD-LSTM baseline, every seed of the profile
@@ -45,7 +45,7 @@ def experiment(name: str, profile: Profile) -> list[RunSpec]:
         raise ValueError(f"unknown experiment {name!r}; choose one of {', '.join(EXPERIMENTS)}")
     seeds = profile.lstm.seeds
     first = seeds[0]
-    table = _SLIDES if profile.name == "paper" else _CPU
+    table = _SLIDES if profile.lstm.grid == "slides" else _CPU
     if name == "baseline":
         return [RunSpec("baseline", seed=s) for s in seeds]
     if name == "exp1":

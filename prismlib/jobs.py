@@ -22,8 +22,8 @@ Whatever the executor, a job trains in :func:`run_job`: it takes a lock on its f
 (two notebooks asking for the baseline at once train it once) and calls the job's
 ``train``, which resumes from ``partial.pt`` after an interruption (same weights as an
 uninterrupted run: the RNG states are in the checkpoint) and writes ``done.pt``
-atomically. ``python -m prismlib train --profile P`` trains a profile's LSTM grid
-(:mod:`prismlib.grid`) up front.
+atomically. ``python -m prismlib train --profile P`` (:mod:`prismlib.train`) trains a
+profile's LSTM grid (:mod:`prismlib.grid`) and, with ``--section4``, section 4's arms up front.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ EXECUTORS = ("inline", "local", "slurm")
 TRAINING_RECORD = "training.json"
 """Per profile, every ``python -m prismlib train`` run: when, how long, how many models trained."""
 EXECUTOR_ENV = "PRISMLIB_EXECUTOR"
-_NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode")
+_NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid")
 """Settings that change neither a trained model nor its stored test NLL (not in the key)."""
 
 
@@ -282,45 +282,6 @@ def trained(
     run_missing(jobs, executor, workers, cache, device, data=corpus)
     corpus = corpus if corpus is not None else _ptb()
     return {job.spec: load_run(job, cache, device, corpus) for job in jobs}
-
-
-def main(argv: list[str]) -> int:
-    """``python -m prismlib train``: train a profile's grid (or some experiments of it) into the cache."""
-    import argparse
-
-    from prismlib.grid import EXPERIMENTS, all_specs, experiment
-    from prismlib.profiles import PROFILES, get_profile
-
-    parser = argparse.ArgumentParser(prog="python -m prismlib train", description=main.__doc__)
-    parser.add_argument("--profile", choices=list(PROFILES), default=None, help="default: $PRISMLIB_PROFILE or cpu")
-    parser.add_argument("--executor", choices=EXECUTORS, default=None, help=f"default: ${EXECUTOR_ENV} or local")
-    parser.add_argument("--workers", type=int, default=None, help="local pool size (default: one per core)")
-    parser.add_argument("--only", nargs="+", choices=EXPERIMENTS, help="train only these experiments")
-    parser.add_argument("--partition", default=None, help="slurm: partition")
-    parser.add_argument("--gpus", type=int, default=None, help="slurm: GPUs per job")
-    parser.add_argument("--timeout-min", type=int, default=None, help="slurm: time limit per job (minutes)")
-    args = parser.parse_args(argv)
-    profile = get_profile(args.profile)
-    specs = all_specs(profile) if not args.only else [s for e in args.only for s in experiment(e, profile)]
-    jobs = jobs_for(specs, profile.lstm, profile.name)
-    slurm = {
-        k: v
-        for k, v in (("slurm_partition", args.partition), ("gpus_per_node", args.gpus), ("timeout_min", args.timeout_min))
-        if v is not None
-    }
-    done = sum(is_done(j) for j in jobs)
-    print(f"profile {profile.name}: {len(jobs)} models, {done} already trained, cache {cache_dir() / 'jobs'}")
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    t0 = time.perf_counter()
-    ran = run_missing(jobs, args.executor, args.workers, device=profile.device, slurm=slurm)
-    seconds = round(time.perf_counter() - t0, 1)
-    print(f"trained {len(ran)} model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache")
-    record_training(profile.name, {
-        "started": started, "seconds": seconds, "models": len(jobs), "trained": len(ran),
-        "executor": args.executor or os.environ.get(EXECUTOR_ENV, "local"),
-        "workers": pool_size(args.workers, profile.device), "experiments": args.only or "all",
-    })  # fmt: skip
-    return 0
 
 
 def training_runs(profile: str) -> list[dict[str, Any]]:

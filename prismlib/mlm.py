@@ -168,9 +168,9 @@ def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
     from transformers import AutoModelForMaskedLM
     from transformers import logging as hf_logging
 
-    from prismlib.encode import _minilm_path
+    from prismlib.encode import encoder_location
 
-    location = _minilm_path() if name == "minilm" else name
+    location = encoder_location(name)
     tokenizer = load_mlm_tokenizer(name)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the missing head is expected; we initialise it below
@@ -209,9 +209,9 @@ def load_mlm_tokenizer(name: str):
     """The tokenizer of :func:`load_mlm_model` ``(name, ...)``, without loading the model."""
     from transformers import AutoTokenizer
 
-    from prismlib.encode import _minilm_path
+    from prismlib.encode import encoder_location
 
-    location = _minilm_path() if name == "minilm" else name
+    location = encoder_location(name)
     try:
         return AutoTokenizer.from_pretrained(location)
     except OSError as err:

@@ -1,4 +1,5 @@
-"""The three run profiles (smoke / cpu / paper): every size, step and seed in one place.
+"""The run profiles (smoke / cpu / paper, and the paper's dry run): every size, step and
+seed in one place.
 
 Notebooks take a ``profile`` parameter (papermill) whose default comes from the
 environment variable ``PRISMLIB_PROFILE`` (``cpu`` when unset), so nbval can run the
@@ -8,7 +9,7 @@ notebooks on the ``smoke`` profile while ``make reproduce`` runs ``cpu``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 PROFILE_ENV = "PRISMLIB_PROFILE"
 DEFAULT_PROFILE = "cpu"
@@ -69,6 +70,8 @@ class LSTMSettings:
         average_last: NT-ASGD switches to averaged SGD for the last ``average_last`` epochs
             at the latest (0: only when validation stalls for ``nonmono`` epochs, AWD's rule;
             a run of a few epochs never stalls).
+        grid: which models the notebooks train (:mod:`prismlib.grid`): ``slides`` (every
+            model the slides tabulate) or ``cpu`` (the subset that tests each claim).
     """
 
     emb: int
@@ -103,6 +106,7 @@ class LSTMSettings:
     memory_warmup: int = 100
     memory_fit: tuple[int, int] = (2, 50)
     memory_mode: str = "replace"
+    grid: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -256,6 +260,9 @@ class Profile:
         probe: settings of the probing notebooks (02, 03).
         lstm: settings of notebooks 05-08 (LSTM language models, work B).
         prism: settings of notebooks 03-04 (prism layer, continued MLM training, Fig. 5).
+        data: the probing data (:mod:`prismlib.tasks`): ``offline`` (the copies every
+            machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
+            set, CoNLL-2000 train, WikiText-103 train and valid).
     """
 
     name: str
@@ -267,6 +274,11 @@ class Profile:
     probe: ProbeSettings
     lstm: LSTMSettings
     prism: PrismSettings
+    data: str = "offline"
+
+    def __post_init__(self) -> None:
+        if self.data not in ("offline", "full"):
+            raise ValueError(f"data must be 'offline' or 'full', got {self.data!r}")
 
 
 _APPENDIX_A = (16, 64, 128, 256, 510, 512, 1024, 4096)
@@ -276,7 +288,7 @@ _LSTM_PAPER = LSTMSettings(
     emb=400, hidden=1150, layers=3, dropout=0.4, dropouth=0.25, dropouti=0.4, dropoute=0.1, wdrop=0.5,
     optimizer="ntasgd", lr=30.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
     batch_size=20, bptt=70, epochs=1000, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
-    seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None,
+    seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None, grid="slides",
 )  # fmt: skip
 # A model that learns on 2 cores (issue 10, measured here): 3 layers 256/256/200, embeddings
 # tied to the adaptive softmax (cutoffs 2000/6000), dropout 0.3, SGD at lr 20 with gradient
@@ -445,8 +457,52 @@ PROFILES: dict[str, Profile] = {
         lstm=_LSTM_PAPER,
         probe=_PROBE_PAPER,
         prism=_PRISM_PAPER,
+        data="full",
     ),
 }
+
+DRY_RUN_SIZES: dict[str, frozenset[str]] = {
+    "profile": frozenset({"name", "encoder"}),
+    "spectral": frozenset({"timing_lengths", "timing_batch", "timing_repeats"}),
+    "lstm": frozenset({"emb", "hidden", "epochs", "steps_per_epoch", "seeds", "bootstrap", "memory_contexts", "nonmono"}),
+    "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
+    "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
+}
+"""The only settings in which the dry run differs from the paper profile (a test checks it)."""
+
+
+def dry_run(paper: Profile) -> Profile:
+    """``paper`` on sizes a CI machine runs in minutes, every switch kept.
+
+    The same data sources (``full``: WikiText-103 train, CoNLL-2000 / Treebank-3), the
+    same kind of encoder (bert-base-cased's architecture with 2 small layers and random
+    weights, :data:`prismlib.encode.DRY_RUN_ENCODER`: no download), full softmax and
+    NT-ASGD at AWD's dropouts, the full continued-training recipe, the slides' LSTM grid,
+    the 43 dialog-act classes; only the settings named in :data:`DRY_RUN_SIZES` shrink
+    (``nonmono`` 1, so validation that stalls once switches NT-ASGD to averaging).
+    """
+    tiny = TaskSize(train=3, val=3, test=3, positions=32)
+    return replace(
+        paper,
+        name="dryrun",
+        encoder="bert-base-cased-dryrun",
+        spectral=replace(paper.spectral, timing_lengths=(64, 2048), timing_batch=1, timing_repeats=1),
+        lstm=replace(paper.lstm, emb=16, hidden=32, epochs=3, steps_per_epoch=3, seeds=(0,), bootstrap=100,
+                     memory_contexts=8, nonmono=1),  # fmt: skip
+        probe=replace(
+            paper.probe,
+            sizes={"pos": tiny, "swda": tiny, "topic": replace(tiny, train=12, val=4, test=6, positions=8),
+                   "mlm": replace(tiny, positions=0)},  # fmt: skip
+            runs=2, max_epochs=2, mlm_epochs=2, encode_batch=4, option_runs=1,
+        ),
+        prism=replace(
+            paper.prism, steps=2, batch_size=1, checkpoint_every=1, sizes={t: tiny for t in ("pos", "swda", "topic")},
+            eval_inputs=4, eval_batch=4, bootstrap=100,
+        ),
+    )
+
+
+PROFILES["dryrun"] = dry_run(PROFILES["paper"])
 
 
 def get_profile(name: str | None = None) -> Profile:

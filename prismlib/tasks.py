@@ -1,7 +1,7 @@
 """The probing tasks of paper section 3: which data, which labels, which windows.
 
 =========  ================  ==========================================  ===============
-task       unit of a label   data (cpu / smoke profile)                  paper profile
+task       unit of a label   ``offline`` data (cpu / smoke profile)      ``full`` (paper)
 =========  ================  ==========================================  ===============
 ``pos``    word              train/val: NLTK treebank sample (WSJ files  Treebank-3 if
                              0001-0199, split by file); test: CoNLL-2000  ``PRISMLIB_PTB3``
@@ -55,6 +55,7 @@ from prismlib.data import (
 from prismlib.data.pos import TaggedDocument
 from prismlib.data.swda import CONTINUATION
 from prismlib.mlm import detokenize_wikitext, mask_window
+from prismlib.profiles import get_profile
 from prismlib.windows import IGNORE, Unit, Window, pack_units, tokenize_many
 
 TASKS: tuple[str, ...] = ("pos", "swda", "topic", "mlm")
@@ -148,9 +149,9 @@ def _word_units(tokenizer, docs: Sequence[TaggedDocument], tag_index: dict[str, 
     return out
 
 
-def _pos(tokenizer, profile_name: str, sizes: dict[str, int], rng: np.random.Generator) -> tuple[dict, dict, list[str]]:
+def _pos(tokenizer, data: str, sizes: dict[str, int], rng: np.random.Generator) -> tuple[dict, dict, list[str]]:
     ptb3 = os.environ.get(PTB3_ENV)
-    if profile_name == "paper" and ptb3:
+    if data == "full" and ptb3:
         docs = load_tagged_dir(Path(ptb3))
         section = lambda d: int(d.doc_id.split("_")[-1][:2])  # noqa: E731  wsj_SSNN
         parts = {
@@ -159,7 +160,7 @@ def _pos(tokenizer, profile_name: str, sizes: dict[str, int], rng: np.random.Gen
             "test": [d for d in docs if section(d) == 23],
         }
         sources = {"train": "Treebank-3 sections 02-21", "val": "section 22", "test": "section 23"}
-    elif profile_name == "paper":
+    elif data == "full":
         parts = {"train": [load_conll2000("train")], "val": [], "test": [load_conll2000("test")]}
         sources = {
             "train": "CoNLL-2000 train (WSJ 15-18), 90% of its windows",
@@ -231,9 +232,9 @@ def _topic(tokenizer, sizes: dict[str, int], rng: np.random.Generator) -> tuple[
     return units, sources, list(NEWSGROUPS)
 
 
-def _mlm_articles(profile_name: str, rng: np.random.Generator, unk_token: str) -> tuple[dict, dict]:
+def _mlm_articles(data: str, rng: np.random.Generator, unk_token: str) -> tuple[dict, dict]:
     """Split -> list of ``(title, text)``, and split -> a sentence naming the source."""
-    if profile_name == "paper":
+    if data == "full":
         parts = {s: load_wikitext("wikitext103", w) for s, w in zip(SPLITS, ("train", "valid", "test"))}
         texts = {s: [(a.title, a.text) for a in arts] for s, arts in parts.items()}
         return texts, {s: f"WikiText-103 raw {w}" for s, w in zip(SPLITS, ("train", "valid", "test"))}
@@ -250,10 +251,10 @@ def _mlm_articles(profile_name: str, rng: np.random.Generator, unk_token: str) -
     return texts, sources
 
 
-def _mlm(tokenizer, sizes: dict[str, int], *, profile_name: str, window: int, mask_prob: float, vocab: int,
+def _mlm(tokenizer, sizes: dict[str, int], *, data: str, window: int, mask_prob: float, vocab: int,
          rng: np.random.Generator) -> TaskData:  # fmt: skip
     """Masked windows of every split; targets restricted to the ``vocab`` most frequent (see module doc)."""
-    articles, sources = _mlm_articles(profile_name, rng, tokenizer.unk_token)
+    articles, sources = _mlm_articles(data, rng, tokenizer.unk_token)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     windows, first = {}, 0
     for split, arts in articles.items():
@@ -298,7 +299,8 @@ def build_task(
         name: one of :data:`TASKS`.
         tokenizer: a Hugging Face fast tokenizer with ``cls/sep/mask_token_id``.
         sizes: windows to keep per split (``{"train": n, "val": n, "test": n}``; -1 = all).
-        profile_name: selects the data sources (``paper`` uses the full datasets).
+        profile_name: the profile whose ``data`` setting selects the sources (``offline``,
+            or ``full``: the paper's datasets; see the module docstring).
         seed: seeds the source split, the window subsample and the MLM masks.
         window: tokens per window including the two special tokens.
         mask_prob: share of wordpieces masked for the MLM probe.
@@ -308,17 +310,18 @@ def build_task(
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; choose one of {TASKS}")
     rng = np.random.default_rng([seed, TASKS.index(name)])
+    data = get_profile(profile_name).data
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     if name == "mlm":
-        return _mlm(tokenizer, sizes, profile_name=profile_name, window=window, mask_prob=mask_prob, vocab=mlm_vocab, rng=rng)
+        return _mlm(tokenizer, sizes, data=data, window=window, mask_prob=mask_prob, vocab=mlm_vocab, rng=rng)
     if name == "pos":
-        units, sources, labels = _pos(tokenizer, profile_name, sizes, rng)
+        units, sources, labels = _pos(tokenizer, data, sizes, rng)
     elif name == "swda":
         units, sources, labels = _swda(tokenizer, sizes, rng, da_labels)
     else:
         units, sources, labels = _topic(tokenizer, sizes, rng)
     windows = {s: pack_units(units[s], cls_id, sep_id, window, truncate=name == "topic") for s in SPLITS}
-    if name == "pos" and not windows["val"]:  # paper profile without Treebank-3: carve val from train
+    if name == "pos" and not windows["val"]:  # full data without Treebank-3: carve val from train
         val, train = _split_sources(windows["train"], [0.1, 0.9], rng)
         windows = {"train": train, "val": val, "test": windows["test"]}
     windows = {s: _subsample(w, sizes[s], rng) for s, w in windows.items()}

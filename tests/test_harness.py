@@ -26,9 +26,10 @@ def test_profiles_from_name_and_environment(monkeypatch):
     monkeypatch.setenv("PRISMLIB_PROFILE", "smoke")
     assert get_profile().name == "smoke"
     assert get_profile("paper").encoder == "bert-base-cased"
-    with pytest.raises(ValueError, match="unknown profile 'fast'.*smoke, cpu, paper"):
+    with pytest.raises(ValueError, match="unknown profile 'fast'.*smoke, cpu, paper, dryrun"):
         get_profile("fast")
-    assert {p.encoder for n, p in PROFILES.items() if n != "paper"} == {"minilm"}
+    assert {p.encoder for n, p in PROFILES.items() if n in ("smoke", "cpu")} == {"minilm"}
+    assert get_profile("dryrun").encoder == "bert-base-cased-dryrun"
 
 
 def test_save_figure_and_table_write_both_formats(tmp_path, monkeypatch):

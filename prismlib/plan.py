@@ -1,0 +1,291 @@
+"""What a profile costs before it runs: jobs, GPU-hours, memory and disk per notebook.
+
+``python -m prismlib plan --profile paper`` prints one row per notebook: the models it
+trains (jobs of :mod:`prismlib.grid` and :mod:`prismlib.continued`), its floating-point
+operations, the hours they take at a sustained throughput, the peak accelerator memory
+of its largest training step and the disk its checkpoints and feature caches fill.
+
+Operations are counted from the profile's settings and the models' shapes: training
+``6 x parameters x tokens`` (forward + backward; BERT's attention adds
+``12 x layers x seq_len x hidden`` per token), evaluation a third of that, a softmax probe
+``6 x features x classes`` per row and epoch. The corpus sizes of the full datasets
+(:data:`WINDOWS`) are approximate, from the datasets' published sizes. Hours are
+operations divided by a sustained throughput per kind of work: the assumptions of
+:data:`ASSUMED_TFLOPS` (stated in the output), or, with ``--measure``, the throughput of
+a few timed training steps of each kind on this machine's device (a GPU when there is one:
+the estimate a user should trust). An estimate, not a promise: data loading, checkpoints
+and Python overhead come on top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from prismlib.continued import ARMS, TRAINED
+from prismlib.encode import CONDITIONS, DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location, resolve_device
+from prismlib.grid import experiment
+from prismlib.lstm import RunSpec, build_model
+from prismlib.profiles import PROFILES, LSTMSettings, Profile, get_profile
+
+PTB_TRAIN, PTB_VALID, PTB_VOCAB = 929_589, 73_760, 10_000
+"""PTB's training and validation tokens and vocabulary (:mod:`prismlib.data.ptb`)."""
+
+WINDOWS: dict[str, dict[str, tuple[int, int, int]]] = {
+    "offline": {"pos": (190, 20, 100), "swda": (3_300, 60, 60), "topic": (10_180, 1_130, 7_530), "mlm": (530, 170, 340)},
+    "full": {"pos": (2_000, 80, 110), "swda": (3_300, 60, 60), "topic": (10_180, 1_130, 7_530), "mlm": (250_000, 530, 600)},
+}
+"""Approximate 512-token windows (train, val, test) of each probing task when a size is
+``-1`` (all), from the datasets' published sizes: POS on the NLTK sample and CoNLL-2000
+test (offline) or Treebank-3 sections 02-21 / 22 / 23 (~1.2M words); SWDA's 1,115 / 21 /
+19 conversations (~1.4M words); one window per 20 Newsgroups post; MLM on WikiText-2
+valid and WikiText-103 test (offline) or WikiText-103 train (~103M words) / valid / test."""
+
+CLASSES = {"pos": 45, "swda": 43, "topic": 20, "mlm": 20_000}
+"""Classes per probe (MLM: the wordpieces seen as targets, about 20k of 29k)."""
+
+ASSUMED_TFLOPS = {"transformer": 100.0, "lstm": 5.0, "probe": 20.0}
+"""Sustained TFLOP/s assumed without ``--measure``: a bert-base step under bfloat16 autocast
+on a current data-centre GPU, a batch-20 cuDNN LSTM (latency-bound), float32 probes."""
+
+SPLITS = ("train", "val", "test")
+MASKED = 77
+"""Labelled rows of an MLM window: 15% of its 510 wordpieces."""
+BYTES = 4
+HOURS = 3600.0
+
+
+@dataclass(frozen=True)
+class Work:
+    """One kind of work of a notebook: ``flops`` operations of ``kind`` (a key of
+    :data:`ASSUMED_TFLOPS`), ``jobs`` models trained, ``memory`` peak bytes, ``disk`` bytes."""
+
+    notebook: str
+    what: str
+    kind: str
+    flops: float
+    jobs: int = 0
+    memory: float = 0.0
+    disk: float = 0.0
+
+
+def encoder_config(name: str) -> dict:
+    """The Hugging Face config of encoder ``name`` (no download: the shipped
+    ``prismlib/configs/bert-base-cased.json``, the dry run's, or MiniLM's package folder)."""
+    if name == DRY_RUN_ENCODER:
+        path = DRY_RUN_CONFIG
+    elif name == "bert-base-cased":
+        path = DRY_RUN_CONFIG.with_name("bert-base-cased.json")
+    else:
+        path = Path(encoder_location(name)) / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no config for encoder {name!r} at {path}: plan knows minilm, bert-base-cased and {DRY_RUN_ENCODER}")
+    return {k: v for k, v in json.loads(path.read_text()).items() if not k.startswith("_")}
+
+
+def bert_parameters(c: dict) -> tuple[int, int]:
+    """``(all, non-embedding)`` parameters of a BERT with config ``c`` (MLM head included)."""
+    h, f, layers = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    layer = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h
+    embed = (c["vocab_size"] + c["max_position_embeddings"] + c["type_vocab_size"]) * h + 2 * h
+    head = h * h + 3 * h + c["vocab_size"]
+    return embed + layers * layer + head, layers * layer + head + c["vocab_size"] * h
+
+
+def bert_token_flops(c: dict, seq_len: int) -> float:
+    """Forward operations per token of a BERT MLM: ``2 x`` non-embedding parameters (the tied
+    decoder included) plus attention scores and mixing, ``4 x layers x seq_len x hidden``."""
+    return 2 * bert_parameters(c)[1] + 4 * c["num_hidden_layers"] * seq_len * c["hidden_size"]
+
+
+def bert_train_memory(c: dict, batch: int, seq_len: int) -> float:
+    """Peak bytes of a training step: float32 weights, gradients and Adam's two moments, plus
+    16-bit activations (``34 s b h + 5 a s^2 b`` per layer, Korthikanti et al. 2022)."""
+    h, a, layers = c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"]
+    acts = layers * (34 * seq_len * batch * h + 5 * a * seq_len**2 * batch)
+    return 16 * bert_parameters(c)[0] + acts
+
+
+def bert_eval_memory(c: dict, batch: int, seq_len: int) -> float:
+    """Peak bytes of a forward pass returning every layer's hidden states: float32 weights,
+    the states and one layer's attention scores."""
+    h, a, layers = c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"]
+    return BYTES * (bert_parameters(c)[0] + batch * seq_len * (h * (layers + 1) + a * seq_len))
+
+
+def lstm_parameters(s: LSTMSettings) -> int:
+    """Parameters of the profile's baseline LSTM LM (built once on the CPU)."""
+    model = build_model(RunSpec("baseline"), PTB_VOCAB, s, torch.arange(PTB_VOCAB) if s.cutoffs else None)
+    return sum(p.numel() for p in model.parameters())
+
+
+def lstm_token_flops(s: LSTMSettings) -> float:
+    """Forward operations per token: ``2 x`` the LSTM weights plus the softmax (full: every
+    word; adaptive: about the head cluster)."""
+    sizes = [s.emb, *([s.hidden] * (s.layers - 1)), s.emb]
+    rnn = sum(4 * (i + o) * o for i, o in zip(sizes[:-1], sizes[1:]))
+    out = s.emb * (s.cutoffs[0] + len(s.cutoffs) if s.cutoffs else PTB_VOCAB)
+    return 2.0 * (rnn + out)
+
+
+def _windows(profile: Profile, task: str, split: str, size: int) -> int:
+    """Windows of a split: ``size``, or all of them (:data:`WINDOWS`) when it is ``-1``."""
+    return WINDOWS[profile.data][task][SPLITS.index(split)] if size < 0 else size
+
+
+def _probe_flops(profile: Profile, sizes: dict, features: int, conditions: int, runs: int, epochs: int) -> float:
+    """Training operations of ``runs x conditions`` probes on every task of ``sizes``."""
+    total = 0.0
+    for task, size in sizes.items():
+        rows = _windows(profile, task, "train", size.train) * (size.positions if size.positions > 0 else MASKED)
+        total += 6.0 * rows * features * CLASSES[task] * epochs * runs * conditions
+    return total
+
+
+def _encode(profile: Profile, c: dict, sizes: dict, models: int) -> float:
+    """Forward operations of ``models`` encoders over every window of every task of ``sizes``."""
+    windows = sum(_windows(profile, task, split, getattr(size, split)) for task, size in sizes.items() for split in SPLITS)
+    return models * windows * profile.window * bert_token_flops(c, profile.window)
+
+
+def works(profile: Profile) -> list[Work]:
+    """Every notebook's work on ``profile`` (see the module docstring for the counts)."""
+    c, P, Q, S = encoder_config(profile.encoder), profile.prism, profile.probe, profile.lstm
+    h = c["hidden_size"]
+    eval_memory = bert_eval_memory(c, Q.encode_batch, profile.window)
+    out = [Work("01_spectral_filters", "one window encoded, the filter timings", "transformer",
+                profile.window * bert_token_flops(c, profile.window), memory=bert_eval_memory(c, 1, profile.window))]  # fmt: skip
+    probe_sizes = Q.sizes
+    feature_rows = sum(_windows(profile, t, s, getattr(z, s)) * (z.positions if z.positions > 0 else MASKED) for t, z in probe_sizes.items() for s in SPLITS)
+    out += [
+        Work("02_probing_filtered", "windows encoded; features of every condition cached", "transformer",
+             _encode(profile, c, probe_sizes, 1), memory=eval_memory, disk=feature_rows * h * BYTES * len(CONDITIONS) * 2),  # fmt: skip
+        Work("02_probing_filtered", f"{Q.runs} x {len(CONDITIONS)} probes per task, + the measured choices", "probe",
+             _probe_flops(profile, probe_sizes, h, len(CONDITIONS), Q.runs, Q.max_epochs)
+             + _probe_flops(profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs, Q.max_epochs)),  # fmt: skip
+    ]
+    tokens = P.steps * P.batch_size * P.seq_len
+    layers_trained = P.train_layers if P.recipe == "staged" else c["num_hidden_layers"]
+    train_share = (layers_trained + 1) / (c["num_hidden_layers"] + 1) if P.recipe == "staged" else 1.0
+    arm_flops = 3 * tokens * bert_token_flops(c, P.seq_len) * train_share
+    out += [
+        Work("03_prism_layer", f"{len(TRAINED)} arms x {P.steps:,} steps of {P.batch_size} x {P.seq_len} ({P.recipe} recipe)", "transformer",
+             len(TRAINED) * arm_flops, jobs=len(TRAINED), memory=bert_train_memory(c, P.batch_size, P.seq_len),
+             disk=len(TRAINED) * 4 * bert_parameters(c)[0] * BYTES),  # fmt: skip
+        Work("03_prism_layer", f"{len(ARMS)} models encode the probing windows", "transformer", _encode(profile, c, P.sizes, len(ARMS))),
+        Work("03_prism_layer", f"probes of {len(ARMS)} models", "probe", _probe_flops(profile, P.sizes, h, len(ARMS) + 1, Q.runs, Q.max_epochs)),
+        Work("04_long_range_mlm", f"Fig. 5: {P.eval_inputs} inputs x {len(ARMS)} models", "transformer",
+             len(ARMS) * P.eval_inputs * P.seq_len * bert_token_flops(c, P.seq_len), memory=bert_eval_memory(c, P.eval_batch, P.seq_len)),  # fmt: skip
+    ]
+    per_token = lstm_token_flops(S)
+    epoch_tokens = S.steps_per_epoch * S.batch_size * S.bptt if S.steps_per_epoch else PTB_TRAIN
+    valid_tokens = S.valid_tokens or PTB_VALID
+    job_flops = S.epochs * (3 * epoch_tokens + valid_tokens) * per_token
+    params = lstm_parameters(S)
+    seen: set = set()
+    for notebook, names in (("05_chrono_init", ("baseline", "exp1")), ("06_fixed_bias", ("exp2", "exp3")),
+                            ("07_layer2_timescales", ("exp4", "official")), ("08_memory_ablation", ("memory",))):  # fmt: skip
+        specs = [s for n in names for s in experiment(n, profile) if s not in seen]
+        seen.update(specs)
+        out.append(Work(notebook, f"{len(specs)} LSTM LMs x {S.epochs} epochs", "lstm", len(specs) * job_flops, jobs=len(specs),
+                        memory=16 * params + 12 * S.batch_size * (S.bptt + 20) * S.hidden * S.layers * BYTES,
+                        disk=len(specs) * 4 * params * BYTES))  # fmt: skip
+    return out
+
+
+def measure(profile: Profile, device: str = "auto", steps: int = 3) -> dict[str, float]:
+    """Sustained TFLOP/s of each kind of work on ``device``, from ``steps`` timed training
+    steps (after one warm-up) at the profile's sizes with random weights: a BERT MLM step
+    (bfloat16 autocast on CUDA), an LSTM LM step, a probe step."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    dev = resolve_device(device)
+    P, S = profile.prism, profile.lstm
+
+    def rate(step: Callable[[], None], flops: float) -> float:
+        step()
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        return flops * steps / (time.perf_counter() - t0) / 1e12
+
+    c = encoder_config(profile.encoder)
+    bert = BertForMaskedLM(BertConfig(**c)).to(dev)
+    opt = torch.optim.Adam(bert.parameters())
+    ids = torch.randint(1000, c["vocab_size"], (P.batch_size, P.seq_len), device=dev)
+
+    def bert_step() -> None:
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"):
+            loss = bert(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    out = {"transformer": rate(bert_step, 3 * P.batch_size * P.seq_len * bert_token_flops(c, P.seq_len))}
+    del bert, opt
+    lstm = build_model(RunSpec("baseline"), PTB_VOCAB, S, torch.arange(PTB_VOCAB) if S.cutoffs else None).to(dev)
+    sgd = torch.optim.SGD(lstm.parameters(), lr=1.0)
+    x = torch.randint(0, PTB_VOCAB, (S.batch_size, S.bptt + 1), device=dev)
+
+    def lstm_step() -> None:
+        out_ = lstm(x[:, :-1])
+        lstm.nll(out_.last_dropped, x[:, 1:]).mean().backward()
+        sgd.step()
+        sgd.zero_grad(set_to_none=True)
+
+    out["lstm"] = rate(lstm_step, 3 * S.batch_size * S.bptt * lstm_token_flops(S))
+    h, k, rows = c["hidden_size"], CLASSES["pos"], profile.probe.batch_size
+    probe = torch.nn.Linear(h, k).to(dev)
+    popt = torch.optim.Adam(probe.parameters())
+    feats, labels = torch.randn(rows, h, device=dev), torch.randint(0, k, (rows,), device=dev)
+
+    def probe_step() -> None:
+        torch.nn.functional.cross_entropy(probe(feats), labels).backward()
+        popt.step()
+        popt.zero_grad(set_to_none=True)
+
+    out["probe"] = rate(probe_step, 6 * rows * h * k)
+    return out
+
+
+def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFrame:
+    """One row per notebook: jobs, PFLOP, hours at ``tflops`` (default
+    :data:`ASSUMED_TFLOPS`), peak memory (GB) and disk (GB); a ``total`` row last."""
+    rates = ASSUMED_TFLOPS | (tflops or {})
+    rows = [
+        {"notebook": w.notebook, "jobs": w.jobs, "PFLOP": w.flops / 1e15, "hours": w.flops / (rates[w.kind] * 1e12) / HOURS,
+         "memory_GB": w.memory / 1e9, "disk_GB": w.disk / 1e9}  # fmt: skip
+        for w in works(profile)
+    ]
+    agg = {"jobs": "sum", "PFLOP": "sum", "hours": "sum", "memory_GB": "max", "disk_GB": "sum"}
+    table = pd.DataFrame(rows).groupby("notebook", sort=False).agg(agg).reset_index()
+    total = {"notebook": "total"} | {k: table[k].agg(v) for k, v in agg.items()}
+    return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
+
+
+def main(argv: Sequence[str]) -> int:
+    """CLI: ``python -m prismlib plan [--profile P] [--measure] [--device D]``."""
+    parser = argparse.ArgumentParser(prog="python -m prismlib plan", description="Estimate a profile's GPU-hours, memory and disk.")
+    parser.add_argument("--profile", choices=list(PROFILES), default=None, help="default: $PRISMLIB_PROFILE or cpu")
+    parser.add_argument("--measure", action="store_true", help="time training steps on this machine's device instead of assuming throughputs")
+    parser.add_argument("--device", default="auto", help="with --measure: auto (CUDA when available), cuda or cpu")
+    args = parser.parse_args(argv)
+    profile = get_profile(args.profile)
+    tflops = measure(profile, args.device) if args.measure else None
+    source = f"measured on {resolve_device(args.device)}" if tflops else "assumed (--measure times this machine's device)"
+    rates = ASSUMED_TFLOPS | (tflops or {})
+    print(f"profile {profile.name}: encoder {profile.encoder}, data {profile.data}")
+    print("sustained TFLOP/s " + source + ": " + ", ".join(f"{k} {v:.3g}" for k, v in rates.items()))
+    print(plan(profile, tflops).to_markdown(index=False, floatfmt=".3g"))
+    return 0
