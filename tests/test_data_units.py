@@ -19,14 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
-from prismlib.data.registry import (
-    ChecksumError,
-    DataFile,
-    DataNotFoundError,
-    Dataset,
-    DownloadError,
-)
+from prismlib.data import datadir, newsgroups, pos, ptb, registry, swda, wikitext
+from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
+from prismlib.data.registry import DataFile, Dataset
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -37,8 +32,8 @@ def data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty data directory set as PRISMLIB_DATA; the repo root moved into tmp."""
     root = tmp_path / "data"
     root.mkdir()
-    monkeypatch.setenv(registry.ENV_VAR, str(root))
-    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path / "repo")
+    monkeypatch.setenv(datadir.ENV_VAR, str(root))
+    monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
     return root
 
 
@@ -74,39 +69,39 @@ def use_registry(monkeypatch: pytest.MonkeyPatch, *datasets: Dataset) -> None:
 
 
 def test_data_dir_env_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(registry.ENV_VAR, raising=False)
-    assert registry.data_dir() == registry.REPO_ROOT / "data"
-    monkeypatch.setenv(registry.ENV_VAR, str(tmp_path))
-    assert registry.data_dir() == tmp_path
+    monkeypatch.delenv(datadir.ENV_VAR, raising=False)
+    assert datadir.data_dir() == datadir.REPO_ROOT / "data"
+    monkeypatch.setenv(datadir.ENV_VAR, str(tmp_path))
+    assert datadir.data_dir() == tmp_path
 
 
 def test_relative_data_dir_cwd_then_repo_root(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path / "repo")
+    monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
     (tmp_path / "work" / "notebooks").mkdir(parents=True)
     (tmp_path / "work" / "copy").mkdir()
-    monkeypatch.setenv(registry.ENV_VAR, "copy")
+    monkeypatch.setenv(datadir.ENV_VAR, "copy")
     monkeypatch.chdir(tmp_path / "work")
-    assert registry.data_dir().resolve() == tmp_path / "work" / "copy"
+    assert datadir.data_dir().resolve() == tmp_path / "work" / "copy"
     monkeypatch.chdir(tmp_path / "work" / "notebooks")
-    assert registry.data_dir() == tmp_path / "repo" / "copy"
+    assert datadir.data_dir() == tmp_path / "repo" / "copy"
 
 
 def test_locate_finds_env_then_repo_data(data_root: Path, tmp_path: Path) -> None:
     repo_copy = tmp_path / "repo" / "data" / "ptb" / "ptb.test.txt"
     repo_copy.parent.mkdir(parents=True)
     repo_copy.write_text("a b\n")
-    assert registry.locate("ptb/ptb.test.txt") == repo_copy
+    assert datadir.locate("ptb/ptb.test.txt") == repo_copy
     env_copy = data_root / "ptb" / "ptb.test.txt"
     env_copy.parent.mkdir()
     env_copy.write_text("a b\n")
-    assert registry.locate("ptb/ptb.test.txt") == env_copy
+    assert datadir.locate("ptb/ptb.test.txt") == env_copy
 
 
 def test_locate_error_names_file_places_and_command(data_root: Path, tmp_path: Path) -> None:
     with pytest.raises(DataNotFoundError) as info:
-        registry.locate("swb1_dialogact_annot.tar.gz")
+        datadir.locate("swb1_dialogact_annot.tar.gz", "swda")
     assert isinstance(info.value, FileNotFoundError)
     msg = str(info.value)
     assert "swb1_dialogact_annot.tar.gz" in msg
@@ -114,6 +109,30 @@ def test_locate_error_names_file_places_and_command(data_root: Path, tmp_path: P
     assert str(tmp_path / "repo" / "data" / "swb1_dialogact_annot.tar.gz") in msg
     assert "python -m prismlib data fetch swda" in msg
     assert "PRISMLIB_DATA" in msg
+    # without the dataset's name the error points at the list of datasets
+    with pytest.raises(DataNotFoundError, match="python -m prismlib data list"):
+        datadir.locate("swb1_dialogact_annot.tar.gz")
+
+
+def test_every_loader_names_its_registered_dataset(data_root: Path) -> None:
+    # each loader's missing-file error names the dataset that `fetch` knows
+    loaders = {
+        "ptb": lambda: ptb.load_ptb("test"),
+        "treebank_sample": pos.load_treebank_sample,
+        "conll2000": lambda: pos.load_conll2000("test"),
+        "swda": lambda: swda.load_swda("test"),
+        "newsgroups": lambda: newsgroups.load_newsgroups("test"),
+        "wikitext103": lambda: wikitext.load_wikitext("wikitext103", "test"),
+        "wikitext2": lambda: wikitext.load_wikitext("wikitext2", "test"),
+    }
+    assert set(loaders) == set(registry.DATASETS)
+    for name, load in loaders.items():
+        with pytest.raises(DataNotFoundError) as info:
+            load()
+        msg = str(info.value)
+        assert f"python -m prismlib data fetch {name}`" in msg
+        relpath = msg.split("'")[1]
+        assert registry.dataset_of(relpath) is registry.DATASETS[name], relpath
 
 
 def test_registry_is_consistent() -> None:
@@ -258,7 +277,7 @@ def test_fetch_plain_file_and_structure_check(data_root: Path, tmp_path: Path, m
     src = tmp_path / "remote" / "ids.list"
     src.parent.mkdir()
     src.write_text("sw2005\nsw2006\n")
-    f = DataFile("lists/ids.list", src.as_uri(), None, None, check=registry._check_id_list(2))
+    f = DataFile("lists/ids.list", src.as_uri(), None, None, check=swda.check_id_list(2))
     use_registry(monkeypatch, Dataset("lists", "x", "x", (f,)))
     registry.fetch()
     assert (data_root / "lists" / "ids.list").read_text() == "sw2005\nsw2006\n"
@@ -529,7 +548,7 @@ def test_load_swda_and_derived_validation(data_root: Path) -> None:
     write_swda(data_root)
     assert swda.derive_validation_ids(data_root) == ["sw2002"]
     val = data_root / "swda_splits" / "ws97-val-convs.list"
-    val.write_bytes(registry._derive_swda_val(data_root))
+    val.write_bytes(swda.validation_list(data_root))
     assert val.read_text() == "sw2002\n"
     train = swda.load_swda("train")
     assert [c.conv_id for c in train] == ["sw2003", "sw2001"]  # list order
@@ -553,7 +572,7 @@ def test_fetch_derives_swda_val(data_root: Path, tmp_path: Path, monkeypatch) ->
     val = files[-1]
     files = files[:-1] + (
         DataFile(
-            val.relpath, None, None, None, check=registry._check_id_list(1), derive=val.derive
+            val.relpath, None, None, None, check=swda.check_id_list(1), derive=val.derive
         ),
     )
     use_registry(monkeypatch, Dataset("swda", "x", "x", files))
@@ -594,7 +613,7 @@ def test_load_newsgroups(data_root: Path) -> None:
 def test_newsgroups_structure_check_fails_on_wrong_counts(tmp_path: Path) -> None:
     archive = write_tar(tmp_path / "20news-bydate.tar.gz", {"20news-bydate-test/sci.med/1": b"x"})
     with pytest.raises(ChecksumError, match="11314"):
-        registry._check_newsgroups(archive)
+        newsgroups.check_archive(archive)
 
 
 # ---------------------------------------------------------------------------

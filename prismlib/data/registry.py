@@ -1,14 +1,17 @@
-"""Where the datasets come from, where they live, and how to fetch and verify them.
+"""Where the datasets come from, and how to fetch and verify them.
 
 Every dataset the project reads is a set of :class:`DataFile` s: a path relative to
 the data directory (the canonical layout of its public distribution), the canonical
 URL, the member inside the downloaded archive, and a SHA-256 when the file is known
 byte for byte. Files without a known checksum (archives that public mirrors repack,
-files with no offline copy) are verified by their structure instead (for example the
-number of documents in the archive), and fetch prints the digest it got.
+files with no offline copy) are verified by their structure instead, by a check
+that the dataset's own module owns (for example the number of documents in the
+archive, :func:`prismlib.data.newsgroups.check_archive`); fetch prints the digest
+it got.
 
-The data directory is ``$PRISMLIB_DATA`` when set, else ``<repo root>/data``.
-Command line (``python -m prismlib data ...``)::
+The registry imports the dataset modules; they import only
+:mod:`prismlib.data.datadir` (the data directory, ``locate`` and the errors), which
+this module re-exports. Command line (``python -m prismlib data ...``)::
 
     python -m prismlib data list
     python -m prismlib data fetch [NAME ...] [--force] [--data-dir DIR]
@@ -18,7 +21,6 @@ Command line (``python -m prismlib data ...``)::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import sys
@@ -35,26 +37,40 @@ from typing import IO
 
 from tqdm.auto import tqdm
 
-from prismlib.paths import project_root
+from . import newsgroups, swda, wikitext
+from .datadir import (
+    ENV_VAR,
+    FETCH_COMMAND,
+    ChecksumError,
+    DataNotFoundError,
+    DownloadError,
+    data_dir,
+    locate,
+    sha256_of,
+)
 
-ENV_VAR = "PRISMLIB_DATA"
-REPO_ROOT = project_root()
+__all__ = [
+    "DATASETS",
+    "ENV_VAR",
+    "ChecksumError",
+    "DataFile",
+    "DataNotFoundError",
+    "Dataset",
+    "DownloadError",
+    "FileStatus",
+    "check_file",
+    "data_dir",
+    "dataset_of",
+    "fetch",
+    "get_dataset",
+    "locate",
+    "main",
+    "verify",
+]
+
 DOWNLOADS = "_downloads"
-FETCH_COMMAND = "python -m prismlib data fetch"
 
 _CHUNK = 1 << 20
-
-
-class DataNotFoundError(FileNotFoundError):
-    """A dataset file is not in any of the places the project looks."""
-
-
-class ChecksumError(RuntimeError):
-    """A file's SHA-256 (or its structure) is not what the registry expects."""
-
-
-class DownloadError(RuntimeError):
-    """A URL could not be downloaded (for example: no internet)."""
 
 
 StructureCheck = Callable[[Path], str]
@@ -116,59 +132,6 @@ class FileStatus:
     def ok(self) -> bool:
         """True when the file is present and valid."""
         return self.state == "ok"
-
-
-# ---------------------------------------------------------------------------
-# Structural checks and derived files. They import the loaders lazily: the
-# loaders import this module for `locate`.
-
-
-def _check_newsgroups(path: Path) -> str:
-    from .newsgroups import count_documents
-
-    counts = count_documents(path)
-    expected = {"train": 11314, "test": 7532}
-    if counts != expected:
-        raise ChecksumError(f"{path}: expected {expected} documents, got {counts}")
-    return "11,314 train + 7,532 test documents"
-
-
-def _check_swda_tar(path: Path) -> str:
-    from .swda import conversation_members
-
-    n = len(conversation_members(path))
-    if n != 1155:
-        raise ChecksumError(f"{path}: expected 1,155 conversations (.utt files), got {n}")
-    return "1,155 conversations"
-
-
-def _check_id_list(expected: int) -> StructureCheck:
-    def check(path: Path) -> str:
-        ids = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-        bad = [i for i in ids if not (i.startswith("sw") and i[2:].isdigit())]
-        if len(ids) != expected or bad:
-            raise ChecksumError(
-                f"{path}: expected {expected} conversation ids like 'sw2005', "
-                f"got {len(ids)} ({len(bad)} malformed)"
-            )
-        return f"{expected} conversation ids"
-
-    return check
-
-
-def _derive_swda_val(root: Path) -> bytes:
-    from .swda import derive_validation_ids
-
-    return "".join(f"{cid}\n" for cid in derive_validation_ids(root)).encode()
-
-
-def _check_wikitext(path: Path) -> str:
-    from .wikitext import count_articles
-
-    n = count_articles(path)
-    if n == 0:
-        raise ChecksumError(f"{path}: no WikiText article title found")
-    return f"{n:,} articles"
 
 
 # ---------------------------------------------------------------------------
@@ -236,29 +199,29 @@ def _datasets() -> tuple[Dataset, ...]:
                     "https://web.stanford.edu/~jurafsky/swb1_dialogact_annot.tar.gz",
                     None,
                     None,
-                    check=_check_swda_tar,
+                    check=swda.check_archive,
                 ),
                 DataFile(
                     "swda_splits/ws97-train-convs.list",
                     f"{_WS97}/ws97-train-convs.list",
                     None,
                     None,
-                    check=_check_id_list(1115),
+                    check=swda.check_id_list(1115),
                 ),
                 DataFile(
                     "swda_splits/ws97-test-convs.list",
                     f"{_WS97}/ws97-test-convs.list",
                     None,
                     None,
-                    check=_check_id_list(19),
+                    check=swda.check_id_list(19),
                 ),
                 DataFile(
                     "swda_splits/ws97-val-convs.list",
                     None,
                     None,
                     None,
-                    check=_check_id_list(21),
-                    derive=_derive_swda_val,
+                    check=swda.check_id_list(21),
+                    derive=swda.validation_list,
                 ),
             ),
         ),
@@ -272,7 +235,7 @@ def _datasets() -> tuple[Dataset, ...]:
                     "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
                     None,
                     None,
-                    check=_check_newsgroups,
+                    check=newsgroups.check_archive,
                 ),
             ),
         ),
@@ -289,14 +252,14 @@ def _datasets() -> tuple[Dataset, ...]:
                     _WT103_URL,
                     "wikitext-103-raw/wiki.test.raw",
                     None,
-                    check=_check_wikitext,
+                    check=wikitext.check_file,
                 ),
                 DataFile(
                     "wikitext-103-raw/wiki.valid.raw",
                     _WT103_URL,
                     "wikitext-103-raw/wiki.valid.raw",
                     None,
-                    check=_check_wikitext,
+                    check=wikitext.check_file,
                     paper_only=True,
                 ),
                 DataFile(
@@ -304,7 +267,7 @@ def _datasets() -> tuple[Dataset, ...]:
                     _WT103_URL,
                     "wikitext-103-raw/wiki.train.raw",
                     None,
-                    check=_check_wikitext,
+                    check=wikitext.check_file,
                     paper_only=True,
                 ),
             ),
@@ -319,7 +282,7 @@ def _datasets() -> tuple[Dataset, ...]:
                     _WT2_URL,
                     "wikitext-2/wiki.train.tokens",
                     None,
-                    check=_check_wikitext,
+                    check=wikitext.check_file,
                     paper_only=True,
                 ),
                 DataFile(
@@ -359,83 +322,12 @@ def dataset_of(relpath: str) -> Dataset | None:
     return None
 
 
-# ---------------------------------------------------------------------------
-# Data directory and locate.
-
-
-def data_dir() -> Path:
-    """The data directory: ``$PRISMLIB_DATA`` when set, else ``<repo root>/data``.
-
-    A relative ``$PRISMLIB_DATA`` (e.g. ``../shared/data``) is taken relative to the
-    current directory when that exists, else relative to the repository root (so a
-    notebook running in ``notebooks/`` finds the same folder as a shell at the root).
-    """
-    env = os.environ.get(ENV_VAR)
-    if not env:
-        return REPO_ROOT / "data"
-    path = Path(env).expanduser()
-    if path.is_absolute() or path.exists():
-        return path
-    return REPO_ROOT / path
-
-
 def _root(explicit: Path | None) -> Path:
     return Path(explicit) if explicit is not None else data_dir()
 
 
-def search_dirs() -> list[Path]:
-    """Where :func:`locate` looks, in order: ``data_dir()`` then ``<repo root>/data``."""
-    dirs = [data_dir()]
-    default = REPO_ROOT / "data"
-    if default.resolve() != dirs[0].resolve():
-        dirs.append(default)
-    return dirs
-
-
-def locate(relpath: str) -> Path:
-    """Path of the dataset file ``relpath`` (canonical layout, relative to the data dir).
-
-    Looks in :func:`data_dir` and, if different, ``<repo root>/data``.
-
-    Raises:
-        DataNotFoundError: naming the file, every place searched and the command
-            that fetches it.
-    """
-    dirs = search_dirs()
-    for d in dirs:
-        path = d / relpath
-        if path.is_file():
-            return path
-    raise DataNotFoundError(_not_found_message(relpath, dirs))
-
-
-def _not_found_message(relpath: str, dirs: Sequence[Path]) -> str:
-    ds = dataset_of(relpath)
-    places = "; ".join(str(d / relpath) for d in dirs)
-    env = os.environ.get(ENV_VAR)
-    env_note = f"{ENV_VAR}={env}" if env else f"{ENV_VAR} is not set"
-    if ds is not None:
-        how = f"Fetch it with `{FETCH_COMMAND} {ds.name}`"
-    else:
-        how = "It is not a registered dataset file; see `python -m prismlib data list`"
-    return (
-        f"dataset file {relpath!r} not found. Looked in: {places} ({env_note}). "
-        f"{how}, or set {ENV_VAR} to a directory that already holds a copy "
-        f"({ENV_VAR}=/path/to/data)."
-    )
-
-
 # ---------------------------------------------------------------------------
-# Hashing, checking.
-
-
-def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+# Checking.
 
 
 def check_file(f: DataFile, path: Path) -> str:
