@@ -1,4 +1,4 @@
-"""Command line: ``python -m prismlib data {fetch,verify,list} [NAME ...]``,
+"""Command line: ``python -m prismlib data {fetch,verify,list,check-urls} [NAME ...]``,
 ``python -m prismlib train [--profile P] [--executor E]`` and
 ``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``."""
 
@@ -12,6 +12,8 @@ commands:
   data fetch [NAME ...]     download datasets into $PRISMLIB_DATA (default ./data), checksummed
   data verify [NAME ...]    check that the datasets are present and intact
   data list                 the datasets, their sources and licences
+  data check-urls [NAME ...]
+                            ask every source URL whether it answers (needs internet; exit 1 if not)
   train [--profile P] [--executor inline|local|slurm] [--workers N] [--only EXP ...]
                             train the LSTM LMs of work B (notebooks 05-08) into the job cache
   reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
