@@ -1,6 +1,7 @@
-"""Command line: ``python -m prismlib data {fetch,verify,list} [NAME ...]``,
-``python -m prismlib train [--profile P] [--executor E]`` and
-``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``."""
+"""Command line: ``python -m prismlib data {fetch,verify,list,check-urls} [NAME ...]``,
+``python -m prismlib train [--profile P] [--executor E]``,
+``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]`` and
+``python -m prismlib plan [--profile P] [--measure]``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ commands:
   data fetch [NAME ...]     download datasets into $PRISMLIB_DATA (default ./data), checksummed
   data verify [NAME ...]    check that the datasets are present and intact
   data list                 the datasets, their sources and licences
+  data check-urls [NAME ...]
+                            ask every source URL whether it answers (needs internet; exit 1 if not)
   train [--profile P] [--executor inline|local|slurm] [--workers N] [--only EXP ...] [--section4]
         [--partition P] [--gpus N] [--timeout-min M]
                             train the LSTM LMs of work B (notebooks 05-08), and with --section4

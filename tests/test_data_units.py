@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import sys
 import tarfile
+import urllib.error
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -19,14 +22,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
-from prismlib.data.registry import (
-    ChecksumError,
-    DataFile,
-    DataNotFoundError,
-    Dataset,
-    DownloadError,
-)
+from prismlib.__main__ import USAGE
+from prismlib.data import datadir, download, newsgroups, pos, ptb, registry, swda, unpack, wikitext
+from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
+from prismlib.data.registry import DataFile, Dataset, Download, ParquetRows
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -37,8 +36,8 @@ def data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty data directory set as PRISMLIB_DATA; the repo root moved into tmp."""
     root = tmp_path / "data"
     root.mkdir()
-    monkeypatch.setenv(registry.ENV_VAR, str(root))
-    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path / "repo")
+    monkeypatch.setenv(datadir.ENV_VAR, str(root))
+    monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
     return root
 
 
@@ -65,6 +64,11 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def passes(path: Path) -> str:
+    """A structural check that accepts any file."""
+    return "ok"
+
+
 def use_registry(monkeypatch: pytest.MonkeyPatch, *datasets: Dataset) -> None:
     monkeypatch.setattr(registry, "DATASETS", {d.name: d for d in datasets})
 
@@ -74,39 +78,39 @@ def use_registry(monkeypatch: pytest.MonkeyPatch, *datasets: Dataset) -> None:
 
 
 def test_data_dir_env_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(registry.ENV_VAR, raising=False)
-    assert registry.data_dir() == registry.REPO_ROOT / "data"
-    monkeypatch.setenv(registry.ENV_VAR, str(tmp_path))
-    assert registry.data_dir() == tmp_path
+    monkeypatch.delenv(datadir.ENV_VAR, raising=False)
+    assert datadir.data_dir() == datadir.REPO_ROOT / "data"
+    monkeypatch.setenv(datadir.ENV_VAR, str(tmp_path))
+    assert datadir.data_dir() == tmp_path
 
 
 def test_relative_data_dir_cwd_then_repo_root(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path / "repo")
+    monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
     (tmp_path / "work" / "notebooks").mkdir(parents=True)
     (tmp_path / "work" / "copy").mkdir()
-    monkeypatch.setenv(registry.ENV_VAR, "copy")
+    monkeypatch.setenv(datadir.ENV_VAR, "copy")
     monkeypatch.chdir(tmp_path / "work")
-    assert registry.data_dir().resolve() == tmp_path / "work" / "copy"
+    assert datadir.data_dir().resolve() == tmp_path / "work" / "copy"
     monkeypatch.chdir(tmp_path / "work" / "notebooks")
-    assert registry.data_dir() == tmp_path / "repo" / "copy"
+    assert datadir.data_dir() == tmp_path / "repo" / "copy"
 
 
 def test_locate_finds_env_then_repo_data(data_root: Path, tmp_path: Path) -> None:
     repo_copy = tmp_path / "repo" / "data" / "ptb" / "ptb.test.txt"
     repo_copy.parent.mkdir(parents=True)
     repo_copy.write_text("a b\n")
-    assert registry.locate("ptb/ptb.test.txt") == repo_copy
+    assert datadir.locate("ptb/ptb.test.txt") == repo_copy
     env_copy = data_root / "ptb" / "ptb.test.txt"
     env_copy.parent.mkdir()
     env_copy.write_text("a b\n")
-    assert registry.locate("ptb/ptb.test.txt") == env_copy
+    assert datadir.locate("ptb/ptb.test.txt") == env_copy
 
 
 def test_locate_error_names_file_places_and_command(data_root: Path, tmp_path: Path) -> None:
     with pytest.raises(DataNotFoundError) as info:
-        registry.locate("swb1_dialogact_annot.tar.gz")
+        datadir.locate("swb1_dialogact_annot.tar.gz", "swda")
     assert isinstance(info.value, FileNotFoundError)
     msg = str(info.value)
     assert "swb1_dialogact_annot.tar.gz" in msg
@@ -114,6 +118,30 @@ def test_locate_error_names_file_places_and_command(data_root: Path, tmp_path: P
     assert str(tmp_path / "repo" / "data" / "swb1_dialogact_annot.tar.gz") in msg
     assert "python -m prismlib data fetch swda" in msg
     assert "PRISMLIB_DATA" in msg
+    # without the dataset's name the error points at the list of datasets
+    with pytest.raises(DataNotFoundError, match="python -m prismlib data list"):
+        datadir.locate("swb1_dialogact_annot.tar.gz")
+
+
+def test_every_loader_names_its_registered_dataset(data_root: Path) -> None:
+    # each loader's missing-file error names the dataset that `fetch` knows
+    loaders = {
+        "ptb": lambda: ptb.load_ptb("test"),
+        "treebank_sample": pos.load_treebank_sample,
+        "conll2000": lambda: pos.load_conll2000("test"),
+        "swda": lambda: swda.load_swda("test"),
+        "newsgroups": lambda: newsgroups.load_newsgroups("test"),
+        "wikitext103": lambda: wikitext.load_wikitext("wikitext103", "test"),
+        "wikitext2": lambda: wikitext.load_wikitext("wikitext2", "test"),
+    }
+    assert set(loaders) == set(registry.DATASETS)
+    for name, load in loaders.items():
+        with pytest.raises(DataNotFoundError) as info:
+            load()
+        msg = str(info.value)
+        assert f"python -m prismlib data fetch {name}`" in msg
+        relpath = msg.split("'")[1]
+        assert registry.dataset_of(relpath) is registry.DATASETS[name], relpath
 
 
 def test_registry_is_consistent() -> None:
@@ -127,8 +155,13 @@ def test_registry_is_consistent() -> None:
         for f in ds.files:
             assert f.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", f.sha256)
             assert f.sha256 is not None or f.check is not None, f.relpath
-            assert (f.url is None) == (f.derive is not None), f.relpath
-            assert f.url is None or f.url.startswith(("http://", "https://"))
+            assert (not f.sources) == (f.derive is not None), f.relpath
+            assert all(url.startswith(("http://", "https://")) for url in f.urls)
+            for source in f.sources:
+                if isinstance(source, Download):
+                    assert source.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", source.sha256)
+                else:
+                    assert source.shards and all(s.endswith(".parquet") for s in source.shards)
 
 
 def test_data_readme_lists_every_dataset() -> None:
@@ -138,8 +171,9 @@ def test_data_readme_lists_every_dataset() -> None:
         assert ds.licence in readme, ds.name
         for f in ds.files:
             assert f.relpath in readme, f.relpath
-            if f.url:
-                assert f.url in readme, f.url
+            for source in f.sources:
+                url = source.url if isinstance(source, Download) else source.base
+                assert url in readme, url
 
 
 # ---------------------------------------------------------------------------
@@ -169,12 +203,13 @@ def tiny_ptb(archive: Path, test_sha: str | None = None) -> Dataset:
         "test licence",
         (
             DataFile(
-                "ptb/ptb.train.txt", url, "./simple-examples/data/ptb.train.txt", sha(PTB_TRAIN)
+                "ptb/ptb.train.txt",
+                (Download(url, "./simple-examples/data/ptb.train.txt"),),
+                sha(PTB_TRAIN),
             ),
             DataFile(
                 "ptb/ptb.test.txt",
-                url,
-                "simple-examples/data/ptb.test.txt",
+                (Download(url, "simple-examples/data/ptb.test.txt"),),
                 test_sha or sha(PTB_TEST),
             ),
         ),
@@ -186,11 +221,11 @@ def test_fetch_downloads_once_extracts_and_skips(
 ) -> None:
     use_registry(monkeypatch, tiny_ptb(ptb_archive))
     calls: list[str] = []
-    real_download = registry._download
+    real_download = registry.download
     monkeypatch.setattr(
         registry,
-        "_download",
-        lambda url, d, force: calls.append(url) or real_download(url, d, force=force),
+        "download",
+        lambda url, d, **kw: calls.append(url) or real_download(url, d, **kw),
     )
     registry.fetch(["ptb"])
     assert calls == [ptb_archive.as_uri()]  # one download for both members
@@ -232,14 +267,16 @@ def test_fetch_zip_members_and_missing_member(data_root: Path, tmp_path: Path, m
         {"wikitext-2/wiki.valid.tokens": valid, "wikitext-2/wiki.test.tokens": test},
     )
     url = archive.as_uri()
-    files = (
-        DataFile("wikitext-2/wiki.valid.tokens", url, "wikitext-2/wiki.valid.tokens", sha(valid)),
-        DataFile("wikitext-2/wiki.test.tokens", url, "wikitext-2/wiki.test.tokens", sha(test)),
-    )
+    contents = {"wikitext-2/wiki.valid.tokens": valid, "wikitext-2/wiki.test.tokens": test}
+    files = tuple(DataFile(rel, (Download(url, rel),), sha(b)) for rel, b in contents.items())
     use_registry(monkeypatch, Dataset("wikitext2", "x", "x", files))
     registry.fetch(["wikitext2"])
     assert [a.title for a in wikitext.load_wikitext("wikitext2", "test")] == ["B"]
-    missing = DataFile("wikitext-2/wiki.train.tokens", url, "wikitext-2/wiki.train.tokens", None)
+    missing = DataFile(
+        "wikitext-2/wiki.train.tokens",
+        (Download(url, "wikitext-2/wiki.train.tokens"),),
+        check=wikitext.check_file,
+    )
     use_registry(monkeypatch, Dataset("wikitext2", "x", "x", (missing,)))
     with pytest.raises(ChecksumError, match="no member"):
         registry.fetch(["wikitext2"])
@@ -248,7 +285,8 @@ def test_fetch_zip_members_and_missing_member(data_root: Path, tmp_path: Path, m
 
 def test_fetch_offline_names_url(data_root: Path, tmp_path: Path, monkeypatch) -> None:
     url = (tmp_path / "nowhere" / "corpus.zip").as_uri()
-    use_registry(monkeypatch, Dataset("x", "x", "x", (DataFile("x.txt", url, None, "0" * 64),)))
+    files = (DataFile("x.txt", (Download(url),), "0" * 64),)
+    use_registry(monkeypatch, Dataset("x", "x", "x", files))
     with pytest.raises(DownloadError, match=re.escape(url)):
         registry.fetch(["x"])
     assert registry.main(["data", "fetch", "x"]) == 1
@@ -258,7 +296,7 @@ def test_fetch_plain_file_and_structure_check(data_root: Path, tmp_path: Path, m
     src = tmp_path / "remote" / "ids.list"
     src.parent.mkdir()
     src.write_text("sw2005\nsw2006\n")
-    f = DataFile("lists/ids.list", src.as_uri(), None, None, check=registry._check_id_list(2))
+    f = DataFile("lists/ids.list", (Download(src.as_uri()),), check=swda.check_id_list(2))
     use_registry(monkeypatch, Dataset("lists", "x", "x", (f,)))
     registry.fetch()
     assert (data_root / "lists" / "ids.list").read_text() == "sw2005\nsw2006\n"
@@ -271,7 +309,7 @@ def test_fetch_plain_file_and_structure_check(data_root: Path, tmp_path: Path, m
 def test_fetch_skips_paper_only_files_unless_asked(data_root: Path, tmp_path: Path, monkeypatch) -> None:
     src = tmp_path / "big.txt"
     src.write_bytes(b"big\n")
-    f = DataFile("big.txt", src.as_uri(), None, sha(b"big\n"), paper_only=True)
+    f = DataFile("big.txt", (Download(src.as_uri()),), sha(b"big\n"), paper_only=True)
     use_registry(monkeypatch, Dataset("d", "x", "x", (f,)))
     registry.fetch()
     assert not (data_root / "big.txt").exists()
@@ -282,9 +320,9 @@ def test_fetch_skips_paper_only_files_unless_asked(data_root: Path, tmp_path: Pa
 def test_verify_reports_missing_bad_ok(data_root: Path, monkeypatch) -> None:
     content = b"hello\n"
     files = (
-        DataFile("a.txt", "https://example.invalid/a.txt", None, sha(content)),
-        DataFile("b.txt", "https://example.invalid/b.txt", None, sha(b"other")),
-        DataFile("c.txt", "https://example.invalid/c.txt", None, sha(b"c"), paper_only=True),
+        DataFile("a.txt", (Download("https://example.invalid/a.txt"),), sha(content)),
+        DataFile("b.txt", (Download("https://example.invalid/b.txt"),), sha(b"other")),
+        DataFile("c.txt", (Download("https://example.invalid/c.txt"),), sha(b"c"), paper_only=True),
     )
     use_registry(monkeypatch, Dataset("d", "x", "x", files))
     (data_root / "a.txt").write_bytes(content)
@@ -302,6 +340,222 @@ def test_main_list_and_unknown_name(data_root: Path, capsys) -> None:
     assert "swda" in out and "CC BY-NC-SA" in out
     with pytest.raises(SystemExit):
         registry.main(["fetch", "no_such_dataset"])
+
+
+# ---------------------------------------------------------------------------
+# registry: several sources per file, archive digests, parquet rows
+
+
+def test_wikitext_sources_are_live_hosts_with_checksums() -> None:
+    for name in ("wikitext103", "wikitext2"):
+        for f in registry.DATASETS[name].files:
+            assert "metamind" not in " ".join(f.urls), f.relpath
+            zipped, parquet = f.sources
+            assert isinstance(zipped, Download) and isinstance(parquet, ParquetRows)
+            assert zipped.url.startswith("https://wikitext.smerity.com/") and zipped.sha256
+            assert zipped.member == f.relpath  # the zip keeps the canonical layout
+            assert parquet.base.startswith(
+                "https://huggingface.co/datasets/Salesforce/wikitext/resolve/"
+            )
+    train = registry.DATASETS["wikitext103"].files[2].sources[1]
+    assert train.shards == (
+        "wikitext-103-raw-v1/train-00000-of-00002.parquet",
+        "wikitext-103-raw-v1/train-00001-of-00002.parquet",
+    )
+
+
+def test_fetch_falls_back_to_the_next_source(
+    data_root: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    content = b" \n = A = \n \n a . \n"
+    good = write_zip(tmp_path / "mirror2" / "w.zip", {"w/wiki.test.tokens": content})
+    dead = (tmp_path / "mirror1" / "w.zip").as_uri()
+    sources = (
+        Download(dead, "w/wiki.test.tokens"),
+        Download(good.as_uri(), "w/wiki.test.tokens", sha(good.read_bytes())),
+    )
+    files = (DataFile("w/wiki.test.tokens", sources, sha(content)),)
+    use_registry(monkeypatch, Dataset("w", "x", "x", files))
+    registry.fetch(["w"])
+    assert (data_root / "w" / "wiki.test.tokens").read_bytes() == content
+    out = capsys.readouterr().out
+    assert f"{dead} failed; trying the next source" in out
+    assert f"fetched from {good.as_uri()}" in out
+
+
+def test_fetch_checks_the_archive_digest_before_extracting(
+    data_root: Path, tmp_path: Path, monkeypatch
+) -> None:
+    archive = write_zip(tmp_path / "remote" / "w.zip", {"w/a.txt": b"a\n"})
+    f = DataFile("w/a.txt", (Download(archive.as_uri(), "w/a.txt", "0" * 64),), check=passes)
+    use_registry(monkeypatch, Dataset("w", "x", "x", (f,)))
+    with pytest.raises(ChecksumError) as info:
+        registry.fetch(["w"])
+    msg = str(info.value)
+    assert archive.as_uri() in msg and "0" * 64 in msg and sha(archive.read_bytes()) in msg
+    assert not (data_root / "_downloads" / "w.zip").exists()  # a bad download is not reused
+    assert not (data_root / "w" / "a.txt").exists()
+
+
+def test_fetch_every_source_failing_lists_each(
+    data_root: Path, tmp_path: Path, monkeypatch
+) -> None:
+    dead1, dead2 = ((tmp_path / d / "x.txt").as_uri() for d in ("m1", "m2"))
+    files = (DataFile("x.txt", (Download(dead1), Download(dead2)), "0" * 64),)
+    use_registry(monkeypatch, Dataset("x", "x", "x", files))
+    with pytest.raises(DownloadError, match="no source gave a valid x.txt") as info:
+        registry.fetch(["x"])
+    assert dead1 in str(info.value) and dead2 in str(info.value)
+    # a mirror that delivers a wrong file makes it a checksum error
+    wrong = tmp_path / "m3" / "x.txt"
+    wrong.parent.mkdir()
+    wrong.write_bytes(b"wrong\n")
+    files = (DataFile("x.txt", (Download(dead1), Download(wrong.as_uri())), sha(b"right\n")),)
+    use_registry(monkeypatch, Dataset("x", "x", "x", files))
+    with pytest.raises(ChecksumError, match=f"expected sha256 {sha(b'right' + bytes([10]))}"):
+        registry.fetch(["x"])
+    assert not (data_root / "x.txt").exists()
+    assert registry.main(["fetch", "x"]) == 1
+
+
+WIKI_TEXT = " \n = A = \n \n a . \n \n = B = \n \n b . \n \n"
+
+
+def hf_rows(text: str) -> list[str]:
+    """Rows as the Hugging Face loading script made them: a line with its end, and a
+    line of only whitespace as an empty string."""
+    return [line if line.strip() else "" for line in io.StringIO(text)]
+
+
+def test_lines_from_rows_restores_the_blank_lines() -> None:
+    assert "".join(unpack.lines_from_rows(hf_rows(WIKI_TEXT), " \n")) == WIKI_TEXT
+    assert list(unpack.lines_from_rows([None, "", "x\n"], " \n")) == [" \n", " \n", "x\n"]
+
+
+def test_fetch_rebuilds_the_canonical_file_from_parquet_shards(
+    data_root: Path, tmp_path: Path, monkeypatch
+) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = hf_rows(WIKI_TEXT)
+    hub = tmp_path / "hub"
+    (hub / "cfg").mkdir(parents=True)
+    shards = ("cfg/test-00000-of-00002.parquet", "cfg/test-00001-of-00002.parquet")
+    pq.write_table(pa.table({"text": rows[:5]}), hub / shards[0], row_group_size=2)
+    pq.write_table(pa.table({"text": rows[5:]}), hub / shards[1])
+    relpath = "wikitext-2/wiki.test.tokens"
+    dead = Download((tmp_path / "gone" / "w.zip").as_uri(), relpath)
+    f = DataFile(relpath, (dead, ParquetRows(hub.as_uri(), shards)), sha(WIKI_TEXT.encode()))
+    use_registry(monkeypatch, Dataset("wikitext2", "x", "x", (f,)))
+    registry.fetch(["wikitext2"])
+    assert (data_root / relpath).read_bytes() == WIKI_TEXT.encode()
+    assert [a.title for a in wikitext.load_wikitext("wikitext2", "test")] == ["A", "B"]
+    # shards of different configurations share names: the download keeps the folder
+    assert (data_root / "_downloads" / "cfg-test-00000-of-00002.parquet").is_file()
+    # a shard that is not parquet, or lacks the column, is a checksum error
+    (hub / "cfg" / "bad.parquet").write_bytes(b"not parquet")
+    pq.write_table(pa.table({"other": ["x\n"]}), hub / "cfg" / "other.parquet")
+    for shard, problem in (("bad.parquet", "not a readable"), ("other.parquet", "no column")):
+        f = DataFile("w.txt", (ParquetRows(hub.as_uri(), (f"cfg/{shard}",)),), check=passes)
+        use_registry(monkeypatch, Dataset("w", "x", "x", (f,)))
+        with pytest.raises(ChecksumError, match=problem):
+            registry.fetch(["w"])
+        assert not (data_root / "w.txt").exists()
+
+
+def test_parquet_source_without_pyarrow_says_how_to_install(
+    data_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow fails
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    calls: list[str] = []
+    monkeypatch.setattr(registry, "download", lambda url, *a, **kw: calls.append(url))
+    source = ParquetRows("https://example.invalid/hub", ("cfg/test-00000-of-00001.parquet",))
+    use_registry(monkeypatch, Dataset("w", "x", "x", (DataFile("w.txt", (source,), check=passes),)))
+    with pytest.raises(ImportError, match="w.txt comes from parquet files.*pip install pyarrow"):
+        registry.fetch(["w"])
+    assert calls == []  # nothing downloaded first
+    assert registry.main(["fetch", "w"]) == 1
+
+
+# ---------------------------------------------------------------------------
+# download and check-urls, with urllib mocked (no network in tests)
+
+
+class FakeResponse(io.BytesIO):
+    def __init__(self, status: int, body: bytes = b"", headers: dict | None = None) -> None:
+        super().__init__(body)
+        self.status = status
+        self.headers = headers or {}
+
+
+def test_download_sends_its_own_user_agent(tmp_path: Path, monkeypatch) -> None:
+    requests: list[urllib.request.Request] = []
+
+    def urlopen(req, timeout):
+        requests.append(req)
+        return FakeResponse(200, b"abc", {"Content-Length": "3"})
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    path = download.download("https://example.invalid/a/b.zip", tmp_path, force=False)
+    assert path == tmp_path / "b.zip" and path.read_bytes() == b"abc"
+    # wikitext.smerity.com answers 403 to urllib's default User-Agent
+    assert requests[0].get_header("User-agent") == download.USER_AGENT
+
+
+def fake_server(answers: dict[tuple[str, str], int | Exception]):
+    """urlopen answering (method, url) with a status (>= 400 raises HTTPError) or an
+    exception; records (method, url, Range header, timeout)."""
+    calls: list[tuple] = []
+
+    def urlopen(req, timeout):
+        calls.append((req.get_method(), req.full_url, req.get_header("Range"), timeout))
+        answer = answers[(req.get_method(), req.full_url)]
+        if isinstance(answer, Exception):
+            raise answer
+        if answer >= 400:
+            raise urllib.error.HTTPError(req.full_url, answer, "Forbidden", {}, None)
+        headers = {"Content-Range": "bytes 0-0/1234"} if answer == 206 else {"Content-Length": "99"}
+        return FakeResponse(answer, b"", headers)
+
+    return urlopen, calls
+
+
+def test_check_urls_head_then_ranged_get(data_root: Path, monkeypatch, capsys) -> None:
+    a, b = "https://a.example/a.zip", "https://b.example/b.zip"
+    hub = ParquetRows("https://hub.example/rev", ("cfg/t.parquet",))
+    files = (
+        DataFile("a1", (Download(a, "m1"),), check=passes),
+        DataFile("a2", (Download(a, "m2"), Download(b), hub), check=passes),
+        DataFile("d", (), check=passes, derive=lambda root: b""),
+    )
+    use_registry(monkeypatch, Dataset("d", "x", "x", files))
+    parquet = hub.urls[0]
+    urlopen, calls = fake_server(
+        {("HEAD", a): 200, ("HEAD", b): 405, ("GET", b): 206}
+        | {("HEAD", parquet): 403, ("GET", parquet): 403}
+    )
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    statuses = registry.check_urls(timeout=3)
+    assert [(s.url, s.ok, s.status) for s in statuses] == [
+        (a, True, 200), (b, True, 206), (parquet, False, 403)
+    ]  # fmt: skip
+    assert "99 bytes" in statuses[0].detail and "1,234 bytes" in statuses[1].detail
+    assert ("GET", b, "bytes=0-0", 3) in calls and all(c[3] == 3 for c in calls)
+    assert len([c for c in calls if c[1] == a]) == 1  # each URL once
+    assert registry.main(["check-urls", "d"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED HEAD 403, ranged GET HTTP 403 Forbidden" in out and parquet in out
+
+    urlopen, _ = fake_server({("HEAD", a): urllib.error.URLError("Name or service not known")})
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    [status] = [download.probe(a)]
+    assert not status.ok and status.status is None and "Name or service not known" in status.detail
+
+    urlopen, _ = fake_server({("HEAD", u): 200 for u in (a, b, parquet)})
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    assert registry.main(["data", "check-urls"]) == 0
+    assert "data check-urls" in USAGE
 
 
 # ---------------------------------------------------------------------------
@@ -529,7 +783,7 @@ def test_load_swda_and_derived_validation(data_root: Path) -> None:
     write_swda(data_root)
     assert swda.derive_validation_ids(data_root) == ["sw2002"]
     val = data_root / "swda_splits" / "ws97-val-convs.list"
-    val.write_bytes(registry._derive_swda_val(data_root))
+    val.write_bytes(swda.validation_list(data_root))
     assert val.read_text() == "sw2002\n"
     train = swda.load_swda("train")
     assert [c.conv_id for c in train] == ["sw2003", "sw2001"]  # list order
@@ -546,15 +800,13 @@ def test_fetch_derives_swda_val(data_root: Path, tmp_path: Path, monkeypatch) ->
     real = registry.DATASETS["swda"]
     files = tuple(
         f
-        if f.url is None
-        else DataFile(f.relpath, (remote / f.relpath).as_uri(), None, None, check=lambda p: "ok")
+        if not f.sources
+        else DataFile(f.relpath, (Download((remote / f.relpath).as_uri()),), check=passes)
         for f in real.files
     )
     val = files[-1]
     files = files[:-1] + (
-        DataFile(
-            val.relpath, None, None, None, check=registry._check_id_list(1), derive=val.derive
-        ),
+        DataFile(val.relpath, (), check=swda.check_id_list(1), derive=val.derive),
     )
     use_registry(monkeypatch, Dataset("swda", "x", "x", files))
     registry.fetch(["swda"])
@@ -594,7 +846,7 @@ def test_load_newsgroups(data_root: Path) -> None:
 def test_newsgroups_structure_check_fails_on_wrong_counts(tmp_path: Path) -> None:
     archive = write_tar(tmp_path / "20news-bydate.tar.gz", {"20news-bydate-test/sci.med/1": b"x"})
     with pytest.raises(ChecksumError, match="11314"):
-        registry._check_newsgroups(archive)
+        newsgroups.check_archive(archive)
 
 
 # ---------------------------------------------------------------------------

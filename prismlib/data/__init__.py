@@ -1,4 +1,5 @@
-"""Real datasets: a registry (sources, checksums, fetch, verify) and one loader each.
+"""Real datasets: one module each, a data directory, and a registry (sources,
+checksums, fetch, verify) on top.
 
 Files live in the data directory (``$PRISMLIB_DATA``, default ``<repo>/data``) in
 the canonical layout of their public distributions; ``python -m prismlib data
@@ -15,24 +16,17 @@ module             loader
 ``newsgroups``     :func:`load_newsgroups` (:data:`NEWSGROUPS`)
 ``wikitext``       :func:`load_wikitext`
 =================  =========================================================
+
+Infrastructure: ``datadir`` (:func:`data_dir`, :func:`locate`, the errors) is all
+a dataset module imports; ``registry`` (:data:`DATASETS`, :func:`fetch`,
+:func:`verify`, the ``data`` command line) imports the dataset modules' checks.
 """
 
+from .datadir import ChecksumError, DataNotFoundError, DownloadError, data_dir, locate
 from .newsgroups import NEWSGROUPS, NewsgroupsDoc, load_newsgroups
 from .pos import TaggedDocument, load_conll2000, load_tagged_dir, load_treebank_sample
 from .ptb import PTBCorpus, load_ptb, load_ptb_corpus, ptb_vocab
-from .registry import (
-    DATASETS,
-    ChecksumError,
-    DataFile,
-    DataNotFoundError,
-    Dataset,
-    DownloadError,
-    FileStatus,
-    data_dir,
-    fetch,
-    locate,
-    verify,
-)
+from .registry import DATASETS, DataFile, Dataset, FileStatus, fetch, verify
 from .swda import DAMSL_TAGS, Conversation, Utterance, damsl_tag, load_swda
 from .wikitext import Article, load_wikitext
 

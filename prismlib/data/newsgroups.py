@@ -12,10 +12,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import locate
+from .datadir import ChecksumError, locate
 
+DATASET = "newsgroups"
 TAR_RELPATH = "20news-bydate.tar.gz"
 SPLITS = ("train", "test")
+DOCUMENTS = {"train": 11_314, "test": 7_532}
+"""Posts per split in the canonical archive."""
 
 NEWSGROUPS: tuple[str, ...] = (
     "alt.atheism",
@@ -93,6 +96,17 @@ def count_documents(tar_path: Path) -> dict[str, int]:
     return {s: counts[s] for s in SPLITS}
 
 
+def check_archive(tar_path: Path) -> str:
+    """Structural check of the archive: :data:`DOCUMENTS` posts per split.
+
+    Returns a one-line summary; raises :class:`ChecksumError` on other counts.
+    """
+    counts = count_documents(tar_path)
+    if counts != DOCUMENTS:
+        raise ChecksumError(f"{tar_path}: expected {DOCUMENTS} documents, got {counts}")
+    return f"{DOCUMENTS['train']:,} train + {DOCUMENTS['test']:,} test documents"
+
+
 def _sort_key(doc: NewsgroupsDoc) -> tuple[str, int, str]:
     number = doc.doc_id.rsplit("/", 1)[1]
     return (doc.newsgroup, int(number) if number.isdigit() else -1, number)
@@ -110,7 +124,7 @@ def load_newsgroups(split: str) -> list[NewsgroupsDoc]:
     if split not in SPLITS:
         raise ValueError(f"20 Newsgroups split must be one of {SPLITS}, got {split!r}")
     docs: list[NewsgroupsDoc] = []
-    with tarfile.open(locate(TAR_RELPATH)) as tf:
+    with tarfile.open(locate(TAR_RELPATH, DATASET)) as tf:
         for m in tf:
             parsed = _parse_member(m.name) if m.isfile() else None
             if parsed is None or parsed[0] != split:

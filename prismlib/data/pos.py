@@ -35,13 +35,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import locate
+from .datadir import locate
 
 TaggedSentence = list[tuple[str, str]]
 
 SENTENCE_FINAL_TAG = "."
 CLOSING_TAGS = frozenset({"''", ")", "-RRB-"})
 CONLL_SPLITS = ("train", "test")
+TREEBANK_RELPATH = "nltk_data/corpora/treebank.zip"  # dataset "treebank_sample"
+CONLL_RELPATH = "nltk_data/corpora/conll2000.zip"  # dataset "conll2000"
 
 
 @dataclass
@@ -133,7 +135,7 @@ def load_treebank_sample() -> list[TaggedDocument]:
         199 documents ``wsj_0001`` .. ``wsj_0199`` in file order (3,934 sentences,
         94,200 tokens).
     """
-    path = locate("nltk_data/corpora/treebank.zip")
+    path = locate(TREEBANK_RELPATH, "treebank_sample")
     with zipfile.ZipFile(path) as zf:
         names = sorted(
             n for n in zf.namelist() if n.startswith("treebank/tagged/") and n.endswith(".pos")
@@ -196,7 +198,7 @@ def load_conll2000(split: str) -> TaggedDocument:
     """
     if split not in CONLL_SPLITS:
         raise ValueError(f"CoNLL-2000 split must be one of {CONLL_SPLITS}, got {split!r}")
-    path = locate("nltk_data/corpora/conll2000.zip")
+    path = locate(CONLL_RELPATH, "conll2000")
     with zipfile.ZipFile(path) as zf:
         text = zf.read(f"conll2000/{split}.txt").decode("latin-1")
     return TaggedDocument(f"conll2000-{split}", parse_conll_lines(text.splitlines()))

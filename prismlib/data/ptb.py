@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .registry import locate
+from .datadir import locate
 
+DATASET = "ptb"
 SPLITS = ("train", "valid", "test")
 EOS = "<eos>"
 UNK = "<unk>"
@@ -43,7 +44,7 @@ def load_ptb(split: str) -> list[str]:
         list of word strings, length 929,589 / 73,760 / 82,430.
     """
     _check_split(split)
-    path: Path = locate(f"ptb/ptb.{split}.txt")
+    path: Path = locate(f"ptb/ptb.{split}.txt", DATASET)
     with open(path, encoding="utf-8") as fh:
         return tokenize_lines(fh)
 

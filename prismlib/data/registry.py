@@ -1,30 +1,32 @@
-"""Where the datasets come from, where they live, and how to fetch and verify them.
+"""Where the datasets come from, and how to fetch and verify them.
 
 Every dataset the project reads is a set of :class:`DataFile` s: a path relative to
-the data directory (the canonical layout of its public distribution), the canonical
-URL, the member inside the downloaded archive, and a SHA-256 when the file is known
-byte for byte. Files without a known checksum (archives that public mirrors repack,
-files with no offline copy) are verified by their structure instead (for example the
-number of documents in the archive), and fetch prints the digest it got.
+the data directory (the canonical layout of its public distribution), its sources
+(mirrors, tried in order), and a SHA-256 when the file is known byte for byte. A
+source is a :class:`Download` (a URL that is the file, or an archive holding it as a
+member, with the archive's own SHA-256 when it is published) or :class:`ParquetRows`
+(parquet shards of one row per line, which fetch turns back into the canonical file).
+Files without a known checksum (archives that public mirrors repack, files with no
+offline copy) are verified by their structure instead, by a check that the dataset's
+own module owns (for example the number of documents in the archive,
+:func:`prismlib.data.newsgroups.check_archive`); fetch prints the digest it got.
 
-The data directory is ``$PRISMLIB_DATA`` when set, else ``<repo root>/data``.
-Command line (``python -m prismlib data ...``)::
+The registry imports the dataset modules; they import only
+:mod:`prismlib.data.datadir` (the data directory, ``locate`` and the errors), which
+this module re-exports. Command line (``python -m prismlib data ...``)::
 
     python -m prismlib data list
-    python -m prismlib data fetch [NAME ...] [--force] [--data-dir DIR]
+    python -m prismlib data fetch [NAME ...] [--force] [--paper] [--data-dir DIR]
     python -m prismlib data verify [NAME ...] [--data-dir DIR]
+    python -m prismlib data check-urls [NAME ...] [--timeout S]
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import shutil
 import sys
 import tarfile
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,29 +35,43 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO
 
-from tqdm.auto import tqdm
+from . import newsgroups, swda, wikitext
+from .datadir import (
+    ENV_VAR,
+    FETCH_COMMAND,
+    ChecksumError,
+    DataNotFoundError,
+    DownloadError,
+    data_dir,
+    locate,
+    sha256_of,
+)
+from .download import PROBE_TIMEOUT_S, UrlStatus, download, probe
+from .unpack import copy_member, require_pyarrow, write_parquet_lines
 
-from prismlib.paths import project_root
+__all__ = [
+    "DATASETS",
+    "ENV_VAR",
+    "ChecksumError",
+    "DataFile",
+    "DataNotFoundError",
+    "Dataset",
+    "Download",
+    "DownloadError",
+    "FileStatus",
+    "ParquetRows",
+    "check_file",
+    "check_urls",
+    "data_dir",
+    "dataset_of",
+    "fetch",
+    "get_dataset",
+    "locate",
+    "main",
+    "verify",
+]
 
-ENV_VAR = "PRISMLIB_DATA"
-REPO_ROOT = project_root()
 DOWNLOADS = "_downloads"
-FETCH_COMMAND = "python -m prismlib data fetch"
-
-_CHUNK = 1 << 20
-
-
-class DataNotFoundError(FileNotFoundError):
-    """A dataset file is not in any of the places the project looks."""
-
-
-class ChecksumError(RuntimeError):
-    """A file's SHA-256 (or its structure) is not what the registry expects."""
-
-
-class DownloadError(RuntimeError):
-    """A URL could not be downloaded (for example: no internet)."""
-
 
 StructureCheck = Callable[[Path], str]
 """Checks a file's structure; returns a one-line summary or raises ChecksumError."""
@@ -65,26 +81,75 @@ Deriver = Callable[[Path], bytes]
 
 
 @dataclass(frozen=True)
+class Download:
+    """A source: a URL whose bytes are the file, or an archive (.zip, .tar.gz, .tgz)
+    holding it as ``member``.
+
+    ``sha256`` is the digest of the bytes at ``url`` (the archive itself) when it is
+    published; the download is checked against it before anything is extracted.
+    """
+
+    url: str
+    member: str | None = None
+    sha256: str | None = None
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        return (self.url,)
+
+    @property
+    def label(self) -> str:
+        return self.url
+
+
+@dataclass(frozen=True)
+class ParquetRows:
+    """A source: parquet shards ``base/shard`` whose column ``column`` holds one row per
+    line of the file, line end included (the Hugging Face hub's conversion); an empty
+    row stands for ``empty_row``. Fetch concatenates the shards' lines in order
+    (:func:`prismlib.data.unpack.write_parquet_lines`; needs pyarrow)."""
+
+    base: str
+    shards: tuple[str, ...]
+    column: str = "text"
+    empty_row: str = " \n"
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        return tuple(f"{self.base}/{shard}" for shard in self.shards)
+
+    @property
+    def label(self) -> str:
+        return " + ".join(self.urls)
+
+
+Source = Download | ParquetRows
+
+
+@dataclass(frozen=True)
 class DataFile:
     """One file of a dataset.
 
     Attributes:
         relpath: path relative to the data directory (canonical layout), POSIX style.
-        url: canonical download URL, or ``None`` for a file derived from others.
-        member: path inside the downloaded archive, ``None`` when the URL is the file.
+        sources: where to fetch it, tried in order (mirrors); empty for a derived file.
         sha256: expected digest when the file is known byte for byte, else ``None``.
         check: structural check used when ``sha256`` is ``None``.
-        derive: builds the file's bytes from the data directory (when ``url`` is None).
+        derive: builds the file's bytes from the data directory (when no source).
         paper_only: needed only by the ``paper`` profile (not in the offline copy).
     """
 
     relpath: str
-    url: str | None
-    member: str | None
-    sha256: str | None
+    sources: tuple[Source, ...]
+    sha256: str | None = None
     check: StructureCheck | None = None
     derive: Deriver | None = None
     paper_only: bool = False
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every URL of every source, in order."""
+        return tuple(url for source in self.sources for url in source.urls)
 
 
 @dataclass(frozen=True)
@@ -119,66 +184,11 @@ class FileStatus:
 
 
 # ---------------------------------------------------------------------------
-# Structural checks and derived files. They import the loaders lazily: the
-# loaders import this module for `locate`.
-
-
-def _check_newsgroups(path: Path) -> str:
-    from .newsgroups import count_documents
-
-    counts = count_documents(path)
-    expected = {"train": 11314, "test": 7532}
-    if counts != expected:
-        raise ChecksumError(f"{path}: expected {expected} documents, got {counts}")
-    return "11,314 train + 7,532 test documents"
-
-
-def _check_swda_tar(path: Path) -> str:
-    from .swda import conversation_members
-
-    n = len(conversation_members(path))
-    if n != 1155:
-        raise ChecksumError(f"{path}: expected 1,155 conversations (.utt files), got {n}")
-    return "1,155 conversations"
-
-
-def _check_id_list(expected: int) -> StructureCheck:
-    def check(path: Path) -> str:
-        ids = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-        bad = [i for i in ids if not (i.startswith("sw") and i[2:].isdigit())]
-        if len(ids) != expected or bad:
-            raise ChecksumError(
-                f"{path}: expected {expected} conversation ids like 'sw2005', "
-                f"got {len(ids)} ({len(bad)} malformed)"
-            )
-        return f"{expected} conversation ids"
-
-    return check
-
-
-def _derive_swda_val(root: Path) -> bytes:
-    from .swda import derive_validation_ids
-
-    return "".join(f"{cid}\n" for cid in derive_validation_ids(root)).encode()
-
-
-def _check_wikitext(path: Path) -> str:
-    from .wikitext import count_articles
-
-    n = count_articles(path)
-    if n == 0:
-        raise ChecksumError(f"{path}: no WikiText article title found")
-    return f"{n:,} articles"
-
-
-# ---------------------------------------------------------------------------
 # The registry.
 
 _PTB_URL = "http://www.fit.vutbr.cz/~imikolov/rnnlm/simple-examples.tgz"
 _NLTK = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora"
 _WS97 = "https://web.stanford.edu/~jurafsky/ws97"
-_WT103_URL = "https://s3.amazonaws.com/research.metamind.io/wikitext/wikitext-103-raw-v1.zip"
-_WT2_URL = "https://s3.amazonaws.com/research.metamind.io/wikitext/wikitext-2-v1.zip"
 _LDC = "LDC fair-use terms (Wall Street Journal text of the Penn Treebank)"
 _WIKI = "freely redistributable for research (Wikipedia text, CC BY-SA)"
 
@@ -188,6 +198,48 @@ _PTB_SHA = {
     "test": "dd65dff31e70846b2a6030a87482edcd5d199130cdcfa1f3dccbb033728deee0",
 }
 
+# WikiText. The original bucket (s3.amazonaws.com/research.metamind.io) answers 403.
+# 1. Stephen Merity (WikiText's first author) re-hosts the original zips at
+#    wikitext.smerity.com. The digests are those the Hugging Face `datasets` library
+#    recorded for the same zips at the old URLs (huggingface/datasets,
+#    datasets/wikitext/dataset_infos.json: wikitext-103-raw-v1.zip 191,984,949 bytes,
+#    wikitext-2-v1.zip 4,475,746 bytes); fetch checks the download against them.
+# 2. The Hugging Face hub's parquet conversion (Salesforce/wikitext), at a pinned
+#    revision, one row per line; fetch rebuilds the canonical file from it. No digest
+#    of these shards is published in a place we can cite: the rebuilt file is checked
+#    instead (WikiText-2 valid / test against their pinned digests, which the
+#    rebuilding reproduces; the others by structure).
+_SMERITY = "https://wikitext.smerity.com"
+_WT103_ZIP = f"{_SMERITY}/wikitext-103-raw-v1.zip"
+_WT103_ZIP_SHA = "91c00ae287f0d699e18605c84afc9e45c192bc6b7797ff8837e5474655a33794"
+_WT2_ZIP = f"{_SMERITY}/wikitext-2-v1.zip"
+_WT2_ZIP_SHA = "92675f1d63015c1c8b51f1656a52d5bdbc33aafa60cc47a218a66e7ee817488c"
+_HF_WIKITEXT = (
+    "https://huggingface.co/datasets/Salesforce/wikitext/resolve/"
+    "b08601e04326c79dfdd32d625aee71d232d685c3"
+)
+_HF_SPLIT = {"train": "train", "valid": "validation", "test": "test"}
+
+
+def _wikitext_sources(
+    zip_url: str, zip_sha: str, member: str, hf_config: str, split: str, n_shards: int = 1
+) -> tuple[Source, ...]:
+    shards = tuple(
+        f"{hf_config}/{_HF_SPLIT[split]}-{i:05d}-of-{n_shards:05d}.parquet" for i in range(n_shards)
+    )
+    return (Download(zip_url, member, zip_sha), ParquetRows(_HF_WIKITEXT, shards))
+
+
+def _wt103(split: str, n_shards: int = 1) -> tuple[Source, ...]:
+    member = wikitext.wikitext_relpath("wikitext103", split)
+    config = "wikitext-103-raw-v1"
+    return _wikitext_sources(_WT103_ZIP, _WT103_ZIP_SHA, member, config, split, n_shards)
+
+
+def _wt2(split: str) -> tuple[Source, ...]:
+    member = wikitext.wikitext_relpath("wikitext2", split)
+    return _wikitext_sources(_WT2_ZIP, _WT2_ZIP_SHA, member, "wikitext-2-v1", split)
+
 
 def _datasets() -> tuple[Dataset, ...]:
     return (
@@ -196,7 +248,11 @@ def _datasets() -> tuple[Dataset, ...]:
             "Penn Treebank language-modelling text, Mikolov's preprocessing (10k vocabulary)",
             _LDC + "; Mikolov's simple-examples preprocessing",
             tuple(
-                DataFile(f"ptb/ptb.{s}.txt", _PTB_URL, f"./simple-examples/data/ptb.{s}.txt", sha)
+                DataFile(
+                    f"ptb/ptb.{s}.txt",
+                    (Download(_PTB_URL, f"./simple-examples/data/ptb.{s}.txt"),),
+                    sha,
+                )
                 for s, sha in _PTB_SHA.items()
             ),
         ),
@@ -207,8 +263,7 @@ def _datasets() -> tuple[Dataset, ...]:
             (
                 DataFile(
                     "nltk_data/corpora/treebank.zip",
-                    f"{_NLTK}/treebank.zip",
-                    None,
+                    (Download(f"{_NLTK}/treebank.zip"),),
                     "9da92d76c3666cfb6cddeaed0f7e86b344cce0f0928a286d439e555f19c37399",
                 ),
             ),
@@ -220,8 +275,7 @@ def _datasets() -> tuple[Dataset, ...]:
             (
                 DataFile(
                     "nltk_data/corpora/conll2000.zip",
-                    f"{_NLTK}/conll2000.zip",
-                    None,
+                    (Download(f"{_NLTK}/conll2000.zip"),),
                     "01e65164f268366e7caa0db92332a1955d081908c87016e2c7640c3c5279b7cd",
                 ),
             ),
@@ -232,33 +286,25 @@ def _datasets() -> tuple[Dataset, ...]:
             "CC BY-NC-SA (Switchboard DA annotations)",
             (
                 DataFile(
-                    "swb1_dialogact_annot.tar.gz",
-                    "https://web.stanford.edu/~jurafsky/swb1_dialogact_annot.tar.gz",
-                    None,
-                    None,
-                    check=_check_swda_tar,
+                    swda.TAR_RELPATH,
+                    (Download("https://web.stanford.edu/~jurafsky/swb1_dialogact_annot.tar.gz"),),
+                    check=swda.check_archive,
                 ),
                 DataFile(
-                    "swda_splits/ws97-train-convs.list",
-                    f"{_WS97}/ws97-train-convs.list",
-                    None,
-                    None,
-                    check=_check_id_list(1115),
+                    swda.split_list_relpath("train"),
+                    (Download(f"{_WS97}/ws97-train-convs.list"),),
+                    check=swda.check_id_list(1115),
                 ),
                 DataFile(
-                    "swda_splits/ws97-test-convs.list",
-                    f"{_WS97}/ws97-test-convs.list",
-                    None,
-                    None,
-                    check=_check_id_list(19),
+                    swda.split_list_relpath("test"),
+                    (Download(f"{_WS97}/ws97-test-convs.list"),),
+                    check=swda.check_id_list(19),
                 ),
                 DataFile(
-                    "swda_splits/ws97-val-convs.list",
-                    None,
-                    None,
-                    None,
-                    check=_check_id_list(21),
-                    derive=_derive_swda_val,
+                    swda.split_list_relpath("val"),
+                    (),
+                    check=swda.check_id_list(21),
+                    derive=swda.validation_list,
                 ),
             ),
         ),
@@ -268,11 +314,9 @@ def _datasets() -> tuple[Dataset, ...]:
             "freely redistributable for research",
             (
                 DataFile(
-                    "20news-bydate.tar.gz",
-                    "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
-                    None,
-                    None,
-                    check=_check_newsgroups,
+                    newsgroups.TAR_RELPATH,
+                    (Download("http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz"),),
+                    check=newsgroups.check_archive,
                 ),
             ),
         ),
@@ -285,26 +329,18 @@ def _datasets() -> tuple[Dataset, ...]:
                 # and no blank separator lines, unlike the file in the canonical zip, so
                 # its digest would not be the canonical one.
                 DataFile(
-                    "wikitext-103-raw/wiki.test.raw",
-                    _WT103_URL,
-                    "wikitext-103-raw/wiki.test.raw",
-                    None,
-                    check=_check_wikitext,
+                    "wikitext-103-raw/wiki.test.raw", _wt103("test"), check=wikitext.check_file
                 ),
                 DataFile(
                     "wikitext-103-raw/wiki.valid.raw",
-                    _WT103_URL,
-                    "wikitext-103-raw/wiki.valid.raw",
-                    None,
-                    check=_check_wikitext,
+                    _wt103("valid"),
+                    check=wikitext.check_file,
                     paper_only=True,
                 ),
                 DataFile(
                     "wikitext-103-raw/wiki.train.raw",
-                    _WT103_URL,
-                    "wikitext-103-raw/wiki.train.raw",
-                    None,
-                    check=_check_wikitext,
+                    _wt103("train", n_shards=2),
+                    check=wikitext.check_file,
                     paper_only=True,
                 ),
             ),
@@ -316,22 +352,18 @@ def _datasets() -> tuple[Dataset, ...]:
             (
                 DataFile(
                     "wikitext-2/wiki.train.tokens",
-                    _WT2_URL,
-                    "wikitext-2/wiki.train.tokens",
-                    None,
-                    check=_check_wikitext,
+                    _wt2("train"),
+                    check=wikitext.check_file,
                     paper_only=True,
                 ),
                 DataFile(
                     "wikitext-2/wiki.valid.tokens",
-                    _WT2_URL,
-                    "wikitext-2/wiki.valid.tokens",
+                    _wt2("valid"),
                     "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8",
                 ),
                 DataFile(
                     "wikitext-2/wiki.test.tokens",
-                    _WT2_URL,
-                    "wikitext-2/wiki.test.tokens",
+                    _wt2("test"),
                     "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0",
                 ),
             ),
@@ -359,83 +391,16 @@ def dataset_of(relpath: str) -> Dataset | None:
     return None
 
 
-# ---------------------------------------------------------------------------
-# Data directory and locate.
-
-
-def data_dir() -> Path:
-    """The data directory: ``$PRISMLIB_DATA`` when set, else ``<repo root>/data``.
-
-    A relative ``$PRISMLIB_DATA`` (e.g. ``../shared/data``) is taken relative to the
-    current directory when that exists, else relative to the repository root (so a
-    notebook running in ``notebooks/`` finds the same folder as a shell at the root).
-    """
-    env = os.environ.get(ENV_VAR)
-    if not env:
-        return REPO_ROOT / "data"
-    path = Path(env).expanduser()
-    if path.is_absolute() or path.exists():
-        return path
-    return REPO_ROOT / path
-
-
 def _root(explicit: Path | None) -> Path:
     return Path(explicit) if explicit is not None else data_dir()
 
 
-def search_dirs() -> list[Path]:
-    """Where :func:`locate` looks, in order: ``data_dir()`` then ``<repo root>/data``."""
-    dirs = [data_dir()]
-    default = REPO_ROOT / "data"
-    if default.resolve() != dirs[0].resolve():
-        dirs.append(default)
-    return dirs
-
-
-def locate(relpath: str) -> Path:
-    """Path of the dataset file ``relpath`` (canonical layout, relative to the data dir).
-
-    Looks in :func:`data_dir` and, if different, ``<repo root>/data``.
-
-    Raises:
-        DataNotFoundError: naming the file, every place searched and the command
-            that fetches it.
-    """
-    dirs = search_dirs()
-    for d in dirs:
-        path = d / relpath
-        if path.is_file():
-            return path
-    raise DataNotFoundError(_not_found_message(relpath, dirs))
-
-
-def _not_found_message(relpath: str, dirs: Sequence[Path]) -> str:
-    ds = dataset_of(relpath)
-    places = "; ".join(str(d / relpath) for d in dirs)
-    env = os.environ.get(ENV_VAR)
-    env_note = f"{ENV_VAR}={env}" if env else f"{ENV_VAR} is not set"
-    if ds is not None:
-        how = f"Fetch it with `{FETCH_COMMAND} {ds.name}`"
-    else:
-        how = "It is not a registered dataset file; see `python -m prismlib data list`"
-    return (
-        f"dataset file {relpath!r} not found. Looked in: {places} ({env_note}). "
-        f"{how}, or set {ENV_VAR} to a directory that already holds a copy "
-        f"({ENV_VAR}=/path/to/data)."
-    )
+def _select(names: Iterable[str] | None) -> list[Dataset]:
+    return list(DATASETS.values()) if not names else [get_dataset(n) for n in names]
 
 
 # ---------------------------------------------------------------------------
-# Hashing, checking.
-
-
-def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+# Checking.
 
 
 def check_file(f: DataFile, path: Path) -> str:
@@ -467,10 +432,6 @@ def _status(ds: Dataset, f: DataFile, root: Path) -> FileStatus:
     return FileStatus(ds.name, f.relpath, path, "ok", detail, required)
 
 
-def _select(names: Iterable[str] | None) -> list[Dataset]:
-    return list(DATASETS.values()) if not names else [get_dataset(n) for n in names]
-
-
 def verify(
     names: Sequence[str] | None = None, *, data_dir: Path | None = None
 ) -> dict[str, list[FileStatus]]:
@@ -487,59 +448,18 @@ def verify(
     return {ds.name: [_status(ds, f, root) for f in ds.files] for ds in _select(names)}
 
 
+def check_urls(
+    names: Sequence[str] | None = None, *, timeout: float = PROBE_TIMEOUT_S
+) -> list[UrlStatus]:
+    """Ask every source URL of the datasets whether it answers (HEAD, else a one-byte
+    ranged GET; see :func:`prismlib.data.download.probe`); each URL once, in registry
+    order. Needs internet; downloads nothing."""
+    urls = dict.fromkeys(url for ds in _select(names) for f in ds.files for url in f.urls)
+    return [probe(url, timeout=timeout) for url in urls]
+
+
 # ---------------------------------------------------------------------------
 # Fetch.
-
-
-def _download(url: str, downloads: Path, *, force: bool) -> Path:
-    """Download ``url`` into ``downloads`` (reusing a complete earlier download)."""
-    downloads.mkdir(parents=True, exist_ok=True)
-    dest = downloads / url.rstrip("/").rsplit("/", 1)[-1]
-    if dest.is_file() and not force:
-        print(f"  using the earlier download {dest}")
-        return dest
-    part = dest.with_name(dest.name + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=60) as resp, open(part, "wb") as out:
-            total = int(resp.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name) as bar:
-                for chunk in iter(lambda: resp.read(_CHUNK), b""):
-                    out.write(chunk)
-                    bar.update(len(chunk))
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        part.unlink(missing_ok=True)
-        raise DownloadError(
-            f"could not download {url}: {getattr(err, 'reason', err)}. If this machine is "
-            f"offline, copy the file from a machine that has it, or set {ENV_VAR} to a "
-            f"directory that already holds the data."
-        ) from err
-    os.replace(part, dest)
-    return dest
-
-
-def _extract(archive: Path, member: str | None, out: IO[bytes]) -> None:
-    """Copy ``member`` of a .zip / .tar(.gz) / .tgz archive into ``out`` (the whole
-    file when ``member`` is None)."""
-    if member is None:
-        with open(archive, "rb") as src:
-            shutil.copyfileobj(src, out, _CHUNK)
-        return
-    want = member.removeprefix("./")
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            if want in zf.namelist():
-                with zf.open(want) as src:
-                    shutil.copyfileobj(src, out, _CHUNK)
-                return
-    else:
-        with tarfile.open(archive) as tf:
-            for m in tf:
-                if m.isfile() and m.name.removeprefix("./") == want:
-                    src = tf.extractfile(m)
-                    assert src is not None
-                    shutil.copyfileobj(src, out, _CHUNK)
-                    return
-    raise ChecksumError(f"{archive} has no member {member!r}")
 
 
 def _write_bytes(content: bytes, out: IO[bytes]) -> None:
@@ -561,6 +481,77 @@ def _write_verified(f: DataFile, target: Path, fill: Callable[[IO[bytes]], None]
     return summary
 
 
+@dataclass
+class _Downloads:
+    """The downloads of one fetch: each URL is downloaded (or an earlier download
+    reused) once, and checked against its published digest once."""
+
+    folder: Path
+    force: bool
+    done: dict[str, Path]
+
+    def get(self, url: str, sha256: str | None = None, name: str | None = None) -> Path:
+        if url not in self.done:
+            path = download(url, self.folder, force=self.force, name=name)
+            if sha256 is not None:
+                got = sha256_of(path)
+                if got != sha256:
+                    path.unlink()
+                    raise ChecksumError(
+                        f"the download of {url} has sha256 {got}, expected {sha256} "
+                        f"(deleted {path}; a mirror that serves other bytes is not used)"
+                    )
+            self.done[url] = path
+        return self.done[url]
+
+
+def _from_download(f: DataFile, source: Download, target: Path, downloads: _Downloads) -> str:
+    archive = downloads.get(source.url, source.sha256)
+    try:
+        summary = _write_verified(f, target, partial(copy_member, archive, source.member))
+    except ChecksumError as err:
+        raise ChecksumError(
+            f"{err}. The existing file (if any) was left untouched; the download is "
+            f"{archive} (delete it, or pass --force, to download it again)."
+        ) from err
+    if source.member is None:  # the download is the file itself: no second copy
+        downloads.done.pop(source.url).unlink()
+    return summary
+
+
+def _from_parquet(f: DataFile, source: ParquetRows, target: Path, downloads: _Downloads) -> str:
+    require_pyarrow(f.relpath)  # before downloading hundreds of MB
+    # shards of different configurations share names: keep the folder in the name
+    shards = [downloads.get(url, name="-".join(url.split("/")[-2:])) for url in source.urls]
+    fill = partial(write_parquet_lines, shards, column=source.column, empty_row=source.empty_row)
+    return _write_verified(f, target, fill)
+
+
+def _fetch_file(f: DataFile, target: Path, downloads: _Downloads) -> tuple[str, Source]:
+    """Try ``f``'s sources in order; the first that gives a valid file wins.
+
+    Returns the check's summary and the source used. With one source its own error
+    propagates; with several, an error that lists each source's failure
+    (:class:`ChecksumError` when any delivered a wrong file, else :class:`DownloadError`).
+    """
+    failures: list[tuple[Source, Exception]] = []
+    for i, source in enumerate(f.sources):
+        try:
+            if isinstance(source, Download):
+                return _from_download(f, source, target, downloads), source
+            return _from_parquet(f, source, target, downloads), source
+        except (DownloadError, ChecksumError, ImportError) as err:
+            if len(f.sources) == 1:
+                raise
+            failures.append((source, err))
+            if i + 1 < len(f.sources):
+                print(f"  {f.relpath}: {source.label} failed; trying the next source")
+    wrong_file = any(isinstance(e, ChecksumError) for _, e in failures)
+    kind = ChecksumError if wrong_file else DownloadError
+    listed = " ".join(f"({n}) {s.label}: {e}" for n, (s, e) in enumerate(failures, 1))
+    raise kind(f"no source gave a valid {f.relpath}: {listed}")
+
+
 def fetch(
     names: Sequence[str] | None = None,
     *,
@@ -570,9 +561,10 @@ def fetch(
 ) -> None:
     """Download, extract and verify the datasets' files into the data directory.
 
-    Files already present and valid are skipped (unless ``force``). Each archive is
-    downloaded once into ``<data_dir>/_downloads/`` and reused for all its members.
-    A new copy replaces an existing file only after it passes its checksum (or its
+    Files already present and valid are skipped (unless ``force``). Each download is
+    kept in ``<data_dir>/_downloads/`` and reused for all its members (and by later
+    fetches). A file's sources are tried in order until one gives a valid file. A new
+    copy replaces an existing file only after it passes its checksum (or its
     structural check), so a good file is never replaced by a bad one.
 
     Args:
@@ -585,10 +577,10 @@ def fetch(
     Raises:
         ChecksumError: a downloaded file does not match (names file, expected, got).
         DownloadError: a URL could not be fetched (names the URL).
+        ImportError: a file's only source is parquet and pyarrow is missing.
     """
     root = _root(data_dir)
-    downloads = root / DOWNLOADS
-    fetched: dict[str, Path] = {}
+    downloads = _Downloads(root / DOWNLOADS, force, {})
     for ds in _select(names):
         print(f"{ds.name}: {ds.description}")
         for f in ds.files:
@@ -602,24 +594,13 @@ def fetch(
                 continue
             if status.state == "bad":
                 print(f"  {f.relpath}: present but invalid ({status.detail}); fetching again")
-            if f.url is None:
-                assert f.derive is not None, f"{f.relpath} has neither url nor derive"
+            if not f.sources:
+                assert f.derive is not None, f"{f.relpath} has neither a source nor derive"
                 summary = _write_verified(f, target, partial(_write_bytes, f.derive(root)))
                 print(f"  {f.relpath}: derived from the other files ({summary})")
                 continue
-            if f.url not in fetched:
-                fetched[f.url] = _download(f.url, downloads, force=force)
-            archive = fetched[f.url]
-            try:
-                summary = _write_verified(f, target, partial(_extract, archive, f.member))
-            except ChecksumError as err:
-                raise ChecksumError(
-                    f"{err}. The existing file (if any) was left untouched; the download "
-                    f"is {archive} (delete it, or pass --force, to download it again)."
-                ) from err
-            print(f"  {f.relpath}: fetched ({summary})")
-            if f.member is None:  # the download is the file itself: no second copy
-                fetched.pop(f.url).unlink()
+            summary, source = _fetch_file(f, target, downloads)
+            print(f"  {f.relpath}: fetched from {source.label} ({summary})")
 
 
 # ---------------------------------------------------------------------------
@@ -632,16 +613,30 @@ def _print_table(root: Path) -> None:
         print(f"\n{ds.name}: {ds.description}\n  licence: {ds.licence}")
         for f in ds.files:
             here = "present" if (root / f.relpath).is_file() else "missing"
-            src = f.url or "derived (the conversations in the tar not in train or test)"
+            labels = [s.label for s in f.sources] or [
+                "derived (the conversations in the tar not in train or test)"
+            ]
             paper = "  [paper profile only]" if f.paper_only else ""
-            print(f"  {f.relpath:40s} {here:8s} {src}{paper}")
+            print(f"  {f.relpath:40s} {here:8s} {labels[0]}{paper}")
+            for label in labels[1:]:
+                print(f"  {'':40s} {'':8s} or {label}")
+
+
+def _print_url_checks(statuses: Sequence[UrlStatus]) -> bool:
+    for s in statuses:
+        print(f"{'ok' if s.ok else 'FAILED':6s} {s.detail:40s} {s.url}")
+    failed = [s for s in statuses if not s.ok]
+    if failed:
+        print(f"{len(failed)} of {len(statuses)} source URLs did not answer", file=sys.stderr)
+    return not failed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m prismlib data {list,fetch,verify} [NAME ...]``.
+    """CLI: ``python -m prismlib data {list,fetch,verify,check-urls} [NAME ...]``.
 
     ``argv`` may start with ``"data"`` (it is skipped). Returns the exit status:
-    0 on success, 1 when a required file is missing/invalid or a fetch failed.
+    0 on success, 1 when a required file is missing/invalid, a fetch failed, or a
+    source URL did not answer.
     """
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["data"]:
@@ -649,13 +644,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m prismlib data", description="Fetch, verify and list the datasets."
     )
-    parser.add_argument("command", choices=["fetch", "verify", "list"])
+    parser.add_argument("command", choices=["fetch", "verify", "list", "check-urls"])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"datasets: {', '.join(DATASETS)}")
     parser.add_argument(
         "--data-dir", type=Path, default=None, help=f"default: ${ENV_VAR} or <repo>/data"
     )
     parser.add_argument("--force", action="store_true", help="fetch: download again even if valid")
     parser.add_argument("--paper", action="store_true", help="fetch: also the paper profile's large files")
+    parser.add_argument(
+        "--timeout", type=float, default=PROBE_TIMEOUT_S, help="check-urls: seconds per request"
+    )
     args = parser.parse_args(args_in)
     unknown = [n for n in args.names if n not in DATASETS]
     if unknown:
@@ -665,10 +663,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "list":
         _print_table(root)
         return 0
+    if args.command == "check-urls":
+        return 0 if _print_url_checks(check_urls(args.names or None, timeout=args.timeout)) else 1
     if args.command == "fetch":
         try:
             fetch(args.names or None, data_dir=root, force=args.force, paper=args.paper)
-        except (DownloadError, ChecksumError) as err:
+        except (DownloadError, ChecksumError, ImportError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
         return 0

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import re
 import tarfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import locate
+from .datadir import ChecksumError, locate
 
+DATASET = "swda"
 TAR_RELPATH = "swb1_dialogact_annot.tar.gz"
+CONVERSATIONS = 1155
+"""Conversations (``.utt`` files) in the canonical tar."""
 SPLITS = ("train", "val", "test")
 CONTINUATION = "+"
 
@@ -219,6 +222,11 @@ def conversation_members(tar_path: Path) -> dict[str, str]:
     return members
 
 
+def split_list_relpath(split: str) -> str:
+    """Data-dir relative path of a WS97 split list: ``swda_splits/ws97-train-convs.list``."""
+    return f"swda_splits/ws97-{split}-convs.list"
+
+
 def read_id_list(path: Path) -> list[str]:
     """Conversation ids of a split list, one a line (blank lines ignored)."""
     return [line.strip() for line in path.read_text().splitlines() if line.strip()]
@@ -234,12 +242,47 @@ def derive_validation_ids(root: Path) -> list[str]:
         sorted ids (21 for the real corpus).
     """
     in_tar = conversation_members(root / TAR_RELPATH)
-    listed = set(read_id_list(root / "swda_splits/ws97-train-convs.list"))
-    listed |= set(read_id_list(root / "swda_splits/ws97-test-convs.list"))
+    listed = set(read_id_list(root / split_list_relpath("train")))
+    listed |= set(read_id_list(root / split_list_relpath("test")))
     unknown = listed - set(in_tar)
     if unknown:
         raise ValueError(f"split lists name conversations not in the tar: {sorted(unknown)[:5]}")
     return sorted(set(in_tar) - listed)
+
+
+def validation_list(root: Path) -> bytes:
+    """The derived validation list's file content: one id a line (see
+    :func:`derive_validation_ids`)."""
+    return "".join(f"{cid}\n" for cid in derive_validation_ids(root)).encode()
+
+
+def check_archive(tar_path: Path) -> str:
+    """Structural check of the tar: :data:`CONVERSATIONS` ``.utt`` files.
+
+    Returns a one-line summary; raises :class:`ChecksumError` on another count.
+    """
+    n = len(conversation_members(tar_path))
+    if n != CONVERSATIONS:
+        raise ChecksumError(
+            f"{tar_path}: expected {CONVERSATIONS:,} conversations (.utt files), got {n}"
+        )
+    return f"{CONVERSATIONS:,} conversations"
+
+
+def check_id_list(expected: int) -> Callable[[Path], str]:
+    """A structural check of a split list: ``expected`` ids like ``sw2005``, one a line."""
+
+    def check(path: Path) -> str:
+        ids = read_id_list(path)
+        bad = [i for i in ids if not (i.startswith("sw") and i[2:].isdigit())]
+        if len(ids) != expected or bad:
+            raise ChecksumError(
+                f"{path}: expected {expected} conversation ids like 'sw2005', "
+                f"got {len(ids)} ({len(bad)} malformed)"
+            )
+        return f"{expected} conversation ids"
+
+    return check
 
 
 def load_conversations(conv_ids: Iterable[str] | None = None) -> list[Conversation]:
@@ -249,7 +292,7 @@ def load_conversations(conv_ids: Iterable[str] | None = None) -> list[Conversati
     Raises:
         KeyError: an id is not in the tar.
     """
-    path = locate(TAR_RELPATH)
+    path = locate(TAR_RELPATH, DATASET)
     members = conversation_members(path)
     ids = sorted(members) if conv_ids is None else list(conv_ids)
     missing = [c for c in ids if c not in members]
@@ -274,4 +317,4 @@ def load_swda(split: str) -> list[Conversation]:
     """
     if split not in SPLITS:
         raise ValueError(f"SWDA split must be one of {SPLITS}, got {split!r}")
-    return load_conversations(read_id_list(locate(f"swda_splits/ws97-{split}-convs.list")))
+    return load_conversations(read_id_list(locate(split_list_relpath(split), DATASET)))

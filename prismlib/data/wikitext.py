@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import locate
+from .datadir import ChecksumError, locate
 
 NAMES = ("wikitext103", "wikitext2")
 SPLITS = ("train", "valid", "test")
@@ -127,6 +127,17 @@ def count_articles(path: Path) -> int:
     return sum(1 for _ in split_articles(_read_lines(path)))
 
 
+def check_file(path: Path) -> str:
+    """Structural check of a WikiText file: at least one article title.
+
+    Returns ``"<n> articles"``; raises :class:`ChecksumError` when there is none.
+    """
+    n = count_articles(path)
+    if n == 0:
+        raise ChecksumError(f"{path}: no WikiText article title found")
+    return f"{n:,} articles"
+
+
 def load_wikitext(name: str, split: str) -> list[Article]:
     """Articles of ``name`` (``"wikitext103"`` raw or ``"wikitext2"`` tokenized) and
     ``split`` (``"train"``, ``"valid"``, ``"test"``), in file order.
@@ -135,4 +146,4 @@ def load_wikitext(name: str, split: str) -> list[Article]:
         e.g. 60 articles for either test split. (The offline copy has only the
         WikiText-103 test split and the WikiText-2 valid / test splits.)
     """
-    return list(split_articles(_read_lines(locate(wikitext_relpath(name, split)))))
+    return list(split_articles(_read_lines(locate(wikitext_relpath(name, split), name))))
