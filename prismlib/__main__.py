@@ -1,6 +1,7 @@
 """Command line: ``python -m prismlib data {fetch,verify,list} [NAME ...]``,
 ``python -m prismlib train [--profile P] [--executor E]`` and
-``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``."""
+``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]`` and
+``python -m prismlib report [--profile P] [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ commands:
   train [--profile P] [--executor inline|local|slurm] [--workers N] [--only EXP ...]
                             train the LSTM LMs of work B (notebooks 05-08) into the job cache
   reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
+  report [--profile P] [--out DIR]
+                            static HTML site of the executed notebooks, claims and manifest
+                            -> report/P/index.html; fails on a link that does not resolve
 """
 
 
@@ -36,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         from prismlib.reproduce import main as reproduce_main
 
         return reproduce_main(rest)
+    if command == "report":
+        from prismlib.report import main as report_main
+
+        return report_main(rest)
     print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 
