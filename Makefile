@@ -1,4 +1,5 @@
-# prism-companion: `make reproduce` regenerates every figure and table, `make test` runs the tests.
+# prism-companion: `make reproduce` regenerates every figure and table, `make test` runs the tests,
+# `make report` writes report/$(PROFILE)/index.html (the executed notebooks as a static site).
 #   PROFILE=smoke|cpu|paper   run profile (default cpu)
 #   EXECUTOR=local|inline|slurm  where the LSTM grid of notebooks 05-08 trains (default local:
 #                             one single-thread worker process per core)
@@ -18,7 +19,7 @@ export PRISMLIB_DATA
 
 PY := $(VENV)/bin/python
 
-.PHONY: all venv data reproduce test paired benchmark clean-results
+.PHONY: all venv data reproduce test report paired benchmark clean-results
 all: reproduce
 
 $(VENV)/.installed: pyproject.toml
@@ -41,6 +42,11 @@ reproduce: venv data
 test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q
 
+# static HTML site of results/$(PROFILE)/ (smoke without results/smoke/: the stored outputs of
+# notebooks/*.ipynb); fails when a link in it does not resolve
+report: venv
+	$(PY) -m prismlib report --profile $(PROFILE)
+
 # re-execute notebooks/*.ipynb in place on the smoke profile (the outputs nbval checks)
 paired: venv
 	$(PY) -m prismlib reproduce --paired
@@ -51,4 +57,4 @@ benchmark: venv
 	$(PY) benchmarks/prism.py
 
 clean-results:
-	rm -rf results/$(PROFILE) figures/$(PROFILE)
+	rm -rf results/$(PROFILE) figures/$(PROFILE) report/$(PROFILE)

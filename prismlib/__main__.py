@@ -1,7 +1,8 @@
 """Command line: ``python -m prismlib data {fetch,verify,list,check-urls} [NAME ...]``,
 ``python -m prismlib train [--profile P] [--executor E]``,
-``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]`` and
-``python -m prismlib plan [--profile P] [--measure]``."""
+``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``,
+``python -m prismlib plan [--profile P] [--measure]`` and
+``python -m prismlib report [--profile P] [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ commands:
   reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
   plan [--profile P] [--measure]
                             estimated jobs, GPU-hours, memory and disk per notebook
+  report [--profile P] [--out DIR]
+                            static HTML site of the executed notebooks, claims and manifest
+                            -> report/P/index.html; fails on a link that does not resolve
 """
 
 
@@ -47,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         from prismlib.reproduce import main as reproduce_main
 
         return reproduce_main(rest)
+    if command == "report":
+        from prismlib.report import main as report_main
+
+        return report_main(rest)
     print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -1,0 +1,119 @@
+"""The static report (prismlib.report): built from the stored smoke notebooks and from a
+results folder, every link resolving, and a broken link caught."""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from prismlib.claims import Claim, Test, save_claims
+from prismlib.paths import OUTPUT_ENV, project_root
+from prismlib.report import build_report, check_links, describe, external_links, main
+from prismlib.stats import Interval
+
+NOTEBOOKS = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def smoke_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The smoke report of the committed notebooks (an empty output root: no results/smoke/)."""
+    root = tmp_path_factory.mktemp("report")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(OUTPUT_ENV, str(root / "out"))
+        yield build_report("smoke", root / "site")
+
+
+def test_smoke_report_lists_every_notebook_and_its_links_resolve(smoke_site):
+    assert len(NOTEBOOKS) >= 8
+    site = smoke_site.parent
+    index = smoke_site.read_text()
+    for path in NOTEBOOKS:
+        title, _ = describe(nbformat.read(path, as_version=4))
+        assert f"href='{path.stem}.html'" in index and html.escape(title) in index
+        page = (site / f"{path.stem}.html").read_text()
+        assert "href=\"index.html\"" in page and "data:image/png;base64," in page  # figures embedded
+    assert "stored outputs" in index and "python -m prismlib reproduce --profile smoke" in index
+    assert index.count("<h3><a href=") == len(NOTEBOOKS)  # each notebook's own claims table
+    assert check_links(site) == []
+    assert all(link.startswith("https://") for link in external_links(site))
+
+
+def test_report_from_results_has_manifest_claims_and_figures(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(out))
+    results = out / "results" / "cpu"
+    results.mkdir(parents=True)
+    picked = [p for p in NOTEBOOKS if p.stem[:2] in ("05", "06")]
+    for p in picked:
+        shutil.copy(p, results / p.name)
+    manifest = {"profile": "cpu", "git_commit": "abc123", "device": "cpu: test", "seconds": {picked[0].stem: 12.5}}
+    (results / "manifest.json").write_text(json.dumps(manifest))
+    save_claims([Claim("05", "chrono moves the biases", "slide 5", (Test(Interval(1.0, 0.5, 1.5, 20)),))], "cpu")
+    figures = out / "figures" / "cpu"
+    for name in ("fig_x.png", "fig_x.pdf", "fig_x.csv"):
+        (figures / name).write_bytes(b"x")
+
+    index_path = build_report("cpu", tmp_path / "site")
+    site, index = index_path.parent, index_path.read_text()
+    assert sorted(p.name for p in site.glob("*.html")) == [f"{p.stem}.html" for p in picked] + ["index.html"]
+    assert "abc123" in index and "12.5 s" in index and "href='manifest.json'" in index
+    assert f"<a href='{picked[0].stem}.html'>05</a>" in index and "chrono moves the biases" in index
+    assert "href='figures/fig_x.pdf'" in index and "src='figures/fig_x.png'" in index
+    assert "Not executed on this profile: 01_spectral_filters" in index
+    assert check_links(site) == []
+    (site / "figures" / "fig_x.pdf").unlink()
+    assert check_links(site) == ["index.html: figures/fig_x.pdf (missing)"]
+    build_report("cpu", site)  # an earlier report is replaced
+    assert check_links(site) == []
+
+
+def test_check_links_reports_broken_links(tmp_path):
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "a b.png").write_bytes(b"x")
+    links = [
+        "#top", "page.html#top", "figures/a%20b.png", "https://example.org/x", "data:image/png;base64,AAAA",
+        "mailto:a@b.c", "missing.html#sec", "../outside.html", "/absolute.html",
+    ]  # fmt: skip
+    body = "".join(f"<a href='{link}'>x</a>" for link in links) + "<img src='figures/nope.png'>"
+    (tmp_path / "page.html").write_text(f"<html><body>{body}</body></html>")
+    assert check_links(tmp_path) == [
+        "page.html: missing.html#sec (missing)",
+        "page.html: ../outside.html (outside the site)",
+        "page.html: /absolute.html (absolute path)",
+        "page.html: figures/nope.png (missing)",
+    ]
+    assert external_links(tmp_path) == ["https://example.org/x"]
+
+
+def test_no_executed_notebooks_names_the_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="python -m prismlib reproduce --profile cpu"):
+        build_report("cpu", tmp_path / "site")
+    assert main(["--profile", "paper"]) == 1
+    assert "python -m prismlib reproduce --profile paper" in capsys.readouterr().err
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_report(tmp_path, monkeypatch):
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path / "out"))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep.txt").write_text("x")
+    with pytest.raises(FileExistsError, match="not a prismlib report"):
+        build_report("smoke", tmp_path / "mine")
+    assert (tmp_path / "mine" / "keep.txt").exists()
+
+
+def test_describe_takes_the_title_and_first_sentence():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell(
+            "# 09 · A title\n\n*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3). The rest\nof it.\n\nMore."
+        ),
+    ]
+    assert describe(nb) == ("09 · A title", "*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3).")
