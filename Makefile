@@ -3,6 +3,7 @@
 #   PROFILE=smoke|cpu|paper   run profile (default cpu)
 #   EXECUTOR=local|inline|slurm  where the LSTM grid of notebooks 05-08 trains (default local:
 #                             one single-thread worker process per core)
+#   PRISMLIB_DEVICE=cuda      run any profile on this device (smoke's is cpu); see prismlib/profiles.py
 #   PRISMLIB_DATA=DIR         where the datasets are (default: ../shared/data when that offline
 #                             copy exists beside the checkout, else ./data, filled by `make data`)
 #   TORCH=...                 torch requirement installed first (default the pinned CPU build;

@@ -1,8 +1,9 @@
 """Benchmark: training tokens/s of prismlib's LSTM LM, full vs adaptive softmax, vs a plain torch.nn.LSTM LM.
 
-    python benchmarks/lstm.py                 # cpu-profile sizes (3 layers 256/256/200)
-    python benchmarks/lstm.py --profile paper # 400 / 1150 / 1150 / 400 (use a GPU)
-    python benchmarks/lstm.py --threads 1     # torch CPU threads (the cpu profile trains with 1)
+    python benchmarks/lstm.py                         # cpu-profile sizes (3 layers 256/256/200)
+    python benchmarks/lstm.py --profile paper --device cuda   # 400 / 1150 / 1150 / 400 on a GPU
+    python benchmarks/lstm.py --threads 1             # torch CPU threads (the cpu profile trains with 1)
+    python benchmarks/lstm.py --profile smoke --steps 2       # a quick check
 
 Every model does the same training step on the same batch ``(batch, bptt)`` of word ids
 drawn from a Zipf law over the 10k vocabulary (rank r with probability ~ 1/(r + 1), so
@@ -13,26 +14,29 @@ prismlib is timed with the full softmax and with the adaptive softmax (the profi
 cutoffs, or 2000/6000), without and with the profile's regularisation, and with fixed
 biases (layer-wise, official). Each row also says how many fused ``aten::lstm`` calls one
 forward makes (one per layer = the fused kernel runs; a per-timestep Python loop would
-show ``aten::lstm_cell`` instead), and the last column the adaptive/full ratio of the
-same configuration.
+show ``aten::lstm_cell`` instead) and, on CUDA, how many of them ran cuDNN
+(``aten::_cudnn_rnn``, one per layer: fixed biases keep the model on cuDNN), and the last
+column the adaptive/full ratio of the same configuration. tokens/s is ``batch * bptt``
+over the minimum step time of ``--steps`` timed steps after two warm-up steps (CUDA
+events on a GPU).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import platform
-import time
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from prismlib.encode import resolve_device
+from prismlib.benchmark import benchmark_device, best_time, describe_device
 from prismlib.lstm import LSTMLM, RunSpec, build_model
 from prismlib.profiles import get_profile
 
 VOCAB = 10_000
+FUSED = "aten::lstm"
+CUDNN = "aten::_cudnn_rnn"
 
 
 class PlainLM(nn.Module):
@@ -66,8 +70,9 @@ def zipf_ids(shape: tuple[int, int], device: torch.device) -> Tensor:
     return torch.multinomial(p / p.sum(), shape[0] * shape[1], replacement=True, generator=gen).view(shape).to(device)
 
 
-def tokens_per_second(model: nn.Module, batch: int, bptt: int, steps: int, device: torch.device) -> tuple[float, int]:
-    """Training tokens/s over ``steps`` steps (after two warm-up steps) and ``aten::lstm`` calls per forward."""
+def tokens_per_second(model: nn.Module, batch: int, bptt: int, steps: int, device: torch.device) -> tuple[float, int, int]:
+    """Training tokens/s (best of ``steps`` steps after two warm-up steps) and the
+    ``aten::lstm`` and ``aten::_cudnn_rnn`` calls of one forward."""
     model.to(device).train()
     opt = torch.optim.SGD(model.parameters(), lr=1.0, weight_decay=1.2e-6)
     x = zipf_ids((batch, bptt + 1), device)
@@ -79,35 +84,28 @@ def tokens_per_second(model: nn.Module, batch: int, bptt: int, steps: int, devic
         nn.utils.clip_grad_norm_(model.parameters(), 0.25)
         opt.step()
 
-    for _ in range(2):
-        step()
+    seconds = best_time(step, steps, device, warmup=2)
     with torch.profiler.profile() as prof:
         model(x[:, :-1])
-    n_lstm = sum(e.name == "aten::lstm" for e in prof.events())
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return batch * bptt * steps / (time.perf_counter() - t0), n_lstm
+    names = [e.name for e in prof.events()]
+    return batch * bptt / seconds, names.count(FUSED), names.count(CUDNN)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", default="cpu", help="sizes of this profile's LSTM (smoke, cpu, paper)")
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps (the fastest counts)")
     parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--device", default="auto")
+    parser.add_argument("--device", default="auto", help="auto, cuda or cpu (no CUDA device: the CPU, said so)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     s = get_profile(args.profile).lstm
-    device = resolve_device(args.device)
+    device = benchmark_device(args.device)
+    on_cuda = device.type == "cuda"
     sizes = [s.hidden] * (s.layers - 1) + [s.emb]
-    print(f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
-    print(f"sizes {sizes}, emb {s.emb}, vocab {VOCAB}, batch {s.batch_size} x {s.bptt} tokens, {args.steps} steps\n")
+    print(describe_device(device) + (f", cuDNN {torch.backends.cudnn.version()}" if on_cuda else ""))
+    print(f"sizes {sizes}, emb {s.emb}, vocab {VOCAB}, batch {s.batch_size} x {s.bptt} tokens, best of {args.steps} steps\n")
     cutoffs = s.cutoffs or (2000, 6000)
     variants = {
         "no regularisation": (RunSpec(), dataclasses.replace(s, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)),
@@ -125,15 +123,20 @@ def main() -> None:
             results[f"prismlib, {name}, {output}"] = tokens_per_second(model, s.batch_size, s.bptt, args.steps, device)
     plain = results["plain nn.LSTM LM (full softmax)"][0]
     print(f"adaptive softmax cutoffs {cutoffs}\n")
-    print(f"{'model':56s} {'tokens/s':>10s} {'vs plain':>9s} {'aten::lstm':>11s} {'adaptive/full':>14s}")
-    for name, (tps, n_lstm) in results.items():
+    print(f"{'model':56s} {'tokens/s':>10s} {'vs plain':>9s} {FUSED:>11s} {'cuDNN':>6s} {'adaptive/full':>14s}")
+    for name, (tps, n_lstm, n_cudnn) in results.items():
         full = results.get(name.replace(", adaptive", ", full"))
         ratio = f"{tps / full[0]:14.2f}" if name.endswith("adaptive") and full else ""
-        print(f"{name:56s} {tps:10.0f} {tps / plain:9.2f} {n_lstm:11d} {ratio}")
-    bad = [name for name, (_, n) in results.items() if n != len(sizes)]
+        print(f"{name:56s} {tps:10.0f} {tps / plain:9.2f} {n_lstm:11d} {n_cudnn if on_cuda else '-':>6} {ratio}")
+    bad = [name for name, (_, n, _) in results.items() if n != len(sizes)]
     if bad:
-        raise SystemExit(f"not every layer ran the fused aten::lstm kernel in: {bad}")
-    print(f"\nevery model: {len(sizes)} fused aten::lstm calls per forward (one per layer)")
+        raise SystemExit(f"not every layer ran the fused {FUSED} kernel in: {bad}")
+    print(f"\nevery model: {len(sizes)} fused {FUSED} calls per forward (one per layer)")
+    if on_cuda:
+        off = [name for name, (_, _, n) in results.items() if n != len(sizes)]
+        if off:
+            raise SystemExit(f"not every layer ran cuDNN ({CUDNN}) in: {off}")
+        print(f"every model, fixed biases included: {len(sizes)} cuDNN calls ({CUDNN}) per forward")
 
 
 if __name__ == "__main__":

@@ -1,64 +1,50 @@
 """Benchmark: the prism layer's share of one MLM training step of a bert-base-shaped model.
 
-    python benchmarks/prism.py                      # CUDA if available: batch 8 x 512, bert-base shape
-    python benchmarks/prism.py --batch 1 --repeats 2   # a quick look on a CPU
+    python benchmarks/prism.py                               # CUDA if available: batch 8 x 512, bert-base shape
+    python benchmarks/prism.py --batch 1 --length 64 --layers 2 --repeats 2   # a quick look on a CPU
 
 A ``BertForMaskedLM`` with bert-base's shape (12 layers, hidden 768, 12 heads, vocab
 28996) and random weights is timed for one training step (forward, MLM loss at 15%
 of the positions, backward, Adam step), without and with a prism layer after the last
-layer; separately the prism layer's own forward + backward on a ``(batch, 512, 768)``
+layer; separately the prism layer's own forward + backward on a ``(batch, length, 768)``
 input.  The share is ``(step with prism - step without) / step with prism`` and, as a
 check, ``prism alone / step with prism``.  The goal of the issue is at most 3%.
 On CUDA the step runs under bfloat16 autocast (the prism layer itself in float32), as
-``prismlib.mlm.train_mlm`` does.
+``prismlib.mlm.train_mlm`` does.  Each time is the minimum over ``--repeats`` runs after
+two warm-up runs (CUDA events on a GPU).
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
-import time
 
 import torch
 
+from prismlib.benchmark import benchmark_device, best_time, describe_device
 from prismlib.mlm import mlm_loss
 from prismlib.prism import PrismLayer, attach_prism
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def time_it(fn, device: torch.device, repeats: int, warmup: int = 2) -> float:
-    """Median seconds of ``fn()`` over ``repeats`` runs after ``warmup`` runs."""
-    for _ in range(warmup):
-        fn()
-    _sync(device)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        _sync(device)
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--length", type=int, default=512)
+    parser.add_argument("--layers", type=int, default=12, help="encoder layers (12 = bert-base; fewer for a quick look)")
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--device", default="auto", help="auto, cuda or cpu (no CUDA device: the CPU, said so)")
     args = parser.parse_args()
     from transformers import BertConfig, BertForMaskedLM
 
-    device = torch.device(args.device)
+    device = benchmark_device(args.device)
     amp = device.type == "cuda"
-    name = torch.cuda.get_device_name(device) if amp else f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
-    print(f"torch {torch.__version__}, {name}; batch {args.batch} x {args.length}, bert-base shape, random weights")
+    print(describe_device(device))
+    print(f"batch {args.batch} x {args.length}, bert-base shape with {args.layers} layers, random weights"
+          f"{', bfloat16 autocast' if amp else ''}")
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=28996, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
+    cfg = BertConfig(
+        vocab_size=28996, hidden_size=768, num_hidden_layers=args.layers, num_attention_heads=12,
+        intermediate_size=3072, max_position_embeddings=max(512, args.length),
+    )  # fmt: skip
     model = BertForMaskedLM(cfg).to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     ids = torch.randint(1000, 28000, (args.batch, args.length), device=device)
@@ -72,19 +58,15 @@ def main() -> None:
         loss.backward()
         opt.step()
 
-    plain = time_it(step, device, args.repeats)
+    plain = best_time(step, args.repeats, device, warmup=2)
     handle = attach_prism(model, "last")
-    with_prism = time_it(step, device, args.repeats)
+    with_prism = best_time(step, args.repeats, device, warmup=2)
     handle.detach()
 
     layer = PrismLayer(768)
     h = torch.randn(args.batch, args.length, 768, device=device, requires_grad=True)
     g = torch.randn_like(h)
-
-    def prism_alone() -> None:
-        layer(h, mask).backward(g)
-
-    alone = time_it(prism_alone, device, args.repeats)
+    alone = best_time(lambda: layer(h, mask).backward(g), args.repeats, device, warmup=2)
     print(f"training step without prism: {plain * 1e3:9.2f} ms")
     print(f"training step with prism:    {with_prism * 1e3:9.2f} ms")
     print(f"prism layer fwd + bwd alone: {alone * 1e3:9.2f} ms")

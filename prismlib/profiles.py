@@ -4,14 +4,22 @@ seed in one place.
 Notebooks take a ``profile`` parameter (papermill) whose default comes from the
 environment variable ``PRISMLIB_PROFILE`` (``cpu`` when unset), so nbval can run the
 notebooks on the ``smoke`` profile while ``make reproduce`` runs ``cpu``.
+
+``PRISMLIB_DEVICE`` (``auto``, ``cpu``, ``cuda`` or ``cuda:<i>``), when set, replaces the
+device of whichever profile :func:`get_profile` returns, e.g. to run the ``smoke``
+profile (device ``cpu``) on a GPU: ``PRISMLIB_DEVICE=cuda python -m prismlib reproduce
+--profile smoke``.  Every notebook and ``python -m prismlib train`` read the device from
+the profile.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 
 PROFILE_ENV = "PRISMLIB_PROFILE"
+DEVICE_ENV = "PRISMLIB_DEVICE"
 DEFAULT_PROFILE = "cpu"
 
 
@@ -506,8 +514,16 @@ PROFILES["dryrun"] = dry_run(PROFILES["paper"])
 
 
 def get_profile(name: str | None = None) -> Profile:
-    """The profile called ``name``; ``None`` reads ``$PRISMLIB_PROFILE`` (default ``cpu``)."""
+    """The profile called ``name``; ``None`` reads ``$PRISMLIB_PROFILE`` (default ``cpu``).
+
+    Its device is ``$PRISMLIB_DEVICE`` when that is set (see the module docstring).
+    """
     name = name or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
     if name not in PROFILES:
         raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)} (PROFILE=... or {PROFILE_ENV})")
-    return PROFILES[name]
+    device = os.environ.get(DEVICE_ENV)
+    if not device:
+        return PROFILES[name]
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
+        raise ValueError(f"{DEVICE_ENV}={device!r} is not a device; use auto, cpu, cuda or cuda:<index>")
+    return replace(PROFILES[name], device=device)

@@ -88,6 +88,7 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
             "profile": prof.name,
             "git_commit": _git_commit(),
             "device": _device(),
+            "profile_device": prof.device,  # the profile's, or $PRISMLIB_DEVICE's
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "packages": _versions(),
             "data_dir": os.environ.get("PRISMLIB_DATA"),

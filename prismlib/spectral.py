@@ -17,6 +17,12 @@ two full transforms, is exact up to float rounding, and differentiates through p
 matrix products.  The thin matrices are cached per (length, band, dtype, device).
 For :func:`dct` and :func:`idct` themselves the full matrix is used up to
 ``FFT_THRESHOLD`` tokens and Makhoul's FFT algorithm beyond.
+
+Every path takes float16 and bfloat16 input and returns that dtype.  The matrix
+products run in the input's dtype (with the float64 matrices rounded to it); the FFT
+path computes in float32 and rounds back, since ``torch.fft`` has no bfloat16 and only
+partial float16 support (CUDA, powers of two).  Either way the error is a few units of
+the dtype's ``eps`` times the input's scale.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ FFT_THRESHOLD = 2048
 """Above this length :func:`dct`/:func:`idct` use the FFT instead of a dense matrix."""
 
 Norm = Literal["ortho", "eq1"]
+
+_FFT_DTYPE = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
+"""Working dtype of the FFT path for the input dtypes ``torch.fft`` cannot take."""
 
 
 # --------------------------------------------------------------------------- checks
@@ -118,6 +127,8 @@ def _scale(n: int, norm: Norm, dtype: torch.dtype, device: torch.device) -> Tens
 
 def _dct_fft_last(x: Tensor) -> Tensor:
     """Orthonormal DCT-II along the last axis via one FFT of length n (Makhoul, 1980)."""
+    if x.dtype in _FFT_DTYPE:
+        return _dct_fft_last(x.to(_FFT_DTYPE[x.dtype])).to(x.dtype)
     n = x.shape[-1]
     v = torch.cat([x[..., ::2], x[..., 1::2].flip(-1)], dim=-1)
     spec = torch.fft.fft(v, dim=-1)
@@ -130,6 +141,8 @@ def _dct_fft_last(x: Tensor) -> Tensor:
 
 def _idct_fft_last(y: Tensor) -> Tensor:
     """Inverse of :func:`_dct_fft_last` (orthonormal DCT-III) along the last axis."""
+    if y.dtype in _FFT_DTYPE:
+        return _idct_fft_last(y.to(_FFT_DTYPE[y.dtype])).to(y.dtype)
     n = y.shape[-1]
     k = torch.arange(n, dtype=y.dtype, device=y.device)
     y = y * math.sqrt(n / 2.0)
@@ -157,7 +170,8 @@ def dct(x: Tensor, dim: int = -1, norm: Norm = "ortho") -> Tensor:
             Eq. 1, ``f_k = sum_n x_n cos(pi/N (n + 1/2) k)``, which is half of scipy's
             ``norm=None`` (scipy and torch-dct include a factor of 2).
 
-    Differentiable; works on CPU and CUDA, float32 and float64.
+    Differentiable; works on CPU and CUDA, in float64, float32, float16 and bfloat16
+    (the output has the input's dtype; see the module docstring for the precision).
     """
     _check_tensor(x, check_finite=False)
     d = _norm_dim(x, dim)

@@ -32,6 +32,20 @@ def test_profiles_from_name_and_environment(monkeypatch):
     assert get_profile("dryrun").encoder == "bert-base-cased-dryrun"
 
 
+def test_device_override_from_environment(monkeypatch):
+    monkeypatch.delenv("PRISMLIB_DEVICE", raising=False)
+    assert get_profile("smoke").device == "cpu"
+    monkeypatch.setenv("PRISMLIB_DEVICE", "cuda")
+    smoke = get_profile("smoke")
+    assert smoke.device == "cuda" and smoke.lstm == PROFILES["smoke"].lstm
+    assert PROFILES["smoke"].device == "cpu"  # the table itself is unchanged
+    monkeypatch.setenv("PRISMLIB_DEVICE", "cuda:1")
+    assert get_profile("paper").device == "cuda:1"
+    monkeypatch.setenv("PRISMLIB_DEVICE", "gpu")
+    with pytest.raises(ValueError, match="PRISMLIB_DEVICE='gpu' is not a device"):
+        get_profile("smoke")
+
+
 def test_save_figure_and_table_write_both_formats(tmp_path, monkeypatch):
     monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
     fig, ax = plt.subplots()

@@ -239,6 +239,89 @@ def test_float32_agrees_with_float64():
         torch.testing.assert_close(band_pass(x.float(), b).double(), band_pass(x, b), atol=1e-5, rtol=1e-4)
 
 
+# ------------------------------------------------------------------ float16 and bfloat16
+
+HALF_DTYPES = st.sampled_from([torch.float16, torch.bfloat16])
+# the matrix path, its last length, and the FFT path (odd and power-of-two lengths)
+DCT_LENGTHS = st.one_of(
+    st.integers(1, 80), st.sampled_from([spectral.FFT_THRESHOLD, spectral.FFT_THRESHOLD + 2, 4096])
+)
+
+
+def assert_close_to_float32(got: torch.Tensor, ref: torch.Tensor, x: torch.Tensor) -> None:
+    """``got`` matches the float32 ``ref`` up to a few roundings of ``x``'s (half) dtype.
+
+    Every output is a sum of orthonormal products, so its rounding error is a few units
+    of ``eps`` times the input's scale (measured: at most ~2 eps times the input's rms).
+    """
+    scale = x.float().pow(2).mean().sqrt().item() if x.numel() else 0.0
+    atol = 8 * torch.finfo(x.dtype).eps * max(scale, 1e-3)
+    torch.testing.assert_close(got.float(), ref, atol=atol, rtol=0)
+
+
+@SETTINGS
+@given(DCT_LENGTHS, st.integers(1, 3), HALF_DTYPES, st.sampled_from(["ortho", "eq1"]), st.integers(0, 2**31 - 1))
+def test_dct_and_idct_take_half_and_bfloat16_on_every_path(n, rows, dtype, norm, seed):
+    x = torch.randn(rows, n, generator=torch.Generator().manual_seed(seed)).to(dtype)
+    for fn in (dct, idct):
+        got = fn(x, norm=norm)
+        assert got.dtype == dtype and got.shape == x.shape
+        unit = 1.0 if norm == "ortho" else math.sqrt(n)  # eq1 scales coefficients by up to sqrt(n)
+        ref = fn(x.float(), norm=norm)
+        if fn is dct:
+            assert_close_to_float32(got / unit, ref / unit, x)
+        else:
+            assert_close_to_float32(got * unit, ref * unit, x)
+
+
+@SETTINGS
+@given(sequences(), HALF_DTYPES)
+def test_band_filters_take_half_and_bfloat16(data, dtype):
+    x64, band = data
+    x = x64.to(dtype)
+    got = band_pass(x, band)
+    assert got.dtype == dtype
+    assert_close_to_float32(got, band_pass(x.float(), band), x)
+    parts = [band_pass(x, b) for b in allocate_bands(x.shape[0])]
+    assert_close_to_float32(sum(p.float() for p in parts), x.float(), x)
+    assert_close_to_float32(low_pass(x, band.hi), low_pass(x.float(), band.hi), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_five_bands_above_the_fft_threshold_in_half(dtype):
+    n = spectral.FFT_THRESHOLD + 2
+    x = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(1)).to(dtype)
+    lengths = [n, n - 7]
+    for b in allocate_bands(n):
+        got = band_pass(x, b)
+        assert got.dtype == dtype
+        assert_close_to_float32(got, band_pass(x.float(), b), x)
+    for name in ("LOW", "HIGH"):
+        bands = bands_for_lengths(lengths, name)
+        got = band_pass(x, bands, lengths=lengths)
+        assert_close_to_float32(got, band_pass(x.float(), bands, lengths=lengths), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("n", [40, spectral.FFT_THRESHOLD + 2])
+def test_gradients_flow_in_half_and_bfloat16(dtype, n):
+    gen = torch.Generator().manual_seed(n)
+    x = torch.randn(2, n, generator=gen).to(dtype)
+    g = torch.randn(2, n, generator=gen).to(dtype)
+    fns = {
+        "dct": lambda v: dct(v),
+        "idct eq1": lambda v: idct(v, norm="eq1") / math.sqrt(n),
+        "band_pass": lambda v: band_pass(v, allocate_bands(n)[2], dim=-1),
+    }
+    for name, fn in fns.items():
+        leaf = x.clone().requires_grad_(True)
+        fn(leaf).backward(g)
+        ref = x.float().requires_grad_(True)
+        fn(ref).backward(g.float())
+        assert leaf.grad.dtype == dtype, name
+        assert_close_to_float32(leaf.grad, ref.grad, g)
+
+
 # ------------------------------------------------------------------ errors
 
 
