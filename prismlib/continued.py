@@ -362,7 +362,8 @@ def section4_models(
     data = section4_data(profile, corpus, load_mlm_tokenizer(profile.encoder), dev, progress)
     jobs = arm_jobs(profile, data, trained)
     workers = 1 if dev.type == "cuda" else max(1, len(jobs))
-    run_missing(jobs, executor, workers, device=str(dev), data=data, slurm=slurm)
+    # the device as named, not as resolved here: a SLURM job resolves ``auto`` on its own node
+    run_missing(jobs, executor, workers, device=device or profile.device, data=data, slurm=slurm)
     models = {}
     for arm in arms:
         job = ArmJob(arm, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())

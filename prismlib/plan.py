@@ -197,6 +197,10 @@ def works(profile: Profile) -> list[Work]:
         out.append(Work(notebook, f"{len(specs)} LSTM LMs x {S.epochs} epochs", "lstm", len(specs) * job_flops, jobs=len(specs),
                         memory=16 * params + 12 * S.batch_size * (S.bptt + 20) * S.hidden * S.layers * BYTES,
                         disk=len(specs) * 4 * params * BYTES))  # fmt: skip
+    memory_models = len(experiment("memory", profile))
+    ablations = memory_models * S.memory_contexts * S.context * (S.memory_warmup + S.context)
+    out.append(Work("08_memory_ablation", f"cell-state ablation: {memory_models} models x {S.memory_contexts} contexts", "lstm",
+                    ablations * per_token))  # fmt: skip
     return out
 
 
@@ -287,5 +291,5 @@ def main(argv: Sequence[str]) -> int:
     rates = ASSUMED_TFLOPS | (tflops or {})
     print(f"profile {profile.name}: encoder {profile.encoder}, data {profile.data}")
     print("sustained TFLOP/s " + source + ": " + ", ".join(f"{k} {v:.3g}" for k, v in rates.items()))
-    print(plan(profile, tflops).to_markdown(index=False, floatfmt=".3g"))
+    print(plan(profile, tflops).to_markdown(index=False, floatfmt=("", "", ".3g", ".2f", ".2f", ".1f")))
     return 0

@@ -472,7 +472,8 @@ PROFILES: dict[str, Profile] = {
 DRY_RUN_SIZES: dict[str, frozenset[str]] = {
     "profile": frozenset({"name", "encoder"}),
     "spectral": frozenset({"timing_lengths", "timing_batch", "timing_repeats"}),
-    "lstm": frozenset({"emb", "hidden", "epochs", "steps_per_epoch", "seeds", "bootstrap", "memory_contexts", "nonmono"}),
+    "lstm": frozenset({"emb", "hidden", "epochs", "steps_per_epoch", "valid_tokens", "test_tokens", "seeds", "bootstrap",
+                       "memory_contexts", "nonmono"}),  # fmt: skip
     "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
     "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
 }
@@ -495,8 +496,8 @@ def dry_run(paper: Profile) -> Profile:
         name="dryrun",
         encoder="bert-base-cased-dryrun",
         spectral=replace(paper.spectral, timing_lengths=(64, 2048), timing_batch=1, timing_repeats=1),
-        lstm=replace(paper.lstm, emb=16, hidden=32, epochs=3, steps_per_epoch=3, seeds=(0,), bootstrap=100,
-                     memory_contexts=8, nonmono=1),  # fmt: skip
+        lstm=replace(paper.lstm, emb=16, hidden=32, epochs=3, steps_per_epoch=3, valid_tokens=2000, test_tokens=4000,
+                     seeds=(0,), bootstrap=100, memory_contexts=8, nonmono=1),  # fmt: skip
         probe=replace(
             paper.probe,
             sizes={"pos": tiny, "swda": tiny, "topic": replace(tiny, train=12, val=4, test=6, positions=8),
