@@ -193,3 +193,26 @@ def ratio_difference(
 def ratio(num: np.ndarray, den: np.ndarray) -> float:
     """``sum num / sum den`` (the point estimate the intervals above are centred on)."""
     return float(np.sum(num) / np.sum(den))
+
+
+def welch_difference(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL) -> Interval:
+    """Mean of ``a`` minus mean of ``b``, two independent samples (e.g. a quantity of
+    probes trained with different seeds on two tasks), with Welch's t interval.
+
+    For a statistic with no test set to resample (a learned parameter), the noise that
+    remains is training noise: the spread over independent runs. ``units`` is the smaller
+    sample size; with a handful of runs the interval is wide, as it should be.
+
+    Raises:
+        ValueError: a sample has fewer than two values, or both have zero variance.
+    """
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if len(x) < 2 or len(y) < 2:
+        raise ValueError(f"Welch's interval needs at least two runs per sample, got {len(x)} and {len(y)}")
+    va, vb = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    effect = float(x.mean() - y.mean())
+    if va + vb == 0:
+        raise ValueError("both samples have zero variance: no interval; use more runs or another statistic")
+    df = (va + vb) ** 2 / (va**2 / (len(x) - 1) + vb**2 / (len(y) - 1))
+    half = float(_scipy_stats.t.ppf(0.5 + level / 2, df) * np.sqrt(va + vb))
+    return Interval(effect, effect - half, effect + half, min(len(x), len(y)), level)

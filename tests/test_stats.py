@@ -85,3 +85,17 @@ def test_non_finite_statistics_are_errors_not_narrow_intervals():
         ratio_difference(np.array([1.0, 1.0, 1.0]), np.ones(3), np.array([1.0, 0.0, 0.0]), n_boot=200)
     with pytest.raises(ValueError, match="finite effect"):
         ratio_difference(np.ones(3), np.ones(3), np.zeros(3))
+
+
+def test_welch_difference_matches_scipy_and_refuses_single_runs():
+    from scipy import stats as sps
+
+    from prismlib.stats import welch_difference
+
+    a, b = [1.0, 1.4, 1.1, 0.9], [0.2, 0.5, 0.1]
+    iv = welch_difference(a, b)
+    ref = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert iv.effect == pytest.approx(np.mean(a) - np.mean(b))
+    assert (iv.low, iv.high) == (pytest.approx(ref.low), pytest.approx(ref.high)) and iv.units == 3
+    with pytest.raises(ValueError, match="two runs"):
+        welch_difference([1.0], b)
