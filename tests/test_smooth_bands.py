@@ -11,6 +11,7 @@ import scipy.stats
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_spectral import sequences  # (length, hidden) float64 and a band that fits
 
 from prismlib import spectral
 from prismlib.spectral import (
@@ -26,18 +27,6 @@ from prismlib.spectral import (
 SETTINGS = settings(max_examples=30, deadline=None)
 SHAPES = st.sampled_from(spectral.SMOOTH_SHAPES)
 WIDTHS = st.floats(0.02, 1.5)
-
-
-@st.composite
-def sequences(draw, min_len: int = 5, max_len: int = 80):
-    """A float64 tensor (length, hidden) and a band that fits it."""
-    n = draw(st.integers(min_len, max_len))
-    h = draw(st.integers(1, 3))
-    seed = draw(st.integers(0, 2**31 - 1))
-    x = torch.randn(n, h, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    lo = draw(st.integers(0, n - 1))
-    hi = draw(st.integers(lo + 1, n))
-    return x, Band("b", lo, hi)
 
 
 def reference(x: np.ndarray, gain: np.ndarray, axis: int = 0) -> np.ndarray:
