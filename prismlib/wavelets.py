@@ -159,39 +159,50 @@ def haar_bands_for_lengths(
 # --------------------------------------------------------------------------- computation
 
 
-def _approximations(x: Tensor, d: int, lengths: list[int] | None, levels: int) -> Iterator[Tensor]:
-    """Yield ``a_0, ..., a_levels`` of ``x`` along axis ``d``, each of ``x``'s shape.
+def _approximations(
+    x: Tensor, d: int, lengths: list[int] | None, levels: int, keep: set[int] | None = None
+) -> Iterator[tuple[int, Tensor]]:
+    """Yield ``(j, a_j)`` for ``j = 0 .. levels`` (only those in ``keep`` when given), each
+    ``a_j`` of ``x``'s shape along axis ``d``.
 
     With ``lengths`` (one per row of axis 0) every row uses its own truncated blocks and
     its padding is zero in every ``a_j``; ``a_0`` is ``x`` with its padding zeroed.
     """
     n = x.shape[d]
-    xt = x.movedim(d, -1)  # tokens last
-    # counts[..., m]: real positions in block m; shape (n,) or (batch, 1, ..., 1, n)
+    last = d == x.ndim - 1
+    xt = x.unsqueeze(-1) if last else x.movedim(d, -2)  # (..., n, h): whole rows of features
+
+    def back(t: Tensor) -> Tensor:
+        return t.squeeze(-1) if last else t.movedim(-2, d)
+
+    # counts[..., m, 1]: real positions in block m, of shape (n, 1) or (batch, 1, ..., 1, n, 1)
     pos = torch.arange(n, device=x.device)
-    if lengths is None:
-        real = None
-        counts = torch.ones(n, dtype=torch.int64, device=x.device)
+    real = None
+    if lengths is None or min(lengths) == n:
+        counts = torch.ones(n, 1, dtype=torch.int64, device=x.device)
     else:
         lens = torch.tensor(lengths, device=x.device).view(-1, *([1] * (xt.ndim - 1)))
-        real = pos < lens
+        real = pos[:, None] < lens
         xt = torch.where(real, xt, torch.zeros((), dtype=x.dtype, device=x.device))
         counts = real.to(torch.int64)
-    yield xt.movedim(-1, d)
+    if keep is None or 0 in keep:
+        yield 0, back(xt)
     means = xt
     for j in range(1, levels + 1):
-        if means.shape[-1] % 2:
-            means = torch.nn.functional.pad(means, (0, 1))
-            counts = torch.nn.functional.pad(counts, (0, 1))
-        pairs = counts.unflatten(-1, (-1, 2))
-        merged = pairs.sum(-1)
-        weights = (pairs.double() / merged.clamp(min=1)[..., None]).to(x.dtype)  # 0/0 -> 0 for empty blocks
-        means = (means.unflatten(-1, (-1, 2)) * weights).sum(-1)
+        if means.shape[-2] % 2:
+            means = torch.nn.functional.pad(means, (0, 0, 0, 1))
+            counts = torch.nn.functional.pad(counts, (0, 0, 0, 1))
+        pairs = counts.unflatten(-2, (-1, 2))  # (..., m, 2, 1)
+        merged = pairs.sum(-2)
+        weights = (pairs.double() / merged.clamp(min=1).unsqueeze(-2)).to(x.dtype)  # 0/0 -> 0: empty blocks
+        means = (means.unflatten(-2, (-1, 2)) * weights).sum(-2)
         counts = merged
-        expanded = means.index_select(-1, pos >> j)
+        if keep is not None and j not in keep:
+            continue
+        expanded = means.index_select(-2, pos >> j)
         if real is not None:
             expanded = torch.where(real, expanded, torch.zeros((), dtype=x.dtype, device=x.device))
-        yield expanded.movedim(-1, d)
+        yield j, back(expanded)
 
 
 def _prepare(x: Tensor, dim: int, lengths, check_finite: bool) -> tuple[int, list[int] | None]:
@@ -242,7 +253,7 @@ def haar_levels(
             f"levels must be an integer in 0..{depth} for a length of {n} "
             f"(after ceil(log2 {n}) = {depth} levels one block covers the sequence), got {levels!r}"
         )
-    approx = list(_approximations(x, d, rows, levels))
+    approx = [a for _, a in _approximations(x, d, rows, levels)]
     return [fine - coarse for fine, coarse in zip(approx, approx[1:])] + [approx[-1]]
 
 
@@ -293,8 +304,7 @@ def haar_band_pass(
     shape = [1] * x.ndim
     shape[0] = -1 if per_row else 1
     out = None
-    for j, a in enumerate(_approximations(x, d, rows, used[-1])):
-        if j in used:
-            term = a * sign[:, j].to(dtype=x.dtype, device=x.device).view(shape)
-            out = term if out is None else out + term
+    for j, a in _approximations(x, d, rows, used[-1], keep=set(used)):
+        term = a * sign[:, j].to(dtype=x.dtype, device=x.device).view(shape)
+        out = term if out is None else out + term
     return out
