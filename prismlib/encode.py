@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 
 from prismlib.paths import cache_dir, locked
+from prismlib.spectral import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
 
 
 def _minilm_path() -> str:
@@ -176,6 +177,40 @@ def hidden_states(encoder: Encoder, input_ids: list[int], layer: int = -1) -> Te
 CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH")
 """The six probing conditions of Fig. 4: the unfiltered features and the five bands."""
 
+SMOOTH_CONDITIONS: tuple[str, ...] = tuple(f"smooth:{band}" for band in CONDITIONS[1:])
+"""The five bands with smooth edges (:func:`prismlib.spectral.smooth_band_pass`, edges of
+:data:`SMOOTH_WIDTH` octaves shaped :data:`SMOOTH_SHAPE`); they sum back to ``ORIG``."""
+
+HAAR_CONDITIONS: tuple[str, ...] = tuple(f"haar:{band}" for band in CONDITIONS[1:])
+"""The Haar wavelet levels grouped into the five bands (:func:`prismlib.wavelets.haar_bands`)."""
+
+SMOOTH_WIDTH: float = _SPECTRAL_SMOOTH_WIDTH
+"""Edge width (octaves of DCT index) of the ``smooth:`` conditions; part of the cache key."""
+
+SMOOTH_SHAPE: str = "gaussian"
+"""Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``); part of the cache key."""
+
+
+def parse_condition(name: str) -> tuple[str, str]:
+    """``"ORIG"`` -> ``("orig", "ORIG")``, ``"MID"`` -> ``("brick", "MID")``,
+    ``"smooth:MID"`` -> ``("smooth", "MID")``, ``"haar:MID"`` -> ``("haar", "MID")``.
+
+    Takes a name without its ``|inside`` / ``|outside`` placement (see :func:`placement`).
+
+    Raises:
+        ValueError: an unknown name, listing the accepted forms.
+    """
+    family, _, band = name.rpartition(":")
+    if name == "ORIG":
+        return "orig", name
+    if family in ("", "smooth", "haar") and band in CONDITIONS[1:]:
+        return family or "brick", band
+    raise ValueError(
+        f"unknown condition {name!r}; accepted: 'ORIG', a band {CONDITIONS[1:]} (brick-wall), "
+        "'smooth:<band>' (smooth edges, e.g. 'smooth:LOW') or 'haar:<band>' (Haar wavelet levels, "
+        "e.g. 'haar:LOW'), each optionally followed by '|inside' or '|outside'"
+    )
+
 
 @dataclass
 class Features:
@@ -239,21 +274,29 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
     Args:
         h: ``(batch, length, hidden)`` hidden states.
         lengths: real length of each row (the bands of ``allocate_bands(length)``).
-        conditions: names from :data:`CONDITIONS`.
+        conditions: names from :data:`CONDITIONS`, :data:`SMOOTH_CONDITIONS` or
+            :data:`HAAR_CONDITIONS` (see :func:`parse_condition`).
 
     Returns:
         condition -> ``(batch, length, hidden)``; padding positions are zero for the bands.
     """
-    from prismlib.spectral import band_pass, bands_for_lengths
+    from prismlib.spectral import band_pass, bands_for_lengths, smooth_band_pass
+    from prismlib.wavelets import haar_band_pass, haar_bands_for_lengths
 
     out = {}
     for name in conditions:
-        if name == "ORIG":
+        family, band = parse_condition(name)
+        if family == "orig":
             out[name] = h
-        elif name in CONDITIONS:
-            out[name] = band_pass(h, bands_for_lengths(lengths, name), lengths=lengths, check_finite=False)
+        elif family == "brick":
+            out[name] = band_pass(h, bands_for_lengths(lengths, band), lengths=lengths, check_finite=False)
+        elif family == "smooth":
+            out[name] = smooth_band_pass(
+                h, bands_for_lengths(lengths, band), lengths=lengths, width=SMOOTH_WIDTH, shape=SMOOTH_SHAPE,
+                check_finite=False,
+            )
         else:
-            raise ValueError(f"unknown condition {name!r}; choose from {CONDITIONS}")
+            out[name] = haar_band_pass(h, haar_bands_for_lengths(lengths, band), lengths=lengths, check_finite=False)
     return out
 
 
@@ -319,6 +362,8 @@ def encode_windows(
     from tqdm.auto import tqdm
 
     placements = {c: placement(c, specials) for conds in layers.values() for c in conds}
+    for base, _ in placements.values():
+        parse_condition(base)  # an unknown name fails before the encoder runs
     picks = sample_positions(windows, positions, seed)
     order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
     parts: dict[int, dict[str, list]] = {layer: {c: [] for c in conds} for layer, conds in layers.items()}
@@ -362,7 +407,10 @@ _FEATURES_VERSION = "v2"  # v2: weights renormalised after sampling, unit ids, p
 
 
 def _digest(windows, positions: int, seed: int, conditions: tuple[str, ...], specials: str = "inside") -> str:
-    h = hashlib.sha256(f"{_FEATURES_VERSION}|{positions}|{seed}|{specials}|{','.join(conditions)}".encode())
+    key = f"{_FEATURES_VERSION}|{positions}|{seed}|{specials}|{','.join(conditions)}"
+    if any(c.startswith("smooth:") for c in conditions):  # only then: older keys stay valid
+        key += f"|smooth={SMOOTH_SHAPE}:{SMOOTH_WIDTH!r}"
+    h = hashlib.sha256(key.encode())
     for w in windows:
         h.update(w.input_ids.tobytes())
         h.update(w.labels.tobytes())

@@ -7,6 +7,10 @@
 * :func:`band_pass`, :func:`low_pass`, :func:`high_pass`: brick-wall filters
   (DCT -> zero the coefficients outside the band -> inverse DCT) along the token axis,
   optionally over each row's own real length so that padding never leaks in.
+* :func:`smooth_band_pass`, :func:`smooth_gain`: the same bands with Gaussian or
+  Butterworth edges of a stated width in octaves (the paper's footnote 3); the five
+  smooth bands still sum back to the input.  (Wavelet levels as bands:
+  :mod:`prismlib.wavelets`.)
 
 How it is computed.  With the orthonormal DCT matrix ``C`` (``N x N``), keeping the
 coefficients ``lo..hi-1`` is the orthogonal projection ``P = C_b^T C_b`` with
@@ -40,6 +44,8 @@ from torch import Tensor
 __all__ = [
     "BAND_NAMES",
     "Band",
+    "SMOOTH_SHAPES",
+    "SMOOTH_WIDTH",
     "allocate_bands",
     "allocation_table",
     "band_pass",
@@ -50,6 +56,9 @@ __all__ = [
     "idct",
     "low_pass",
     "paper_period",
+    "smooth_band_pass",
+    "smooth_gain",
+    "smooth_step",
     "true_period",
 ]
 
@@ -503,3 +512,192 @@ def high_pass(
         return band_pass(x, Band("high", cutoff, n), dim, check_finite=check_finite)
     rows = _as_lengths(lengths, x.shape[0], n)
     return band_pass(x, [Band("high", cutoff, length) for length in rows], dim, lengths, check_finite=check_finite)
+
+
+# --------------------------------------------------------------------------- smooth bands
+
+SmoothShape = Literal["gaussian", "butterworth"]
+
+SMOOTH_WIDTH = 0.25
+"""Default edge width of the smooth bands, in octaves of DCT index (see :func:`smooth_gain`)."""
+
+SMOOTH_SHAPES: tuple[str, ...] = ("gaussian", "butterworth")
+"""Edge shapes of :func:`smooth_gain`."""
+
+
+def _check_smooth(width: float, shape: str) -> None:
+    if shape not in SMOOTH_SHAPES:
+        raise ValueError(f"shape must be one of {SMOOTH_SHAPES}, got {shape!r}")
+    if isinstance(width, bool) or not isinstance(width, (int, float)) or not math.isfinite(width) or width < 0:
+        raise ValueError(
+            f"width must be a finite number of octaves >= 0 (0 is the brick wall), got {width!r}"
+        )
+
+
+def _step(z: Tensor, shape: str) -> Tensor:
+    """The edge's unit-variance CDF ``F(z)``: Gaussian, or logistic (Butterworth)."""
+    if shape == "gaussian":
+        return torch.special.ndtr(z)
+    return torch.sigmoid(z * (math.pi / math.sqrt(3.0)))
+
+
+def smooth_step(octaves: float, *, width: float = SMOOTH_WIDTH, shape: SmoothShape = "gaussian") -> float:
+    """Gain that one edge of a smooth band lets through ``octaves`` inside it.
+
+    ``F(octaves / width)`` with ``F`` the edge's CDF (see :func:`smooth_gain`).  With a
+    negative argument it is the leakage bound: a DCT index ``delta`` octaves outside a
+    band keeps at most ``smooth_step(-delta)`` of its amplitude, so a pure cosine there
+    keeps at most ``smooth_step(-delta) ** 2`` of its energy.
+    """
+    _check_smooth(width, shape)
+    if width == 0:
+        return 1.0 if octaves > 0 else 0.0 if octaves < 0 else 0.5
+    return float(_step(torch.tensor(octaves / width, dtype=torch.float64), shape))
+
+
+def smooth_gain(n: int, band: Band, *, width: float = SMOOTH_WIDTH, shape: SmoothShape = "gaussian") -> Tensor:
+    """Gain per DCT index of the smooth version of ``band`` for a sequence of length ``n``.
+
+    The brick-wall mask of ``band``, with each edge blurred in log-frequency.  A band's
+    edge at ``b`` (``band.lo`` or ``band.hi``) sits halfway between indices ``b - 1`` and
+    ``b``, at ``e = b - 1/2``; index ``k`` lies ``u = log2(k / e)`` octaves above it.  Then::
+
+        g(k) = F(log2(k / e_lo) / width) - F(log2(k / e_hi) / width)
+
+    where ``F`` is a CDF of zero mean and unit variance: the standard normal for
+    ``shape="gaussian"``; the logistic ``1 / (1 + exp(-pi z / sqrt(3)))`` for
+    ``"butterworth"``, which makes each edge the power response of a Butterworth filter
+    of order ``pi / (2 sqrt(3) ln 2 width)`` (``1 / (1 + (e / k)^(2N))`` on the high
+    side: low and high sides are complementary).  So ``width`` is the standard
+    deviation of the edge in octaves (default :data:`SMOOTH_WIDTH` = 0.25: an index one
+    octave outside a Gaussian band keeps ``Phi(-4) = 3.2e-5`` of its amplitude), the same
+    for every edge and every length: the bands of :func:`allocate_bands` grow
+    geometrically, so a relative width treats all edges, and all window lengths, alike.
+    ``width = 0`` is the brick wall (exactly the mask of :func:`band_pass`).
+
+    A band starting at 0 has no lower edge (its first term is 1; index 0, the mean, has
+    ``u = -inf`` and goes wholly to it) and a band ending at ``n`` has no upper edge (its
+    second term is 0).  Hence the gains of the contiguous bands of ``allocate_bands(n)``
+    telescope to 1 at every index (a partition of unity, up to float rounding), and
+    their filtered parts sum back to the input.
+
+    Properties: ``0 <= g <= 1``; an index ``delta`` octaves outside the band has
+    ``g <= F(-delta / width)`` (:func:`smooth_step`); an index ``delta_lo`` and
+    ``delta_hi`` octaves inside both edges has ``g >= 1 - F(-delta_lo/width) - F(-delta_hi/width)``.
+
+    Returns:
+        float64 tensor of shape ``(n,)``.
+    """
+    _check_smooth(width, shape)
+    band.check(n)
+    k = torch.arange(n, dtype=torch.float64)
+    if width == 0:
+        return ((k >= band.lo) & (k < band.hi)).to(torch.float64)
+    octave = torch.log2(k)  # -inf at k = 0
+    inf = torch.full_like(k, math.inf)
+    z_lo = inf if band.lo == 0 else (octave - math.log2(band.lo - 0.5)) / width
+    z_hi = -inf if band.hi == n else (octave - math.log2(band.hi - 0.5)) / width
+    # g = F(z_lo) - F(z_hi) = F(-z_hi) - F(-z_lo); take the form whose terms are small
+    below = _step(z_lo, shape) - _step(z_hi, shape)
+    above = _step(-z_hi, shape) - _step(-z_lo, shape)
+    return torch.where(z_hi > 0, above, below).clamp(0.0, 1.0)
+
+
+@lru_cache(maxsize=64)
+def _smooth_gain_cached(n: int, lo: int, hi: int, width: float, shape: str, dtype: torch.dtype, device: str) -> Tensor:
+    return smooth_gain(n, Band("b", lo, hi), width=width, shape=shape).to(dtype=dtype, device=device)
+
+
+def _smooth_seq(x: Tensor, lo: int, hi: int, width: float, shape: str) -> Tensor:
+    """Smooth band ``[lo, hi)`` along axis -2 of ``x`` of shape ``(..., n, h)``."""
+    n = x.shape[-2]
+    if lo == 0 and hi == n:
+        return x
+    gain = _smooth_gain_cached(n, lo, hi, float(width), shape, x.dtype, str(x.device))
+    return idct(dct(x, dim=-2) * gain[:, None], dim=-2)
+
+
+def _rowwise(x: Tensor, d: int, keys: list[tuple], fn) -> Tensor:
+    """Apply ``fn(part, key)`` to the rows of axis 0 grouped by ``key = (length, ...)``.
+
+    Each group's rows are narrowed to their real ``length`` along ``d`` and ``fn`` acts
+    on that axis (as axis -2); the results are zero-padded back and returned in row order.
+    """
+    n = x.shape[d]
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    parts, order = [], []
+    for key, idx in groups.items():
+        if len(groups) == 1:
+            part = x
+        elif len(idx) == 1:  # a view: index_select's backward is slow for single rows
+            part = x[idx[0] : idx[0] + 1]
+        else:
+            part = x.index_select(0, torch.tensor(idx, device=x.device))
+        done = _apply_last2(part.narrow(d, 0, key[0]), d, lambda seq, key=key: fn(seq, key))
+        parts.append(_pad_to(done, d, n))
+        order.extend(idx)
+    if len(parts) == 1:
+        return parts[0]
+    inverse = torch.empty(len(order), dtype=torch.long)
+    inverse[torch.tensor(order)] = torch.arange(len(order))
+    return torch.cat(parts).index_select(0, inverse.to(x.device))
+
+
+def smooth_band_pass(
+    x: Tensor,
+    band: Band | Sequence[Band],
+    dim: int = -2,
+    lengths: Sequence[int] | Tensor | None = None,
+    *,
+    width: float = SMOOTH_WIDTH,
+    shape: SmoothShape = "gaussian",
+    check_finite: bool = True,
+) -> Tensor:
+    """Smooth band-pass along the token axis: ``idct(smooth_gain(n, band) * dct(x))``.
+
+    The conventions of :func:`band_pass` (``dim``, per-row ``band`` and ``lengths``,
+    padding that comes out zero and never influences the real positions); only the mask
+    is the smooth gain of :func:`smooth_gain` (edges of standard deviation ``width``
+    octaves, ``shape`` Gaussian or Butterworth).  The five smooth bands of
+    ``allocate_bands(n)`` sum back to the input; ``width=0`` is :func:`band_pass` itself.
+
+    Args:
+        x: floating-point tensor, typically ``(batch, length, hidden)`` with ``dim=-2``.
+        band: one :class:`Band` for every row, or one per row of axis 0 (e.g. from
+            :func:`bands_for_lengths`); each row's gain is computed for its own length,
+            so a band ending at that length has no upper edge.
+        dim: token axis.
+        lengths: optional real lengths, one per row of axis 0 (shape ``(batch,)``).
+        width: edge standard deviation in octaves of DCT index, ``>= 0``.
+        shape: ``"gaussian"`` or ``"butterworth"``.
+        check_finite: reject NaN/inf input.
+
+    Returns:
+        Tensor of the same shape, dtype and device as ``x``.
+
+    Raises:
+        ValueError: a bad ``width`` or ``shape``, and every error of :func:`band_pass`.
+    """
+    _check_smooth(width, shape)
+    if width == 0:
+        return band_pass(x, band, dim, lengths, check_finite=check_finite)
+    _check_tensor(x, check_finite=check_finite)
+    d = _norm_dim(x, dim)
+    n = x.shape[d]
+    per_row = not isinstance(band, Band)
+    if lengths is None and not per_row:
+        band.check(n)
+        return _apply_last2(x, d, lambda seq: _smooth_seq(seq, band.lo, band.hi, width, shape))
+    if d == 0:
+        raise ValueError("with per-row lengths or bands, axis 0 is the batch axis; the token axis must be another one")
+    batch = x.shape[0]
+    rows_len = _as_lengths(lengths, batch, n) if lengths is not None else [n] * batch
+    rows_band = list(band) if per_row else [band] * batch
+    if len(rows_band) != batch:
+        raise ValueError(f"got {len(rows_band)} bands for a batch of {batch} rows (axis 0)")
+    for b, length in zip(rows_band, rows_len):
+        b.check(length)
+    keys = [(length, b.lo, b.hi) for b, length in zip(rows_band, rows_len)]
+    return _rowwise(x, d, keys, lambda seq, key: _smooth_seq(seq, key[1], key[2], width, shape))

@@ -141,3 +141,72 @@ def test_both_placements_from_one_pass(tiny_encoder):
     assert not torch.equal(both.x["LOW"], both.x["LOW|outside"])
     with pytest.raises(ValueError, match="specials must be one of"):
         encode_windows(tiny_encoder, wins, {-1: ("LOW|between",)}, positions=6, seed=1)
+
+
+# ------------------------------------------------------------------ smooth and Haar conditions
+
+
+def test_filter_conditions_take_smooth_and_haar_names():
+    from prismlib.spectral import bands_for_lengths, smooth_band_pass
+    from prismlib.wavelets import haar_band_pass, haar_bands_for_lengths
+
+    lengths = [30, 12, 21]
+    h = torch.randn(3, 30, 4)
+    names = ("ORIG", "MID", *encode.SMOOTH_CONDITIONS, *encode.HAAR_CONDITIONS)
+    got = encode.filter_conditions(h, lengths, names)
+    assert set(got) == set(names)
+    smooth = smooth_band_pass(h, bands_for_lengths(lengths, "MID"), lengths=lengths, width=encode.SMOOTH_WIDTH, shape=encode.SMOOTH_SHAPE)
+    torch.testing.assert_close(got["smooth:MID"], smooth)
+    torch.testing.assert_close(got["haar:MID"], haar_band_pass(h, haar_bands_for_lengths(lengths, "MID"), lengths=lengths))
+    assert not torch.allclose(got["smooth:MID"], got["MID"]) and not torch.allclose(got["haar:MID"], got["MID"])
+    # each family's five bands sum back to the real positions
+    real = torch.stack([torch.arange(30) < n for n in lengths])[..., None]
+    for family in (encode.SMOOTH_CONDITIONS, encode.HAAR_CONDITIONS):
+        torch.testing.assert_close(sum(got[c] for c in family), h * real, atol=1e-5, rtol=1e-5)
+    for bad in ("ULTRA", "smooth:ULTRA", "haar:", "smooth:ORIG", "wavelet:LOW", "smooth:haar:LOW"):
+        with pytest.raises(ValueError, match=r"unknown condition .*'smooth:<band>'.*'haar:<band>'"):
+            encode.filter_conditions(h, lengths, (bad,))
+
+
+def test_smooth_and_haar_conditions_in_encode_windows(tiny_encoder):
+    from prismlib.spectral import smooth_band_pass
+    from prismlib.wavelets import haar_band_pass, haar_bands
+
+    wins = windows([40, 7, 25])
+    conds = ("ORIG", "smooth:LOW|outside", "smooth:LOW", "haar:HIGH|outside", "haar:MID")
+    f = encode_windows(tiny_encoder, wins, {-1: conds}, positions=0, seed=0)[-1]
+    row = 0
+    for i, w in enumerate(wins):
+        with torch.no_grad():
+            h = tiny_encoder.model(input_ids=torch.from_numpy(w.input_ids)[None], output_hidden_states=True).hidden_states[-1][0]
+        n, real = len(w), h[1:-1]
+        labelled = np.flatnonzero(w.labels >= 0)
+        want = {
+            "smooth:LOW": smooth_band_pass(h, allocate_bands(n)[0])[labelled],
+            "smooth:LOW|outside": smooth_band_pass(real, allocate_bands(n - 2)[0])[labelled - 1],
+            "haar:MID": haar_band_pass(h, haar_bands(n)[2])[labelled],
+            "haar:HIGH|outside": haar_band_pass(real, haar_bands(n - 2)[4])[labelled - 1],
+        }
+        for cond, value in want.items():
+            torch.testing.assert_close(f.x[cond][row : row + len(labelled)].float(), value, atol=2e-3, rtol=1e-2)
+        row += len(labelled)
+    with pytest.raises(ValueError, match="unknown condition 'smooth:ULTRA'"):
+        encode_windows(tiny_encoder, wins, {-1: ("smooth:ULTRA|outside",)}, positions=0, seed=0)
+
+
+def test_new_condition_names_get_their_own_cache_entries(tiny_encoder, tmp_path, monkeypatch):
+    wins = windows([30, 12])
+    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path)
+    layers = [{-1: ("ORIG", "LOW")}, {-1: ("ORIG", "smooth:LOW")}, {-1: ("ORIG", "haar:LOW")}, {-1: ("ORIG", "smooth:LOW|outside")}]
+    feats = [cached_features(tiny_encoder, wins, lay, **kwargs) for lay in layers]
+    assert len(list(tmp_path.rglob("*.pt"))) == 4
+    assert not torch.equal(feats[0][-1].x["LOW"], feats[1][-1].x["smooth:LOW"])
+    again = cached_features(tiny_encoder, wins, layers[1], **kwargs)
+    assert torch.equal(again[-1].x["smooth:LOW"], feats[1][-1].x["smooth:LOW"])
+    # the smooth edge settings are part of the key of smooth conditions only
+    brick, smooth = encode._digest(wins, 4, 0, ("LOW",)), encode._digest(wins, 4, 0, ("smooth:LOW",))
+    monkeypatch.setattr(encode, "SMOOTH_WIDTH", 0.5)
+    assert encode._digest(wins, 4, 0, ("LOW",)) == brick
+    assert encode._digest(wins, 4, 0, ("smooth:LOW",)) != smooth
+    cached_features(tiny_encoder, wins, layers[1], **kwargs)
+    assert len(list(tmp_path.rglob("*.pt"))) == 5
