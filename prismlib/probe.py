@@ -318,18 +318,28 @@ def probe_conditions(
     Returns:
         :class:`ProbeRuns`.
     """
-    keys, jobs = [], []
+    jobs = []
     for cond in conditions:
         split = {s: (f.x[cond], f.labels, f.weights) for s, f in feats.items()}
-        keys.extend((cond, run) for run in range(runs))
         jobs.extend((split, n_classes, seed + run, probe_kwargs) for run in range(runs))
-    results: dict[tuple[str, int], ProbeResult] = dict(zip(keys, run_jobs(_probe_job, jobs, workers=workers, progress=progress)))
+    done = run_jobs(_probe_job, jobs, workers=workers, progress=progress)
+    results = {cond: done[i * runs : (i + 1) * runs] for i, cond in enumerate(conditions)}
+    return collect_runs(results, feats["test"].labels, majority_class(feats["train"]))
+
+
+def collect_runs(results: dict[str, Sequence[ProbeResult]], test_labels: Tensor, majority: int) -> ProbeRuns:
+    """:class:`ProbeRuns` of finished probes.
+
+    Args:
+        results: condition -> its runs' :class:`ProbeResult` (run 0 first).
+        test_labels: ``(n_test,)`` gold labels the ``test_pred`` are scored against.
+        majority: the training set's majority class (:func:`majority_class`).
+    """
     rows, correct = [], {}
-    test_labels = feats["test"].labels.numpy()
-    for cond in conditions:
-        correct[cond] = np.stack([results[(cond, run)].test_pred == test_labels for run in range(runs)])
-        for run in range(runs):
-            r = results[(cond, run)]
+    labels = np.asarray(test_labels)
+    for cond, done in results.items():
+        correct[cond] = np.stack([r.test_pred == labels for r in done])
+        for run, r in enumerate(done):
             rows.append(
                 {
                     "condition": cond,
@@ -341,8 +351,7 @@ def probe_conditions(
                     "epochs": r.epochs,
                 }
             )
-    majority = majority_class(feats["train"])
-    correct[MAJORITY] = (test_labels == majority)[None]
+    correct[MAJORITY] = (labels == majority)[None]
     return ProbeRuns(pd.DataFrame(rows), correct, majority)
 
 
