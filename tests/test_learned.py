@@ -24,13 +24,7 @@ from prismlib.spectral import dct, dct_matrix, idct
 from prismlib.windows import Unit, pack_units
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny matrix products: one thread is fastest (and immune to a busy machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

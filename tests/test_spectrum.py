@@ -14,12 +14,7 @@ from prismlib.spectral import BAND_NAMES, allocate_bands, band_pass
 from prismlib.spectrum import band_energy, spectral_profile, token_ids
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def bert(max_len=64):
