@@ -27,8 +27,9 @@ test set's independent units (posts, conversations, WSJ files or windows, articl
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -80,6 +81,84 @@ def weighted_accuracy(logits: Tensor, labels: Tensor, weights: Tensor) -> float:
     return float((correct * weights).sum() / weights.sum().clamp_min(1e-12))
 
 
+def check_splits(splits: dict[str, tuple[Sized, Tensor, Tensor]], n_classes: int) -> None:
+    """Reject an empty split, rows of unequal length or labels outside ``0..n_classes-1``.
+
+    Args:
+        splits: name -> ``(rows, labels, weights)``; ``rows`` is anything with a length
+            (a feature matrix, or the row index of hidden states).
+
+    Raises:
+        ValueError: naming the split and what is wrong with it.
+    """
+    for name, (x, y, w) in splits.items():
+        if len(x) == 0:
+            raise ValueError(f"the {name} set of the probe is empty; use more windows in the profile")
+        if not (len(x) == len(y) == len(w)):
+            raise ValueError(f"{name}: features, labels and weights differ in length ({len(x)}, {len(y)}, {len(w)})")
+        if int(y.min()) < 0 or int(y.max()) >= n_classes:
+            raise ValueError(f"{name}: labels must lie in 0..{n_classes - 1}, got {int(y.min())}..{int(y.max())}")
+
+
+def fit_with_halving(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    epoch_batches: Callable[[], Iterable[tuple[Tensor, Tensor, Tensor]]],
+    val_loss: Callable[[], float],
+    *,
+    max_epochs: int,
+    patience: int | None,
+) -> tuple[list[dict], int]:
+    """The paper's schedule around any probe: epochs of weighted-loss steps, the learning
+    rate halved after an epoch whose validation loss does not decrease, a stop after
+    ``patience + 1`` such epochs in a row, the best epoch's parameters restored.
+
+    Args:
+        model: the trained module (put in train mode for the steps, eval mode after).
+        opt: its optimiser (every parameter group's rate is halved).
+        epoch_batches: called once per epoch; yields ``(logits, labels, weights)`` per
+            step, the logits computed with gradients (:func:`weighted_loss` of each is
+            minimised).
+        val_loss: the validation loss of the current parameters (called in eval mode).
+        max_epochs: epoch limit.
+        patience: see :func:`train_probe`; ``None`` runs ``max_epochs`` epochs and keeps
+            the last parameters.
+
+    Returns:
+        ``(history, best_epoch)``: per epoch ``epoch, train_loss, val_loss, lr``, and the
+        1-based epoch whose parameters ``model`` now holds (in eval mode).
+    """
+    best = (float("inf"), copy.deepcopy(model.state_dict()), 0)
+    history, bad = [], 0
+    for epoch in range(1, max_epochs + 1):
+        model.train()
+        total, seen = 0.0, 0.0
+        for logits, y, w in epoch_batches():
+            loss = weighted_loss(logits, y, w)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * float(w.sum())
+            seen += float(w.sum())
+        model.eval()
+        loss_val = val_loss()
+        history.append({"epoch": epoch, "train_loss": total / max(seen, 1e-12), "val_loss": loss_val, "lr": opt.param_groups[0]["lr"]})
+        if patience is None:
+            best = (loss_val, model.state_dict(), epoch)
+            continue
+        if loss_val < best[0]:
+            best, bad = (loss_val, copy.deepcopy(model.state_dict()), epoch), 0
+        else:
+            bad += 1
+            if bad > patience:
+                break
+            for group in opt.param_groups:
+                group["lr"] /= 2
+    model.load_state_dict(best[1])
+    model.eval()
+    return history, best[2]
+
+
 @torch.no_grad()
 def _evaluate(model: nn.Module, x: Tensor, y: Tensor, w: Tensor, batch: int) -> tuple[float, float, Tensor]:
     logits = torch.cat([model(x[i : i + batch]) for i in range(0, len(x), batch)])
@@ -120,13 +199,7 @@ def train_probe(
     Returns:
         A :class:`ProbeResult`.
     """
-    for name, (x, y, w) in {"train": train, "val": val, "test": test}.items():
-        if len(x) == 0:
-            raise ValueError(f"the {name} set of the probe is empty; use more windows in the profile")
-        if not (len(x) == len(y) == len(w)):
-            raise ValueError(f"{name}: features, labels and weights differ in length ({len(x)}, {len(y)}, {len(w)})")
-        if int(y.min()) < 0 or int(y.max()) >= n_classes:
-            raise ValueError(f"{name}: labels must lie in 0..{n_classes - 1}, got {int(y.min())}..{int(y.max())}")
+    check_splits({"train": train, "val": val, "test": test}, n_classes)
     device = torch.device(device)
     if standardize:
         mean, std = train[0].float().mean(0), train[0].float().std(0).clamp_min(1e-6)
@@ -146,39 +219,19 @@ def train_probe(
         model.bias.uniform_(-bound, bound, generator=gen)
     model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    best = (float("inf"), copy.deepcopy(model.state_dict()), 0)
-    history, bad = [], 0
-    for epoch in range(1, max_epochs + 1):
-        model.train()
+
+    def epoch_batches():
         order = torch.randperm(len(xt), generator=gen).to(device)
-        total, seen = 0.0, 0.0
         for i in range(0, len(order), batch_size):
             idx = order[i : i + batch_size]
-            loss = weighted_loss(model(xt[idx]), yt[idx], wt[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * float(wt[idx].sum())
-            seen += float(wt[idx].sum())
-        model.eval()
-        val_loss, _, _ = _evaluate(model, xv, yv, wv, 8192)
-        history.append({"epoch": epoch, "train_loss": total / max(seen, 1e-12), "val_loss": val_loss, "lr": opt.param_groups[0]["lr"]})
-        if patience is None:
-            best = (val_loss, model.state_dict(), epoch)
-            continue
-        if val_loss < best[0]:
-            best, bad = (val_loss, copy.deepcopy(model.state_dict()), epoch), 0
-        else:
-            bad += 1
-            if bad > patience:
-                break
-            for group in opt.param_groups:
-                group["lr"] /= 2
-    model.load_state_dict(best[1])
-    model.eval()
+            yield model(xt[idx]), yt[idx], wt[idx]
+
+    history, best_epoch = fit_with_halving(
+        model, opt, epoch_batches, lambda: _evaluate(model, xv, yv, wv, 8192)[0], max_epochs=max_epochs, patience=patience
+    )
     _, val_acc, _ = _evaluate(model, xv, yv, wv, 8192)
     test_loss, test_acc, pred = _evaluate(model, xs, ys, ws, 8192)
-    return ProbeResult(test_acc, val_acc, test_loss, best[2], history, pred.cpu().numpy())
+    return ProbeResult(test_acc, val_acc, test_loss, best_epoch, history, pred.cpu().numpy())
 
 
 @dataclass
@@ -198,11 +251,38 @@ class ProbeRuns:
     majority_class: int
 
 
-def _probe_job(args: tuple) -> tuple[str, int, ProbeResult]:
-    """One probe training in a worker process (one torch thread)."""
-    cond, run, split, n_classes, seed, kwargs = args
+def _probe_job(args: tuple) -> ProbeResult:
+    """One probe training: ``(split, n_classes, seed, kwargs)``."""
+    split, n_classes, seed, kwargs = args
+    return train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
+
+
+def _one_thread(fn: Callable, job):
     torch.set_num_threads(1)
-    return cond, run, train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
+    return fn(job)
+
+
+def run_jobs(fn: Callable, jobs: Sequence, *, workers: int = 1, progress: bool = True, desc: str = "probes") -> list:
+    """``[fn(job) for job in jobs]``, in this process or in ``workers`` spawned processes
+    with one torch thread each (``fn`` must then be a module-level function and the jobs
+    picklable).  The results are in job order and do not depend on ``workers``."""
+    from tqdm.auto import tqdm
+
+    out = []
+    with tqdm(total=len(jobs), desc=desc, unit="probe", leave=False, disable=not progress) as bar:
+        if workers > 1 and len(jobs) > 1:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
+                for r in pool.map(partial(_one_thread, fn), jobs):
+                    out.append(r)
+                    bar.update()
+        else:
+            for job in jobs:
+                out.append(fn(job))
+                bar.update()
+    return out
 
 
 def majority_class(train: Features) -> int:
@@ -238,33 +318,28 @@ def probe_conditions(
     Returns:
         :class:`ProbeRuns`.
     """
-    from tqdm.auto import tqdm
-
     jobs = []
     for cond in conditions:
         split = {s: (f.x[cond], f.labels, f.weights) for s, f in feats.items()}
-        jobs.extend((cond, run, split, n_classes, seed + run, probe_kwargs) for run in range(runs))
-    bar = tqdm(total=len(jobs), desc="probes", unit="probe", leave=False, disable=not progress)
-    results: dict[tuple[str, int], ProbeResult] = {}
-    if workers > 1 and len(jobs) > 1:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
+        jobs.extend((split, n_classes, seed + run, probe_kwargs) for run in range(runs))
+    done = run_jobs(_probe_job, jobs, workers=workers, progress=progress)
+    results = {cond: done[i * runs : (i + 1) * runs] for i, cond in enumerate(conditions)}
+    return collect_runs(results, feats["test"].labels, majority_class(feats["train"]))
 
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
-            for cond, run, r in pool.map(_probe_job, jobs):
-                results[(cond, run)] = r
-                bar.update()
-    else:
-        for cond, run, split, _, run_seed, _ in jobs:
-            results[(cond, run)] = train_probe(split["train"], split["val"], split["test"], n_classes, seed=run_seed, **probe_kwargs)
-            bar.update()
-    bar.close()
+
+def collect_runs(results: dict[str, Sequence[ProbeResult]], test_labels: Tensor, majority: int) -> ProbeRuns:
+    """:class:`ProbeRuns` of finished probes.
+
+    Args:
+        results: condition -> its runs' :class:`ProbeResult` (run 0 first).
+        test_labels: ``(n_test,)`` gold labels the ``test_pred`` are scored against.
+        majority: the training set's majority class (:func:`majority_class`).
+    """
     rows, correct = [], {}
-    test_labels = feats["test"].labels.numpy()
-    for cond in conditions:
-        correct[cond] = np.stack([results[(cond, run)].test_pred == test_labels for run in range(runs)])
-        for run in range(runs):
-            r = results[(cond, run)]
+    labels = np.asarray(test_labels)
+    for cond, done in results.items():
+        correct[cond] = np.stack([r.test_pred == labels for r in done])
+        for run, r in enumerate(done):
             rows.append(
                 {
                     "condition": cond,
@@ -276,8 +351,7 @@ def probe_conditions(
                     "epochs": r.epochs,
                 }
             )
-    majority = majority_class(feats["train"])
-    correct[MAJORITY] = (test_labels == majority)[None]
+    correct[MAJORITY] = (labels == majority)[None]
     return ProbeRuns(pd.DataFrame(rows), correct, majority)
 
 

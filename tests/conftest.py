@@ -34,3 +34,15 @@ def real_data_dir() -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(registry.ENV_VAR, str(REAL_DIR))
         yield REAL_DIR
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread for a module of tiny matrix products: fastest, and immune to a busy
+    machine (two threads contending for a loaded core can be 100x slower)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -1,0 +1,579 @@
+"""A learnable spectral probe: a per-frequency gate in front of the paper's softmax probe.
+
+The paper probes five fixed brick-wall bands (:mod:`prismlib.encode`).  Here the filter
+is learned instead (cf. "Spectral Probing", Müller-Eberstein, van der Goot & Plank,
+EMNLP 2022): :class:`SpectralGate` multiplies each DCT coefficient of a window's
+hidden states, along the tokens and over the window's real length, by a gate in
+(0, 1); a linear softmax probe reads the filtered state of each sampled position; both
+are trained together with the paper's recipe (:func:`prismlib.probe.fit_with_halving`:
+Adam, at most 30 epochs, learning rate halved when the validation loss does not
+decrease, early stopping with patience 1, best epoch restored, ``1/|N|`` weights).
+The learned gate is the task's *spectral profile*: which timescales the probe needs.
+
+Frequencies.  Index ``k`` of an ``n``-point DCT-II oscillates at ``k / (2n)`` cycles per
+token (period ``2n / k`` tokens); the gate places it at the *relative frequency*
+``u = k / n`` (the fraction of the Nyquist frequency, 1/2 cycle per token), so one
+grid point means the same period in every window whatever its length.  The gate has
+``G`` parameters on the grid ``u_j = j / G`` (``j = 0 .. G-1``); for a window of
+length ``n`` they are interpolated linearly to ``u = k / n`` (held at the last value
+above ``(G-1)/G``) and passed through a sigmoid.  With ``G = n`` (default 512, the
+paper's window) each DCT index of a full window has its own parameter, as in Spectral
+Probing, and the paper's narrow LOW/MID-LOW bands are resolved.
+
+Initialisation.  Every parameter starts at ``logit(init)``, ``init = 0.5`` by default:
+a gate of 0.5 at every frequency turns the window into ``0.5 h``, the unfiltered
+features up to a factor the linear probe absorbs, so training starts from the ORIG
+probe's family with no band favoured, at the sigmoid's steepest point (a gate near 1
+would start in the sigmoid's flat tail and move slowly).  The gate is identifiable
+only up to that factor's trade with the probe's weights (bounded by the sigmoid):
+read the profile's *shape*, low versus high.
+
+Data.  The gate needs each window's full hidden states, not just the sampled rows:
+:func:`encode_states` (and the cached :func:`cached_states`) keep them as float16
+``(n_i, hidden)`` tensors, with the row index of the sampled positions in exactly the
+order :func:`prismlib.encode.encode_windows` gives for the same windows, positions and
+seed, so per-row predictions pair with the brick-wall probes' (:func:`combine_runs`,
+:func:`prismlib.probe.compare_accuracy`, :func:`prismlib.probe.summarise`).
+Memory: ``2 * tokens * hidden`` bytes, e.g. 0.8 MB per 512-token window of bert-base.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor, nn
+
+from prismlib.encode import SPECIALS, Encoder, Features, _digest, sample_positions, unit_weights
+from prismlib.probe import (
+    ProbeResult,
+    ProbeRuns,
+    check_splits,
+    collect_runs,
+    fit_with_halving,
+    majority_class,
+    run_jobs,
+    weighted_accuracy,
+    weighted_loss,
+)
+from prismlib.spectral import allocate_bands, dct, dct_matrix, idct
+from prismlib.spectrum import hidden_batches
+
+__all__ = [
+    "GATED",
+    "GatedProbe",
+    "GatedProbeResult",
+    "GatedRuns",
+    "SpectralGate",
+    "States",
+    "cached_states",
+    "combine_runs",
+    "encode_states",
+    "gated_probe_runs",
+    "train_gated_probe",
+]
+
+GATED = "GATED"
+"""Default condition name of the gated probe in :class:`GatedRuns` (next to ORIG, LOW, ...)."""
+
+STATES_VERSION = "states-v1"
+"""Part of :func:`cached_states`' key: bump it when the stored layout changes."""
+
+
+# --------------------------------------------------------------------------- states
+
+
+@dataclass
+class States:
+    """Full hidden states of windows and the row index of their sampled positions.
+
+    Attributes:
+        hidden: per window ``i``, float16 ``(n_i, hidden)``: the layer's states over the
+            window's real length (``[CLS] .. [SEP]`` included with specials ``inside``,
+            left out with ``outside``).
+        labels: ``(rows,)`` int64 gold labels.
+        weights: ``(rows,)`` float32 ``1/|N|`` weights (:func:`prismlib.encode.unit_weights`).
+        window: ``(rows,)`` int64 window of each row, non-decreasing (rows are ordered by
+            window, then position, as in :class:`prismlib.encode.Features`).
+        unit: ``(rows,)`` int64 gold unit of each row.
+        position: ``(rows,)`` int64 position of each row in its window.
+        offset: ``hidden[window][position - offset]`` is a row's state (1 with specials
+            ``outside``, where ``[CLS]`` is not part of ``hidden``).
+    """
+
+    hidden: list[Tensor]
+    labels: Tensor
+    weights: Tensor
+    window: Tensor
+    unit: Tensor
+    position: Tensor
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        n = len(self.labels)
+        if not all(len(t) == n for t in (self.weights, self.window, self.unit, self.position)):
+            raise ValueError("labels, weights, window, unit and position must have one entry per row")
+        if not self.hidden:
+            raise ValueError("States need at least one window")
+        if len({int(h.shape[1]) for h in self.hidden}) != 1 or any(h.ndim != 2 for h in self.hidden):
+            raise ValueError("every window's states must be (length, hidden) with one hidden size")
+        if n and (bool((self.window[1:] < self.window[:-1]).any()) or int(self.window.min()) < 0 or int(self.window.max()) >= len(self.hidden)):
+            raise ValueError("row windows must be non-decreasing indices into hidden")
+        idx = self.position - self.offset
+        lengths = torch.tensor([len(h) for h in self.hidden])
+        if n and (bool((idx < 0).any()) or bool((idx >= lengths[self.window]).any())):
+            raise ValueError(f"a row's position - offset ({self.offset}) falls outside its window's states")
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.hidden[0].shape[1])
+
+    def row_slices(self) -> list[slice]:
+        """Per window, the slice of its rows (empty for a window without sampled positions)."""
+        bounds = np.searchsorted(self.window.numpy(), np.arange(len(self.hidden) + 1))
+        return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+    def picks(self) -> list[Tensor]:
+        """Per window, ``(k_i,)`` int64 indices into ``hidden[i]`` of its rows."""
+        idx = self.position - self.offset
+        return [idx[s] for s in self.row_slices()]
+
+    def features(self) -> Features:
+        """The sampled rows' unfiltered states as :class:`~prismlib.encode.Features` with the
+        one condition ``ORIG`` (equal to ``encode_windows``' ORIG rows, same order)."""
+        x = torch.cat([h[p] for h, p in zip(self.hidden, self.picks())])
+        return Features({"ORIG": x}, self.labels, self.weights, self.window, self.unit, self.position)
+
+    def to_dict(self) -> dict[str, Tensor]:
+        """Tensors only (for ``torch.save(..., weights_only=True)`` loading); see :meth:`from_dict`."""
+        return {
+            "hidden": torch.cat(self.hidden),
+            "lengths": torch.tensor([len(h) for h in self.hidden]),
+            "labels": self.labels,
+            "weights": self.weights,
+            "window": self.window,
+            "unit": self.unit,
+            "position": self.position,
+            "offset": torch.tensor(self.offset),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Tensor]) -> States:
+        hidden = list(torch.split(d["hidden"], d["lengths"].tolist()))
+        rest = {k: d[k] for k in ("labels", "weights", "window", "unit", "position")}
+        return cls(hidden, **rest, offset=int(d["offset"]))
+
+
+def _row_index(windows, picks: list[np.ndarray]) -> dict[str, Tensor]:
+    """``labels, weights, window, unit, position`` of the sampled rows, window by window."""
+    units = np.concatenate([w.unit_ids[p] for w, p in zip(windows, picks)])
+    return {
+        "labels": torch.from_numpy(np.concatenate([w.labels[p] for w, p in zip(windows, picks)]).astype(np.int64)),
+        "weights": torch.from_numpy(unit_weights(units)),
+        "window": torch.from_numpy(np.concatenate([np.full(len(p), i, dtype=np.int64) for i, p in enumerate(picks)])),
+        "unit": torch.from_numpy(units.astype(np.int64)),
+        "position": torch.from_numpy(np.concatenate(picks).astype(np.int64)),
+    }
+
+
+def encode_states(
+    encoder: Encoder,
+    windows,
+    layer: int = -1,
+    positions: int = 0,
+    seed: int = 0,
+    batch_size: int = 8,
+    *,
+    specials: str = "inside",
+    desc: str = "encoding",
+    progress: bool = True,
+) -> States:
+    """Hidden states of ``layer`` for every window, and the sampled rows' index.
+
+    The same batches (sorted by length), positions (:func:`~prismlib.encode.sample_positions`)
+    and weights as :func:`prismlib.encode.encode_windows`, so row ``r`` here is row ``r``
+    of its :class:`~prismlib.encode.Features` for the same arguments.
+
+    Args:
+        encoder: the encoder (eval mode).
+        windows: :class:`prismlib.windows.Window` objects.
+        layer: hidden-state index (``-1`` last layer, ``0`` embeddings).
+        positions: labelled positions kept per window (``<= 0``: all).
+        seed: seed of the position sample.
+        batch_size: windows per encoder call.
+        specials: ``inside``: keep ``[CLS] .. [SEP]`` (length ``n``, the gate filters them
+            too); ``outside``: keep only the real tokens (length ``n - 2``).
+        desc, progress: the progress bar.
+
+    Returns:
+        :class:`States` (float16 states on the CPU).
+    """
+    if specials not in SPECIALS:
+        raise ValueError(f"specials must be one of {SPECIALS}, got {specials!r}")
+    if not len(windows):
+        raise ValueError("no windows to encode")
+    cut = 1 if specials == "outside" else 0
+    picks = sample_positions(windows, positions, seed)
+    hidden: list[Tensor | None] = [None] * len(windows)
+    seqs = [w.input_ids for w in windows]
+    for batch, h, lengths in hidden_batches(encoder.model, seqs, layer, batch_size=batch_size, device=encoder.device, desc=desc, progress=progress):
+        for row, i in enumerate(batch):
+            hidden[i] = h[row, cut : lengths[row] - cut].half().cpu()
+    return States(hidden, **_row_index(windows, picks), offset=cut)
+
+
+def cached_states(
+    encoder: Encoder,
+    windows,
+    layer: int = -1,
+    *,
+    task: str,
+    split: str,
+    profile: str,
+    positions: int,
+    seed: int,
+    batch_size: int = 8,
+    specials: str = "inside",
+    cache: Path | None = None,
+) -> States:
+    """:func:`encode_states` with an on-disk cache (float16), like
+    :func:`prismlib.encode.cached_features`: ``<cache>/<model>/<task>/<split>/layer<L>-<profile>-<digest>.pt``
+    under ``.cache/states`` by default, the digest covering the windows' ids, labels and
+    units, the position sample, the specials and :data:`STATES_VERSION`."""
+    from prismlib.paths import cache_dir
+
+    root = (cache or cache_dir() / "states") / encoder.name.replace("/", "--") / task / split
+    path = root / f"layer{layer}-{profile}-{_digest(windows, positions, seed, (STATES_VERSION,), specials)}.pt"
+    if path.exists():
+        return States.from_dict(torch.load(path, weights_only=True))
+    states = encode_states(encoder, windows, layer, positions, seed, batch_size, specials=specials, desc=f"{task}/{split}")
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(states.to_dict(), tmp)
+    tmp.replace(path)
+    return states
+
+
+# --------------------------------------------------------------------------- gate
+
+
+class SpectralGate(nn.Module):
+    """A learned per-frequency gate applied along the tokens of each sequence.
+
+    ``filtered = idct(gate(n) * dct(h))`` with orthonormal transforms over each
+    sequence's real length ``n``; ``gate(n)[k] = sigmoid(interp(logits)(k / n))``
+    (module docstring: grid, relative frequency, initialisation).
+
+    Args:
+        grid_size: ``G``, parameters on the grid ``j / G``, ``j = 0 .. G-1``.
+        init: the gate's initial value at every frequency, in (0, 1).
+
+    Attributes:
+        logits: ``(G,)`` parameters.
+        grid: ``(G,)`` buffer, the relative frequency of each parameter.
+    """
+
+    def __init__(self, grid_size: int = 512, init: float = 0.5) -> None:
+        super().__init__()
+        if grid_size < 1:
+            raise ValueError(f"grid_size must be at least 1, got {grid_size}")
+        if not 0 < init < 1:
+            raise ValueError(f"init is a gate value and must lie in (0, 1), got {init}")
+        self.logits = nn.Parameter(torch.full((grid_size,), math.log(init / (1 - init))))
+        self.register_buffer("grid", torch.arange(grid_size, dtype=torch.float32) / grid_size)
+
+    @property
+    def grid_size(self) -> int:
+        return len(self.logits)
+
+    def profile(self) -> Tensor:
+        """``(G,)`` the gate at the grid points (detached): the spectral profile."""
+        return torch.sigmoid(self.logits.detach())
+
+    def gate(self, n: int) -> Tensor:
+        """``(n,)`` gate of the DCT indices ``0 .. n-1`` of an ``n``-point sequence (differentiable)."""
+        if n < 1:
+            raise ValueError(f"a sequence needs at least one token, got length {n}")
+        g = self.grid_size
+        pos = torch.arange(n, dtype=torch.float32, device=self.logits.device) * (g / n)
+        lo = pos.floor().long().clamp(max=g - 1)
+        hi = (lo + 1).clamp(max=g - 1)
+        frac = (pos - lo).clamp(0, 1)
+        return torch.sigmoid(self.logits[lo] * (1 - frac) + self.logits[hi] * frac)
+
+    def band_means(self, n: int = 512) -> pd.Series:
+        """Mean gate over the DCT indices of each of the paper's five bands at length ``n``."""
+        g = self.gate(n).detach().cpu()
+        bands = allocate_bands(n)
+        return pd.Series([float(g[b.lo : b.hi].mean()) for b in bands], index=pd.Index([b.name for b in bands], name="band"))
+
+    def forward(self, h: Tensor, lengths: Sequence[int] | Tensor | None = None) -> Tensor:
+        """Filter a padded batch, each row over its own real length.
+
+        Args:
+            h: ``(batch, length, hidden)`` (or one ``(length, hidden)`` sequence).
+            lengths: ``(batch,)`` real lengths (default: all ``length``).
+
+        Returns:
+            The filtered states, same shape and dtype; padding positions are zero and
+            never influence the real ones.
+        """
+        if h.ndim == 2:
+            return self.forward(h[None], None if lengths is None else lengths)[0]
+        if h.ndim != 3:
+            raise ValueError(f"expected (batch, length, hidden) states, got shape {tuple(h.shape)}")
+        batch, length, _ = h.shape
+        lengths = [length] * batch if lengths is None else [int(v) for v in (lengths.tolist() if isinstance(lengths, Tensor) else lengths)]
+        if len(lengths) != batch or not all(1 <= v <= length for v in lengths):
+            raise ValueError(f"need {batch} lengths in 1..{length}, got {lengths[:8]}")
+        out = h.new_zeros(h.shape)
+        for n in sorted(set(lengths)):
+            rows = [i for i, v in enumerate(lengths) if v == n]
+            x = h[rows, :n]
+            out[rows, :n] = idct(self.gate(n).to(h.dtype)[:, None] * dct(x, dim=-2), dim=-2)
+        return out
+
+    def filter_rows(self, hidden: Sequence[Tensor], picks: Sequence[Tensor]) -> Tensor:
+        """The filtered states of chosen positions only: ``idct(gate * dct(h_i))[picks_i]``.
+
+        Computed as ``(C[:, p]^T diag(g) C) h`` (``C`` the orthonormal DCT matrix), which
+        costs ``k n (n + hidden)`` instead of two full transforms when ``k`` positions of
+        an ``n``-token window are needed.
+
+        Args:
+            hidden: per window ``(n_i, hidden)`` states (any float dtype; computed in float32).
+            picks: per window ``(k_i,)`` int64 positions.
+
+        Returns:
+            ``(sum k_i, hidden)`` float32, window by window.
+        """
+        device = self.logits.device
+        mats: dict[int, tuple[Tensor, Tensor]] = {}
+        out = []
+        for h, p in zip(hidden, picks):
+            n = h.shape[0]
+            if n not in mats:
+                c = dct_matrix(n, dtype=torch.float32, device=device)
+                mats[n] = (c, self.gate(n)[:, None] * c)
+            c, gc = mats[n]
+            h = h.to(device=device, dtype=torch.float32)
+            back = c[:, p.to(device)].T
+            out.append((back @ gc) @ h if len(p) < h.shape[1] else back @ (gc @ h))
+        if not out:
+            return torch.zeros(0, hidden[0].shape[1] if hidden else 0, device=device)
+        return torch.cat(out)
+
+
+class GatedProbe(nn.Module):
+    """:class:`SpectralGate` followed by a linear softmax probe.
+
+    Args:
+        hidden_size, n_classes: the probe's input and output sizes.
+        grid_size, init: see :class:`SpectralGate`.
+    """
+
+    def __init__(self, hidden_size: int, n_classes: int, grid_size: int = 512, init: float = 0.5) -> None:
+        super().__init__()
+        self.gate = SpectralGate(grid_size, init)
+        self.probe = nn.Linear(hidden_size, n_classes)
+
+    def forward(self, hidden: Sequence[Tensor], picks: Sequence[Tensor]) -> Tensor:
+        """``(sum k_i, n_classes)`` logits of the chosen positions of each window."""
+        return self.probe(self.gate.filter_rows(hidden, picks))
+
+
+# --------------------------------------------------------------------------- training
+
+
+@dataclass
+class GatedProbeResult(ProbeResult):
+    """A :class:`~prismlib.probe.ProbeResult` plus the learned gate.
+
+    Attributes:
+        gate: ``(G,)`` the gate at the grid points of the best epoch (the spectral profile).
+        grid: ``(G,)`` their relative frequencies ``j / G`` (``k / n`` of an ``n``-point DCT).
+        band_means: the mean gate over each of the paper's bands at length 512.
+    """
+
+    gate: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    grid: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    band_means: pd.Series = field(default_factory=pd.Series)
+
+
+def _window_batches(states: States, order: Sequence[int], batch_windows: int) -> Iterator[tuple[list[Tensor], list[Tensor], Tensor]]:
+    """``(hidden, picks, rows)`` for chunks of ``batch_windows`` windows in ``order`` (windows
+    without sampled rows skipped); ``rows`` indexes the states' row arrays in logit order."""
+    slices, picks = states.row_slices(), states.picks()
+    order = [i for i in order if slices[i].stop > slices[i].start]
+    for start in range(0, len(order), batch_windows):
+        chunk = order[start : start + batch_windows]
+        rows = torch.cat([torch.arange(slices[i].start, slices[i].stop) for i in chunk])
+        yield [states.hidden[i] for i in chunk], [picks[i] for i in chunk], rows
+
+
+@torch.no_grad()
+def _evaluate_states(model: GatedProbe, states: States, batch_windows: int, device: torch.device) -> tuple[float, float, Tensor]:
+    """Weighted loss, weighted accuracy and ``(rows,)`` predictions, in row order."""
+    logits = torch.cat([model(h, p) for h, p, _ in _window_batches(states, range(len(states.hidden)), batch_windows)])
+    y, w = states.labels.to(device), states.weights.float().to(device)
+    return float(weighted_loss(logits, y, w)), weighted_accuracy(logits, y, w), logits.argmax(-1)
+
+
+def train_gated_probe(
+    train: States,
+    val: States,
+    test: States,
+    n_classes: int,
+    *,
+    seed: int,
+    max_epochs: int = 30,
+    patience: int | None = 1,
+    lr: float = 1e-3,
+    gate_lr: float | None = None,
+    batch_windows: int = 8,
+    grid_size: int = 512,
+    init: float = 0.5,
+    device: str | torch.device = "cpu",
+) -> GatedProbeResult:
+    """Train a gate and a softmax probe jointly with the paper's recipe, and evaluate.
+
+    Args:
+        train, val, test: :class:`States` of one layer (same hidden size).
+        n_classes: number of classes.
+        seed: seeds the probe's initialisation (as :func:`~prismlib.probe.train_probe`)
+            and the order of the windows.
+        max_epochs, patience: see :func:`~prismlib.probe.train_probe`.
+        lr: Adam's learning rate for the probe (its default 1e-3, as the paper).
+        gate_lr: Adam's learning rate for the gate's logits (default ``lr``).  A step
+            moves a logit by about the rate, so a few thousand steps are needed to move
+            the gate far from 0.5 at 1e-3; with few windows raise it (e.g. 1e-2 to 5e-2).
+            Both rates are halved together by the schedule.
+        batch_windows: windows per step (all their sampled rows; the loss is weighted by
+            ``1/|N|`` over those rows, as the token batches of ``train_probe``).
+        grid_size, init: see :class:`SpectralGate`.
+        device: where to train.
+
+    Returns:
+        :class:`GatedProbeResult`; ``test_pred`` is aligned with ``test``'s rows.
+    """
+    check_splits({s: (x.labels, x.labels, x.weights) for s, x in {"train": train, "val": val, "test": test}.items()}, n_classes)
+    if len({train.hidden_size, val.hidden_size, test.hidden_size}) != 1:
+        raise ValueError(f"train, val and test have different hidden sizes ({train.hidden_size}, {val.hidden_size}, {test.hidden_size})")
+    device = torch.device(device)
+    gen = torch.Generator().manual_seed(seed)
+    model = GatedProbe(train.hidden_size, n_classes, grid_size, init)
+    bound = 1 / train.hidden_size**0.5
+    with torch.no_grad():
+        model.probe.weight.uniform_(-bound, bound, generator=gen)
+        model.probe.bias.uniform_(-bound, bound, generator=gen)
+    model.to(device)
+    opt = torch.optim.Adam(
+        [{"params": model.probe.parameters(), "lr": lr}, {"params": model.gate.parameters(), "lr": lr if gate_lr is None else gate_lr}]
+    )
+    yt, wt = train.labels.to(device), train.weights.float().to(device)
+
+    def epoch_batches():
+        order = torch.randperm(len(train.hidden), generator=gen).tolist()
+        for h, p, rows in _window_batches(train, order, batch_windows):
+            rows = rows.to(device)
+            yield model(h, p), yt[rows], wt[rows]
+
+    history, best_epoch = fit_with_halving(
+        model, opt, epoch_batches, lambda: _evaluate_states(model, val, 64, device)[0], max_epochs=max_epochs, patience=patience
+    )
+    _, val_acc, _ = _evaluate_states(model, val, 64, device)
+    test_loss, test_acc, pred = _evaluate_states(model, test, 64, device)
+    return GatedProbeResult(
+        test_acc, val_acc, test_loss, best_epoch, history, pred.cpu().numpy(),
+        gate=model.gate.profile().cpu().numpy(), grid=model.gate.grid.cpu().numpy(), band_means=model.gate.band_means(512),
+    )
+
+
+@dataclass
+class GatedRuns(ProbeRuns):
+    """:class:`~prismlib.probe.ProbeRuns` of the gated probe (one condition), plus the gates.
+
+    Attributes:
+        gates: ``(runs, G)`` the learned gate of every run at the grid points.
+        grid: ``(G,)`` relative frequencies of the grid.
+        band_means: one row per run: the mean gate per paper band at length 512.
+    """
+
+    gates: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    grid: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    band_means: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def _gated_job(args: tuple) -> GatedProbeResult:
+    """One gated probe training: ``(states, n_classes, seed, kwargs)``."""
+    states, n_classes, seed, kwargs = args
+    return train_gated_probe(states["train"], states["val"], states["test"], n_classes, seed=seed, **kwargs)
+
+
+def gated_probe_runs(
+    states: dict[str, States],
+    n_classes: int,
+    runs: int,
+    seed: int,
+    *,
+    condition: str = GATED,
+    workers: int = 1,
+    progress: bool = True,
+    **kwargs,
+) -> GatedRuns:
+    """Train the gated probe ``runs`` times (seeds ``seed, seed+1, ...``), like
+    :func:`prismlib.probe.probe_conditions` for one condition.
+
+    Args:
+        states: split (``train``/``val``/``test``) -> :class:`States`.
+        n_classes: number of classes.
+        runs: probe runs (the paper: 3).
+        seed: base seed.
+        condition: the name of the runs in the table and in ``correct``.
+        workers: parallel processes, one torch thread each (1: in this process); the
+            results do not depend on it.  Each worker receives its own copy of the states.
+        progress: show a progress bar.
+        **kwargs: passed to :func:`train_gated_probe`.
+
+    Returns:
+        :class:`GatedRuns`; merge with the brick-wall probes' runs by :func:`combine_runs`.
+    """
+    jobs = [(states, n_classes, seed + run, kwargs) for run in range(runs)]
+    results = run_jobs(_gated_job, jobs, workers=workers, progress=progress, desc="gated probes")
+    base = collect_runs({condition: results}, states["test"].labels, majority_class(states["train"]))
+    return GatedRuns(
+        base.table, base.correct, base.majority_class,
+        gates=np.stack([r.gate for r in results]), grid=results[0].grid,
+        band_means=pd.DataFrame([r.band_means for r in results]).rename_axis("run").reset_index(drop=True),
+    )
+
+
+def combine_runs(*runs: ProbeRuns) -> ProbeRuns:
+    """One :class:`~prismlib.probe.ProbeRuns` holding the conditions of several (e.g.
+    :func:`~prismlib.probe.probe_conditions`' bands and :func:`gated_probe_runs`), so that
+    :func:`~prismlib.probe.compare_accuracy` and :func:`~prismlib.probe.summarise` pair them.
+
+    Raises:
+        ValueError: the runs were not made on the same test rows and training set (their
+            test sizes or majority classes differ) or share a condition name.
+    """
+    if not runs:
+        raise ValueError("nothing to combine")
+    sizes = {c.shape[-1] for r in runs for c in r.correct.values()}
+    if len(sizes) != 1 or len({r.majority_class for r in runs}) != 1:
+        raise ValueError("these runs were made on different test rows or training sets; they cannot be paired")
+    names = [c for r in runs for c in r.table["condition"].unique()]
+    if len(names) != len(set(names)):
+        raise ValueError(f"conditions appear in more than one of the runs: {sorted({c for c in names if names.count(c) > 1})}")
+    correct = {}
+    for r in runs:
+        correct.update({c: v for c, v in r.correct.items() if c not in correct})
+    return ProbeRuns(pd.concat([r.table for r in runs], ignore_index=True), correct, runs[0].majority_class)

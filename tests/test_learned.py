@@ -1,0 +1,206 @@
+"""The learnable spectral probe (prismlib.learned): states, gate, joint training, runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from transformers import BertConfig, BertModel
+
+from prismlib import learned
+from prismlib.encode import Encoder, encode_windows
+from prismlib.learned import (
+    GATED,
+    SpectralGate,
+    States,
+    cached_states,
+    combine_runs,
+    encode_states,
+    gated_probe_runs,
+    train_gated_probe,
+)
+from prismlib.probe import MAJORITY, compare_accuracy, probe_conditions, summarise
+from prismlib.spectral import dct, dct_matrix, idct
+from prismlib.windows import Unit, pack_units
+
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder() -> Encoder:
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=300, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    return Encoder(name="tiny-bert", tokenizer=None, model=BertModel(cfg).eval(), device=torch.device("cpu"))
+
+
+def windows(lengths, seed=0, classes=4):
+    """Windows (no tokenizer): units of one or two wordpieces, so 1/|N| weights vary."""
+    rng = np.random.default_rng(seed)
+    sources = []
+    for s, n in enumerate(lengths):
+        units = [Unit(rng.integers(5, 299, size=int(rng.integers(1, 3))).tolist(), int(rng.integers(0, classes)), s * 1000 + i) for i in range(n)]
+        sources.append((f"src{s}", units))
+    return pack_units(sources, 1, 2, window=48)
+
+
+# --------------------------------------------------------------------------- states
+
+
+@pytest.mark.parametrize("specials", ["inside", "outside"])
+def test_states_rows_line_up_with_encode_windows(tiny_encoder, specials):
+    wins = windows([30, 7, 50, 12, 3])
+    feats = encode_windows(tiny_encoder, wins, {1: ("ORIG",)}, positions=6, seed=3, batch_size=2, specials=specials)[1]
+    states = encode_states(tiny_encoder, wins, 1, positions=6, seed=3, batch_size=2, specials=specials, progress=False)
+    for name in ("labels", "weights", "window", "unit", "position"):
+        assert torch.equal(getattr(states, name), getattr(feats, name)), name
+    assert torch.equal(states.features().x["ORIG"], feats.x["ORIG"])  # same batches: bit for bit
+    cut = 1 if specials == "outside" else 0
+    assert [len(h) for h in states.hidden] == [len(w) - 2 * cut for w in wins]
+    assert all(h.dtype == torch.float16 for h in states.hidden)
+    with torch.no_grad():  # the whole window's states, not only the sampled rows
+        alone = tiny_encoder.model(input_ids=torch.from_numpy(wins[2].input_ids)[None], output_hidden_states=True).hidden_states[1][0]
+    torch.testing.assert_close(states.hidden[2].float(), alone[cut : len(alone) - cut], atol=2e-3, rtol=1e-2)
+
+
+def test_states_cache_is_reused_and_keyed(tiny_encoder, tmp_path, monkeypatch):
+    wins = windows([20, 9])
+    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path)
+    first = cached_states(tiny_encoder, wins, -1, **kwargs)
+    calls = []
+    real = learned.encode_states
+    monkeypatch.setattr(learned, "encode_states", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = cached_states(tiny_encoder, wins, -1, **kwargs)
+    assert calls == []
+    assert all(torch.equal(a, b) for a, b in zip(again.hidden, first.hidden))
+    assert torch.equal(again.position, first.position) and again.offset == first.offset
+    cached_states(tiny_encoder, wins, -1, **{**kwargs, "positions": 5})
+    cached_states(tiny_encoder, wins, -1, **{**kwargs, "specials": "outside"})
+    assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 3
+
+
+def test_states_reject_inconsistent_rows():
+    h = [torch.zeros(5, 3), torch.zeros(4, 3)]
+    ok = dict(labels=torch.zeros(2, dtype=torch.long), weights=torch.ones(2), unit=torch.arange(2))
+    States(h, **ok, window=torch.tensor([0, 1]), position=torch.tensor([4, 3]))
+    with pytest.raises(ValueError, match="non-decreasing"):
+        States(h, **ok, window=torch.tensor([1, 0]), position=torch.tensor([0, 0]))
+    with pytest.raises(ValueError, match="outside its window"):
+        States(h, **ok, window=torch.tensor([0, 1]), position=torch.tensor([0, 4]))
+
+
+# --------------------------------------------------------------------------- gate
+
+
+def test_gate_grid_interpolation_and_init():
+    gate = SpectralGate(8, init=0.5)
+    assert torch.allclose(gate.gate(13), torch.full((13,), 0.5))
+    with torch.no_grad():
+        gate.logits.copy_(torch.arange(8.0))
+    # n = G: one parameter per DCT index
+    assert torch.allclose(gate.gate(8), torch.sigmoid(torch.arange(8.0)))
+    # n = 2G: index k sits at k / n, halfway between grid points for odd k; held at the top
+    want = torch.sigmoid(torch.cat([torch.arange(0, 7.5, 0.5), torch.tensor([7.0])]))
+    assert torch.allclose(gate.gate(16), want)
+    assert torch.allclose(gate.profile(), torch.sigmoid(torch.arange(8.0)))
+    assert gate.grid.tolist() == [j / 8 for j in range(8)]
+    with pytest.raises(ValueError, match="init"):
+        SpectralGate(8, init=1.0)
+
+
+def test_gate_filters_each_row_over_its_length_without_leaking():
+    torch.manual_seed(0)
+    gate = SpectralGate(16)
+    with torch.no_grad():
+        gate.logits.normal_(0, 2)
+    lengths = [9, 20, 9, 14]
+    h = torch.randn(4, 20, 3, dtype=torch.float64)
+    out = gate(h, lengths)
+    for i, n in enumerate(lengths):
+        want = idct(gate.gate(n).double()[:, None] * dct(h[i, :n], dim=0), dim=0)
+        torch.testing.assert_close(out[i, :n], want)
+        assert (out[i, n:] == 0).all()
+    h2 = h.clone()
+    h2[0, 9:] = 1e6  # garbage in the padding changes nothing
+    torch.testing.assert_close(gate(h2, lengths), out)
+    # the rows path is the same filter at the chosen positions
+    picks = [torch.tensor([0, 4, 8]), torch.arange(20), torch.tensor([5]), torch.tensor([13, 2])]
+    rows = gate.filter_rows([h[i, :n] for i, n in enumerate(lengths)], picks)
+    torch.testing.assert_close(rows.double(), torch.cat([out[i, p] for i, p in enumerate(picks)]), atol=1e-5, rtol=1e-5)
+    # a 0/1 gate at n = G is the brick-wall band-pass
+    with torch.no_grad():
+        gate.logits.copy_(torch.where(torch.arange(16) < 4, 40.0, -40.0))
+    c = dct_matrix(16)
+    x = torch.randn(16, 3, dtype=torch.float64)
+    torch.testing.assert_close(gate(x).double(), c[:4].T @ (c[:4] @ x))
+
+
+# --------------------------------------------------------------------------- training
+
+
+def synthetic(n_windows: int, seed: int, where: str, hidden: int = 4, noise: float = 2.0) -> States:
+    """Windows whose label is the sign of a component living only in the ``where``
+    frequencies (low: relative frequency 1/n .. 0.15; high: >= 0.6) of unit 0, buried in
+    noise that carries no label, in the other end of the spectrum (low case: >= 0.5;
+    high case: < 0.3), on every unit."""
+    rng = np.random.default_rng(seed)
+    hidden_states, labels, win, pos = [], [], [], []
+    for i in range(n_windows):
+        n = int(rng.integers(40, 90))
+        c = dct_matrix(n).numpy()
+        k = np.arange(n)
+        signal = (k >= 1) & (k < 0.15 * n) if where == "low" else k >= 0.6 * n
+        noisy = k >= 0.5 * n if where == "low" else k < 0.3 * n
+        s = c[signal].T @ rng.standard_normal(signal.sum())
+        s /= s.std()
+        h = c[noisy].T @ (rng.standard_normal((noisy.sum(), hidden)) * noise * np.sqrt(n / noisy.sum()))
+        h[:, 0] += s
+        hidden_states.append(torch.tensor(h, dtype=torch.float16))
+        labels.append((s > 0).astype(np.int64))
+        win.append(np.full(n, i))
+        pos.append(k)
+    y = torch.from_numpy(np.concatenate(labels))
+    return States(hidden_states, y, torch.ones(len(y)), torch.from_numpy(np.concatenate(win)), torch.arange(len(y)), torch.from_numpy(np.concatenate(pos)))
+
+
+FAST = dict(max_epochs=12, lr=0.02, gate_lr=0.02, batch_windows=4, grid_size=32)
+"""Few windows, so higher rates than the paper's 1e-3 (the test is about the gate's shape)."""
+
+
+@pytest.mark.parametrize("where", ["low", "high"])
+def test_learned_gate_finds_the_label_band(where):
+    train, val, test = synthetic(30, 0, where), synthetic(10, 1, where), synthetic(10, 2, where)
+    r = train_gated_probe(train, val, test, 2, seed=0, **FAST)
+    low, top = r.gate[r.grid < 0.2].mean(), r.gate[r.grid >= 0.5].mean()
+    if where == "low":
+        assert low > 0.6 and top < 0.3, (low, top)
+    else:
+        assert top > 0.6 and low < 0.3, (low, top)
+    assert r.accuracy > 0.75  # raw unit 0 gives about 0.65
+    assert r.test_pred.shape == (len(test),) and r.gate.shape == r.grid.shape == (32,)
+    assert list(r.band_means.index) == ["LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH"]
+    assert 1 <= r.best_epoch <= r.epochs <= FAST["max_epochs"]
+
+
+def test_runs_pair_with_brick_wall_probes():
+    states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
+    runs = gated_probe_runs(states, 2, runs=2, seed=0, progress=False, **{**FAST, "max_epochs": 2})
+    assert runs.gates.shape == (2, 32) and len(runs.band_means) == 2
+    assert runs.correct[GATED].shape == (2, len(states["test"]))
+    again = train_gated_probe(states["train"], states["val"], states["test"], 2, seed=1, **{**FAST, "max_epochs": 2})
+    assert np.array_equal(again.test_pred == states["test"].labels.numpy(), runs.correct[GATED][1])  # seed + run
+    feats = {s: st.features() for s, st in states.items()}
+    orig = probe_conditions(feats, 2, ("ORIG",), runs=1, seed=0, progress=False, max_epochs=2)
+    both = combine_runs(orig, runs)
+    groups = feats["test"].window.numpy()
+    table = summarise(both, feats["test"], groups, n_boot=50)
+    assert set(table["condition"]) == {"ORIG", GATED, MAJORITY}
+    assert np.isfinite(compare_accuracy(both, feats["test"], groups, GATED, "ORIG", n_boot=50).effect)
+    with pytest.raises(ValueError, match="more than one"):
+        combine_runs(orig, orig)
+
+
+def test_training_rejects_bad_input():
+    s = synthetic(3, 0, "low")
+    with pytest.raises(ValueError, match="labels must lie"):
+        train_gated_probe(s, s, s, 1, seed=0, max_epochs=1)
