@@ -49,7 +49,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.encode import SPECIALS, Encoder, Features, _digest, sample_positions, unit_weights
+from prismlib.encode import SPECIALS, Encoder, Features, _digest, filter_conditions, sample_positions, unit_weights
 from prismlib.probe import (
     ProbeResult,
     ProbeRuns,
@@ -146,11 +146,25 @@ class States:
         idx = self.position - self.offset
         return [idx[s] for s in self.row_slices()]
 
-    def features(self) -> Features:
-        """The sampled rows' unfiltered states as :class:`~prismlib.encode.Features` with the
-        one condition ``ORIG`` (equal to ``encode_windows``' ORIG rows, same order)."""
-        x = torch.cat([h[p] for h, p in zip(self.hidden, self.picks())])
-        return Features({"ORIG": x}, self.labels, self.weights, self.window, self.unit, self.position)
+    def features(self, conditions: Sequence[str] = ("ORIG",), batch_windows: int = 32) -> Features:
+        """The sampled rows under each of ``conditions`` (any name
+        :func:`prismlib.encode.filter_conditions` accepts: ``ORIG``, ``LOW``, ``smooth:LOW``,
+        ``haar:LOW`` ...), each window filtered over its own states, as
+        :class:`~prismlib.encode.Features` (float16; ``ORIG`` equal to ``encode_windows``'
+        ORIG rows, same order). Windows are filtered ``batch_windows`` at a time."""
+        parts: dict[str, list[Tensor]] = {c: [] for c in conditions}
+        picks = self.picks()
+        for start in range(0, len(self.hidden), batch_windows):
+            chunk = self.hidden[start : start + batch_windows]
+            lengths = [len(h) for h in chunk]
+            padded = torch.zeros(len(chunk), max(lengths), self.hidden_size)
+            for row, h in enumerate(chunk):
+                padded[row, : len(h)] = h.float()
+            filtered = filter_conditions(padded, lengths, tuple(conditions))
+            for c in conditions:
+                parts[c].extend(filtered[c][row, picks[start + row]].half() for row in range(len(chunk)))
+        x = {c: torch.cat(rows) for c, rows in parts.items()}
+        return Features(x, self.labels, self.weights, self.window, self.unit, self.position)
 
     def to_dict(self) -> dict[str, Tensor]:
         """Tensors only (for ``torch.save(..., weights_only=True)`` loading); see :meth:`from_dict`."""

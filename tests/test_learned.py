@@ -58,6 +58,12 @@ def test_states_rows_line_up_with_encode_windows(tiny_encoder, specials):
     cut = 1 if specials == "outside" else 0
     assert [len(h) for h in states.hidden] == [len(w) - 2 * cut for w in wins]
     assert all(h.dtype == torch.float16 for h in states.hidden)
+    conditions = ("LOW", "smooth:MID", "haar:HIGH")
+    filtered = encode_windows(tiny_encoder, wins, {1: conditions}, positions=6, seed=3, batch_size=2, specials=specials)[1]
+    from_states = states.features(conditions, batch_windows=3)
+    for c in conditions:  # filtered from the stored float16 states: equal up to float16 rounding
+        scale = filtered.x[c].float().abs().max()
+        assert torch.allclose(from_states.x[c].float(), filtered.x[c].float(), atol=2e-3 * float(scale)), c
     with torch.no_grad():  # the whole window's states, not only the sampled rows
         alone = tiny_encoder.model(input_ids=torch.from_numpy(wins[2].input_ids)[None], output_hidden_states=True).hidden_states[1][0]
     torch.testing.assert_close(states.hidden[2].float(), alone[cut : len(alone) - cut], atol=2e-3, rtol=1e-2)
