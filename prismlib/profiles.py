@@ -254,6 +254,28 @@ class PrismSettings:
 
 
 @dataclass(frozen=True)
+class BeyondSettings:
+    """Notebook 09 (beyond the paper): smooth, wavelet and learned filters on the probing
+    tasks of notebook 02 (same windows, sizes and probe recipe: :class:`ProbeSettings`).
+
+    Attributes:
+        runs: probe runs per condition (brick-wall, smooth and Haar bands, the learned gate).
+        gate_lr: Adam's learning rate of the learned gate's logits (the linear probe keeps
+            the paper's 1e-3): at 1e-3 a logit moves about 1e-3 per step, too little in the
+            few hundred steps of a cpu-sized task (measured on synthetic data, issue 12).
+        grid_size: points of the learned gate's frequency grid.
+        batch_windows: windows per step of the learned probe.
+        spectrum_texts: WikiText-103 test articles of the spectral profile of the encoder.
+    """
+
+    runs: int
+    gate_lr: float = 2e-2
+    grid_size: int = 512
+    batch_windows: int = 8
+    spectrum_texts: int = 20
+
+
+@dataclass(frozen=True)
 class Profile:
     """One run profile.
 
@@ -268,6 +290,7 @@ class Profile:
         probe: settings of the probing notebooks (02, 03).
         lstm: settings of notebooks 05-08 (LSTM language models, work B).
         prism: settings of notebooks 03-04 (prism layer, continued MLM training, Fig. 5).
+        beyond: settings of notebook 09 (smooth, wavelet and learned filters).
         data: the probing data (:mod:`prismlib.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).
@@ -282,6 +305,7 @@ class Profile:
     probe: ProbeSettings
     lstm: LSTMSettings
     prism: PrismSettings
+    beyond: BeyondSettings = BeyondSettings(runs=3)
     data: str = "offline"
 
     def __post_init__(self) -> None:
@@ -429,6 +453,7 @@ PROFILES: dict[str, Profile] = {
         lstm=_LSTM_SMOKE,
         probe=_PROBE_SMOKE,
         prism=_PRISM_SMOKE,
+        beyond=BeyondSettings(runs=2, spectrum_texts=4),
     ),
     "cpu": Profile(
         name="cpu",

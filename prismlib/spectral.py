@@ -32,7 +32,7 @@ the dtype's ``eps`` times the input's scale.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -701,3 +701,18 @@ def smooth_band_pass(
         b.check(length)
     keys = [(length, b.lo, b.hi) for b, length in zip(rows_band, rows_len)]
     return _rowwise(x, d, keys, lambda seq, key: _smooth_seq(seq, key[1], key[2], width, shape))
+
+
+def frequency_response(fn: Callable[[Tensor], Tensor], n: int) -> Tensor:
+    """Share of each DCT component's energy that a linear filter along tokens keeps.
+
+    ``fn`` maps a ``(batch, n, 1)`` float64 batch to its filtered version (e.g.
+    ``lambda x: haar_band_pass(x, band)``); it is fed the ``n`` orthonormal DCT basis
+    vectors. For a filter diagonal in the DCT domain (brick-wall, smooth) this is the
+    squared gain; for any other (Haar levels) the energy kept, wherever it lands.
+
+    Returns:
+        ``(n,)`` float64: ``||fn(c_k)||^2`` for the unit-norm cosine ``c_k`` of index ``k``.
+    """
+    basis = idct(torch.eye(n, dtype=torch.float64), dim=-1).unsqueeze(-1)  # row k: cosine k over the tokens
+    return fn(basis).pow(2).sum(dim=(1, 2))

@@ -349,3 +349,15 @@ def test_errors_are_clear():
         band_pass(torch.randn(2, 10, 3), Band("x", 0, 6), lengths=[10, 4])
     with pytest.raises(ValueError, match="norm"):
         dct(x, norm="backward")
+
+
+def test_frequency_response_is_the_squared_gain_of_a_diagonal_filter():
+    n = 40
+    band = spectral.allocate_bands(n)[2]
+    brick = spectral.frequency_response(lambda x: spectral.band_pass(x, band, dim=-2), n)
+    expected = torch.zeros(n, dtype=torch.float64)
+    expected[band.lo : band.hi] = 1
+    assert torch.allclose(brick, expected, atol=1e-12)
+    gain = spectral.smooth_gain(n, band)
+    smooth = spectral.frequency_response(lambda x: spectral.smooth_band_pass(x, band, dim=-2), n)
+    assert torch.allclose(smooth, gain.double() ** 2, atol=1e-10)
