@@ -39,7 +39,10 @@
 #
 # **Decisions.** The probes are notebook 02's (Adam, lr 1e-3, lr halved on a
 # validation plateau, patience 1, at most 30 epochs, the MLM probe `mlm_epochs`, raw
-# features, $1/|N|$ weights, `[CLS]`/`[SEP]` inside the filtered sequence). The learned
+# features, $1/|N|$ weights, `[CLS]`/`[SEP]` inside the filtered sequence) with batches
+# of `batch_size` rows (256; notebook 02 on cpu: 64), so that the 16 conditions fit
+# the machine; accuracies can therefore differ a little from notebook 02's. The learned
+# gate trains on `batch_windows` whole windows per step (all their sampled rows). The learned
 # gate's logits take Adam at `gate_lr` (2e-2: at 1e-3 a logit moves about 1e-3 a step,
 # and a cpu-sized task has a few hundred steps); it starts at 0.5 everywhere, which
 # the linear probe absorbs, so training starts from the unfiltered probe with no band
@@ -155,7 +158,7 @@ for name in TASKS:
     epochs = {"max_epochs": S.mlm_epochs if name == "mlm" else S.max_epochs, "patience": S.patience}
     feats = {split: st.features(conditions) for split, st in states[name].items()}
     fixed = probe_conditions(feats, len(tasks[name].label_names), conditions, B.runs, P.seed, workers=S.workers,
-                             batch_size=S.batch_size, device=encoder.device, **epochs)  # fmt: skip
+                             batch_size=B.batch_size, device=encoder.device, **epochs)  # fmt: skip
     gated[name] = gated_probe_runs(states[name], len(tasks[name].label_names), B.runs, P.seed, workers=S.workers,
                                    gate_lr=B.gate_lr, grid_size=B.grid_size, batch_windows=B.batch_windows,
                                    device=encoder.device, **epochs)  # fmt: skip

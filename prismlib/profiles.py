@@ -260,6 +260,10 @@ class BeyondSettings:
 
     Attributes:
         runs: probe runs per condition (brick-wall, smooth and Haar bands, the learned gate).
+        batch_size: rows per step of the fixed filters' probes (notebook 02's recipe with
+            larger batches: on 2 cores a probe's time is mostly its number of steps; a cpu
+            POS probe took 11.8 s at 64 rows per step, 4.8 s at 256, on one thread of a loaded
+            machine).
         gate_lr: Adam's learning rate of the learned gate's logits (the linear probe keeps
             the paper's 1e-3): at 1e-3 a logit moves about 1e-3 per step, too little in the
             few hundred steps of a cpu-sized task (measured on synthetic data, issue 12).
@@ -269,6 +273,7 @@ class BeyondSettings:
     """
 
     runs: int
+    batch_size: int = 256
     gate_lr: float = 2e-2
     grid_size: int = 512
     batch_windows: int = 8
@@ -305,7 +310,7 @@ class Profile:
     probe: ProbeSettings
     lstm: LSTMSettings
     prism: PrismSettings
-    beyond: BeyondSettings = BeyondSettings(runs=3)
+    beyond: BeyondSettings = BeyondSettings(runs=2)
     data: str = "offline"
 
     def __post_init__(self) -> None:
