@@ -100,12 +100,18 @@ def _norm_dim(x: Tensor, dim: int) -> int:
 
 @lru_cache(maxsize=32)
 def _dct_matrix64(n: int) -> Tensor:
-    k = torch.arange(n, dtype=torch.int64)[:, None]
+    return _dct_rows64(n, 0, n)
+
+
+def _dct_rows64(n: int, lo: int, hi: int) -> Tensor:
+    """Rows ``lo..hi-1`` of the orthonormal DCT-II matrix of length ``n``, in float64."""
+    k = torch.arange(lo, hi, dtype=torch.int64)[:, None]
     t = torch.arange(n, dtype=torch.int64)[None, :]
     # cos(pi/n (t + 1/2) k) = cos(pi m / 2n) with m = (2t + 1) k reduced mod 4n (exact angles)
     m = ((2 * t + 1) * k) % (4 * n)
     c = torch.cos(math.pi * m.to(torch.float64) / (2 * n)) * math.sqrt(2.0 / n)
-    c[0] /= math.sqrt(2.0)
+    if lo == 0 and hi > 0:
+        c[0] /= math.sqrt(2.0)
     return c
 
 
@@ -403,11 +409,10 @@ def _projector(n: int, lo: int, hi: int, dtype: torch.dtype, device: str) -> tup
     If ``complement`` is False the filter is ``rows.T @ (rows @ x)``; otherwise it is
     ``x - rows.T @ (rows @ x)`` (fewer rows: the indices outside the band).
     """
-    c = _dct_matrix64(n)
     width = hi - lo
     if width <= n - width:
-        return False, c[lo:hi].to(dtype=dtype, device=device).contiguous()
-    outside = torch.cat([c[:lo], c[hi:]])
+        return False, _dct_rows64(n, lo, hi).to(dtype=dtype, device=device).contiguous()
+    outside = torch.cat([_dct_rows64(n, 0, lo), _dct_rows64(n, hi, n)])
     return True, outside.to(dtype=dtype, device=device).contiguous()
 
 
@@ -491,8 +496,7 @@ def _is_partition(spans: Sequence[tuple[int, int]], n: int) -> bool:
 @lru_cache(maxsize=256)
 def _dct_rows(n: int, ranges: tuple[tuple[int, int], ...], dtype: torch.dtype, device: str) -> Tensor:
     """The rows ``lo..hi-1`` of the orthonormal DCT matrix for each range, stacked."""
-    c = _dct_matrix64(n)
-    return torch.cat([c[lo:hi] for lo, hi in ranges]).to(dtype=dtype, device=device).contiguous()
+    return torch.cat([_dct_rows64(n, lo, hi) for lo, hi in ranges]).to(dtype=dtype, device=device).contiguous()
 
 
 def _from_coefficients(x: Tensor, coef: Tensor, spans: Sequence[tuple[int, int]], fft_width: int) -> list[Tensor]:
@@ -550,8 +554,10 @@ class _CpuSplit(torch.autograd.Function):
             for i in others:
                 lo, hi = plan.spans[i]
                 if hi - lo > plan.fft_width:
-                    masked = torch.from_numpy(np.zeros(x3.shape, dtype=_NP_DTYPE[x.dtype]))
+                    masked = _empty_cpu(x3.shape, x.dtype)
+                    masked[:, :lo] = 0
                     masked[:, lo:hi] = coef[:, lo:hi]
+                    masked[:, hi:] = 0
                     out[i] = _pocket(masked, inverse=True, overwrite=True)
                 else:
                     out[i] = torch.matmul(_dct_rows(n, ((lo, hi),), x.dtype, "cpu").T, coef[:, lo:hi], out=_empty_cpu(x3.shape, x.dtype))
@@ -581,7 +587,8 @@ class _CpuSplit(torch.autograd.Function):
         others = [i for i in range(len(plan.spans)) if i != plan.rest]
         diff = _empty_cpu(g_rest.shape, dtype)  # g_b - g_rest, one band after the other
         if plan.fft:
-            coef = torch.from_numpy(np.zeros(g_rest.shape, dtype=_NP_DTYPE[dtype]))
+            coef = _empty_cpu(g_rest.shape, dtype)  # the rows of every band but the rest are written below
+            coef[:, plan.spans[plan.rest][0] : plan.spans[plan.rest][1]] = 0
             for i in others:
                 lo, hi = plan.spans[i]
                 torch.sub(g[i], g_rest, out=diff)
