@@ -416,11 +416,14 @@ def _projector(n: int, lo: int, hi: int, dtype: torch.dtype, device: str) -> tup
     return True, outside.to(dtype=dtype, device=device).contiguous()
 
 
-FFT_WIDTH = {"cpu": 300, "cuda": 300}
+FFT_WIDTH = {"cpu": 150, "cuda": 1024}
 """Cost of one DCT of length ``n`` by the FFT, as the number of DCT-matrix rows whose thin
-matrix product (``2 n`` flops per row and column) takes as long; measured on the machine
-the defaults were tuned on (``benchmarks/spectral.py`` prints what was chosen and how fast
-it ran).  The filters pick the cheaper of matrix products and FFTs by this model."""
+matrix product (``2 n`` flops per row and column) takes as long.  The filters pick the
+cheaper of matrix products and FFTs by this model.  The CPU value was measured on a
+2-core AMD EPYC (pocketfft with 2 workers against MKL's matrix products; 80 to 300 ran
+within the noise of each other for n = 256..4096); the CUDA value is an untuned guess
+that keeps long inputs on matrix products, as the GPU path always did.
+``benchmarks/spectral.py`` prints the path chosen for each length and its speed."""
 
 
 def _fft_width(x: Tensor) -> int:
