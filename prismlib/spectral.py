@@ -10,19 +10,30 @@
 
 How it is computed.  With the orthonormal DCT matrix ``C`` (``N x N``), keeping the
 coefficients ``lo..hi-1`` is the orthogonal projection ``P = C_b^T C_b`` with
-``C_b = C[lo:hi]``.  We apply it as two thin matrix products, ``C_b^T (C_b x)``, or
-as ``x - C_c^T (C_c x)`` through the complementary rows ``C_c`` when those are fewer.
-That costs ``4 * min(w, N - w) * N`` flops per column (``w = hi - lo``) instead of
-two full transforms, is exact up to float rounding, and differentiates through plain
-matrix products.  The thin matrices are cached per (length, band, dtype, device).
-For :func:`dct` and :func:`idct` themselves the full matrix is used up to
-``FFT_THRESHOLD`` tokens and Makhoul's FFT algorithm beyond.
+``C_b = C[lo:hi]``.  A narrow band is applied as two thin matrix products,
+``C_b^T (C_b x)``, or as ``x - C_c^T (C_c x)`` through the complementary rows ``C_c``
+when those are fewer: ``4 * min(w, N - w) * N`` flops per column (``w = hi - lo``),
+exact up to float rounding, as large dense products that run near the machine's peak.
+When that would cost more than DCTs by the FFT (the cost model of :data:`FFT_WIDTH`),
+the band goes through one forward DCT by the FFT and comes back by its thin rows or an
+inverse FFT.  :func:`band_decomposition` computes all the bands of a partition at once:
+one forward transform, each band back from its own coefficients, and the widest band
+as the signal minus the others; for the paper's five bands about ``N**2`` flops per
+column on the matrix path (half of five separate band-passes), or one forward and a
+few inverse FFTs for long inputs.  On the CPU the FFTs are pocketfft's (``scipy.fft``,
+along any axis without copies) and the decomposition has its own backward pass (the
+adjoint of a projection is itself), with large buffers taken from NumPy, which asks
+for transparent huge pages; elsewhere the FFT is Makhoul's algorithm on ``torch.fft``
+and autograd differentiates the plain tensor operations.  The thin matrices are cached
+per (length, band, dtype, device).  For :func:`dct` and :func:`idct` themselves the full
+matrix is used up to ``FFT_THRESHOLD`` tokens and the FFT beyond.
 
 Every path takes float16 and bfloat16 input and returns that dtype.  The matrix
-products run in the input's dtype (with the float64 matrices rounded to it); the FFT
-path computes in float32 and rounds back, since ``torch.fft`` has no bfloat16 and only
-partial float16 support (CUDA, powers of two).  Either way the error is a few units of
-the dtype's ``eps`` times the input's scale.
+products of single band-passes run in the input's dtype (with the float64 matrices
+rounded to it); the FFTs, and the decomposition on the CPU, compute in float32 and
+round back, since ``torch.fft`` has no bfloat16 and only partial float16 support (CUDA,
+powers of two).  Either way the error is a few units of the dtype's ``eps`` times the
+input's scale.
 """
 
 from __future__ import annotations
