@@ -244,17 +244,17 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
     Returns:
         condition -> ``(batch, length, hidden)``; padding positions are zero for the bands.
     """
-    from prismlib.spectral import band_pass, bands_for_lengths
+    from prismlib.spectral import BAND_NAMES, band_decomposition, band_pass, bands_for_lengths
 
-    out = {}
-    for name in conditions:
-        if name == "ORIG":
-            out[name] = h
-        elif name in CONDITIONS:
-            out[name] = band_pass(h, bands_for_lengths(lengths, name), lengths=lengths, check_finite=False)
-        else:
-            raise ValueError(f"unknown condition {name!r}; choose from {CONDITIONS}")
-    return out
+    unknown = [name for name in conditions if name not in CONDITIONS]
+    if unknown:
+        raise ValueError(f"unknown condition {unknown[0]!r}; choose from {CONDITIONS}")
+    wanted = [name for name in conditions if name != "ORIG"]
+    if len(set(wanted)) > 1:  # several bands: one shared decomposition
+        parts = dict(zip(BAND_NAMES, band_decomposition(h, lengths=lengths, check_finite=False)))
+    else:
+        parts = {name: band_pass(h, bands_for_lengths(lengths, name), lengths=lengths, check_finite=False) for name in wanted}
+    return {name: h if name == "ORIG" else parts[name] for name in conditions}
 
 
 def sample_positions(windows, positions: int, seed: int) -> list[np.ndarray]:

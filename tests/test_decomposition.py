@@ -118,3 +118,16 @@ def test_plans_count_their_flops():
     assert matmul.flops() == 4 * n * 130  # thin rows of LOW..MID-HIGH, there and back
     fft = spectral._split_plan(n, spans, 1)
     assert fft.fft and fft.flops() == pytest.approx(5 * 2.5 * n * 9)  # one DCT and four inverse DCTs
+
+
+def test_encode_filter_conditions_decomposes_once_and_matches_band_pass():
+    from prismlib.encode import CONDITIONS, filter_conditions
+
+    lengths = [30, 21]
+    h = torch.randn(2, 30, 4, dtype=torch.float64)
+    for conditions in (CONDITIONS, ("MID",), ("HIGH", "ORIG", "LOW")):
+        out = filter_conditions(h, lengths, conditions)
+        assert list(out) == list(conditions)
+        for name in conditions:
+            want = h if name == "ORIG" else band_pass(h, bands_for_lengths(lengths, name), lengths=lengths)
+            torch.testing.assert_close(out[name], want, atol=1e-12, rtol=0)
