@@ -564,7 +564,8 @@ class _CpuSplit(torch.autograd.Function):
         others = [i for i in range(len(plan.spans)) if i != plan.rest]
         out: list[Tensor | None] = [None] * len(plan.spans)
         if plan.fft:
-            coef = _pocket(x3, inverse=False)
+            # the DCT in place in a copy of x: that buffer is written over by the rest band at the end
+            coef = _pocket(_empty_cpu(x3.shape, x.dtype).copy_(x3), inverse=False, overwrite=True)
             for i in others:
                 lo, hi = plan.spans[i]
                 if hi - lo > plan.fft_width:
@@ -584,7 +585,7 @@ class _CpuSplit(torch.autograd.Function):
                 w = plan.spans[i][1] - plan.spans[i][0]
                 out[i] = torch.matmul(rows[start : start + w].T, coef[:, start : start + w], out=_empty_cpu(x3.shape, x.dtype))
                 start += w
-        rest = torch.sub(x3, out[others[0]], out=_empty_cpu(x3.shape, x.dtype))
+        rest = torch.sub(x3, out[others[0]], out=coef if plan.fft else _empty_cpu(x3.shape, x.dtype))
         for i in others[1:]:
             rest.sub_(out[i])
         out[plan.rest] = rest
