@@ -608,7 +608,7 @@ class _CpuSplit(torch.autograd.Function):
                 lo, hi = plan.spans[i]
                 torch.sub(g[i], g_rest, out=diff)
                 if hi - lo > plan.fft_width:
-                    coef[:, lo:hi] = _pocket(diff, inverse=False)[:, lo:hi]
+                    coef[:, lo:hi] = _pocket(diff, inverse=False, overwrite=True)[:, lo:hi]  # diff is scratch
                 else:
                     torch.matmul(_dct_rows(n, ((lo, hi),), dtype, "cpu"), diff, out=coef[:, lo:hi])
             grad = _pocket(coef, inverse=True, overwrite=True).add_(g_rest)
