@@ -21,7 +21,10 @@ load average is printed before and after. GFLOP/s count the arithmetic of the
 algorithm each implementation runs (matrix products 2 flops per multiply-add, an
 FFT-based DCT 2.5 N log2 N per column, backward as much as forward), so prismlib's
 column next to the matmul's shows how far it is from this machine's dense speed.
-Speed is never asserted by the tests: read the ratios here.
+Speed is never asserted by the tests: read the ratios here. On a busy machine every
+parallel region of torch (even a tiny matrix product) can wait a scheduler slice, 4 to
+16 ms, for its second thread: short inputs then time the scheduler, not the code; run
+when the load average is below the number of cores, or with --threads 1.
 """
 
 from __future__ import annotations
@@ -99,7 +102,14 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--lengths", default=None, help="comma-separated sweep lengths (default by --quick)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per length (default 3 with --quick, else 5)")
+    parser.add_argument(
+        "--threads", type=int, default=None,
+        help="torch threads (and scipy workers); default torch's. On a busy machine 1 avoids the wait of "
+        "every parallel region for a second free core",
+    )
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = benchmark_device(args.device)
     dtypes = [getattr(torch, name) for name in args.dtypes.split(",")]
     rounds = args.rounds or (3 if args.quick else 5)
