@@ -1,64 +1,137 @@
-"""Benchmark: prismlib's band-pass filters vs torch-dct (vs scipy on the CPU), in one run on this machine.
+"""Benchmark: prismlib's five-band decomposition vs torch-dct (vs scipy on the CPU), in one run on this machine.
 
-    python benchmarks/spectral.py                 # headline (8, 512, 768) + sweep over N, float32, CPU
-    python benchmarks/spectral.py --quick         # fewer repeats, shorter sweep
+    python benchmarks/spectral.py                 # headline (8, 512, 768) + sweep N = 32..8192, float32, CPU
+    python benchmarks/spectral.py --quick         # fewer rounds, shorter sweep
     python benchmarks/spectral.py --device cuda --dtypes float32,float16,bfloat16
 
-Each time is one full decomposition (the five bands of allocate_bands(N)) of a
-(batch, N, hidden) input; the ratios are torch-dct's (or scipy's) time over prismlib's
-for the same pass, so > 1 means prismlib is faster. torch-dct's FFT takes no bfloat16
-(and float16 only on CUDA, for powers of two): where it cannot run in a dtype it is
-timed in float32 and the table says so. scipy runs on the CPU only (float32, forward).
-On CUDA every time is the minimum over repeats of CUDA-event timings after a warm-up.
+Each time is one full decomposition of a (batch, N, hidden) input into the five bands
+of allocate_bands(N): prismlib's band_decomposition (one forward transform shared by
+the bands, the widest band by subtraction) against the textbook way with each library,
+one DCT, then a mask and an inverse DCT per band. Forward+backward back-propagates the
+five outputs together. scipy has no autograd: it is timed forward only (CPU, float32,
+as many workers as torch has threads); forward+backward is compared with torch-dct.
+torch-dct's FFT takes no bfloat16 (and float16 only on CUDA, for powers of two): where
+it cannot run in a dtype it is timed in float32 and the table says so.
+
+Robust on a shared machine: for each N every implementation, and a plain matrix product
+(batch*hidden, N) @ (N, min(N, 2048)) as the yardstick of this machine's speed, runs
+once per round, in turns, for several rounds; the time is the minimum over the rounds,
+and a warning is printed when the rounds disagree (median / minimum above 1.5). The
+load average is printed before and after. GFLOP/s count the arithmetic of the
+algorithm each implementation runs (matrix products 2 flops per multiply-add, an
+FFT-based DCT 2.5 N log2 N per column, backward as much as forward), so prismlib's
+column next to the matmul's shows how far it is from this machine's dense speed.
+Speed is never asserted by the tests: read the ratios here. On a busy machine every
+parallel region of torch (even a tiny matrix product) can wait a scheduler slice, 4 to
+16 ms, for its second thread: short inputs then time the scheduler, not the code; run
+when the load average is below the number of cores, or with --threads 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
+import pandas as pd
 import torch
 
-from prismlib.benchmark import benchmark_device, describe_device, filter_timings
+from prismlib.benchmark import SPREAD_WARNING, benchmark_device, describe_device, filter_timings
+from prismlib.spectral import FFT_WIDTH, _split_plan, allocate_bands
+
+FULL_SWEEP = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+QUICK_SWEEP = (32, 512, 4096)
+LONG = 2048
 
 
-def ratios(df):
-    """Pivot to one row per (n, pass) with the speed-up of prismlib over each reference."""
-    wide = df.pivot_table(index=["n", "pass"], columns="backend", values="seconds")
+def path(n: int, device: torch.device) -> str:
+    """The path prismlib takes for the five bands of length n: matmul or FFT (with its inverse FFTs)."""
+    spans = tuple((b.lo, b.hi) for b in allocate_bands(n))
+    plan = _split_plan(n, spans, FFT_WIDTH.get(device.type, FFT_WIDTH["cpu"]))
+    if not plan.fft:
+        return "matmul"
+    inverse = sum(hi - lo > plan.fft_width for i, (lo, hi) in enumerate(spans) if i != plan.rest)
+    return f"fft 1+{inverse}"
+
+
+def table(df: pd.DataFrame, device: torch.device) -> pd.DataFrame:
+    """One row per (n, pass): milliseconds, ratios over prismlib, GFLOP/s of prismlib and of the matmul."""
+    runs = df[df["backend"] != "matmul"]
+    ms = runs.pivot_table(index=["n", "pass"], columns="backend", values="seconds") * 1e3
+    out = pd.DataFrame(index=ms.index)
+    for backend in ("prismlib", "torch-dct", "scipy"):
+        if backend in ms:
+            out[f"{backend} ms"] = ms[backend]
     for ref in ("torch-dct", "scipy"):
-        if ref in wide:
-            wide[f"{ref} / prismlib"] = wide[ref] / wide["prismlib"]
-    return wide
+        if ref in ms:
+            out[f"{ref}/prismlib"] = ms[ref] / ms["prismlib"]
+    mine = runs[runs["backend"] == "prismlib"].set_index(["n", "pass"])
+    out["prismlib GFLOP/s"] = mine["gflops"]
+    matmul = df[df["backend"] == "matmul"].set_index("n")["gflops"]
+    if len(matmul):
+        out["matmul GFLOP/s"] = [matmul.get(n, float("nan")) for n, _ in out.index]
+        out["% of matmul"] = 100 * out["prismlib GFLOP/s"] / out["matmul GFLOP/s"]
+    out["path"] = [path(n, device) for n, _ in out.index]
+    return out
 
 
-def show(df, title: str) -> None:
+def show(df: pd.DataFrame, title: str, device: torch.device) -> None:
     print(f"\n== {title} ==")
-    ran_in = df.groupby("backend")["dtype"].agg(lambda d: ",".join(sorted(set(d))))
+    ran_in = df[df["backend"] != "matmul"].groupby("backend")["dtype"].agg(lambda d: ",".join(sorted(set(d))))
     print("dtype per backend: " + ", ".join(f"{b} {d}" for b, d in ran_in.items()))
-    print(ratios(df).to_string(float_format=lambda v: f"{v:.4f}"))
+    print(table(df, device).to_string(float_format=lambda v: f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"))
+    noisy = df[df["spread"] > SPREAD_WARNING]
+    for _, row in noisy.iterrows():
+        print(
+            f"WARNING: n={row['n']} {row['backend']} {row['pass']}: rounds disagree (median {row['median'] * 1e3:.1f} ms"
+            f" = {row['spread']:.2f} x the minimum {row['seconds'] * 1e3:.1f} ms); the machine was busy, "
+            "the minimum is the best estimate"
+        )
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count()} cores"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and a shorter sweep")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and a shorter sweep")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (no CUDA device: the CPU, said so)")
     parser.add_argument("--dtypes", default="float32", help="comma-separated: float32,float16,bfloat16,float64")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--lengths", default=None, help="comma-separated sweep lengths (default by --quick)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per length (default 3 with --quick, else 5)")
+    parser.add_argument(
+        "--threads", type=int, default=None,
+        help="torch threads (and scipy workers); default torch's. On a busy machine 1 avoids the wait of "
+        "every parallel region for a second free core",
+    )
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = benchmark_device(args.device)
     dtypes = [getattr(torch, name) for name in args.dtypes.split(",")]
-    repeats = 3 if args.quick else 7
-    default_sweep = (64, 256, 1024) if args.quick else (32, 64, 128, 256, 512, 1024, 2048, 4096)
-    sweep = tuple(int(n) for n in args.lengths.split(",")) if args.lengths else default_sweep
+    rounds = args.rounds or (3 if args.quick else 5)
+    sweep = tuple(int(n) for n in args.lengths.split(",")) if args.lengths else QUICK_SWEEP if args.quick else FULL_SWEEP
     shape = f"({args.batch}, N, {args.hidden})"
     print(describe_device(device))
+    print(f"before: {load()}")
     for dtype in dtypes:
         name = str(dtype).removeprefix("torch.")
-        head = filter_timings([512], args.batch, args.hidden, repeats, device=device, dtype=dtype)
-        show(head, f"headline: {shape.replace('N', '512')} {name} on {device.type}, five bands")
-        sweep_df = filter_timings(sweep, args.batch, args.hidden, max(2, repeats // 2), device=device, dtype=dtype)
-        show(sweep_df, f"sweep over N: {shape} {name} on {device.type}, five bands")
+        head = filter_timings([512], args.batch, args.hidden, 2 * rounds, device=device, dtype=dtype, reference=True)
+        show(head, f"headline: {shape.replace('N', '512')} {name} on {device.type}, five bands, {2 * rounds} rounds", device)
+        # long inputs: fewer rounds (torch-dct's forward+backward takes a minute at N = 8192 on 2 cores)
+        short, long = [n for n in sweep if n <= LONG], [n for n in sweep if n > LONG]
+        long_rounds = max(3, rounds // 2)
+        sweep_df = pd.concat(
+            filter_timings(part, args.batch, args.hidden, r, device=device, dtype=dtype, reference=True)
+            for part, r in ((short, rounds), (long, long_rounds))
+            if part
+        )
+        counts = f"{rounds} rounds" + (f", {long_rounds} above N = {LONG}" if long else "")
+        show(sweep_df, f"sweep over N: {shape} {name} on {device.type}, five bands, {counts}", device)
+    print(f"\nafter: {load()}")
 
 
 if __name__ == "__main__":

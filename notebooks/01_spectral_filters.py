@@ -272,15 +272,19 @@ print(f"max |Fig. 3b snippet - prismlib.low_pass| over a ({N}, {H.shape[1]}) win
 # %% [markdown]
 # ## Appendix D: cost of filtering
 #
-# The paper notes the DCT costs $O(N \log N)$ with the FFT. prismlib filters with thin
-# cached DCT matrices instead (`spectral` module docstring): $4\min(w, N-w)N$ flops per
-# unit for a band of width $w$, i.e. $O(N^2)$, but as large dense matrix products that
-# run near peak speed. Below: one full decomposition (all five bands of a
-# `(batch, N, 768)` float32 input), prismlib vs torch-dct (the library the paper used)
-# vs `scipy.fft`, all measured in this run on this machine. `benchmarks/spectral.py`
-# prints the same measurement as ratios. Because the cost grows as $N^2$ rather than
-# $N \log N$, the FFT-based scipy catches up for long enough sequences; the printout
-# under the figure says where, on this machine.
+# The paper notes the DCT costs $O(N \log N)$ with the FFT. prismlib's
+# `band_decomposition` shares one forward transform between the five bands and gets the
+# widest one (HIGH) as the signal minus the others (`spectral` module docstring). Up to
+# a few hundred tokens it applies the bands with thin cached DCT matrices, about $N^2$
+# flops per unit for all five, i.e. $O(N^2)$, but as large dense matrix products that
+# run near peak speed; beyond, where DCTs by the FFT are cheaper, one forward FFT and a
+# few inverse ones. Below: one full decomposition (all five bands of a
+# `(batch, N, 768)` float32 input), prismlib vs the textbook decomposition (one DCT, then
+# a mask and an inverse DCT per band) with torch-dct (the library the paper used) and
+# with `scipy.fft`, all measured in this run on this machine, the implementations in
+# turns and the minimum of the rounds kept. `benchmarks/spectral.py` prints the same
+# measurement as ratios, with the GFLOP/s reached next to a plain matrix product's. The
+# printout under the figure says at which lengths, if any, scipy was faster here.
 
 # %%
 t0 = time.perf_counter()

@@ -5,19 +5,23 @@
   and is absent).
 * :func:`best_time`: the minimum over repeats after warm-up runs; on CUDA every run is
   timed between two CUDA events, so the time is the GPU's, not the launch's.
-* :func:`filter_timings`: the five band-passes of prismlib against references that
-  compute the same brick-wall band-pass the textbook way, DCT -> mask -> inverse DCT:
-  torch-dct (the library the paper used) and ``scipy.fft`` (NumPy, CPU, forward only: no
-  autograd).
+* :func:`interleaved_times`: several functions timed in turns, one run of each per round,
+  so that a burst of load from other processes hits all of them alike.
+* :func:`filter_timings`: one five-band decomposition by prismlib
+  (:func:`~prismlib.spectral.band_decomposition`) against references that compute the
+  same brick-wall bands the textbook way, one DCT -> a mask per band -> an inverse DCT per
+  band: torch-dct (the library the paper used) and ``scipy.fft`` (NumPy, CPU, forward
+  only: no autograd), with a plain matrix product of the same size as the yardstick of
+  this machine's speed.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import time
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -25,7 +29,7 @@ import scipy.fft
 import torch
 from torch import Tensor
 
-from prismlib.spectral import Band, allocate_bands, band_pass
+from prismlib.spectral import Band, _split_plan, allocate_bands, band_decomposition
 
 
 def torch_dct_band_pass(x: Tensor, band: Band) -> Tensor:
@@ -44,6 +48,31 @@ def scipy_band_pass(x: np.ndarray, band: Band) -> np.ndarray:
     f[..., : band.lo, :] = 0
     f[..., band.hi :, :] = 0
     return scipy.fft.idct(f, norm="ortho", axis=-2)
+
+
+def torch_dct_decomposition(x: Tensor, bands: list[Band]) -> list[Tensor]:
+    """The band-passes of ``bands`` along axis -2 by torch-dct: one DCT, a mask and an IDCT per band."""
+    import torch_dct
+
+    f = torch_dct.dct(x.transpose(-1, -2), norm="ortho")
+    out = []
+    for band in bands:
+        mask = torch.zeros(x.shape[-2], dtype=f.dtype, device=f.device)
+        mask[band.lo : band.hi] = 1
+        out.append(torch_dct.idct(f * mask, norm="ortho").transpose(-1, -2))
+    return out
+
+
+def scipy_decomposition(x: np.ndarray, bands: list[Band], workers: int | None = None) -> list[np.ndarray]:
+    """The band-passes of ``bands`` along axis -2 by ``scipy.fft``: one DCT, a mask and an
+    IDCT per band, on ``workers`` threads (forward only)."""
+    f = scipy.fft.dct(x, norm="ortho", axis=-2, workers=workers)
+    out = []
+    for band in bands:
+        kept = np.zeros_like(f)
+        kept[..., band.lo : band.hi, :] = f[..., band.lo : band.hi, :]
+        out.append(scipy.fft.idct(kept, norm="ortho", axis=-2, workers=workers, overwrite_x=True))
+    return out
 
 
 NO_CUDA = "no CUDA device: timings are CPU"
@@ -69,52 +98,88 @@ def describe_device(device: torch.device) -> str:
     return f"torch {torch.__version__}, {where}"
 
 
+def _time_once(fn: Callable[[], object], device: torch.device) -> float:
+    """Seconds of one ``fn()``: CUDA events on CUDA (device synchronised), else the wall clock."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def best_time(
     fn: Callable[[], object], repeats: int, device: torch.device | str = "cpu", warmup: int = 1
 ) -> float:
     """Minimum time in seconds of ``fn()`` over ``repeats`` runs, after ``warmup`` runs.
 
     On CUDA each run is timed with CUDA events recorded before and after it (the GPU's
-    time, the device synchronised before the first and after every run); on the CPU
-    with the wall clock.
+    time, the device synchronised before every run); on the CPU with the wall clock.
     """
     device = torch.device(device)
     for _ in range(warmup):
         fn()
-    times = []
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        for _ in range(repeats):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) / 1e3)
-    else:
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return min(times)
+    return min(_time_once(fn, device) for _ in range(repeats))
 
 
-def _decompose(fn: Callable[[Tensor, Band], Tensor], x: Tensor, grad: Tensor, bands: list[Band], backward: bool) -> None:
-    """The band-passes ``fn(x, band)`` of ``bands``, each back-propagated from ``grad`` if ``backward``."""
-    xr = x.clone().requires_grad_(backward)
-    for b in bands:
-        y = fn(xr, b)
-        if backward:
-            y.backward(grad)
+def interleaved_times(
+    fns: Mapping[str, Callable[[], object]], rounds: int, device: torch.device | str = "cpu", warmup: int = 1
+) -> dict[str, list[float]]:
+    """Times in seconds of every ``fns[name]()``, ``rounds`` runs each, taken in turns.
+
+    After ``warmup`` runs of each, every round runs each function once, starting one
+    further along the list than the round before, so that a burst of load from other
+    processes (a shared machine) falls on all of them alike rather than on whichever ran
+    at that moment.  Take the minimum of each list as its time and the ratio of median
+    to minimum (:func:`spread`) as a measure of how much the rounds disagree.
+    """
+    device = torch.device(device)
+    names = list(fns)
+    for name in names:
+        for _ in range(warmup):
+            fns[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        k = r % len(names) if names else 0
+        for name in names[k:] + names[:k]:
+            times[name].append(_time_once(fns[name], device))
+    return times
 
 
-def _runs_in(fn: Callable[[Tensor, Band], Tensor], x: Tensor, band: Band) -> bool:
+SPREAD_WARNING = 1.5
+"""Median over minimum of a timing's rounds above which :func:`filter_timings` flags it."""
+
+
+def spread(times: list[float]) -> float:
+    """Median over minimum of repeated timings: 1 when the rounds agree."""
+    return float(np.median(times) / min(times))
+
+
+def fft_flops(n: int) -> float:
+    """Nominal flops of one DCT of length ``n`` by the FFT: ``2.5 n log2 n`` (a real FFT)."""
+    return 2.5 * n * math.log2(n) if n > 1 else 0.0
+
+
+def _runs_in(fn: Callable[[Tensor, list[Band]], object], x: Tensor, bands: list[Band]) -> bool:
     """Whether ``fn`` takes ``x``'s dtype (torch-dct's FFT has no bfloat16, float16 only on CUDA)."""
     try:
-        fn(x[:1], band)
+        fn(x[:1], bands)
     except RuntimeError:
         return False
     return True
+
+
+def _prismlib_decomposition(x: Tensor, bands: list[Band]) -> list[Tensor]:
+    return band_decomposition(x, bands, check_finite=False)
+
+
+REFERENCE_WIDTH = 2048
+"""The yardstick matmul of length ``n`` is ``(batch * hidden, n) @ (n, min(n, REFERENCE_WIDTH))``."""
 
 
 def filter_timings(
@@ -125,40 +190,82 @@ def filter_timings(
     seed: int = 0,
     device: torch.device | str = "cpu",
     dtype: torch.dtype = torch.float32,
+    reference: bool = False,
 ) -> pd.DataFrame:
-    """Time the five band-passes of ``allocate_bands(n)`` on ``(batch, n, hidden)`` inputs.
+    """Time one decomposition into the five bands of ``allocate_bands(n)`` of ``(batch, n, hidden)`` inputs.
 
-    For every ``n`` the time is the sum over the five bands, i.e. one full spectral
-    decomposition as a prism layer or the probing notebook needs it.  prismlib and
-    torch-dct are timed forward and forward+backward on ``device`` in ``dtype``; where
-    torch-dct cannot run in ``dtype`` it is timed in float32 (the ``dtype`` column says
-    so).  scipy (forward only, float32) is timed when ``device`` is the CPU.  prismlib
-    runs without its NaN check (a host synchronisation on CUDA), as the prism layer does.
+    prismlib's :func:`~prismlib.spectral.band_decomposition` and torch-dct are timed forward
+    and forward+backward (the five outputs back-propagated together) on ``device`` in
+    ``dtype``; where torch-dct cannot run in ``dtype`` it is timed in float32 (the ``dtype``
+    column says so).  scipy (forward only, float32, as many workers as torch has threads)
+    is timed when ``device`` is the CPU.  With ``reference`` a plain matrix product
+    ``(batch * hidden, n) @ (n, min(n, REFERENCE_WIDTH))`` in ``dtype`` is timed too
+    (backend ``matmul``, pass ``reference``): the speed this machine reaches on dense
+    arithmetic.  All of them are timed in turns (:func:`interleaved_times`), ``repeats``
+    rounds after one warm-up run each; prismlib runs without its NaN check (a host
+    synchronisation on CUDA), as the prism layer does.
 
     Returns:
-        One row per (n, backend, pass): columns ``n, backend, pass, dtype, seconds``.
+        One row per (n, backend, pass) with columns ``n, backend, pass, dtype``,
+        ``seconds`` (the minimum over the rounds), ``median`` (seconds), ``spread``
+        (median / minimum), ``gflop`` (the algorithm's arithmetic: matrix products at
+        ``2`` flops per multiply-add, each FFT-based DCT at :func:`fft_flops`; the
+        backward pass counted as much as the forward) and ``gflops`` (``gflop / seconds``).
     """
     device = torch.device(device)
     rows = []
     gen = torch.Generator().manual_seed(seed)
-    torch_backends = {"prismlib": partial(band_pass, check_finite=False), "torch-dct": torch_dct_band_pass}
+    workers = torch.get_num_threads()
+    torch_backends = {"prismlib": _prismlib_decomposition, "torch-dct": torch_dct_decomposition}
     for n in lengths:
         x32 = torch.randn(batch, n, hidden, generator=gen)
         grad32 = torch.randn(batch, n, hidden, generator=gen)
         bands = allocate_bands(n)
-
+        columns = batch * hidden
+        plan = _split_plan(n, tuple((b.lo, b.hi) for b in bands), _fft_width_for(device))
+        textbook = (1 + len(bands)) * fft_flops(n) * columns
+        flops = {"prismlib": plan.flops() * columns, "torch-dct": textbook, "scipy": textbook}
+        fns, meta = {}, {}
         for name, fn in torch_backends.items():
             x, grad = x32.to(device, dtype), grad32.to(device, dtype)
-            if not _runs_in(fn, x, bands[0]):
+            if not _runs_in(fn, x, bands):
                 x, grad = x32.to(device), grad32.to(device)
-            for backward in (False, True):
-                seconds = best_time(lambda: _decompose(fn, x, grad, bands, backward), repeats, device)
-                rows.append((n, name, "forward+backward" if backward else "forward", _dtype_name(x.dtype), seconds))
+            leaf = x.detach().requires_grad_(True)
+            fns[(name, "forward")] = lambda fn=fn, x=x: fn(x, bands)
+            fns[(name, "forward+backward")] = lambda fn=fn, leaf=leaf, grad=grad: _backward(fn, leaf, grad, bands)
+            meta[(name, "forward")] = (_dtype_name(x.dtype), flops[name])
+            meta[(name, "forward+backward")] = (_dtype_name(x.dtype), 2 * flops[name])
         if device.type == "cpu":
             xn = x32.numpy()
-            seconds = best_time(lambda: [scipy_band_pass(xn, b) for b in bands], repeats)
-            rows.append((n, "scipy", "forward", "float32", seconds))
-    return pd.DataFrame(rows, columns=["n", "backend", "pass", "dtype", "seconds"])
+            fns[("scipy", "forward")] = lambda: scipy_decomposition(xn, bands, workers)
+            meta[("scipy", "forward")] = ("float32", flops["scipy"])
+        if reference:
+            width = min(n, REFERENCE_WIDTH)
+            a = torch.randn(columns, n, generator=gen).to(device, dtype)
+            b = torch.randn(n, width, generator=gen).to(device, dtype)
+            fns[("matmul", "reference")] = lambda a=a, b=b: a @ b
+            meta[("matmul", "reference")] = (_dtype_name(dtype), 2.0 * columns * n * width)
+        times = interleaved_times(fns, repeats, device)
+        for (name, pass_), ts in times.items():
+            dtype_name, flop = meta[(name, pass_)]
+            best = min(ts)
+            rows.append((n, name, pass_, dtype_name, best, float(np.median(ts)), spread(ts), flop / 1e9, flop / 1e9 / best))
+        del fns, times
+    columns_ = ["n", "backend", "pass", "dtype", "seconds", "median", "spread", "gflop", "gflops"]
+    return pd.DataFrame(rows, columns=columns_)
+
+
+def _backward(fn: Callable[[Tensor, list[Band]], list[Tensor]], leaf: Tensor, grad: Tensor, bands: list[Band]) -> None:
+    """The decomposition ``fn(leaf, bands)``, its outputs back-propagated together from ``grad``."""
+    leaf.grad = None
+    outputs = fn(leaf, bands)
+    torch.autograd.backward(outputs, [grad] * len(outputs))
+
+
+def _fft_width_for(device: torch.device) -> int:
+    from prismlib.spectral import FFT_WIDTH
+
+    return FFT_WIDTH.get(device.type, FFT_WIDTH["cpu"])
 
 
 def _dtype_name(dtype: torch.dtype) -> str:

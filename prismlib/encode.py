@@ -280,16 +280,21 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
     Returns:
         condition -> ``(batch, length, hidden)``; padding positions are zero for the bands.
     """
-    from prismlib.spectral import band_pass, bands_for_lengths, smooth_band_pass
+    from prismlib.spectral import BAND_NAMES, band_decomposition, band_pass, bands_for_lengths, smooth_band_pass
     from prismlib.wavelets import haar_band_pass, haar_bands_for_lengths
 
+    parsed = {name: parse_condition(name) for name in conditions}
+    bricks = {band for family, band in parsed.values() if family == "brick"}
+    if len(bricks) > 1:  # several brick-wall bands: one shared decomposition
+        brick = dict(zip(BAND_NAMES, band_decomposition(h, lengths=lengths, check_finite=False)))
+    else:
+        brick = {b: band_pass(h, bands_for_lengths(lengths, b), lengths=lengths, check_finite=False) for b in bricks}
     out = {}
-    for name in conditions:
-        family, band = parse_condition(name)
+    for name, (family, band) in parsed.items():
         if family == "orig":
             out[name] = h
         elif family == "brick":
-            out[name] = band_pass(h, bands_for_lengths(lengths, band), lengths=lengths, check_finite=False)
+            out[name] = brick[band]
         elif family == "smooth":
             out[name] = smooth_band_pass(
                 h, bands_for_lengths(lengths, band), lengths=lengths, width=SMOOTH_WIDTH, shape=SMOOTH_SHAPE,

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import torch
 
-from prismlib.benchmark import NO_CUDA, benchmark_device, best_time, describe_device, filter_timings
+from prismlib.benchmark import (
+    NO_CUDA,
+    benchmark_device,
+    best_time,
+    describe_device,
+    filter_timings,
+    interleaved_times,
+    spread,
+)
 
 
 def test_benchmark_device_falls_back_to_the_cpu_and_says_so(capsys, monkeypatch):
@@ -28,3 +36,43 @@ def test_filter_timings_times_torch_dct_in_float32_where_it_cannot_run_the_dtype
     ran_in = df.groupby("backend")["dtype"].unique().map(list).to_dict()
     assert ran_in == {"prismlib": ["bfloat16"], "torch-dct": ["float32"], "scipy": ["float32"]}
     assert set(df["pass"]) == {"forward", "forward+backward"} and (df["seconds"] > 0).all()
+
+
+def test_interleaved_times_runs_each_function_once_per_round_in_turns():
+    calls = []
+    fns = {name: (lambda name=name: calls.append(name)) for name in "abc"}
+    times = interleaved_times(fns, rounds=3, warmup=1)
+    assert calls[:3] == ["a", "b", "c"]  # warm-up
+    assert calls[3:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]  # each round starts one further on
+    assert {k: len(v) for k, v in times.items()} == {"a": 3, "b": 3, "c": 3}
+    assert spread([2.0, 3.0, 9.0]) == 1.5 and spread([1.0]) == 1.0
+
+
+def test_filter_timings_reports_flops_spread_and_the_matmul_yardstick():
+    df = filter_timings([16, 40], batch=1, hidden=2, repeats=2, reference=True)
+    assert list(df.columns) == ["n", "backend", "pass", "dtype", "seconds", "median", "spread", "gflop", "gflops"]
+    got = set(zip(df["n"], df["backend"], df["pass"]))
+    for n in (16, 40):
+        assert {(n, "prismlib", "forward"), (n, "prismlib", "forward+backward"), (n, "torch-dct", "forward"),
+                (n, "torch-dct", "forward+backward"), (n, "scipy", "forward"), (n, "matmul", "reference")} == {
+            key for key in got if key[0] == n}
+    assert (df["seconds"] > 0).all() and (df["spread"] >= 1).all() and (df["gflop"] > 0).all()
+    assert (df["median"] >= df["seconds"]).all()
+    fwd = df.set_index(["n", "backend", "pass"])["gflop"]
+    assert fwd[(40, "prismlib", "forward+backward")] == 2 * fwd[(40, "prismlib", "forward")]
+    assert fwd[(40, "matmul", "reference")] == 2 * 2 * 40 * 40 / 1e9  # (batch * hidden, n) @ (n, n)
+
+
+def test_benchmark_script_tabulates_ratios_and_gflops():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "spectral.py"
+    spec = importlib.util.spec_from_file_location("bench_spectral", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    df = filter_timings([32], batch=1, hidden=2, repeats=1, reference=True)
+    tab = mod.table(df, torch.device("cpu"))
+    assert {"prismlib ms", "torch-dct/prismlib", "scipy/prismlib", "prismlib GFLOP/s", "matmul GFLOP/s", "path"} <= set(tab.columns)
+    assert list(tab.index) == [(32, "forward"), (32, "forward+backward")]
+    assert tab["path"].iloc[0] == "matmul"
