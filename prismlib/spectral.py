@@ -805,32 +805,23 @@ def band_pass(
     if lengths is None and not per_row:
         band.check(n)
         return _apply_last2(x, d, lambda seq: _filter_seq(seq, band.lo, band.hi))
+    keys = _row_keys(x, band, d, lengths)
+    return _rowwise(x, d, keys, lambda seq, key: _filter_seq(seq, key[1], key[2]))
+
+
+def _row_keys(x: Tensor, band: Band | Sequence[Band], d: int, lengths: Sequence[int] | Tensor | None) -> list[tuple[int, int, int]]:
+    """Per row of axis 0, ``(real length, band.lo, band.hi)``: the per-row form of a band
+    filter's arguments, checked (token axis not 0, one band per row, each band fits its row)."""
     if d == 0:
         raise ValueError("with per-row lengths or bands, axis 0 is the batch axis; the token axis must be another one")
-    batch = x.shape[0]
+    batch, n = x.shape[0], x.shape[d]
     rows_len = _as_lengths(lengths, batch, n) if lengths is not None else [n] * batch
-    rows_band = list(band) if per_row else [band] * batch
+    rows_band = [band] * batch if isinstance(band, Band) else list(band)
     if len(rows_band) != batch:
         raise ValueError(f"got {len(rows_band)} bands for a batch of {batch} rows (axis 0)")
     for b, length in zip(rows_band, rows_len):
         b.check(length)
-    groups: dict[tuple[int, int, int], list[int]] = {}
-    for i, (b, length) in enumerate(zip(rows_band, rows_len)):
-        groups.setdefault((length, b.lo, b.hi), []).append(i)
-    if len(groups) == 1:
-        ((length, lo, hi),) = groups
-        filtered = _apply_last2(x.narrow(d, 0, length), d, lambda seq: _filter_seq(seq, lo, hi))
-        return _pad_to(filtered, d, n)
-    parts, order = [], []
-    for (length, lo, hi), idx in groups.items():
-        part = x[idx[0] : idx[0] + 1] if len(idx) == 1 else x.index_select(0, torch.tensor(idx, device=x.device))
-        filtered = _apply_last2(part.narrow(d, 0, length), d, lambda seq, lo=lo, hi=hi: _filter_seq(seq, lo, hi))
-        parts.append(_pad_to(filtered, d, n))
-        order.extend(idx)
-    # one concatenation in group order, then back to row order
-    inverse = torch.empty(len(order), dtype=torch.long)
-    inverse[torch.tensor(order)] = torch.arange(len(order))
-    return torch.cat(parts).index_select(0, inverse.to(x.device))
+    return [(length, b.lo, b.hi) for b, length in zip(rows_band, rows_len)]
 
 
 def _pad_to(x: Tensor, d: int, n: int) -> Tensor:
@@ -1054,16 +1045,7 @@ def smooth_band_pass(
     if lengths is None and not per_row:
         band.check(n)
         return _apply_last2(x, d, lambda seq: _smooth_seq(seq, band.lo, band.hi, width, shape))
-    if d == 0:
-        raise ValueError("with per-row lengths or bands, axis 0 is the batch axis; the token axis must be another one")
-    batch = x.shape[0]
-    rows_len = _as_lengths(lengths, batch, n) if lengths is not None else [n] * batch
-    rows_band = list(band) if per_row else [band] * batch
-    if len(rows_band) != batch:
-        raise ValueError(f"got {len(rows_band)} bands for a batch of {batch} rows (axis 0)")
-    for b, length in zip(rows_band, rows_len):
-        b.check(length)
-    keys = [(length, b.lo, b.hi) for b, length in zip(rows_band, rows_len)]
+    keys = _row_keys(x, band, d, lengths)
     return _rowwise(x, d, keys, lambda seq, key: _smooth_seq(seq, key[1], key[2], width, shape))
 
 
