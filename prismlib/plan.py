@@ -56,6 +56,8 @@ ASSUMED_TFLOPS = {"transformer": 100.0, "lstm": 5.0, "probe": 20.0}
 on a current data-centre GPU, a batch-20 cuDNN LSTM (latency-bound), float32 probes."""
 
 SPLITS = ("train", "val", "test")
+FILTERS = 16
+"""Conditions of notebook 09's fixed-filter probes: ORIG and five brick-wall, smooth and Haar bands."""
 MASKED = 77
 """Labelled rows of an MLM window: 15% of its 510 wordpieces."""
 BYTES = 4
@@ -201,6 +203,18 @@ def works(profile: Profile) -> list[Work]:
     ablations = memory_models * S.memory_contexts * S.context * (S.memory_warmup + S.context)
     out.append(Work("08_memory_ablation", f"cell-state ablation: {memory_models} models x {S.memory_contexts} contexts", "lstm",
                     ablations * per_token))  # fmt: skip
+    B, n = profile.beyond, profile.window
+    train_windows = sum(_windows(profile, t, "train", z.train) for t, z in Q.sizes.items())
+    state_windows = sum(_windows(profile, t, s, getattr(z, s)) for t, z in Q.sizes.items() for s in SPLITS)
+    out += [
+        Work("09_beyond_bands", "windows encoded, full states cached", "transformer", _encode(profile, c, Q.sizes, 1),
+             memory=eval_memory, disk=state_windows * n * h * 2),  # fmt: skip
+        Work("09_beyond_bands", f"{B.runs} x {FILTERS} fixed-filter probes per task", "probe",
+             _probe_flops(profile, Q.sizes, h, FILTERS, B.runs, Q.max_epochs)),  # fmt: skip
+        # the learned gate: a DCT and an inverse per window and step, forward and backward
+        Work("09_beyond_bands", f"{B.runs} learned-gate probes per task", "probe",
+             B.runs * Q.max_epochs * train_windows * 12.0 * n * n * h),  # fmt: skip
+    ]
     return out
 
 

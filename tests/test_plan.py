@@ -38,7 +38,7 @@ def test_lstm_flops_count_every_gate_weight():
 def test_plan_has_a_row_per_notebook_and_counts_every_job(name):
     profile = PROFILES[name]
     table = plan.plan(profile)
-    assert list(table["notebook"])[-1] == "total" and len(table) == 9
+    assert list(table["notebook"])[-1] == "total" and len(table) == 10
     total = table.set_index("notebook").loc["total"]
     assert total["jobs"] == len(all_specs(profile)) + len(TRAINED)
     assert (table["hours"] >= 0).all() and total["hours"] > 0
