@@ -129,7 +129,7 @@ print("Haar levels per band at N = 512: " + ", ".join(f"{b.name} {b.lo}-{b.hi - 
 # window stores the last layer's full states (float16, cached in `.cache/states/`);
 # every fixed filter is applied to them and the learned gate trains on them.
 
-# %% tags=["nbval-check-output"]
+# %%
 t0 = time.perf_counter()
 tasks = {name: build_task(name, encoder.tokenizer, S.sizes[name].windows(), profile_name=P.name, seed=P.seed, window=P.window,
                           mask_prob=S.mask_prob, da_labels=S.da_labels, mlm_vocab=S.mlm_vocab) for name in TASKS}  # fmt: skip
@@ -140,6 +140,8 @@ states = {
     for name, t in tasks.items()
 }  # fmt: skip
 encode_seconds = time.perf_counter() - t0
+
+# %% tags=["nbval-check-output"]
 pd.DataFrame({name: {"classes": len(t.label_names)} | {f"{s} rows": len(states[name][s]) for s in ("train", "val", "test")}
               for name, t in tasks.items()}).T  # fmt: skip
 
