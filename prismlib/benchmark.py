@@ -69,9 +69,10 @@ def scipy_decomposition(x: np.ndarray, bands: list[Band], workers: int | None = 
     f = scipy.fft.dct(x, norm="ortho", axis=-2, workers=workers)
     out = []
     for band in bands:
-        kept = np.zeros_like(f)
-        kept[..., band.lo : band.hi, :] = f[..., band.lo : band.hi, :]
-        out.append(scipy.fft.idct(kept, norm="ortho", axis=-2, workers=workers, overwrite_x=True))
+        mask = np.zeros((x.shape[-2], 1), dtype=f.dtype)
+        mask[band.lo : band.hi] = 1
+        # f * mask, not zeros_like + copy: NumPy's fresh arrays get huge pages, calloc's do not
+        out.append(scipy.fft.idct(f * mask, norm="ortho", axis=-2, workers=workers, overwrite_x=True))
     return out
 
 
