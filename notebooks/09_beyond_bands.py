@@ -258,14 +258,15 @@ profiles.groupby("task", sort=False)[[*BANDS, "centre"]].mean().round(2)
 # for each hidden unit, the share of its energy (over the tokens of each text) in each
 # of the paper's bands, averaged over texts weighted by length; `center=True` removes
 # each unit's mean per text first (otherwise the constant part fills LOW). Here: the
-# profile's encoder on WikiText-103 test articles, every layer.
+# profile's encoder on WikiText-103 test articles, every layer (one pass: a list of layers
+# is measured from the same model calls).
 
 # %%
 t0 = time.perf_counter()
 texts = [a.text for a in load_wikitext("wikitext103", "test")[: B.spectrum_texts]]
-energy = {layer: spectral_profile(encoder.model, texts, layer, tokenizer=encoder.tokenizer, center=True, device=encoder.device)
-          for layer in range(encoder.num_layers + 1)}  # fmt: skip
-shares = pd.DataFrame({layer: e.mean(axis=1) for layer, e in energy.items()}).T.rename_axis("layer")
+layers = list(range(encoder.num_layers + 1))  # every layer from one pass over the texts
+energy = spectral_profile(encoder.model, texts, layers, tokenizer=encoder.tokenizer, center=True, device=encoder.device)
+shares = energy.mean(axis=1).unstack("band")[list(BANDS)]
 spectrum_seconds = time.perf_counter() - t0
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
 bottom = np.zeros(len(shares))
@@ -275,7 +276,7 @@ for band in BANDS:
 ax1.set_xlabel("layer (0 = embeddings)")
 ax1.set_ylabel("mean energy share over units")
 ax1.legend(fontsize=7, loc="lower right")
-last = energy[encoder.num_layers]
+last = energy.loc[encoder.num_layers]
 ax2.boxplot([last.loc[b].dropna() for b in BANDS], tick_labels=list(BANDS), showfliers=False)
 ax2.set_ylabel("energy share per unit (last layer)")
 fig.suptitle(f"Spectral profile of {P.encoder} on {len(texts)} WikiText-103 test articles (unit means removed)", y=1.02)

@@ -27,6 +27,7 @@ call each) is also what :mod:`prismlib.learned` encodes windows with.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -96,7 +97,7 @@ def token_ids(
 def hidden_batches(
     model: nn.Module,
     sequences: Sequence[Sequence[int] | np.ndarray],
-    layer: int,
+    layer: int | Sequence[int],
     *,
     batch_size: int = 8,
     device: torch.device | str | None = None,
@@ -116,13 +117,15 @@ def hidden_batches(
             with or without its LM head).
         sequences: token ids per sequence, special tokens included, each at most the
             model's length.
-        layer: index into ``hidden_states``: ``0`` the embeddings, ``-1`` the last layer.
+        layer: index into ``hidden_states``: ``0`` the embeddings, ``-1`` the last layer;
+            or a sequence of indices, all taken from the same model call.
         device: where the inputs go (default: the model's parameters' device).
 
     Yields:
         ``(indices, hidden, lengths)``: the batch's sequence indices, float32 hidden
         states ``(batch, max length, hidden)`` on ``device`` (padding positions hold
-        whatever the model wrote there) and the real lengths.
+        whatever the model wrote there; a tuple of them, one per index, when ``layer``
+        is a sequence) and the real lengths.
 
     Raises:
         ValueError: an empty sequence, an encoder-decoder model, or ``layer`` out of range.
@@ -147,9 +150,12 @@ def hidden_batches(
             ids[row, : lengths[row]] = torch.as_tensor(np.asarray(sequences[i]), dtype=torch.long)
             mask[row, : lengths[row]] = 1
         states = model(input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True).hidden_states
-        if not -len(states) <= layer < len(states):
-            raise ValueError(f"layer {layer} is out of range: the model returns {len(states)} hidden states (0 = embeddings)")
-        yield batch, states[layer].float(), lengths
+        wanted = [layer] if isinstance(layer, Integral) else list(layer)
+        wrong = [i for i in wanted if not -len(states) <= i < len(states)]
+        if wrong:
+            raise ValueError(f"layer {wrong[0]} is out of range: the model returns {len(states)} hidden states (0 = embeddings)")
+        hidden = tuple(states[i].float() for i in wanted)
+        yield batch, (hidden[0] if isinstance(layer, Integral) else hidden), lengths
 
 
 def _band_index(n: int, device: torch.device) -> Tensor:
@@ -178,28 +184,31 @@ def band_energy(h: Tensor, *, center: bool = False) -> Tensor:
 
 @torch.no_grad()
 def _fraction_sums(
-    model: nn.Module, ids: list[list[int]], layer: int, *, center: bool, batch_size: int, device, progress: bool
+    model: nn.Module, ids: list[list[int]], layers: list[int], *, center: bool, batch_size: int, device, progress: bool
 ) -> tuple[Tensor, Tensor]:
-    """``(num, den)`` of :func:`spectral_profile`: ``(5, hidden)`` length-weighted sums of the
-    per-text energy fractions and ``(hidden,)`` the summed lengths of the texts counted."""
+    """``(num, den)`` of :func:`spectral_profile`: ``(layers, 5, hidden)`` length-weighted
+    sums of the per-text energy fractions and ``(layers, hidden)`` the summed lengths of
+    the texts counted, for every layer from one model call per batch."""
     num = den = None
-    for _, hidden, lengths in hidden_batches(model, ids, layer, batch_size=batch_size, device=device, desc="profile", progress=progress):
+    for _, hidden, lengths in hidden_batches(model, ids, layers, batch_size=batch_size, device=device, desc="profile", progress=progress):
         if num is None:
-            num = torch.zeros(len(BAND_NAMES), hidden.shape[-1], dtype=torch.float64, device=hidden.device)
-            den = torch.zeros(hidden.shape[-1], dtype=torch.float64, device=hidden.device)
-        for row, n in enumerate(lengths):
-            energy = band_energy(hidden[row, :n], center=center).double()
-            total = energy.sum(0)
-            seen = total > 0
-            num += n * torch.where(seen, energy / total.clamp_min(1e-300), 0.0)
-            den += n * seen
+            width = hidden[0].shape[-1]
+            num = torch.zeros(len(layers), len(BAND_NAMES), width, dtype=torch.float64, device=hidden[0].device)
+            den = torch.zeros(len(layers), width, dtype=torch.float64, device=hidden[0].device)
+        for li, states in enumerate(hidden):
+            for row, n in enumerate(lengths):
+                energy = band_energy(states[row, :n], center=center).double()
+                total = energy.sum(0)
+                seen = total > 0
+                num[li] += n * torch.where(seen, energy / total.clamp_min(1e-300), 0.0)
+                den[li] += n * seen
     return num, den
 
 
 def spectral_profile(
     model: nn.Module,
     texts: Sequence[str] | Sequence[Sequence[int]],
-    layer: int = -1,
+    layer: int | Sequence[int] = -1,
     *,
     tokenizer=None,
     max_length: int | None = None,
@@ -217,7 +226,8 @@ def spectral_profile(
             restored afterwards) and without gradients.
         texts: strings (with ``tokenizer``) or pre-tokenised id sequences (see
             :func:`token_ids`).  Each text is one window, truncated to ``max_length``.
-        layer: hidden-state index: ``0`` the embeddings, ``-1`` the last layer.
+        layer: hidden-state index: ``0`` the embeddings, ``-1`` the last layer; or a
+            sequence of distinct indices, all measured from one pass over the texts.
         tokenizer: for strings.
         max_length: tokens kept per text; default the model's maximum
             (:func:`max_model_length`), no limit when it states none.
@@ -232,14 +242,19 @@ def spectral_profile(
         LOW first), columns ``unit`` ``0 .. hidden-1``; each column is the unit's energy
         fraction per band, averaged over texts weighted by their length (module
         docstring), summing to 1 (NaN for a unit that is zero in every text).
-        ``attrs`` holds ``layer``, ``texts`` (used), ``skipped`` (texts shorter than 5
-        tokens, which cannot hold five bands) and ``tokens`` (their total).
+        For a sequence of layers, ``(layers * 5, hidden)`` with index ``(layer, band)``:
+        ``df.loc[layer]`` is that layer's frame.  ``attrs`` holds ``layer`` (the index, or the list),
+        ``texts`` (used), ``skipped`` (texts shorter than 5 tokens, which cannot hold
+        five bands) and ``tokens`` (their total).
 
     Raises:
-        ValueError: no text of at least 5 tokens, or an unusable model/layer (see
-            :func:`hidden_batches`).
+        ValueError: no text of at least 5 tokens, repeated layers, or an unusable
+            model/layer (see :func:`hidden_batches`).
         TypeError: see :func:`token_ids`.
     """
+    layers = [layer] if isinstance(layer, Integral) else [int(i) for i in layer]
+    if not layers or len(set(layers)) != len(layers):
+        raise ValueError(f"layer must be an index or a sequence of distinct indices, got {layer!r}")
     if max_length is None:
         max_length = max_model_length(model)
     ids = token_ids(texts, tokenizer, max_length, add_special_tokens=add_special_tokens)
@@ -253,10 +268,15 @@ def spectral_profile(
     was_training = model.training
     model.eval()
     try:
-        num, den = _fraction_sums(model, keep, layer, center=center, batch_size=batch_size, device=device, progress=progress)
+        num, den = _fraction_sums(model, keep, layers, center=center, batch_size=batch_size, device=device, progress=progress)
     finally:
         model.train(was_training)
-    profile = (num / den).cpu().numpy()
-    df = pd.DataFrame(profile, index=pd.Index(BAND_NAMES, name="band"), columns=pd.RangeIndex(profile.shape[1], name="unit"))
-    df.attrs.update({"layer": layer, "texts": len(keep), "skipped": skipped, "tokens": sum(len(s) for s in keep), "center": center})
+    profile = (num / den[:, None]).cpu().numpy()
+    columns = pd.RangeIndex(profile.shape[-1], name="unit")
+    if isinstance(layer, Integral):
+        df = pd.DataFrame(profile[0], index=pd.Index(BAND_NAMES, name="band"), columns=columns)
+    else:
+        index = pd.MultiIndex.from_product([layers, BAND_NAMES], names=["layer", "band"])
+        df = pd.DataFrame(profile.reshape(-1, profile.shape[-1]), index=index, columns=columns)
+    df.attrs.update({"layer": layer if isinstance(layer, Integral) else layers, "texts": len(keep), "skipped": skipped, "tokens": sum(len(s) for s in keep), "center": center})
     return df

@@ -51,6 +51,32 @@ def test_shapes_fractions_truncation_and_padding(make, hidden):
     assert model.training is False
 
 
+@pytest.mark.parametrize("make", [bert, gpt2])
+def test_several_layers_come_from_one_pass_and_match_one_at_a_time(make):
+    model = make()
+    texts = id_lists([9, 40, 64, 17])
+    calls = []
+    forward = model.forward
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return forward(*args, **kwargs)
+
+    model.forward = counted
+    df = spectral_profile(model, texts, layer=[2, 0, -1], batch_size=2)
+    assert len(calls) == 2  # two batches, every layer from the same call
+    assert df.index.names == ["layer", "band"] and list(df.index.get_level_values("layer").unique()) == [2, 0, -1]
+    for layer in (2, 0, -1):
+        one = spectral_profile(model, texts, layer=layer, batch_size=2)
+        np.testing.assert_allclose(df.loc[layer].to_numpy(), one.to_numpy(), atol=1e-12)
+        assert list(df.loc[layer].index) == list(BAND_NAMES)
+    assert df.attrs["layer"] == [2, 0, -1]
+    with pytest.raises(ValueError, match="distinct"):
+        spectral_profile(model, texts, layer=[1, 1])
+    with pytest.raises(ValueError, match="layer 9 is out of range"):
+        spectral_profile(model, texts, layer=[0, 9])
+
+
 def test_the_average_is_length_weighted_per_text_fractions():
     model = gpt2()
     texts = id_lists([12, 50])
