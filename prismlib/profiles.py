@@ -495,6 +495,9 @@ PROFILES: dict[str, Profile] = {
         lstm=_LSTM_PAPER,
         probe=_PROBE_PAPER,
         prism=_PRISM_PAPER,
+        # five runs per condition: the learned profiles' Welch intervals need more than
+        # the 1 degree of freedom of two runs (cpu keeps 2 for its 20-minute budget)
+        beyond=BeyondSettings(runs=5),
         data="full",
     ),
 }
@@ -506,6 +509,7 @@ DRY_RUN_SIZES: dict[str, frozenset[str]] = {
                        "memory_contexts", "nonmono"}),  # fmt: skip
     "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
     "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
+    "beyond": frozenset({"runs"}),
 }
 """The only settings in which the dry run differs from the paper profile (a test checks it)."""
 
@@ -538,6 +542,7 @@ def dry_run(paper: Profile) -> Profile:
             paper.prism, steps=2, batch_size=1, checkpoint_every=1, sizes={t: tiny for t in ("pos", "swda", "topic")},
             eval_inputs=4, eval_batch=4, bootstrap=100,
         ),
+        beyond=replace(paper.beyond, runs=2),
     )
 
 
