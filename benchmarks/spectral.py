@@ -3,6 +3,7 @@
     python benchmarks/spectral.py                 # headline (8, 512, 768) + sweep N = 32..8192, float32, CPU
     python benchmarks/spectral.py --quick         # fewer rounds, shorter sweep
     python benchmarks/spectral.py --device cuda --dtypes float32,float16,bfloat16
+    python benchmarks/spectral.py --backends prismlib,scipy   # a pair alone (see below)
 
 Each time is one full decomposition of a (batch, N, hidden) input into the five bands
 of allocate_bands(N): prismlib's band_decomposition (one forward transform shared by
@@ -25,6 +26,9 @@ Speed is never asserted by the tests: read the ratios here. On a busy machine ev
 parallel region of torch (even a tiny matrix product) can wait a scheduler slice, 4 to
 16 ms, for its second thread: short inputs then time the scheduler, not the code; run
 when the load average is below the number of cores, or with --threads 1.
+torch-dct's runs at N >= 1024 allocate gigabytes, and on 2 cores whatever runs after
+them can slow down by several times (measured: scipy at N = 4096 took 1.3 s after them,
+0.36 s alone): compare prismlib with scipy alone with --backends prismlib,scipy.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import os
 import pandas as pd
 import torch
 
-from prismlib.benchmark import SPREAD_WARNING, benchmark_device, describe_device, filter_timings
+from prismlib.benchmark import BACKENDS, SPREAD_WARNING, benchmark_device, describe_device, filter_timings
 from prismlib.spectral import FFT_WIDTH, _split_plan, allocate_bands
 
 FULL_SWEEP = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
@@ -98,6 +102,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds and a shorter sweep")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (no CUDA device: the CPU, said so)")
     parser.add_argument("--dtypes", default="float32", help="comma-separated: float32,float16,bfloat16,float64")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, from " + ",".join(BACKENDS))
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--lengths", default=None, help="comma-separated sweep lengths (default by --quick)")
@@ -112,6 +117,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     device = benchmark_device(args.device)
     dtypes = [getattr(torch, name) for name in args.dtypes.split(",")]
+    backends = tuple(args.backends.split(","))
     rounds = args.rounds or (3 if args.quick else 5)
     sweep = tuple(int(n) for n in args.lengths.split(",")) if args.lengths else QUICK_SWEEP if args.quick else FULL_SWEEP
     shape = f"({args.batch}, N, {args.hidden})"
@@ -119,13 +125,14 @@ def main() -> None:
     print(f"before: {load()}")
     for dtype in dtypes:
         name = str(dtype).removeprefix("torch.")
-        head = filter_timings([512], args.batch, args.hidden, 2 * rounds, device=device, dtype=dtype, reference=True)
+        head = filter_timings([512], args.batch, args.hidden, 2 * rounds, device=device, dtype=dtype, reference=True,
+                              backends=backends)  # fmt: skip
         show(head, f"headline: {shape.replace('N', '512')} {name} on {device.type}, five bands, {2 * rounds} rounds", device)
         # long inputs: fewer rounds (torch-dct's forward+backward takes a minute at N = 8192 on 2 cores)
         short, long = [n for n in sweep if n <= LONG], [n for n in sweep if n > LONG]
         long_rounds = max(3, rounds // 2)
         sweep_df = pd.concat(
-            filter_timings(part, args.batch, args.hidden, r, device=device, dtype=dtype, reference=True)
+            filter_timings(part, args.batch, args.hidden, r, device=device, dtype=dtype, reference=True, backends=backends)
             for part, r in ((short, rounds), (long, long_rounds))
             if part
         )

@@ -21,7 +21,7 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 import pandas as pd
@@ -179,6 +179,9 @@ def _prismlib_decomposition(x: Tensor, bands: list[Band]) -> list[Tensor]:
     return band_decomposition(x, bands, check_finite=False)
 
 
+BACKENDS = ("prismlib", "torch-dct", "scipy")
+"""What :func:`filter_timings` can time (scipy on the CPU only)."""
+
 REFERENCE_WIDTH = 2048
 """The yardstick matmul of length ``n`` is ``(batch * hidden, n) @ (n, min(n, REFERENCE_WIDTH))``."""
 
@@ -192,6 +195,7 @@ def filter_timings(
     device: torch.device | str = "cpu",
     dtype: torch.dtype = torch.float32,
     reference: bool = False,
+    backends: Collection[str] = BACKENDS,
 ) -> pd.DataFrame:
     """Time one decomposition into the five bands of ``allocate_bands(n)`` of ``(batch, n, hidden)`` inputs.
 
@@ -204,7 +208,10 @@ def filter_timings(
     (backend ``matmul``, pass ``reference``): the speed this machine reaches on dense
     arithmetic.  All of them are timed in turns (:func:`interleaved_times`), ``repeats``
     rounds after one warm-up run each; prismlib runs without its NaN check (a host
-    synchronisation on CUDA), as the prism layer does.
+    synchronisation on CUDA), as the prism layer does.  ``backends`` names which of
+    :data:`BACKENDS` run (prismlib always): on 2 CPU cores torch-dct's runs at N >= 1024
+    allocate gigabytes, and the runs timed after them can slow down by several times,
+    so a pair compared alone (``("prismlib", "scipy")``) is the cleaner comparison.
 
     Returns:
         One row per (n, backend, pass) with columns ``n, backend, pass, dtype``,
@@ -213,11 +220,16 @@ def filter_timings(
         ``2`` flops per multiply-add, each FFT-based DCT at :func:`fft_flops`; the
         backward pass counted as much as the forward) and ``gflops`` (``gflop / seconds``).
     """
+    unknown = set(backends) - set(BACKENDS)
+    if unknown:
+        raise ValueError(f"unknown backends {sorted(unknown)}: choose from {list(BACKENDS)}")
     device = torch.device(device)
     rows = []
     gen = torch.Generator().manual_seed(seed)
     workers = torch.get_num_threads()
-    torch_backends = {"prismlib": _prismlib_decomposition, "torch-dct": torch_dct_decomposition}
+    torch_backends = {"prismlib": _prismlib_decomposition}
+    if "torch-dct" in backends:
+        torch_backends["torch-dct"] = torch_dct_decomposition
     for n in lengths:
         x32 = torch.randn(batch, n, hidden, generator=gen)
         grad32 = torch.randn(batch, n, hidden, generator=gen)
@@ -236,7 +248,7 @@ def filter_timings(
             fns[(name, "forward+backward")] = lambda fn=fn, leaf=leaf, grad=grad: _backward(fn, leaf, grad, bands)
             meta[(name, "forward")] = (_dtype_name(x.dtype), flops[name])
             meta[(name, "forward+backward")] = (_dtype_name(x.dtype), 2 * flops[name])
-        if device.type == "cpu":
+        if device.type == "cpu" and "scipy" in backends:
             xn = x32.numpy()
             fns[("scipy", "forward")] = lambda: scipy_decomposition(xn, bands, workers)
             meta[("scipy", "forward")] = ("float32", flops["scipy"])

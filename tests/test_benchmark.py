@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from prismlib.benchmark import (
@@ -76,3 +77,10 @@ def test_benchmark_script_tabulates_ratios_and_gflops():
     assert {"prismlib ms", "torch-dct/prismlib", "scipy/prismlib", "prismlib GFLOP/s", "matmul GFLOP/s", "path"} <= set(tab.columns)
     assert list(tab.index) == [(32, "forward"), (32, "forward+backward")]
     assert tab["path"].iloc[0] == "matmul"
+
+
+def test_filter_timings_runs_only_the_backends_named():
+    df = filter_timings([16], batch=1, hidden=2, repeats=1, backends=("prismlib", "scipy"))
+    assert set(df["backend"]) == {"prismlib", "scipy"}
+    with pytest.raises(ValueError, match="unknown backends \\['torch_dct'\\]"):
+        filter_timings([16], batch=1, hidden=2, repeats=1, backends=("prismlib", "torch_dct"))
