@@ -42,7 +42,10 @@
 # features, $1/|N|$ weights, `[CLS]`/`[SEP]` inside the filtered sequence) with batches
 # of `batch_size` rows (256; notebook 02 on cpu: 64), so that the 16 conditions fit
 # the machine; accuracies can therefore differ a little from notebook 02's. The learned
-# gate trains on `batch_windows` whole windows per step (all their sampled rows). The learned
+# gate trains on `batch_windows` whole windows per step (all their sampled rows), so it
+# takes fewer, larger steps per epoch than the fixed filters' probes (the table of the
+# data gives both): under the same epoch cap it is trained less, and it can end below
+# ORIG although a gate of ones would be ORIG. The learned
 # gate's logits take Adam at `gate_lr` (2e-2: at 1e-3 a logit moves about 1e-3 a step,
 # and a cpu-sized task has a few hundred steps); it starts at 0.5 everywhere, which
 # the linear probe absorbs, so training starts from the unfiltered probe with no band
@@ -142,7 +145,10 @@ states = {
 encode_seconds = time.perf_counter() - t0
 
 # %% tags=["nbval-check-output"]
+# rows per split; optimiser steps per epoch of a fixed filter's probe and of the learned gate
 pd.DataFrame({name: {"classes": len(t.label_names)} | {f"{s} rows": len(states[name][s]) for s in ("train", "val", "test")}
+              | {"steps/epoch fixed": -(-len(states[name]["train"]) // B.batch_size),
+                 "steps/epoch gate": -(-len(states[name]["train"].hidden) // B.batch_windows)}
               for name, t in tasks.items()}).T  # fmt: skip
 
 # %% [markdown]
