@@ -27,8 +27,8 @@ call each) is also what :mod:`prismlib.learned` encodes windows with.
 from __future__ import annotations
 
 import warnings
-from numbers import Integral
 from collections.abc import Iterator, Sequence
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -243,9 +243,9 @@ def spectral_profile(
         fraction per band, averaged over texts weighted by their length (module
         docstring), summing to 1 (NaN for a unit that is zero in every text).
         For a sequence of layers, ``(layers * 5, hidden)`` with index ``(layer, band)``:
-        ``df.loc[layer]`` is that layer's frame.  ``attrs`` holds ``layer`` (the index, or the list),
-        ``texts`` (used), ``skipped`` (texts shorter than 5 tokens, which cannot hold
-        five bands) and ``tokens`` (their total).
+        ``df.loc[layer]`` is that layer's frame.  ``attrs`` holds ``layer`` (the index,
+        or the list), ``texts`` (used), ``skipped`` (texts shorter than 5 tokens, which
+        cannot hold five bands) and ``tokens`` (their total).
 
     Raises:
         ValueError: no text of at least 5 tokens, repeated layers, or an unusable
@@ -278,5 +278,6 @@ def spectral_profile(
     else:
         index = pd.MultiIndex.from_product([layers, BAND_NAMES], names=["layer", "band"])
         df = pd.DataFrame(profile.reshape(-1, profile.shape[-1]), index=index, columns=columns)
-    df.attrs.update({"layer": layer if isinstance(layer, Integral) else layers, "texts": len(keep), "skipped": skipped, "tokens": sum(len(s) for s in keep), "center": center})
+    df.attrs.update({"layer": layer if isinstance(layer, Integral) else layers, "texts": len(keep), "skipped": skipped,
+                     "tokens": sum(len(s) for s in keep), "center": center})  # fmt: skip
     return df
