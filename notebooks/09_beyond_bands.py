@@ -42,10 +42,11 @@
 # features, $1/|N|$ weights, `[CLS]`/`[SEP]` inside the filtered sequence) with batches
 # of `batch_size` rows (256; notebook 02 on cpu: 64), so that the 16 conditions fit
 # the machine; accuracies can therefore differ a little from notebook 02's. The learned
-# gate trains on `batch_windows` whole windows per step (all their sampled rows), so it
-# takes fewer, larger steps per epoch than the fixed filters' probes (the table of the
-# data gives both): under the same epoch cap it is trained less, and it can end below
-# ORIG although a gate of ones would be ORIG. The learned
+# gate trains on `batch_windows` whole windows per step (all their sampled rows), so its
+# steps per epoch differ from the fixed filters' probes (the table of the data gives
+# both): fewer where a window holds many sampled rows (POS). Under the same epoch cap it
+# is then trained less, and it can end below ORIG although a gate of ones would be
+# ORIG. The learned
 # gate's logits take Adam at `gate_lr` (2e-2: at 1e-3 a logit moves about 1e-3 a step,
 # and a cpu-sized task has a few hundred steps); it starts at 0.5 everywhere, which
 # the linear probe absorbs, so training starts from the unfiltered probe with no band
