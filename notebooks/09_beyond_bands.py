@@ -42,11 +42,10 @@
 # features, $1/|N|$ weights, `[CLS]`/`[SEP]` inside the filtered sequence) with batches
 # of `batch_size` rows (256; notebook 02 on cpu: 64), so that the 16 conditions fit
 # the machine; accuracies can therefore differ a little from notebook 02's. The learned
-# gate trains on `batch_windows` whole windows per step (all their sampled rows), so its
-# steps per epoch differ from the fixed filters' probes (the table of the data gives
-# both): fewer where a window holds many sampled rows (POS). Under the same epoch cap it
-# is then trained less, and it can end below ORIG although a gate of ones would be
-# ORIG. The learned
+# gate trains on whole windows (all their sampled rows) per step, as many windows as
+# hold `batch_size` rows on average (`learned.matched_windows`), so it takes about as
+# many steps per epoch as the fixed filters' probes (the table of the data gives both)
+# and the same epoch cap trains it as much. The learned
 # gate's logits take Adam at `gate_lr` (2e-2: at 1e-3 a logit moves about 1e-3 a step,
 # and a cpu-sized task has a few hundred steps); it starts at 0.5 everywhere, which
 # the linear probe absorbs, so training starts from the unfiltered probe with no band
@@ -72,7 +71,7 @@ from prismlib import spectral, wavelets
 from prismlib.claims import Claim, Test, report
 from prismlib.data import load_wikitext
 from prismlib.encode import CONDITIONS, ENCODERS, HAAR_CONDITIONS, SMOOTH_CONDITIONS, load_encoder
-from prismlib.learned import GATED, cached_states, combine_runs, gated_probe_runs
+from prismlib.learned import GATED, cached_states, combine_runs, gated_probe_runs, matched_windows
 from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
 from prismlib.probe import MAJORITY, compare_accuracy, majority_gate, probe_conditions, ranking, summarise
 from prismlib.profiles import get_profile
@@ -90,7 +89,7 @@ BANDS = CONDITIONS[1:]
 FAMILIES = {"brick-wall": BANDS, "smooth": SMOOTH_CONDITIONS, "Haar": HAAR_CONDITIONS}
 print(f"profile={P.name}  encoder={P.encoder} ({ENCODERS[P.encoder]}, {encoder.num_layers} layers, hidden {encoder.hidden_size})")
 print(f"{B.runs} probe runs per condition; learned gate: {B.grid_size} grid points, gate lr {B.gate_lr}, "
-      f"{B.batch_windows} windows per step")
+      f"{B.batch_windows or f'the windows of about {B.batch_size} rows'} per step")
 
 # %% [markdown]
 # ## The filters
@@ -144,12 +143,13 @@ states = {
     for name, t in tasks.items()
 }  # fmt: skip
 encode_seconds = time.perf_counter() - t0
+windows_per_step = {name: B.batch_windows or matched_windows(st["train"], B.batch_size) for name, st in states.items()}
 
 # %% tags=["nbval-check-output"]
 # rows per split; optimiser steps per epoch of a fixed filter's probe and of the learned gate
 pd.DataFrame({name: {"classes": len(t.label_names)} | {f"{s} rows": len(states[name][s]) for s in ("train", "val", "test")}
               | {"steps/epoch fixed": -(-len(states[name]["train"]) // B.batch_size),
-                 "steps/epoch gate": -(-len(states[name]["train"].hidden) // B.batch_windows)}
+                 "steps/epoch gate": -(-len(states[name]["train"].hidden) // windows_per_step[name])}
               for name, t in tasks.items()}).T  # fmt: skip
 
 # %% [markdown]
@@ -169,7 +169,7 @@ for name in TASKS:
     fixed = probe_conditions(feats, len(tasks[name].label_names), conditions, B.runs, P.seed, workers=S.workers,
                              batch_size=B.batch_size, device=encoder.device, **epochs)  # fmt: skip
     gated[name] = gated_probe_runs(states[name], len(tasks[name].label_names), B.runs, P.seed, workers=S.workers,
-                                   gate_lr=B.gate_lr, grid_size=B.grid_size, batch_windows=B.batch_windows,
+                                   gate_lr=B.gate_lr, grid_size=B.grid_size, batch_windows=windows_per_step[name],
                                    device=encoder.device, **epochs)  # fmt: skip
     runs[name] = combine_runs(fixed, gated[name])
     test_rows[name], groups[name] = feats["test"], tasks[name].row_groups("test", feats["test"].window)

@@ -75,6 +75,7 @@ __all__ = [
     "combine_runs",
     "encode_states",
     "gated_probe_runs",
+    "matched_windows",
     "train_gated_probe",
 ]
 
@@ -420,6 +421,26 @@ class GatedProbeResult(ProbeResult):
     gate: np.ndarray = field(default_factory=lambda: np.zeros(0))
     grid: np.ndarray = field(default_factory=lambda: np.zeros(0))
     band_means: pd.Series = field(default_factory=pd.Series)
+
+
+def matched_windows(states: States, rows: int) -> int:
+    """Windows per step of the gated probe whose sampled rows number ``rows`` on average,
+    so that it takes about as many steps per epoch as a probe on ``rows`` rows per step
+    (:func:`~prismlib.probe.train_probe`'s ``batch_size``).
+
+    Returns:
+        ``max(1, round(rows * W / R))`` for ``W`` windows with sampled rows holding ``R``
+        rows in all.
+
+    Raises:
+        ValueError: ``rows < 1``, or no window has a sampled row.
+    """
+    if rows < 1:
+        raise ValueError(f"rows must be at least 1, got {rows}")
+    with_rows = sum(s.stop > s.start for s in states.row_slices())
+    if not with_rows:
+        raise ValueError("no window has a sampled row")
+    return max(1, round(rows * with_rows / len(states)))
 
 
 def _window_batches(states: States, order: Sequence[int], batch_windows: int) -> Iterator[tuple[list[Tensor], list[Tensor], Tensor]]:

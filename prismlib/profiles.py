@@ -268,7 +268,9 @@ class BeyondSettings:
             the paper's 1e-3): at 1e-3 a logit moves about 1e-3 per step, too little in the
             few hundred steps of a cpu-sized task (measured on synthetic data, issue 12).
         grid_size: points of the learned gate's frequency grid.
-        batch_windows: windows per step of the learned probe.
+        batch_windows: windows per step of the learned probe; ``None``: as many as hold
+            ``batch_size`` sampled rows on average (:func:`prismlib.learned.matched_windows`),
+            so that it takes about as many steps per epoch as the fixed filters' probes.
         spectrum_texts: WikiText-103 test articles of the spectral profile of the encoder.
     """
 
@@ -276,7 +278,7 @@ class BeyondSettings:
     batch_size: int = 256
     gate_lr: float = 2e-2
     grid_size: int = 512
-    batch_windows: int = 8
+    batch_windows: int | None = None
     spectrum_texts: int = 20
 
 

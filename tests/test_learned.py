@@ -95,6 +95,19 @@ def test_states_reject_inconsistent_rows():
         States(h, **ok, window=torch.tensor([0, 1]), position=torch.tensor([0, 4]))
 
 
+def test_matched_windows_hold_the_rows_of_a_probe_step():
+    # 4 windows, one without rows; 9 rows in all: 3 per window that has rows
+    h = [torch.zeros(6, 2) for _ in range(4)]
+    window = torch.tensor([0, 0, 0, 2, 2, 2, 3, 3, 3])
+    rows = dict(labels=torch.zeros(9, dtype=torch.long), weights=torch.ones(9), unit=torch.arange(9))
+    states = States(h, **rows, window=window, position=torch.tensor([0, 1, 2] * 3))
+    assert learned.matched_windows(states, 6) == 2
+    assert learned.matched_windows(states, 7) == 2  # 2.33 windows
+    assert learned.matched_windows(states, 1) == 1  # never fewer than one
+    with pytest.raises(ValueError, match="at least 1"):
+        learned.matched_windows(states, 0)
+
+
 # --------------------------------------------------------------------------- gate
 
 
