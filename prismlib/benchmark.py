@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import platform
 import time
@@ -29,25 +28,7 @@ import scipy.fft
 import torch
 from torch import Tensor
 
-from prismlib.spectral import Band, _split_plan, allocate_bands, band_decomposition
-
-
-def torch_dct_band_pass(x: Tensor, band: Band) -> Tensor:
-    """Band-pass along axis -2 of ``(..., n, h)`` with torch-dct's DCT/IDCT (reference)."""
-    import torch_dct
-
-    f = torch_dct.dct(x.transpose(-1, -2), norm="ortho")
-    mask = torch.zeros(x.shape[-2], dtype=x.dtype, device=x.device)
-    mask[band.lo : band.hi] = 1
-    return torch_dct.idct(f * mask, norm="ortho").transpose(-1, -2)
-
-
-def scipy_band_pass(x: np.ndarray, band: Band) -> np.ndarray:
-    """Band-pass along axis -2 with ``scipy.fft`` (reference, forward only)."""
-    f = scipy.fft.dct(x, norm="ortho", axis=-2)
-    f[..., : band.lo, :] = 0
-    f[..., band.hi :, :] = 0
-    return scipy.fft.idct(f, norm="ortho", axis=-2)
+from prismlib.spectral import Band, _fft_flops, _fft_width, _split_plan, allocate_bands, band_decomposition
 
 
 def torch_dct_decomposition(x: Tensor, bands: list[Band]) -> list[Tensor]:
@@ -161,11 +142,6 @@ def spread(times: list[float]) -> float:
     return float(np.median(times) / min(times))
 
 
-def fft_flops(n: int) -> float:
-    """Nominal flops of one DCT of length ``n`` by the FFT: ``2.5 n log2 n`` (a real FFT)."""
-    return 2.5 * n * math.log2(n) if n > 1 else 0.0
-
-
 def _runs_in(fn: Callable[[Tensor, list[Band]], object], x: Tensor, bands: list[Band]) -> bool:
     """Whether ``fn`` takes ``x``'s dtype (torch-dct's FFT has no bfloat16, float16 only on CUDA)."""
     try:
@@ -217,7 +193,7 @@ def filter_timings(
         One row per (n, backend, pass) with columns ``n, backend, pass, dtype``,
         ``seconds`` (the minimum over the rounds), ``median`` (seconds), ``spread``
         (median / minimum), ``gflop`` (the algorithm's arithmetic: matrix products at
-        ``2`` flops per multiply-add, each FFT-based DCT at :func:`fft_flops`; the
+        ``2`` flops per multiply-add, each FFT-based DCT at ``2.5 n log2 n``; the
         backward pass counted as much as the forward) and ``gflops`` (``gflop / seconds``).
     """
     unknown = set(backends) - set(BACKENDS)
@@ -235,8 +211,8 @@ def filter_timings(
         grad32 = torch.randn(batch, n, hidden, generator=gen)
         bands = allocate_bands(n)
         columns = batch * hidden
-        plan = _split_plan(n, tuple((b.lo, b.hi) for b in bands), _fft_width_for(device))
-        textbook = (1 + len(bands)) * fft_flops(n) * columns
+        plan = _split_plan(n, tuple((b.lo, b.hi) for b in bands), _fft_width(device))
+        textbook = (1 + len(bands)) * _fft_flops(n) * columns
         flops = {"prismlib": plan.flops() * columns, "torch-dct": textbook, "scipy": textbook}
         fns, meta = {}, {}
         for name, fn in torch_backends.items():
@@ -273,12 +249,6 @@ def _backward(fn: Callable[[Tensor, list[Band]], list[Tensor]], leaf: Tensor, gr
     leaf.grad = None
     outputs = fn(leaf, bands)
     torch.autograd.backward(outputs, [grad] * len(outputs))
-
-
-def _fft_width_for(device: torch.device) -> int:
-    from prismlib.spectral import FFT_WIDTH
-
-    return FFT_WIDTH.get(device.type, FFT_WIDTH["cpu"])
 
 
 def _dtype_name(dtype: torch.dtype) -> str:

@@ -30,7 +30,15 @@ import pandas as pd
 import torch
 
 from prismlib.continued import ARMS, TRAINED
-from prismlib.encode import CONDITIONS, DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location, resolve_device
+from prismlib.encode import (
+    CONDITIONS,
+    DRY_RUN_CONFIG,
+    DRY_RUN_ENCODER,
+    HAAR_CONDITIONS,
+    SMOOTH_CONDITIONS,
+    encoder_location,
+    resolve_device,
+)
 from prismlib.grid import experiment
 from prismlib.lstm import RunSpec, build_model
 from prismlib.profiles import PROFILES, LSTMSettings, Profile, get_profile
@@ -56,7 +64,7 @@ ASSUMED_TFLOPS = {"transformer": 100.0, "lstm": 5.0, "probe": 20.0}
 on a current data-centre GPU, a batch-20 cuDNN LSTM (latency-bound), float32 probes."""
 
 SPLITS = ("train", "val", "test")
-FILTERS = 16
+FILTERS = len(CONDITIONS) + len(SMOOTH_CONDITIONS) + len(HAAR_CONDITIONS)
 """Conditions of notebook 09's fixed-filter probes: ORIG and five brick-wall, smooth and Haar bands."""
 MASKED = 77
 """Labelled rows of an MLM window: 15% of its 510 wordpieces."""

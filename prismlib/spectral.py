@@ -202,9 +202,7 @@ class _PocketDCT(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, dim: int, inverse: bool) -> Tensor:  # type: ignore[override]
         ctx.dim, ctx.inverse = dim, inverse
-        transform = scipy.fft.idct if inverse else scipy.fft.dct
-        out = transform(x.detach().numpy(), norm="ortho", axis=dim, workers=_workers(x))
-        return torch.from_numpy(np.asarray(out))
+        return _pocket(x.detach(), inverse, axis=dim)
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
@@ -446,8 +444,14 @@ that keeps long inputs on matrix products, as the GPU path always did.
 ``benchmarks/spectral.py`` prints the path chosen for each length and its speed."""
 
 
-def _fft_width(x: Tensor) -> int:
-    return FFT_WIDTH.get(x.device.type, FFT_WIDTH["cpu"])
+def _fft_width(device: torch.device | str) -> int:
+    """:data:`FFT_WIDTH` of ``device``'s type (the CPU's for types it does not name)."""
+    return FFT_WIDTH.get(torch.device(device).type, FFT_WIDTH["cpu"])
+
+
+def _fft_flops(n: int) -> float:
+    """Nominal flops of one DCT of length ``n`` by the FFT: ``2.5 n log2 n`` (a real FFT)."""
+    return 2.5 * n * math.log2(n) if n > 1 else 0.0
 
 
 def _filter_seq(x: Tensor, lo: int, hi: int) -> Tensor:
@@ -456,7 +460,7 @@ def _filter_seq(x: Tensor, lo: int, hi: int) -> Tensor:
     if lo == 0 and hi == n:
         return x
     thin = min(hi - lo, n - (hi - lo))
-    fft = _fft_width(x)
+    fft = _fft_width(x.device)
     if 2 * thin > fft + min(thin, fft):
         # one forward FFT, then the band back by its thin rows, by those of the
         # complement, or by a second FFT
@@ -495,7 +499,7 @@ class _SplitPlan:
         (there and back) and ``2.5 n log2 n`` per DCT by the FFT (a real FFT's count; the
         O(n) twiddles, masks and the subtraction of the widest band are not counted)."""
         n = self.n
-        fft = 2.5 * n * math.log2(n) if n > 1 else 0.0
+        fft = _fft_flops(n)
         others = [hi - lo for i, (lo, hi) in enumerate(self.spans) if i != self.rest]
         if not self.fft:
             return 4.0 * n * sum(others)
@@ -548,10 +552,11 @@ def _empty_cpu(shape: Sequence[int], dtype: torch.dtype) -> Tensor:
     return torch.from_numpy(np.empty(tuple(shape), dtype=_NP_DTYPE[dtype]))
 
 
-def _pocket(x: Tensor, inverse: bool, overwrite: bool = False) -> Tensor:
-    """Orthonormal DCT-II/III of a CPU tensor along axis -2 by pocketfft (no autograd)."""
+def _pocket(x: Tensor, inverse: bool, overwrite: bool = False, axis: int = -2) -> Tensor:
+    """Orthonormal DCT-II (``inverse``: DCT-III) of a CPU tensor along ``axis`` by
+    pocketfft (no autograd); ``overwrite`` lets it reuse ``x``'s memory."""
     transform = scipy.fft.idct if inverse else scipy.fft.dct
-    out = transform(x.numpy(), norm="ortho", axis=-2, workers=_workers(x), overwrite_x=overwrite)
+    out = transform(x.numpy(), norm="ortho", axis=axis, workers=_workers(x), overwrite_x=overwrite)
     return torch.from_numpy(np.asarray(out))
 
 
@@ -647,7 +652,7 @@ def _split_seq(x: Tensor, spans: tuple[tuple[int, int], ...]) -> list[Tensor]:
         return [_filter_seq(x, lo, hi) for lo, hi in spans]
     if len(spans) == 1:
         return [x]
-    plan = _split_plan(n, spans, _fft_width(x))
+    plan = _split_plan(n, spans, _fft_width(x.device))
     if x.device.type == "cpu" and POCKETFFT:
         if x.dtype in _FFT_DTYPE:
             return [y.to(x.dtype) for y in _CpuSplit.apply(x.to(_FFT_DTYPE[x.dtype]), plan)]
@@ -737,33 +742,8 @@ def band_decomposition(
         return _apply_last2_all(x, d, lambda seq: _split_seq(seq, spans))
     if d == 0:
         raise ValueError("with per-row lengths, axis 0 is the batch axis; the token axis must be another one")
-    groups: dict[int, list[int]] = {}
-    for i, length in enumerate(_as_lengths(lengths, x.shape[0], n)):
-        groups.setdefault(length, []).append(i)
-    per_group, order = [], []
-    for length, idx in groups.items():
-        part = x if len(groups) == 1 else x.index_select(0, torch.tensor(idx, device=x.device))
-        spans = spans_for(length)
-        filtered = _apply_last2_all(part.narrow(d, 0, length), d, lambda seq, spans=spans: _split_seq(seq, spans))
-        per_group.append([_pad_to(y, d, n) for y in filtered])
-        order.extend(idx)
-    if len(groups) == 1:
-        return per_group[0]
-    inverse = torch.empty(len(order), dtype=torch.long)
-    inverse[torch.tensor(order)] = torch.arange(len(order))
-    inverse = inverse.to(x.device)
-    return [torch.cat(parts).index_select(0, inverse) for parts in zip(*per_group)]
-
-
-def _apply_last2_all(x: Tensor, d: int, fn) -> list[Tensor]:
-    """:func:`_apply_last2` for an ``fn`` that returns a list of tensors shaped like its input."""
-    if x.ndim == 1:
-        return [y[:, 0] for y in fn(x[:, None])]
-    if d == x.ndim - 2:
-        return fn(x)
-    if d == x.ndim - 1:
-        return [y.squeeze(-1) for y in fn(x.unsqueeze(-1))]
-    return [y.movedim(-2, d) for y in fn(x.movedim(d, -2))]
+    keys = [(length,) for length in _as_lengths(lengths, x.shape[0], n)]
+    return _rowwise_all(x, d, keys, lambda seq, key: _split_seq(seq, spans_for(key[0])))
 
 
 def band_pass(
@@ -835,13 +815,18 @@ def _pad_to(x: Tensor, d: int, n: int) -> Tensor:
 
 def _apply_last2(x: Tensor, d: int, fn) -> Tensor:
     """Apply ``fn`` (acting on axis -2 of a ``(..., n, h)`` tensor) with ``d`` as that axis."""
+    return _apply_last2_all(x, d, lambda seq: [fn(seq)])[0]
+
+
+def _apply_last2_all(x: Tensor, d: int, fn) -> list[Tensor]:
+    """:func:`_apply_last2` for an ``fn`` that returns a list of tensors shaped like its input."""
     if x.ndim == 1:
-        return fn(x[:, None])[:, 0]
+        return [y[:, 0] for y in fn(x[:, None])]
     if d == x.ndim - 2:
         return fn(x)
     if d == x.ndim - 1:
-        return fn(x.unsqueeze(-1)).squeeze(-1)
-    return fn(x.movedim(d, -2)).movedim(-2, d)
+        return [y.squeeze(-1) for y in fn(x.unsqueeze(-1))]
+    return [y.movedim(-2, d) for y in fn(x.movedim(d, -2))]
 
 
 def low_pass(
@@ -978,6 +963,11 @@ def _rowwise(x: Tensor, d: int, keys: list[tuple], fn) -> Tensor:
     Each group's rows are narrowed to their real ``length`` along ``d`` and ``fn`` acts
     on that axis (as axis -2); the results are zero-padded back and returned in row order.
     """
+    return _rowwise_all(x, d, keys, lambda seq, key: [fn(seq, key)])[0]
+
+
+def _rowwise_all(x: Tensor, d: int, keys: list[tuple], fn) -> list[Tensor]:
+    """:func:`_rowwise` for an ``fn`` that returns a list of tensors shaped like its input."""
     n = x.shape[d]
     groups: dict[tuple, list[int]] = {}
     for i, key in enumerate(keys):
@@ -990,14 +980,15 @@ def _rowwise(x: Tensor, d: int, keys: list[tuple], fn) -> Tensor:
             part = x[idx[0] : idx[0] + 1]
         else:
             part = x.index_select(0, torch.tensor(idx, device=x.device))
-        done = _apply_last2(part.narrow(d, 0, key[0]), d, lambda seq, key=key: fn(seq, key))
-        parts.append(_pad_to(done, d, n))
+        done = _apply_last2_all(part.narrow(d, 0, key[0]), d, lambda seq, key=key: fn(seq, key))
+        parts.append([_pad_to(y, d, n) for y in done])
         order.extend(idx)
     if len(parts) == 1:
         return parts[0]
     inverse = torch.empty(len(order), dtype=torch.long)
     inverse[torch.tensor(order)] = torch.arange(len(order))
-    return torch.cat(parts).index_select(0, inverse.to(x.device))
+    inverse = inverse.to(x.device)
+    return [torch.cat(group).index_select(0, inverse) for group in zip(*parts)]
 
 
 def smooth_band_pass(

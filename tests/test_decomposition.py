@@ -120,13 +120,18 @@ def test_plans_count_their_flops():
     assert fft.fft and fft.flops() == pytest.approx(5 * 2.5 * n * 9)  # one DCT and four inverse DCTs
 
 
-def test_encode_filter_conditions_decomposes_once_and_matches_band_pass():
+def test_encode_filter_conditions_decomposes_once_and_matches_band_pass(monkeypatch):
     from prismlib.encode import CONDITIONS, filter_conditions
 
+    calls = []
+    decompose = spectral.band_decomposition
+    monkeypatch.setattr(spectral, "band_decomposition", lambda *a, **k: calls.append(1) or decompose(*a, **k))
     lengths = [30, 21]
     h = torch.randn(2, 30, 4, dtype=torch.float64)
-    for conditions in (CONDITIONS, ("MID",), ("HIGH", "ORIG", "LOW")):
+    for conditions, decompositions in ((CONDITIONS, 1), (("MID",), 0), (("HIGH", "ORIG", "LOW"), 1)):
+        calls.clear()
         out = filter_conditions(h, lengths, conditions)
+        assert len(calls) == decompositions, conditions
         assert list(out) == list(conditions)
         for name in conditions:
             want = h if name == "ORIG" else band_pass(h, bands_for_lengths(lengths, name), lengths=lengths)
