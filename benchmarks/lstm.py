@@ -30,9 +30,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from prismlib.benchmark import benchmark_device, best_time, describe_device
 from prismlib.lstm import LSTMLM, RunSpec, build_model
 from prismlib.profiles import get_profile
+from prismlib.runs import benchmark_device, best_time, describe_device
 
 VOCAB = 10_000
 FUSED = "aten::lstm"

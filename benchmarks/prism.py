@@ -20,9 +20,8 @@ import argparse
 
 import torch
 
-from prismlib.benchmark import benchmark_device, best_time, describe_device
-from prismlib.mlm import mlm_loss
-from prismlib.prism import PrismLayer, attach_prism
+from prismlib.prism import PrismLayer, attach_prism, mlm_loss
+from prismlib.runs import benchmark_device, best_time, describe_device
 
 
 def main() -> None:

@@ -39,8 +39,8 @@ import os
 import pandas as pd
 import torch
 
-from prismlib.benchmark import BACKENDS, SPREAD_WARNING, benchmark_device, describe_device, filter_timings
-from prismlib.spectral import _fft_width, _split_plan, allocate_bands
+from prismlib.runs import BACKENDS, SPREAD_WARNING, benchmark_device, describe_device, filter_timings
+from prismlib.spectral import allocate_bands, fft_width, split_plan
 
 FULL_SWEEP = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 QUICK_SWEEP = (32, 512, 4096)
@@ -50,7 +50,7 @@ LONG = 2048
 def path(n: int, device: torch.device) -> str:
     """The path prismlib takes for the five bands of length n: matmul or FFT (with its inverse FFTs)."""
     spans = tuple((b.lo, b.hi) for b in allocate_bands(n))
-    plan = _split_plan(n, spans, _fft_width(device))
+    plan = split_plan(n, spans, fft_width(device))
     if not plan.fft:
         return "matmul"
     inverse = sum(hi - lo > plan.fft_width for i, (lo, hi) in enumerate(spans) if i != plan.rest)

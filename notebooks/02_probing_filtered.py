@@ -66,11 +66,12 @@ import numpy as np
 import pandas as pd
 
 from prismlib.claims import Claim, Test, report
-from prismlib.encode import CONDITIONS, ENCODERS, encode_splits, load_encoder
 from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
-from prismlib.probe import MAJORITY, compare_accuracy, majority_gate, probe_conditions, ranking, summarise
+from prismlib.probing import (
+    CONDITIONS, ENCODERS, MAJORITY, TASKS, ProbeComparison, build_task, encode_splits, load_encoder, probe_conditions,
+    ranking, summarise,
+)
 from prismlib.profiles import get_profile
-from prismlib.tasks import TASKS, build_task
 
 P = get_profile(profile)
 S = P.probe
@@ -121,11 +122,6 @@ other_specials = "outside" if S.specials == "inside" else "inside"
 OTHER_PLACEMENT = tuple(f"{c}|{other_specials}" for c in CONDITIONS)
 
 
-def encode(name: str, windows: dict, layers: dict) -> dict:
-    return encode_splits(encoder, windows, layers, task=name, profile=P.name, positions=S.sizes[name].positions,
-                         seed=P.seed, batch_size=S.encode_batch, specials=S.specials)
-
-
 t0 = time.perf_counter()
 features = {}
 for name, t in tasks.items():
@@ -133,7 +129,8 @@ for name, t in tasks.items():
     if name == "topic":
         sweep_layers = S.sweep_layers if S.sweep_layers is not None else range(encoder.num_layers + 1)
         layers |= {layer: ("ORIG", "LOW") for layer in sweep_layers if layer != LAST}
-    features[name] = encode(name, t.windows, layers)
+    features[name] = encode_splits(encoder, t.windows, layers, task=name, profile=P.name, positions=S.sizes[name].positions,
+                                   seed=P.seed, batch_size=S.encode_batch, specials=S.specials)
 encode_seconds = time.perf_counter() - t0
 fed = pd.DataFrame({name: {f"{split} rows fed": len(f) for split, f in features[name][LAST].items()} for name in TASKS}).T
 print(f"features ready in {encode_seconds:.0f} s")
@@ -204,10 +201,10 @@ plt.show()
 # training set's most frequent class, outside the test-set noise.
 
 # %% tags=["nbval-check-output"]
-gates = {}
-for name in TASKS:
-    groups = tasks[name].row_groups("test", features[name][LAST]["test"].window)
-    gates[name] = majority_gate(probes[name], features[name][LAST]["test"], groups, seed=P.seed)
+test_rows = {name: features[name][LAST]["test"] for name in TASKS}
+compare = {name: ProbeComparison(probes[name], test_rows[name], tasks[name].row_groups("test", test_rows[name].window), seed=P.seed)
+           for name in TASKS}
+gates = {name: compare[name].gate() for name in TASKS}
 pd.DataFrame({"task": list(gates), "gate": [g.name for g in gates.values()], "passed": [g.passed for g in gates.values()],
               "majority class": [tasks[n].label_names[probes[n].majority_class] for n in TASKS]})
 
@@ -330,42 +327,33 @@ per_layer.round(2)
 # GPU) tests the claims on the paper's encoder and data.
 
 # %%
-def vs(name: str, a: str, b: str):
-    return compare_accuracy(probes[name], features[name][LAST]["test"], tasks[name].row_groups("test", features[name][LAST]["test"].window),
-                            a, b, seed=P.seed)
-
-
-def acc(name: str, cond: str) -> float:
-    return float(fig4.set_index(["task", "condition"]).loc[(name, cond), "accuracy"])
-
-
 def best_band_claim(name: str, band: str, paper: str) -> Claim:
     order = [b for b in ranking(fig4[fig4["task"] == name], BANDS) if b != band]
     rival = order[0]
     ours = ranking(fig4[fig4["task"] == name], BANDS)[0]
-    text = f"{band} is the best band for {TITLES[name].split(' (')[0].lower()} ({band} {acc(name, band):.1f} vs the best other band, {rival} {acc(name, rival):.1f}; our best: {ours})"
-    return Claim("02", text, paper, (Test(vs(name, band, rival), +1, label=f"{band} - {rival}"),), (gates[name],), "points")
+    text = f"{band} is the best band for {TITLES[name].split(' (')[0].lower()} ({band} {compare[name].accuracy(band).effect:.1f} vs the best other band, {rival} {compare[name].accuracy(rival).effect:.1f}; our best: {ours})"
+    return Claim("02", text, paper, (Test(compare[name].diff(band, rival), +1, label=f"{band} - {rival}"),), (gates[name],), "points")
 
 
 def against_orig(name: str, band: str, sign: int, text: str, paper: str) -> Claim:
-    t = Test(vs(name, band, "ORIG"), sign, label=f"{band} - ORIG")
-    return Claim("02", f"{text} ({band} {acc(name, band):.1f} vs ORIG {acc(name, 'ORIG'):.1f})", paper, (t,), (gates[name],), "points")
+    t = Test(compare[name].diff(band, "ORIG"), sign, label=f"{band} - ORIG")
+    return Claim("02", f"{text} ({band} {compare[name].accuracy(band).effect:.1f} vs ORIG {compare[name].accuracy('ORIG').effect:.1f})", paper, (t,), (gates[name],), "points")
 
 
-da_mid = vs("swda", "MID", "ORIG")
+da_mid = compare["swda"].diff("MID", "ORIG")
 claims = [
     best_band_claim("topic", "LOW", "topic classification performs best with information from the LOW band"),
     against_orig("topic", "LOW", +1, "LOW beats ORIG for topic", "the accuracy for the LOW band is substantially higher than for the original representations"),
     best_band_claim("pos", "HIGH", "the highest probing accuracy for part of speech tagging occurs when extracting the HIGH band"),
     against_orig("pos", "HIGH", -1, "HIGH stays below ORIG for POS", "the highest frequency spectral band still performs worse than the original representations"),
     best_band_claim("swda", "MID", "dialog speech acts ... most successful at the MID band"),
-    Claim("02", f"MID is comparable to ORIG for dialog acts, within ±5 points (MID {acc('swda', 'MID'):.1f} vs ORIG {acc('swda', 'ORIG'):.1f})",
+    Claim("02", f"MID is comparable to ORIG for dialog acts, within ±5 points (MID {compare['swda'].accuracy('MID').effect:.1f} vs ORIG {compare['swda'].accuracy('ORIG').effect:.1f})",
           "... with performance comparable to that of the original representations",
           (Test(da_mid, +1, -5.0, "MID - ORIG"), Test(da_mid, -1, 5.0, "MID - ORIG")), (gates["swda"],), "points"),
     best_band_claim("mlm", "HIGH", "the probing results for masked language modeling are most similar to part of speech tagging (POS: HIGH best)"),
-    Claim("02", f"MLM is local like POS: HIGH beats LOW for MLM (HIGH {acc('mlm', 'HIGH'):.1f} vs LOW {acc('mlm', 'LOW'):.1f})",
+    Claim("02", f"MLM is local like POS: HIGH beats LOW for MLM (HIGH {compare['mlm'].accuracy('HIGH').effect:.1f} vs LOW {compare['mlm'].accuracy('LOW').effect:.1f})",
           "MLM is a local task, its probing results most similar to part of speech tagging",
-          (Test(vs("mlm", "HIGH", "LOW"), +1, label="HIGH - LOW"),), (gates["mlm"],), "points"),
+          (Test(compare["mlm"].diff("HIGH", "LOW"), +1, label="HIGH - LOW"),), (gates["mlm"],), "points"),
 ]
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} "
       f"(encoding {encode_seconds:.0f} s, probes {probe_seconds:.0f} s, choices {options_seconds:.0f} s)")

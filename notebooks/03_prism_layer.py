@@ -75,15 +75,12 @@ import torch
 from IPython.display import display
 
 from prismlib.claims import Claim, Gate, Test, report
-from prismlib.continued import ARMS, fig5_inputs, mlm_corpus, mlm_sanity, section4_models
-from prismlib.encode import ENCODERS, Features, encode_splits
-from prismlib.mlm import load_mlm_tokenizer, unigram_logprobs
 from prismlib.plots import save_figure, save_table, set_theme
-from prismlib.prism import sector_sizes
-from prismlib.probe import MAJORITY, accuracy_interval, accuracy_sums, compare_accuracy, majority_gate, probe_conditions
+from prismlib.prism import ARMS, fig5_inputs, load_mlm_tokenizer, mlm_corpus, mlm_sanity, section4_models, sector_sizes, unigram_logprobs
+from prismlib.probing import (
+    ENCODERS, MAJORITY, Features, ProbeComparison, build_task, encode_splits, probe_conditions,
+)
 from prismlib.profiles import get_profile
-from prismlib.stats import Interval
-from prismlib.tasks import build_task
 
 P = get_profile(profile)
 S, Q = P.prism, P.probe  # prism settings; the probe recipe of notebook 02
@@ -194,10 +191,10 @@ plt.show()
 inputs, articles = fig5_inputs(corpus, S, P.seed)
 unigram = unigram_logprobs(data.train, len(tokenizer), ignore_ids=tokenizer.all_special_ids).numpy()
 trained_models = {a: m for a, m in models.items() if m.result is not None}
-sanity, mlm_iv = mlm_sanity(trained_models, data, articles, unigram, tokenizer.mask_token_id, tokenizer.all_special_ids,
-                            P.seed, S.bootstrap)  # fmt: skip
-save_table(sanity, "mlm_sanity", P.name, floatfmt=".4f")
-print(sanity.round(3).to_string(index=False))
+sanity = mlm_sanity(trained_models, data, articles, unigram, tokenizer.mask_token_id, tokenizer.all_special_ids,
+                     P.seed, S.bootstrap)  # fmt: skip
+save_table(sanity.table, "mlm_sanity", P.name, floatfmt=".4f")
+print(sanity.table.round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Probing data
@@ -271,12 +268,7 @@ for name, t in tasks.items():
 probe_seconds = time.perf_counter() - t0
 runs = pd.concat([r.table.assign(task=name) for name, r in probe_runs.items()], ignore_index=True)
 res = runs.groupby(["task", "condition"]).accuracy.agg(["mean", "std"]).mul(100)
-
-
-def majority_accuracy(name: str) -> float:
-    """Test accuracy (%) of always predicting the training set's weighted majority class."""
-    num, den = accuracy_sums(probe_runs[name].correct[MAJORITY], test_feats[name], groups[name])
-    return 100 * num.sum() / den.sum()
+compare = {name: ProbeComparison(probe_runs[name], test_feats[name], groups[name], seed=P.seed) for name in tasks}
 
 
 UNIT_NAMES = {"topic": "posts", "swda": "conversations", "pos": "WSJ files or windows"}
@@ -284,7 +276,7 @@ print(f"{len(runs)} probes trained in {probe_seconds:.0f} s")
 pd.DataFrame({
     name: {"train rows": len(features["original"][name]["train"]), "test rows": len(test_feats[name]),
            "independent test units": len(np.unique(groups[name])), "unit": UNIT_NAMES[name],
-           "majority class (%)": round(majority_accuracy(name), 2)}
+           "majority class (%)": round(compare[name].accuracy(MAJORITY).effect, 2)}
     for name in TASKS3
 }).T  # fmt: skip
 
@@ -296,7 +288,7 @@ pd.DataFrame({
 
 # %% tags=["nbval-check-output"]
 overview = res["mean"].unstack("task").reindex(columns=list(TASKS3))
-overview.loc[MAJORITY] = [majority_accuracy(name) for name in TASKS3]
+overview.loc[MAJORITY] = [compare[name].accuracy(MAJORITY).effect for name in TASKS3]
 print(overview.round(1).to_string())
 
 # %% [markdown]
@@ -316,13 +308,9 @@ MODEL_NAMES = {"original": "BERT before continued training", "prism_untrained": 
 T1_ARMS = ("original", "prism_untrained", "baseline", "prism")
 
 
-def interval(name: str, cond: str) -> Interval:
-    return accuracy_interval(probe_runs[name].correct[cond], test_feats[name], groups[name], seed=P.seed)
-
-
 table1 = pd.DataFrame([
-    {"arm": a, "task": name, "mean": (iv := interval(name, a)).effect, "ci_low": iv.low, "ci_high": iv.high,
-     "sd": res.loc[(name, a), "std"], "majority": majority_accuracy(name), "paper": PAPER_T1.get((name, a), np.nan)}
+    {"arm": a, "task": name, "mean": (iv := compare[name].accuracy(a)).effect, "ci_low": iv.low, "ci_high": iv.high,
+     "sd": res.loc[(name, a), "std"], "majority": compare[name].accuracy(MAJORITY).effect, "paper": PAPER_T1.get((name, a), np.nan)}
     for name in TASKS3 for a in T1_ARMS
 ])  # fmt: skip
 save_table(table1, "table1_prism", P.name, floatfmt=".2f")
@@ -336,7 +324,7 @@ for i, a in enumerate(T1_ARMS):
     ax.bar(pos, d["mean"], width * 0.92, yerr=[d["mean"] - d["ci_low"], d["ci_high"] - d["mean"]], capsize=2,
            label=MODEL_NAMES[a])
     ax.scatter(pos, d["paper"], marker="_", s=250, color="k", zorder=3, label="paper" if i == 0 else None)
-ax.scatter(x, [majority_accuracy(t) for t in TASKS3], marker="x", color="0.3", zorder=3, label="majority class")
+ax.scatter(x, [compare[t].accuracy(MAJORITY).effect for t in TASKS3], marker="x", color="0.3", zorder=3, label="majority class")
 ax.set_xticks(x, [TASK_NAMES[t] for t in TASKS3])
 ax.set_ylabel("probe accuracy (%)")
 ax.set_title(f"Table 1, four arms: {P.encoder}, {S.steps} steps ({S.recipe} recipe); 95% intervals over test units")
@@ -361,7 +349,7 @@ PAPER_B = {  # %, paper Appendix B (None: not reported)
 appendix_b = pd.DataFrame([
     {"section": sec, "model": MODEL_NAMES.get(cond, MODEL_NAMES["prism"]),
      "features": cond.removeprefix("prism ") if cond.startswith("prism ") else "all units",
-     "task": TASK_NAMES[name], "accuracy": (iv := interval(name, cond)).effect, "ci_low": iv.low, "ci_high": iv.high,
+     "task": TASK_NAMES[name], "accuracy": (iv := compare[name].accuracy(cond)).effect, "ci_low": iv.low, "ci_high": iv.high,
      "sd": res.loc[(name, cond), "std"], "paper accuracy": paper}
     for (sec, cond, name), paper in PAPER_B.items() if (name, cond) in res.index
 ])  # fmt: skip
@@ -373,10 +361,10 @@ display(appendix_b.round(2))
 #
 # Each claim is a comparison of two probes on the same test rows: the accuracy
 # difference in points with its 95% paired-bootstrap interval over the independent
-# test units (`prismlib.probe.compare_accuracy`, probe runs averaged). Gates:
+# test units (`prismlib.probing.ProbeComparison`, probe runs averaged). Gates:
 #
 # - **majority class**: the probes a claim rests on beat the majority class
-#   (`majority_gate`). For a model comparison that is both models; for a B.1 sector
+#   (`ProbeComparison.gate`). For a model comparison that is both models; for a B.1 sector
 #   comparison it is BERT + Prism's full probe and the sector the paper finds
 #   *informative* (the other sector being near chance is the paper's own finding: its
 #   HIGH sector scores 5.3% on 20-way topic);
@@ -422,49 +410,22 @@ display(appendix_b.round(2))
 # acts and POS.
 
 # %%
-def units(name: str) -> int:
-    return len(np.unique(groups[name]))
-
-
-def acc(name: str, cond: str) -> str:
-    return f"{res.loc[(name, cond), 'mean']:.1f}%"
-
-
-def diff(name: str, a: str, b: str) -> Interval:
-    """Accuracy of probe ``a`` minus ``b`` in points (paired bootstrap over the test units);
-    with a single test unit no interval exists: a degenerate one, the claim is gated."""
-    if units(name) < 2:
-        num_a, den = accuracy_sums(probe_runs[name].correct[a], test_feats[name], groups[name])
-        num_b, _ = accuracy_sums(probe_runs[name].correct[b], test_feats[name], groups[name])
-        effect = float(100 * (num_a.sum() - num_b.sum()) / den.sum())
-        return Interval(effect, effect, effect, units(name))
-    return compare_accuracy(probe_runs[name], test_feats[name], groups[name], a, b, seed=P.seed)
-
-
 def damage_gate(name: str) -> Gate:
-    iv = diff(name, "baseline", "original")
+    iv = compare[name].diff("baseline", "original")
     return Gate.not_below(
         f"continued training did not damage the encoder on {name} (baseline - original not clearly below 0)",
-        iv, f"baseline {acc(name, 'baseline')} vs original {acc(name, 'original')}, {iv} points",
-    )
-
-
-def sanity_gate(arm: str) -> Gate:
-    row = sanity[(sanity["arm"] == arm) & (sanity["stage"] == "final")].iloc[0]
-    return Gate.from_interval(
-        f"{MODEL_NAMES[arm]}'s MLM head beats a unigram model on held-out text", mlm_iv[arm],
-        detail=f"held-out loss {row.heldout_loss:.3f} vs unigram {row.unigram_loss:.3f} nats/token; gain {mlm_iv[arm]}",
+        iv, f"baseline {compare[name].accuracy('baseline').effect:.1f}% vs original {compare[name].accuracy('original').effect:.1f}%, {iv} points",
     )
 
 
 def gates(name: str, probes: tuple[str, ...], damage: bool = True) -> list[Gate]:
     """Majority-class gates of ``probes``, the MLM sanity gate of each trained model among
     them, and (``damage``) the no-damage gate, on task ``name``."""
-    if units(name) < 2:
-        return [Gate(f"{name} test set has at least two independent units", False, f"{units(name)} ({UNIT_NAMES[name]})")]
-    out = [majority_gate(probe_runs[name], test_feats[name], groups[name], c, seed=P.seed) for c in probes]
+    if compare[name].units < 2:
+        return [Gate(f"{name} test set has at least two independent units", False, f"{compare[name].units} ({UNIT_NAMES[name]})")]
+    out = [compare[name].gate(c) for c in probes]
     arms_used = dict.fromkeys("prism" if c.startswith("prism ") else c for c in probes)
-    out += [sanity_gate(a) for a in arms_used if a in mlm_iv]
+    out += [sanity.gate(a, MODEL_NAMES[a]) for a in arms_used if a in sanity.intervals]
     return out + [damage_gate(name)] if damage else out
 
 
@@ -472,21 +433,21 @@ claims = []
 for name, paper in (("topic", "Table 1: topic 51.01 (BERT + Prism) vs 32.21 (BERT), +18.8 points; 3 trials"),
                     ("swda", "Table 1: dialog acts 54.02 (BERT + Prism) vs 47.09 (BERT), +6.9 points; 3 trials")):  # fmt: skip
     claims.append(Claim(
-        "03", f"BERT + Prism beats BERT on {TASK_NAMES[name].lower()} (ours {acc(name, 'prism')} vs {acc(name, 'baseline')})",
-        paper, (Test(diff(name, "prism", "baseline"), +1, 0, "prism - baseline"),),
+        "03", f"BERT + Prism beats BERT on {TASK_NAMES[name].lower()} (ours {compare[name].accuracy('prism').effect:.1f}% vs {compare[name].accuracy('baseline').effect:.1f}%)",
+        paper, (Test(compare[name].diff("prism", "baseline"), +1, 0, "prism - baseline"),),
         gates(name, ("prism", "baseline")), "points",
     ))  # fmt: skip
 claims.append(Claim(
-    "03", f"BERT + Prism roughly keeps POS: at most 3 points below BERT (ours {acc('pos', 'prism')} vs {acc('pos', 'baseline')})",
+    "03", f"BERT + Prism roughly keeps POS: at most 3 points below BERT (ours {compare['pos'].accuracy('prism').effect:.1f}% vs {compare['pos'].accuracy('baseline').effect:.1f}%)",
     "Table 1: POS 94.41 (BERT + Prism) vs 95.86 (BERT), -1.5 points ('maintaining high accuracy')",
-    (Test(diff("pos", "prism", "baseline"), +1, -3, "prism - baseline"),), gates("pos", ("prism", "baseline")), "points",
+    (Test(compare["pos"].diff("prism", "baseline"), +1, -3, "prism - baseline"),), gates("pos", ("prism", "baseline")), "points",
 ))  # fmt: skip
 for name in ("topic", "swda"):
     claims.append(Claim(
         "03", f"control: training with the prism beats the untrained prism on {TASK_NAMES[name].lower()} "
-        f"(ours {acc(name, 'prism')} vs {acc(name, 'prism_untrained')})",
+        f"(ours {compare[name].accuracy('prism').effect:.1f}% vs {compare[name].accuracy('prism_untrained').effect:.1f}%)",
         "not in the paper: the control that credits Table 1's gain to training rather than to the filter",
-        (Test(diff(name, "prism", "prism_untrained"), +1, 0, "prism - untrained prism"),),
+        (Test(compare[name].diff("prism", "prism_untrained"), +1, 0, "prism - untrained prism"),),
         gates(name, ("prism", "prism_untrained")), "points",
     ))  # fmt: skip
 for name, better, worse, paper in (
@@ -496,17 +457,17 @@ for name, better, worse, paper in (
     a, b = f"prism {better} sector", f"prism {worse} sector"
     claims.append(Claim(
         "03", f"B.1: BERT + Prism's {better} sector beats its {worse} sector on {TASK_NAMES[name].lower()} "
-        f"(ours {acc(name, a)} vs {acc(name, b)})",
-        paper, (Test(diff(name, a, b), +1, 0, f"{better} - {worse} sector"),), gates(name, ("prism", a)), "points",
+        f"(ours {compare[name].accuracy(a).effect:.1f}% vs {compare[name].accuracy(b).effect:.1f}%)",
+        paper, (Test(compare[name].diff(a, b), +1, 0, f"{better} - {worse} sector"),), gates(name, ("prism", a)), "points",
     ))  # fmt: skip
 PAPER_B2 = {"topic": (28.9, 32.2), "swda": (41.8, 47.1), "pos": (94.6, 95.9)}
 for name in TASKS3:
     orig, base = PAPER_B2[name]
     claims.append(Claim(
         "03", f"B.2: continued training does not weaken the baseline on {TASK_NAMES[name].lower()}: the continued-trained "
-        f"BERT beats the encoder before it (ours {acc(name, 'baseline')} vs {acc(name, 'original')})",
+        f"BERT beats the encoder before it (ours {compare[name].accuracy('baseline').effect:.1f}% vs {compare[name].accuracy('original').effect:.1f}%)",
         f"App. B.2: original BERT {orig} vs continued-trained BERT {base} ('does not harm BERT')",
-        (Test(diff(name, "baseline", "original"), +1, 0, "baseline - original"),),
+        (Test(compare[name].diff("baseline", "original"), +1, 0, "baseline - original"),),
         gates(name, ("baseline", "original"), damage=False), "points",
     ))  # fmt: skip
 if "prism-every" in models:
@@ -514,9 +475,9 @@ if "prism-every" in models:
     for name in TASKS3:
         claims.append(Claim(
             "03", f"B.3: a prism layer after every layer is worse than one after the last on {TASK_NAMES[name].lower()} "
-            f"(ours {acc(name, 'prism-every')} vs {acc(name, 'prism')})",
+            f"(ours {compare[name].accuracy('prism-every').effect:.1f}% vs {compare[name].accuracy('prism').effect:.1f}%)",
             f"App. B.3: {TASK_NAMES[name].lower()}, prism after every layer {PAPER_B3[name]}",
-            (Test(diff(name, "prism-every", "prism"), -1, 0, "every - last"),), gates(name, ("prism-every", "prism")), "points",
+            (Test(compare[name].diff("prism-every", "prism"), -1, 0, "every - last"),), gates(name, ("prism-every", "prism")), "points",
         ))  # fmt: skip
 
 failed = sorted({g.name for c in claims for g in c.failed_gates})

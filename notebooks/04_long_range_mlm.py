@@ -57,10 +57,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from prismlib.claims import Claim, Gate, Test, report
-from prismlib.continued import fig5_inputs, mlm_corpus, mlm_sanity, section4_models
-from prismlib.mlm import article_mean, bootstrap_ci, load_mlm_tokenizer, masked_span_logprobs, span_minus_outside, unigram_logprobs
+from prismlib.claims import Claim, Test, report
 from prismlib.plots import save_figure, save_table, set_theme
+from prismlib.prism import (
+    article_mean, bootstrap_ci, fig5_inputs, load_mlm_tokenizer, masked_span_logprobs, mlm_corpus, mlm_sanity,
+    section4_models, span_minus_outside, unigram_logprobs,
+)
 from prismlib.profiles import get_profile
 
 P = get_profile(profile)
@@ -119,8 +121,9 @@ print(f"N = {n} inputs of {inputs.shape[1]} tokens (of {len(corpus.evaluation)} 
 # %%
 unigram = unigram_logprobs(data.train, len(tokenizer), ignore_ids=tokenizer.all_special_ids).numpy()
 uni_logp = unigram[inputs.numpy()]  # (n, 512) unigram log p of every target token
-sanity, gate_iv = mlm_sanity(models, data, articles, unigram, mask_id, tokenizer.all_special_ids, P.seed, S.bootstrap)
-final = sanity[sanity["stage"] == "final"].set_index("arm")
+sanity = mlm_sanity(models, data, articles, unigram, mask_id, tokenizer.all_special_ids, P.seed, S.bootstrap)
+gate_iv = sanity.intervals
+final = sanity.table[sanity.table["stage"] == "final"].set_index("arm")
 rows = []
 for v in models:
     span_iv = article_mean(logp[v][:, lo:hi].mean(1), articles, uni_logp[:, lo:hi].mean(1), n_boot=S.bootstrap, seed=P.seed)
@@ -281,15 +284,7 @@ print(f"difference of the dips (prism - BERT) = {d}")
 
 # %%
 GATE_NAMES = {"baseline": "BERT", "prism": "BERT + Prism"}
-gates = {
-    v: Gate.from_interval(
-        f"{GATE_NAMES[v]}'s MLM head beats a unigram model on held-out text",
-        iv,
-        detail=f"held-out loss {final.loc[v, 'heldout_loss']:.3f} vs unigram {unigram_loss:.3f} nats/token; "
-        f"model - unigram log p {iv}",
-    )
-    for v, iv in gate_iv.items()
-}
+gates = {v: sanity.gate(v, GATE_NAMES[v]) for v in gate_iv}
 BOTH = (gates["prism"], gates["baseline"])
 PAPER_SPAN = ("Fig. 5 (N = 1600): 'the higher log probabilities in the masked region for the BERT + Prism model' "
               "(mean log p of the correct token, positions 200-299 masked)")  # fmt: skip

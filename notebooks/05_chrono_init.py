@@ -56,12 +56,12 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from prismlib import bigram, grid, jobs, timescales
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
-from prismlib.lstm import RunSpec, model_perplexity, perplexity, perplexity_difference, runs_table, seed_spread
+from prismlib.lstm import RunSpec, bigram, grid, perplexity, perplexity_difference, runs_table, seed_means, timescales, trained
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
+from prismlib.runs import training_runs
 
 P = get_profile(profile)
 S = P.lstm
@@ -117,11 +117,11 @@ print(refs.round(1).to_string(index=False))
 # %%
 baseline = grid.experiment("baseline", P)
 specs = baseline + grid.experiment("exp1", P)
-runs = jobs.trained(specs, S, P.name, executor=executor, device=P.device)
+runs = trained(specs, S, P.name, executor=executor, device=P.device)
 table = runs_table(list(runs.values()), S.bootstrap)
 save_table(bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline}),
            "lm_references", P.name)  # fmt: skip
-for run in jobs.training_runs(P.name):
+for run in training_runs(P.name):
     print(f"grid training recorded {run['started']}: {run['trained']} of {run['models']} models trained in "
           f"{run['seconds'] / 60:.1f} min ({run['executor']}, {run['workers']} workers)")
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens", "train s"]]
@@ -149,11 +149,10 @@ TITLES = {
     "inverse": "4. Inverse chrono layers initialization (L1 log(T/4-1), L2 log(T/2-1), L3 log(T-1))",
 }
 BASE = "baseline (seed mean)"
-nll = {BASE: np.stack([runs[s].test_nll for s in baseline])}
-nll.update({s.label: runs[s].test_nll for s in specs if s.variant != "baseline"})
-base_ppl = model_perplexity(nll[BASE])
-_, base_sd = seed_spread(table.loc[table.variant == "baseline", "test ppl"])
-delta = {name: perplexity_difference(x, nll[BASE]) for name, x in nll.items() if name != BASE}
+seeds = seed_means(runs, key=lambda s: BASE if s.variant == "baseline" else s.label, reference=BASE)
+nll = seeds.nll
+base_ppl, base_sd = seeds.perplexity(BASE), seeds.seed_sd(BASE)
+delta = {name: seeds.delta(name) for name in nll if name != BASE}
 rows = [{"model type": TITLES["baseline"], "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
          "seeds": len(S.seeds), "Δ vs baseline [95% CI]": "", "slides": SLIDES[("baseline", None)]}]  # fmt: skip
 for s in specs:

@@ -46,12 +46,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from prismlib import bigram, grid, jobs, timescales
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    model_perplexity, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_spread,
-)  # fmt: skip
+    bigram, grid, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_means, timescales, trained,
+)
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 
@@ -100,17 +99,16 @@ print(refs.round(1).to_string(index=False))
 
 # %%
 baseline = grid.experiment("baseline", P)
-runs = jobs.trained(baseline + fixed, S, P.name, executor=executor, device=P.device)
+runs = trained(baseline + fixed, S, P.name, executor=executor, device=P.device)
 table = runs_table(list(runs.values()), S.bootstrap)
 save_table(bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline}),
            "lm_references", P.name)  # fmt: skip
 BASE = "baseline (seed mean)"
-nll = {BASE: np.stack([runs[s].test_nll for s in baseline])}
-nll.update({(s.variant, int(s.T)): runs[s].test_nll for s in fixed})
-base_ppl = model_perplexity(nll[BASE])
-_, base_sd = seed_spread(table.loc[table.variant == "baseline", "test ppl"])
-ppl = {key: perplexity(x) for key, x in nll.items() if key != BASE}
-delta = {key: perplexity_difference(x, nll[BASE]) for key, x in nll.items() if key != BASE}
+seeds = seed_means(runs, key=lambda s: BASE if s.variant == "baseline" else (s.variant, int(s.T)), reference=BASE)
+nll = seeds.nll
+base_ppl, base_sd = seeds.perplexity(BASE), seeds.seed_sd(BASE)
+ppl = {key: seeds.perplexity(key) for key in nll if key != BASE}
+delta = {key: seeds.delta(key) for key in nll if key != BASE}
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens"]]
 
 # %% [markdown]
@@ -131,17 +129,11 @@ TITLES_2 = {
 }
 
 
-def baseline_row() -> dict:
-    return {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
-            "Δ vs baseline [95% CI]": "", "slides": 61.70}  # fmt: skip
-
-
-def row(title: str, variant: str, T: int, slides: float) -> dict:
-    return {"model type": title, "T": str(T), "test ppl (ours)": ppl[(variant, T)], "seed sd": np.nan,
-            "Δ vs baseline [95% CI]": str(delta[(variant, T)]), "slides": slides}  # fmt: skip
-
-
-exp2 = pd.DataFrame([baseline_row()] + [row(TITLES_2[v], v, T, s) for (v, T), s in SLIDES_2.items()])
+BASELINE_ROW = {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
+                "Δ vs baseline [95% CI]": "", "slides": 61.70}  # fmt: skip
+ROWS = {key: {"T": str(key[1]), "test ppl (ours)": ppl[key], "seed sd": np.nan, "Δ vs baseline [95% CI]": str(delta[key])}
+        for key in ppl}  # fmt: skip
+exp2 = pd.DataFrame([BASELINE_ROW] + [{"model type": TITLES_2[v], **ROWS[(v, T)], "slides": s} for (v, T), s in SLIDES_2.items()])
 save_table(exp2, "exp2_fixed_bias", P.name)
 exp2
 
@@ -159,7 +151,7 @@ TITLES_3 = {
     "middle": "3. Middle layer - longest timescale (L1 T/4, L2 T, L3 T/2)",
     "inverse": "4. Last layer - longest timescale (L1 T/4, L2 T/2, L3 T)",
 }
-exp3 = pd.DataFrame([baseline_row()] + [row(TITLES_3[v], v, T, s) for (v, T), s in SLIDES_3.items()])
+exp3 = pd.DataFrame([BASELINE_ROW] + [{"model type": TITLES_3[v], **ROWS[(v, T)], "slides": s} for (v, T), s in SLIDES_3.items()])
 save_table(exp3, "exp3_layer_placement", P.name)
 exp3
 
@@ -202,11 +194,7 @@ plt.show()
 MARGIN = round(0.02 * base_ppl, 1)
 
 
-def name(key) -> str:
-    return key if key == BASE else f"{key[0]} T={key[1]} (fixed)"
-
-
-vs_bigram = bigram.versus_bigram({name(k): x for k, x in nll.items()}, kn_nll)
+vs_bigram = bigram.versus_bigram({k if k == BASE else f"{k[0]} T={k[1]} (fixed)": x for k, x in nll.items()}, kn_nll)
 
 
 GATE = (bigram.beats_bigram(vs_bigram, kn_nll, [BASE]),)

@@ -63,13 +63,12 @@ import seaborn as sns
 import torch
 from scipy.stats import spearmanr
 
-from prismlib import bigram, grid, jobs, timescales
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    forget_gate_means, model_perplexity, perplexity, perplexity_by_frequency, perplexity_contrast, perplexity_difference,
-    runs_table, seed_spread,
-)  # fmt: skip
+    bigram, forget_gate_means, grid, perplexity, perplexity_by_frequency, perplexity_contrast, runs_table, seed_means,
+    seed_spread, timescales, trained,
+)
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 
@@ -161,7 +160,7 @@ for r in refs.itertuples():
 
 # %%
 specs = grid.experiment("baseline", P) + grid.experiment("exp4", P) + grid.experiment("official", P)
-runs = jobs.trained(specs, S, P.name, executor=executor, device=P.device)
+runs = trained(specs, S, P.name, executor=executor, device=P.device)
 baseline_specs = [s for s in runs if s.variant == BASE]
 save_table(
     bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline_specs}),
@@ -212,12 +211,12 @@ def key_of(spec) -> str:
 by_key: dict[str, list] = {}
 for spec in runs:
     by_key.setdefault(key_of(spec), []).append(spec)
+seeds = seed_means(runs, key=key_of, reference=BASE)
 XS = sorted(s.T for s in runs if s.variant == "layer2")  # the X values the profile's grid trains
 ORDER = [BASE] + [f"layer2 X={X:g}" for X in XS] + [k for k in ("mod5", "mod8", "pareto", *ICLR) if k in by_key]
-nll = {key: np.stack([runs[s].test_nll for s in by_key[key]]) if len(by_key[key]) > 1 else runs[by_key[key][0]].test_nll
-       for key in ORDER}  # fmt: skip
-ppl = {key: model_perplexity(x) for key, x in nll.items()}  # seed mean where there are seeds
-delta = {key: perplexity_difference(nll[key], nll[BASE]) for key in ORDER if key != BASE}
+nll = {key: seeds.nll[key] for key in ORDER}
+ppl = {key: seeds.perplexity(key) for key in ORDER}  # seed mean where there are seeds
+delta = {key: seeds.delta(key) for key in ORDER if key != BASE}
 rows = []
 for key in ORDER:
     first = runs[next(s for s in by_key[key] if s.seed == seed)]

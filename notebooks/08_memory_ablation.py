@@ -74,11 +74,13 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from prismlib import bigram, grid, jobs, lstm, memory, timescales
+from prismlib import lstm
 from prismlib.claims import Claim, Test, report
+from prismlib.lstm import ablation, bigram, grid, timescales, trained
 from prismlib.data.ptb import UNK, load_ptb_corpus
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
+from prismlib.workers import torch_threads
 
 P = get_profile(profile)
 S = P.lstm
@@ -129,7 +131,7 @@ for row in refs.itertuples():
 
 # %%
 baseline_specs = grid.experiment("baseline", P)
-runs = jobs.trained(specs + baseline_specs, S, P.name, executor=executor, device=P.device)
+runs = trained(specs + baseline_specs, S, P.name, executor=executor, device=P.device)
 save_table(
     bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline_specs}),
     "lm_references",
@@ -149,13 +151,13 @@ lstm.runs_table([runs[s] for s in specs], S.bootstrap)[["model", "val ppl", "tes
 
 # %%
 changes = {}
-with lstm.torch_threads(S.threads):
+with torch_threads(S.threads):
     for spec in specs:
-        changes[spec.label] = memory.cell_state_change(
+        changes[spec.label] = ablation.cell_state_change(
             runs[spec].model, corpus.test, S.memory_contexts, S.context, corpus.stoi[UNK], seed=spec.seed,
             warmup=S.memory_warmup, mode=S.memory_mode, desc=spec.label,
         )  # fmt: skip
-curves = pd.concat([memory.changes_frame(c, label) for label, c in changes.items()], ignore_index=True)
+curves = pd.concat([ablation.changes_frame(c, label) for label, c in changes.items()], ignore_index=True)
 save_table(curves, "memory_cell_state_change", P.name)
 
 fig, axes = plt.subplots(1, S.layers, figsize=(4.2 * S.layers, 3.8))
@@ -189,11 +191,11 @@ plt.show()
 # freely).
 
 # %%
-slope_ci = {(label, layer): memory.slope_interval(c, layer, fit) for label, c in changes.items() for layer in range(S.layers)}
+slope_ci = {(label, layer): ablation.slope_interval(c, layer, fit) for label, c in changes.items() for layer in range(S.layers)}
 slopes = pd.DataFrame(
     [{"model": label, "layer": layer + 1, "fit_d_min": fit[0], "fit_d_max": fit[1], "slope": i.effect, "ci_low": i.low,
-      "ci_high": i.high, "tau": memory.effective_timescale(i.effect), "tau_low": memory.effective_timescale(i.low),
-      "tau_high": memory.effective_timescale(i.high), "assigned_T_median": assigned[(label, layer)]}
+      "ci_high": i.high, "tau": ablation.effective_timescale(i.effect), "tau_low": ablation.effective_timescale(i.low),
+      "tau_high": ablation.effective_timescale(i.high), "assigned_T_median": assigned[(label, layer)]}
      for (label, layer), i in slope_ci.items()]
 )  # fmt: skip
 save_table(slopes, "memory_slopes", P.name)
@@ -229,14 +231,14 @@ by_variant = {s.variant: s.label for s in specs}
 L1_long, L1_short = by_variant["layerwise"], by_variant["inverse"]
 gate = (bigram.beats_bigram(vs_bigram, kn_nll, labels),)
 last = S.layers - 1
-l1_diff = memory.slope_difference(changes[L1_long], changes[L1_short], 0, fit)
-spread = memory.slope_range_difference([changes[k] for k in labels], 0, last, fit)
+l1_diff = ablation.slope_difference(changes[L1_long], changes[L1_short], 0, fit)
+spread = ablation.slope_range_difference([changes[k] for k in labels], 0, last, fit)
 all_fixed = [k for k in labels if all(assigned[(k, layer)] is not None for layer in range(S.layers))]
 top = {k: max(range(S.layers), key=lambda layer: assigned[(k, layer)]) for k in all_fixed}
 # a layer against another of the same model: each layer is passed as a one-layer "model",
 # so slope_difference pairs them over the same resampled contexts
 order_tests = tuple(
-    Test(memory.slope_difference(changes[k][:, [top[k]]], changes[k][:, [other]], 0, fit), +1, 0.0,
+    Test(ablation.slope_difference(changes[k][:, [top[k]]], changes[k][:, [other]], 0, fit), +1, 0.0,
          f"slope L{top[k] + 1} - slope L{other + 1} ({k})")
     for k in all_fixed for other in range(S.layers) if other != top[k]
 )  # fmt: skip
@@ -245,10 +247,7 @@ order_tests = tuple(
 def slope_range(layer: int) -> float:
     v = [slope_ci[(k, layer)].effect for k in labels]
     return max(v) - min(v)
-
-
-def tau_text(label: str, layer: int) -> str:
-    return f"{memory.effective_timescale(slope_ci[(label, layer)].effect):.1f}"
+tau = {key: ablation.effective_timescale(iv.effect) for key, iv in slope_ci.items()}  # words, per (model, layer)
 
 
 claims = [
@@ -267,7 +266,7 @@ claims = [
         f"Layer 1's memory follows its fixed timescale: '{L1_long}' (layer 1 median assigned T "
         f"{assigned[(L1_long, 0)]:.1f}) decays more slowly than '{L1_short}' ({assigned[(L1_short, 0)]:.1f}) "
         f"(slopes {slope_ci[(L1_long, 0)].effect:.3f} vs {slope_ci[(L1_short, 0)].effect:.3f} per word, "
-        f"tau {tau_text(L1_long, 0)} vs {tau_text(L1_short, 0)} words)",
+        f"tau {tau[(L1_long, 0)]:.1f} vs {tau[(L1_short, 0)]:.1f} words)",
         "'Slope of graphs - information about timescale: slow decay -> higher information between distant words'; "
         "'Layer 1 - small timescale most effective'",
         (Test(l1_diff, +1, 0.0, "slope L1 (first longest) - slope L1 (last longest)"),),
@@ -288,7 +287,7 @@ claims = [
         "Within each fully fixed model the layer with the longest assigned timescale decays most slowly (the largest "
         "slope; the longest tau where the slopes are negative) ("
         + "; ".join(f"{k}: L{top[k] + 1}; slopes " + " / ".join(f"{slope_ci[(k, layer)].effect:.3f}" for layer in range(S.layers))
-                    + ", tau " + " / ".join(tau_text(k, layer) for layer in range(S.layers)) for k in all_fixed)
+                    + ", tau " + " / ".join(f"{tau[(k, layer)]:.1f}" for layer in range(S.layers)) for k in all_fixed)
         + " for L1 / L2 / L3)",
         "'Slope of graphs - information about timescale' (the slopes follow the timescales the fixed biases assign)",
         order_tests,

@@ -27,7 +27,7 @@
 # |---|---|---|
 # | brick-wall bands | the DCT indices of one of the paper's five bands (App. A), nothing else | `spectral.band_pass` |
 # | smooth bands | the same bands with Gaussian edges 0.25 octave wide; the five gains sum to 1 | `spectral.smooth_band_pass` |
-# | Haar levels | orthonormal Haar wavelet details whose nominal period falls in the band (local in time, not in frequency) | `wavelets.haar_band_pass` |
+# | Haar levels | orthonormal Haar wavelet details whose nominal period falls in the band (local in time, not in frequency) | `spectral.haar_band_pass` |
 # | learned gate | a gain per frequency (sigmoid of 512 parameters over relative frequency $k/N$), trained jointly with the probe | `learned.SpectralGate` |
 #
 # The learned gate is the task's **spectral profile**: where in frequency the probe
@@ -67,17 +67,18 @@ import numpy as np
 import pandas as pd
 import torch
 
-from prismlib import spectral, wavelets
+from prismlib import spectral
 from prismlib.claims import Claim, Test, report
 from prismlib.data import load_wikitext
-from prismlib.encode import CONDITIONS, ENCODERS, HAAR_CONDITIONS, SMOOTH_CONDITIONS, load_encoder
-from prismlib.learned import GATED, cached_states, combine_runs, gated_probe_runs, matched_windows
 from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
-from prismlib.probe import MAJORITY, compare_accuracy, majority_gate, probe_conditions, ranking, summarise
+from prismlib.probing import (
+    CONDITIONS, ENCODERS, GATED, HAAR_CONDITIONS, MAJORITY, SMOOTH_CONDITIONS, TASKS, ProbeComparison, build_task,
+    cached_states, combine_runs, gated_probe_runs, load_encoder, matched_windows, probe_conditions, ranking,
+    spectral_centre, summarise,
+)
 from prismlib.profiles import get_profile
-from prismlib.spectrum import spectral_profile
+from prismlib.spectral import spectral_profile
 from prismlib.stats import welch_difference
-from prismlib.tasks import TASKS, build_task
 
 P = get_profile(profile)
 S, B = P.probe, P.beyond
@@ -103,11 +104,11 @@ print(f"{B.runs} probe runs per condition; learned gate: {B.grid_size} grid poin
 # %%
 N = P.window
 cosine_bands = spectral.allocate_bands(N)
-haar = wavelets.haar_bands(N)
+haar = spectral.haar_bands(N)
 responses = {
     "brick-wall": [spectral.frequency_response(lambda x, b=b: spectral.band_pass(x, b, dim=-2), N) for b in cosine_bands],
     "smooth": [spectral.frequency_response(lambda x, b=b: spectral.smooth_band_pass(x, b, dim=-2), N) for b in cosine_bands],
-    "Haar": [spectral.frequency_response(lambda x, b=b: wavelets.haar_band_pass(x, b, dim=-2), N) for b in haar],
+    "Haar": [spectral.frequency_response(lambda x, b=b: spectral.haar_band_pass(x, b, dim=-2), N) for b in haar],
 }
 fig, axes = plt.subplots(1, 3, figsize=(14, 3.6), sharey=True)
 k = np.arange(1, N)
@@ -245,13 +246,8 @@ save_figure(fig, "learned_profiles", P.name)
 plt.show()
 
 
-def centre(band_means: pd.DataFrame) -> np.ndarray:
-    """Per run, the band index (LOW = 0 ... HIGH = 4) weighted by the gate's band means."""
-    m = band_means[list(BANDS)].to_numpy()
-    return (m * np.arange(len(BANDS))).sum(1) / m.sum(1)
-
-
-profiles = pd.concat([gated[n].band_means.assign(task=n, centre=centre(gated[n].band_means)) for n in TASKS], ignore_index=True)
+profiles = pd.concat([gated[n].band_means.assign(task=n, centre=spectral_centre(gated[n].band_means)) for n in TASKS],
+                     ignore_index=True)
 _ = save_table(profiles, "learned_band_means", P.name, floatfmt=".3f")
 
 # %% tags=["nbval-check-output"]
@@ -310,12 +306,9 @@ shares.round(3)
 # optimistic for both sides alike.
 
 # %%
-def vs(name: str, a: str, b: str):
-    return compare_accuracy(runs[name], test_rows[name], groups[name], a, b, seed=P.seed)
-
-
-orig_gates = {n: majority_gate(runs[n], test_rows[n], groups[n], seed=P.seed) for n in TASKS}
-gate_gates = {n: majority_gate(runs[n], test_rows[n], groups[n], GATED, seed=P.seed) for n in TASKS}
+compare = {n: ProbeComparison(runs[n], test_rows[n], groups[n], seed=P.seed) for n in TASKS}
+orig_gates = {n: compare[n].gate() for n in TASKS}
+gate_gates = {n: compare[n].gate(GATED) for n in TASKS}
 centres = profiles.groupby("task")["centre"].apply(list)
 
 
@@ -338,11 +331,11 @@ for name in TASKS:
             "09", f"{TITLES[name]}: the best {family} band ({best} {acc[(name, best)]:.1f}) beats the best brick-wall band "
             f"({best_brick} {acc[(name, best_brick)]:.1f})",
             f"future work in the paper: {'smooth filters' if family == 'smooth' else 'other decompositions (wavelets)'}",
-            (Test(vs(name, best, best_brick), +1, label=f"{best} - {best_brick}"),), (orig_gates[name],), "points"))  # fmt: skip
+            (Test(compare[name].diff(best, best_brick), +1, label=f"{best} - {best_brick}"),), (orig_gates[name],), "points"))  # fmt: skip
     claims.append(Claim(
         "09", f"{TITLES[name]}: the learned gate ({acc[(name, GATED)]:.1f}) beats the best brick-wall band ({best_brick} "
         f"{acc[(name, best_brick)]:.1f})", "learned filters (Spectral Probing, EMNLP 2022) over fixed bands",
-        (Test(vs(name, GATED, best_brick), +1, label=f"learned - {best_brick}"),), (orig_gates[name], gate_gates[name]), "points"))  # fmt: skip
+        (Test(compare[name].diff(GATED, best_brick), +1, label=f"learned - {best_brick}"),), (orig_gates[name], gate_gates[name]), "points"))  # fmt: skip
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} (encoding {encode_seconds:.0f} s, "
       f"probes {probe_seconds:.0f} s, spectral profile {spectrum_seconds:.0f} s)")
 report(claims, P.name)

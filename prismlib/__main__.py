@@ -40,19 +40,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return data_main(rest)
     if command == "train":
-        from prismlib.train import main as train_main
+        from prismlib.runs.train import main as train_main
 
         return train_main(rest)
     if command == "plan":
-        from prismlib.plan import main as plan_main
+        from prismlib.runs.costs import main as plan_main
 
         return plan_main(rest)
     if command == "reproduce":
-        from prismlib.reproduce import main as reproduce_main
+        from prismlib.runs.notebooks import main as reproduce_main
 
         return reproduce_main(rest)
     if command == "report":
-        from prismlib.report import main as report_main
+        from prismlib.runs.report import main as report_main
 
         return report_main(rest)
     print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)

@@ -24,6 +24,7 @@ says what a unit is and what is compared.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,6 +106,27 @@ def paired_bootstrap(
     effect = float(statistic(*arrays, axis=-1) if vectorized else statistic(*arrays))
     if not np.isfinite(effect):
         raise ValueError(f"the statistic is {effect} on the full data; an interval needs a finite effect")
+    res = _scipy_resample(statistic, arrays, n_boot=n_boot, seed=seed, level=level, vectorized=vectorized)
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise ValueError(
+            "some bootstrap resamples gave a non-finite statistic (e.g. a ratio over units whose "
+            "denominators sum to 0); use more units or a statistic defined on every resample"
+        )
+    return Interval(effect, low, high, units, level)
+
+
+def _scipy_resample(
+    statistic: Callable[..., np.ndarray | float],
+    arrays: Sequence[np.ndarray],
+    *,
+    n_boot: int,
+    seed: int,
+    level: float = LEVEL,
+    vectorized: bool = True,
+) -> object:
+    """``scipy.stats.bootstrap`` with the project's settings: paired units, percentile
+    interval, resamples drawn from ``numpy.random.default_rng(seed)``."""
     if vectorized:
         fn = statistic
     else:
@@ -112,7 +134,7 @@ def paired_bootstrap(
         def fn(*xs: np.ndarray, axis: int = -1) -> float:
             return float(statistic(*xs))
 
-    res = _scipy_stats.bootstrap(
+    return _scipy_stats.bootstrap(
         tuple(arrays),
         fn,
         n_resamples=n_boot,
@@ -122,13 +144,22 @@ def paired_bootstrap(
         method="percentile",
         rng=np.random.default_rng(seed),
     )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise ValueError(
-            "some bootstrap resamples gave a non-finite statistic (e.g. a ratio over units whose "
-            "denominators sum to 0); use more units or a statistic defined on every resample"
-        )
-    return Interval(effect, low, high, units, level)
+
+
+def bootstrap_distribution(
+    statistic: Callable[..., np.ndarray], data: Sequence[np.ndarray], *, n_boot: int = N_BOOT, seed: int = 0
+) -> np.ndarray:
+    """The ``(n_boot,)`` values of ``statistic(*data, axis=-1)`` over paired resamples of the
+    units (the last axis of every array), drawn as :func:`paired_bootstrap` draws them.
+    For reporting a resampled spread (e.g. the slides' "mean +/- sd" columns), not for a
+    verdict: verdicts take :func:`paired_bootstrap`'s interval."""
+    arrays = [np.asarray(d, dtype=np.float64) for d in data]
+    if len({a.shape[-1] for a in arrays}) != 1 or arrays[0].shape[-1] < 2:
+        raise ValueError("a bootstrap distribution needs paired arrays with at least two units each")
+    with warnings.catch_warnings():  # identical units: a degenerate (zero-width) distribution is fine here
+        warnings.simplefilter("ignore")
+        res = _scipy_resample(statistic, arrays, n_boot=n_boot, seed=seed)
+    return np.asarray(res.bootstrap_distribution)
 
 
 def group_sums(values: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from prismlib.benchmark import (
+from prismlib.runs import (
     NO_CUDA,
     benchmark_device,
     best_time,

@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from conftest import need
-from prismlib import bigram, lstm
+
+from prismlib import lstm
+from prismlib.lstm import bigram
 from prismlib.stats import Interval
 
 V = 40
@@ -73,7 +74,7 @@ def test_probabilities_follow_the_kneser_ney_formula():
 
 def test_beats_a_unigram_on_held_out_text(lm):
     held_out = _markov_text(5_000, seed=7)
-    ppl_bigram = lstm.perplexity(bigram.token_nll(lm, held_out))
+    ppl_bigram = lstm.perplexity(bigram.bigram_nll(lm, held_out))
     train = _markov_text(20_000, seed=0)
     unigram = (np.bincount(train, minlength=V) + 1) / (len(train) + V)  # add-one: every type has mass
     ppl_unigram = math.exp(-np.log(unigram[held_out[1:]]).mean())
@@ -86,10 +87,10 @@ def test_token_nll_is_aligned_with_the_lstm_evaluation(lm):
     model = lstm.LSTMLM(V, 6, 8, 2).eval()
     with torch.no_grad():
         nll_lstm = lstm.token_nll(model, ids, batch_size=4, bptt=7)
-    nll_bigram = bigram.token_nll(lm, ids, batch_size=4)
+    nll_bigram = bigram.bigram_nll(lm, ids, batch_size=4)
     np.testing.assert_array_equal(np.isfinite(nll_bigram), np.isfinite(nll_lstm))
     np.testing.assert_array_equal(np.isfinite(nll_lstm), lstm.predicted_mask(len(ids), 4))
-    full = bigram.token_nll(lm, ids)
+    full = bigram.bigram_nll(lm, ids)
     assert np.isnan(full[0]) and np.isfinite(full[1:]).all()
     keep = np.isfinite(nll_bigram)
     np.testing.assert_allclose(nll_bigram[keep], full[keep])
@@ -102,7 +103,7 @@ def test_token_nll_is_aligned_with_the_lstm_evaluation(lm):
 
 def test_gate_passes_only_when_every_model_is_clearly_below(lm):
     held_out = _markov_text(2_000, seed=5)
-    nll_b = bigram.token_nll(lm, held_out, batch_size=2)
+    nll_b = bigram.bigram_nll(lm, held_out, batch_size=2)
     better, worse = nll_b - 0.3, nll_b + 0.3
     diffs = bigram.versus_bigram({"better": better, "worse": worse, "seeds": np.stack([better, better - 0.1])}, nll_b, n_boot=200)
     assert diffs["better"].high < 0 and diffs["worse"].low > 0
@@ -121,9 +122,9 @@ def test_bad_input():
         bigram.fit_bigram(np.array([0, 1, 2, 3]), 4)
     model = bigram.fit_bigram(_markov_text(2_000, seed=2), V)
     with pytest.raises(ValueError, match="must lie in"):
-        bigram.token_nll(model, np.array([0, V]))
+        bigram.bigram_nll(model, np.array([0, V]))
     with pytest.raises(ValueError, match="too few"):
-        bigram.token_nll(model, np.arange(5), batch_size=4)
+        bigram.bigram_nll(model, np.arange(5), batch_size=4)
 
 
 @pytest.mark.data
@@ -134,7 +135,7 @@ def test_ptb_bigram_perplexity(real_data_dir):
     corpus = load_ptb_corpus()
     model = bigram.fit_bigram(corpus.train, len(corpus.vocab))
     assert model.train_tokens == 929_589
-    ppl = lstm.perplexity(bigram.token_nll(model, corpus.test))
+    ppl = lstm.perplexity(bigram.bigram_nll(model, corpus.test))
     unigram = np.bincount(corpus.train, minlength=len(corpus.vocab)) / len(corpus.train)
     assert 150 < ppl < 230  # interpolated KN bigrams of PTB are near 190
     assert ppl < 0.5 * math.exp(-np.log(unigram[corpus.test]).mean())

@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib import continued
-from prismlib import staged as C
-from prismlib import jobs
-from prismlib.mlm import LOSS_IGNORE, span_minus_outside
-from prismlib.prism import attach_prism
+from prismlib.prism import arms as continued
+from prismlib.runs import jobs
+from prismlib.prism import staged_recipe as C
+from prismlib.prism import LOSS_IGNORE, attach_prism, span_minus_outside
 from prismlib.profiles import get_profile
 
 LENGTH, VOCAB, SPECIAL = 16, 40, (0, 1, 2, 3)  # [PAD] [CLS] [SEP] [MASK]-like ids
@@ -201,9 +200,9 @@ class _Tokenizer:
 def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_path, monkeypatch, recipe):
     import dataclasses
 
-    import prismlib.mlm
+    import prismlib.prism.mlm_training
 
-    monkeypatch.setattr(prismlib.mlm, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
+    monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
     S = dataclasses.replace(get_profile("smoke").prism, recipe=recipe, steps=2, batch_size=2, train_layers=1, head_epochs=1,
                             head_batch=8, eval_batch=2, checkpoint_every=1)  # fmt: skip
     data = continued.Section4Data(_inputs(6), _inputs(3, seed=1))

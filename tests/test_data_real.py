@@ -7,14 +7,11 @@ absent (fetch it with ``python -m prismlib data fetch NAME``).
 
 from __future__ import annotations
 
-import os
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
 from conftest import REAL_DIR, need
+
 from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
 
 pytestmark = [pytest.mark.data, pytest.mark.usefixtures("real_data_dir")]

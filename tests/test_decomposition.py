@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib import spectral
+from prismlib.spectral import filters as spectral
 from prismlib.spectral import Band, allocate_bands, band_decomposition, band_pass, bands_for_lengths
 
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -113,15 +113,15 @@ def test_bands_that_do_not_partition_are_filtered_one_by_one():
 def test_plans_count_their_flops():
     n = 512
     spans = tuple((b.lo, b.hi) for b in allocate_bands(n))
-    matmul = spectral._split_plan(n, spans, 10**9)
+    matmul = spectral.split_plan(n, spans, 10**9)
     assert not matmul.fft and spans[matmul.rest] == (130, 512)
     assert matmul.flops() == 4 * n * 130  # thin rows of LOW..MID-HIGH, there and back
-    fft = spectral._split_plan(n, spans, 1)
+    fft = spectral.split_plan(n, spans, 1)
     assert fft.fft and fft.flops() == pytest.approx(5 * 2.5 * n * 9)  # one DCT and four inverse DCTs
 
 
 def test_encode_filter_conditions_decomposes_once_and_matches_band_pass(monkeypatch):
-    from prismlib.encode import CONDITIONS, filter_conditions
+    from prismlib.probing import CONDITIONS, filter_conditions
 
     calls = []
     decompose = spectral.band_decomposition

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from conftest import REAL_DIR, need
 from dryrun_fixtures import dry_run_data, treebank3_dir
+
 from prismlib import lstm
-from prismlib.encode import DRY_RUN_CONFIG, DRY_RUN_ENCODER
+from prismlib.lstm import training
 from prismlib.paths import project_root
+from prismlib.probing import DRY_RUN_CONFIG, DRY_RUN_ENCODER, PTB3_ENV, build_task
 from prismlib.profiles import DRY_RUN_SIZES, PROFILES
-from prismlib.tasks import PTB3_ENV, build_task
 
 PAPER, DRY = PROFILES["paper"], PROFILES["dryrun"]
 
@@ -45,7 +45,7 @@ def dry_env(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def tokenizer(dry_env):
-    from prismlib.mlm import load_mlm_tokenizer
+    from prismlib.prism import load_mlm_tokenizer
 
     return load_mlm_tokenizer(DRY.encoder)
 
@@ -72,9 +72,8 @@ def test_dry_run_config_is_bert_base_cased_with_two_small_layers():
 
 
 def test_dry_run_encoder_is_built_offline_with_bert_base_cased_shapes(dry_env):
-    from prismlib.encode import load_encoder
-    from prismlib.mlm import load_mlm_model
-    from prismlib.prism import sector_sizes
+    from prismlib.prism import load_mlm_model, sector_sizes
+    from prismlib.probing import load_encoder
 
     enc = load_encoder(DRY_RUN_ENCODER, device="cpu")
     assert (enc.hidden_size, enc.num_layers, enc.model.config.vocab_size) == (768, 2, 28996)
@@ -114,7 +113,7 @@ def test_ntasgd_switches_to_averaging_when_validation_stalls(monkeypatch):
     train, valid = rng.integers(0, 50, 400), rng.integers(0, 50, 100)
     for ppl, switch in (([30.0, 40.0, 35.0], 2), ([30.0, 25.0, 20.0], None)):
         values = iter(ppl)
-        monkeypatch.setattr(lstm, "perplexity", lambda nll: next(values))
+        monkeypatch.setattr(training, "perplexity", lambda nll: next(values))
         model = lstm.build_model(lstm.RunSpec(), 50, s)
         assert model.cutoffs == ()
         hist = lstm.train_lm(model, train, valid, s, seed=0, progress=False)
@@ -127,7 +126,7 @@ def test_every_notebook_runs_on_the_dry_run(dry_env):
     comparisons between filters on the same random features, which its gates may pass)."""
     import pandas as pd
 
-    from prismlib.reproduce import reproduce
+    from prismlib.runs import reproduce
 
     notebooks = sorted(p.stem for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
     manifest = json.loads(reproduce("dryrun").read_text())

@@ -7,10 +7,9 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from prismlib import encode
-from prismlib.encode import CONDITIONS, Encoder, cached_features, encode_windows, sample_positions
+from prismlib.probing import features as encode
+from prismlib.probing import CONDITIONS, Encoder, Unit, cached_features, encode_windows, pack_units, sample_positions
 from prismlib.spectral import allocate_bands, band_pass
-from prismlib.windows import Unit, pack_units
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +146,7 @@ def test_both_placements_from_one_pass(tiny_encoder):
 
 
 def test_filter_conditions_take_smooth_and_haar_names():
-    from prismlib.spectral import bands_for_lengths, smooth_band_pass
-    from prismlib.wavelets import haar_band_pass, haar_bands_for_lengths
+    from prismlib.spectral import bands_for_lengths, haar_band_pass, haar_bands_for_lengths, smooth_band_pass
 
     lengths = [30, 12, 21]
     h = torch.randn(3, 30, 4)
@@ -169,8 +167,7 @@ def test_filter_conditions_take_smooth_and_haar_names():
 
 
 def test_smooth_and_haar_conditions_in_encode_windows(tiny_encoder):
-    from prismlib.spectral import smooth_band_pass
-    from prismlib.wavelets import haar_band_pass, haar_bands
+    from prismlib.spectral import haar_band_pass, haar_bands, smooth_band_pass
 
     wins = windows([40, 7, 25])
     conds = ("ORIG", "smooth:LOW|outside", "smooth:LOW", "haar:HIGH|outside", "haar:MID")
@@ -204,9 +201,9 @@ def test_new_condition_names_get_their_own_cache_entries(tiny_encoder, tmp_path,
     again = cached_features(tiny_encoder, wins, layers[1], **kwargs)
     assert torch.equal(again[-1].x["smooth:LOW"], feats[1][-1].x["smooth:LOW"])
     # the smooth edge settings are part of the key of smooth conditions only
-    brick, smooth = encode._digest(wins, 4, 0, ("LOW",)), encode._digest(wins, 4, 0, ("smooth:LOW",))
+    brick, smooth = encode.features_digest(wins, 4, 0, ("LOW",)), encode.features_digest(wins, 4, 0, ("smooth:LOW",))
     monkeypatch.setattr(encode, "SMOOTH_WIDTH", 0.5)
-    assert encode._digest(wins, 4, 0, ("LOW",)) == brick
-    assert encode._digest(wins, 4, 0, ("smooth:LOW",)) != smooth
+    assert encode.features_digest(wins, 4, 0, ("LOW",)) == brick
+    assert encode.features_digest(wins, 4, 0, ("smooth:LOW",)) != smooth
     cached_features(tiny_encoder, wins, layers[1], **kwargs)
     assert len(list(tmp_path.rglob("*.pt"))) == 5

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from prismlib import grid, lstm
+from prismlib import lstm
+from prismlib.lstm import grid
 from prismlib.profiles import get_profile
 
 

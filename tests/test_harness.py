@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from prismlib import plots  # noqa: E402
+from prismlib import plots
 from prismlib.paths import project_root  # noqa: E402
 from prismlib.profiles import PROFILES, get_profile  # noqa: E402
-from prismlib.reproduce import notebook_sources  # noqa: E402
+from prismlib.runs import notebook_sources
 
 NOTEBOOKS = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
 
@@ -84,7 +84,7 @@ def test_notebook_sources_filter():
 def test_manifest_keeps_every_notebook_and_merges_partial_runs(tmp_path):
     import json
 
-    from prismlib.reproduce import _write_manifest
+    from prismlib.runs.notebooks import _write_manifest
 
     path = tmp_path / "manifest.json"
     manifest = {"profile": "smoke", "seconds": {}}

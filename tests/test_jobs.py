@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib import jobs, lstm
+from prismlib import lstm
+from prismlib.lstm import job as lstm_job
+from prismlib.lstm import training
+from prismlib.runs import jobs
 from prismlib.profiles import get_profile
 
 VOCAB = 30
@@ -26,8 +29,8 @@ def _corpus() -> SimpleNamespace:
                            valid=rng.integers(0, VOCAB, 200), test=rng.integers(0, VOCAB, 200))  # fmt: skip
 
 
-def _job(seed: int = 1, variant: str = "layer2", T: float | None = 5.0) -> jobs.Job:
-    return jobs.Job(lstm.RunSpec(variant, T, fixed=T is not None, seed=seed), TINY, "test")
+def _job(seed: int = 1, variant: str = "layer2", T: float | None = 5.0) -> lstm_job.Job:
+    return lstm_job.Job(lstm.RunSpec(variant, T, fixed=T is not None, seed=seed), TINY, "test")
 
 
 def _weights(folder: str) -> dict[str, torch.Tensor]:
@@ -38,15 +41,15 @@ def test_key_hashes_what_changes_the_model():
     job = _job()
     assert job.key == _job().key and len(job.key) == 16
     assert job.key != _job(seed=2).key  # seed
-    assert job.key != jobs.Job(job.spec, dataclasses.replace(TINY, lr=1.0), "test").key  # a training setting
-    assert job.key != jobs.Job(job.spec, TINY, "cpu").key  # the profile
+    assert job.key != lstm_job.Job(job.spec, dataclasses.replace(TINY, lr=1.0), "test").key  # a training setting
+    assert job.key != lstm_job.Job(job.spec, TINY, "cpu").key  # the profile
     # evaluation-only settings do not retrain
-    assert job.key == jobs.Job(job.spec, dataclasses.replace(TINY, seeds=(7,), memory_contexts=3, threads=None), "test").key
+    assert job.key == lstm_job.Job(job.spec, dataclasses.replace(TINY, seeds=(7,), memory_contexts=3, threads=None), "test").key
 
 
 def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
     corpus = _corpus()
-    runs = jobs.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)
+    runs = lstm_job.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)
     run = runs[_job().spec]
     h = run.model.sizes[1]
     assert torch.allclose(run.biases_final[1], torch.full((h,), math.log(4.0)))  # fixed layer 2 at X = 5
@@ -55,9 +58,9 @@ def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("a cached job was retrained")
 
-    monkeypatch.setattr(jobs, "train_lm", no_training)
+    monkeypatch.setattr(lstm_job, "train_lm", no_training)
     assert jobs.run_missing([_job()], "inline", cache=tmp_path, data=corpus) == []
-    again = jobs.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)[_job().spec]
+    again = lstm_job.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)[_job().spec]
     np.testing.assert_array_equal(again.test_nll, run.test_nll)
     for a, b in zip(run.model.state_dict().values(), again.model.state_dict().values()):
         assert torch.equal(a, b)
@@ -79,17 +82,17 @@ def test_interrupted_job_resumes_to_the_same_weights(tmp_path, monkeypatch):
     corpus, job = _corpus(), _job(seed=3)
     straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
     saves = []
-    real_save = lstm._save
+    real_save = training.save_atomic
 
     def save_then_die(path, **obj):  # the process dies right after the first epoch's checkpoint
         real_save(path, **obj)
         saves.append(path)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(lstm, "_save", save_then_die)
+    monkeypatch.setattr(training, "save_atomic", save_then_die)
     with pytest.raises(KeyboardInterrupt):
         jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
-    monkeypatch.setattr(lstm, "_save", real_save)
+    monkeypatch.setattr(training, "save_atomic", real_save)
     folder = jobs.job_dir(job, tmp_path / "killed")
     assert saves and (folder / "partial.pt").exists() and not (folder / "done.pt").exists()
     assert torch.load(folder / "partial.pt", weights_only=False)["history"].epochs == 1
@@ -113,4 +116,4 @@ def test_bad_executor_and_untrained_job_are_named(tmp_path):
     with pytest.raises(ValueError, match="executor must be one of"):
         jobs.run_missing([_job()], "threads", cache=tmp_path)
     with pytest.raises(FileNotFoundError, match="has not been trained"):
-        jobs.load_run(_job(), cache=tmp_path, corpus=_corpus())
+        lstm_job.load_run(_job(), cache=tmp_path, corpus=_corpus())

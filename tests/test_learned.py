@@ -7,22 +7,26 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from prismlib import learned
-from prismlib.encode import Encoder, encode_windows
-from prismlib.learned import (
+from prismlib.probing import spectral_gate as learned
+from prismlib.probing import (
     GATED,
+    MAJORITY,
+    Encoder,
     SpectralGate,
     States,
+    Unit,
     cached_states,
     combine_runs,
+    compare_accuracy,
     encode_states,
+    encode_windows,
     gated_probe_runs,
+    pack_units,
+    probe_conditions,
+    summarise,
     train_gated_probe,
 )
-from prismlib.probe import MAJORITY, compare_accuracy, probe_conditions, summarise
 from prismlib.spectral import dct, dct_matrix, idct
-from prismlib.windows import Unit, pack_units
-
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 from prismlib import lstm
+from prismlib.lstm import forget_gate_biases
 from prismlib.profiles import get_profile
 from prismlib.stats import ratio_difference
-from prismlib.timescales import forget_gate_biases
 
 VOCAB = 30
 TINY = dataclasses.replace(
@@ -277,3 +277,21 @@ def test_average_last_switches_to_asgd_for_the_final_epochs():
     assert hist.asgd_from == 2  # switched after epoch 2: epoch 3 averages
     off = dataclasses.replace(s, average_last=0)
     assert lstm.train_lm(lstm.build_model(lstm.RunSpec(), VOCAB, off), train, valid, off, seed=0).asgd_from is None
+
+
+def test_seed_means_stack_seeds_and_contrast_with_the_reference():
+    rng = np.random.default_rng(0)
+    n = 400
+    base = [rng.gamma(2.0, 2.0, n) for _ in range(3)]
+    other = rng.gamma(2.0, 2.1, n)
+    runs = {lstm.RunSpec("baseline", seed=s): SimpleNamespace(test_nll=x) for s, x in enumerate(base)}
+    runs[lstm.RunSpec("pareto", fixed=True, seed=0)] = SimpleNamespace(test_nll=other)
+    sm = lstm.seed_means(runs, key=lambda s: s.variant, reference="baseline")
+    assert list(sm.nll) == ["baseline", "pareto"] and sm.nll["baseline"].shape == (3, n) and sm.nll["pareto"].shape == (n,)
+    assert sm.seeds("baseline") == 3 and sm.seeds("pareto") == 1
+    assert sm.perplexity("baseline") == pytest.approx(math.exp(np.mean(base)))
+    assert sm.seed_sd("baseline") == pytest.approx(np.std([math.exp(x.mean()) for x in base], ddof=1))
+    assert sm.seed_sd("pareto") == 0.0
+    assert sm.delta("pareto") == lstm.perplexity_difference(other, np.stack(base))
+    with pytest.raises(ValueError, match="reference 'nope' is not among"):
+        lstm.seed_means(runs, key=lambda s: s.variant, reference="nope")

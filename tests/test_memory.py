@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib import lstm, memory
-from prismlib.timescales import apply_timescales
+from prismlib import lstm
+from prismlib.lstm import ablation as memory
+from prismlib.lstm import apply_timescales
 
 VOCAB = 20
 

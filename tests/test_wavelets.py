@@ -9,9 +9,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib.spectral import BAND_NAMES, allocate_bands
-from prismlib.wavelets import (
+from prismlib.spectral import (
+    BAND_NAMES,
     HaarBand,
+    allocate_bands,
     haar_band_pass,
     haar_bands,
     haar_bands_for_lengths,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib.windows import IGNORE, Unit, pack_units
+from prismlib.probing import IGNORE, Unit, pack_units
 
 CLS, SEP = 101, 102
 

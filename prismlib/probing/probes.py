@@ -29,7 +29,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -37,8 +36,9 @@ import torch
 from torch import Tensor, nn
 
 from prismlib.claims import Gate
-from prismlib.encode import Features
+from prismlib.probing.features import Features
 from prismlib.stats import N_BOOT, Interval, group_sums, ratio_difference
+from prismlib.workers import run_pool
 
 MAJORITY = "majority"
 """Pseudo-condition of :class:`ProbeRuns`: always predict the training set's majority class."""
@@ -257,32 +257,8 @@ def _probe_job(args: tuple) -> ProbeResult:
     return train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
 
 
-def _one_thread(fn: Callable, job):
-    torch.set_num_threads(1)
-    return fn(job)
 
 
-def run_jobs(fn: Callable, jobs: Sequence, *, workers: int = 1, progress: bool = True, desc: str = "probes") -> list:
-    """``[fn(job) for job in jobs]``, in this process or in ``workers`` spawned processes
-    with one torch thread each (``fn`` must then be a module-level function and the jobs
-    picklable).  The results are in job order and do not depend on ``workers``."""
-    from tqdm.auto import tqdm
-
-    out = []
-    with tqdm(total=len(jobs), desc=desc, unit="probe", leave=False, disable=not progress) as bar:
-        if workers > 1 and len(jobs) > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
-                for r in pool.map(partial(_one_thread, fn), jobs):
-                    out.append(r)
-                    bar.update()
-        else:
-            for job in jobs:
-                out.append(fn(job))
-                bar.update()
-    return out
 
 
 def majority_class(train: Features) -> int:
@@ -322,7 +298,7 @@ def probe_conditions(
     for cond in conditions:
         split = {s: (f.x[cond], f.labels, f.weights) for s, f in feats.items()}
         jobs.extend((split, n_classes, seed + run, probe_kwargs) for run in range(runs))
-    done = run_jobs(_probe_job, jobs, workers=workers, progress=progress)
+    done = run_pool(_probe_job, jobs, workers, progress=progress, desc="probes", unit="probe")
     results = {cond: done[i * runs : (i + 1) * runs] for i, cond in enumerate(conditions)}
     return collect_runs(results, feats["test"].labels, majority_class(feats["train"]))
 
@@ -440,3 +416,46 @@ def ranking(summary: pd.DataFrame, conditions: Sequence[str]) -> list[str]:
     """``conditions`` sorted by accuracy in ``summary`` (best first)."""
     acc = summary.set_index("condition")["accuracy"]
     return sorted(conditions, key=lambda c: -acc[c])
+
+
+@dataclass
+class ProbeComparison:
+    """One task's probe results with its test rows and their independent units: the
+    accuracies, differences and majority-class gates every probing claim is made of.
+
+    Attributes:
+        runs: the task's :class:`ProbeRuns` (every condition, and :data:`MAJORITY`).
+        test: the test :class:`Features` the runs were scored on (their 1/|N| weights).
+        groups: ``(n_test,)`` independent unit of each test row (``TaskData.row_groups``).
+        seed, n_boot: of every bootstrap.
+    """
+
+    runs: ProbeRuns
+    test: Features
+    groups: np.ndarray
+    seed: int = 0
+    n_boot: int = N_BOOT
+
+    @property
+    def units(self) -> int:
+        """Independent test units (posts, conversations, WSJ files or windows)."""
+        return len(np.unique(self.groups))
+
+    def accuracy(self, condition: str) -> Interval:
+        """Weighted test accuracy (%) of ``condition`` (runs averaged) and its interval."""
+        return accuracy_interval(self.runs.correct[condition], self.test, self.groups, n_boot=self.n_boot, seed=self.seed)
+
+    def diff(self, a: str, b: str) -> Interval:
+        """Accuracy of ``a`` minus ``b`` in points, paired bootstrap over the test units
+        (``b`` may be :data:`MAJORITY`). With a single test unit no interval exists: the
+        effect alone, as a zero-width interval (a claim on it must be gated out)."""
+        if self.units < 2:
+            num_a, den = accuracy_sums(self.runs.correct[a], self.test, self.groups)
+            num_b, _ = accuracy_sums(self.runs.correct[b], self.test, self.groups)
+            effect = float(100 * (num_a.sum() - num_b.sum()) / den.sum())
+            return Interval(effect, effect, effect, self.units)
+        return compare_accuracy(self.runs, self.test, self.groups, a, b, n_boot=self.n_boot, seed=self.seed)
+
+    def gate(self, condition: str = "ORIG") -> Gate:
+        """:func:`majority_gate` of ``condition``."""
+        return majority_gate(self.runs, self.test, self.groups, condition, n_boot=self.n_boot, seed=self.seed)

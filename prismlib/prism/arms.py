@@ -36,11 +36,20 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.jobs import job_key, run_missing, save_atomic
-from prismlib.mlm import TrainResult, heldout_logprobs, heldout_mask, load_mlm_tokenizer, train_mlm
-from prismlib.paths import cache_dir
-from prismlib.prism import PrismHandle, attach_prism, encoder_layers
-from prismlib.staged import build_state_cache, first_trained, head_features, open_state_cache, train_top, warm_up_head
+from prismlib.paths import cache_dir, load_checkpoint, save_atomic
+from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
+from prismlib.prism.mlm_training import TrainResult, load_mlm_tokenizer, train_mlm
+from prismlib.prism.span_analysis import heldout_logprobs, heldout_mask
+from prismlib.prism.staged_recipe import (
+    build_state_cache,
+    first_trained,
+    head_features,
+    open_state_cache,
+    train_top,
+    warm_up_head,
+)
+from prismlib.runs.jobs import job_key, run_missing
+from prismlib.claims import Gate
 from prismlib.stats import Interval
 
 ARMS = ("original", "prism_untrained", "baseline", "prism", "prism-every")
@@ -99,7 +108,8 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     test, with inputs every ``eval_stride`` wordpieces.
     """
     from prismlib.data import load_wikitext
-    from prismlib.mlm import chunk_tokens, detokenize_wikitext
+    from prismlib.data.wikitext import detokenize_wikitext
+    from prismlib.prism.mlm_training import chunk_tokens
 
     S = profile.prism
     if S.train_text == "wikitext103-train":
@@ -226,7 +236,7 @@ class ArmJob:
 
     def model(self, device: torch.device | str = "cpu") -> tuple[Any, nn.Module, PrismHandle | None]:
         """``(tokenizer, model, prism handle)`` as before training: the encoder, the seeded head, the arm's prism."""
-        from prismlib.mlm import load_mlm_model
+        from prismlib.prism.mlm_training import load_mlm_model
 
         tokenizer, model = load_mlm_model(self.encoder, self.seed, device)
         where = prism_layers(self.arm, len(encoder_layers(model)), self.settings)
@@ -250,7 +260,7 @@ class ArmJob:
             cache = open_state_cache(data.states)
             head_file = folder / "head.pt"
             if head_file.exists():
-                ck = torch.load(head_file, map_location=device, weights_only=False)
+                ck = load_checkpoint(head_file, map_location=device)
                 model.load_state_dict(ck["model"])
                 record = ck["record"]
             else:
@@ -303,7 +313,7 @@ class TrainedMLM:
 
     def encoder(self):
         """The model's encoder (prism included) as a :class:`prismlib.encode.Encoder` for probing."""
-        from prismlib.encode import Encoder
+        from prismlib.probing.encoders import Encoder
 
         return Encoder(self.name, self.tokenizer, self.model.base_model.eval(), self.device)
 
@@ -311,8 +321,8 @@ class TrainedMLM:
 def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True) -> Section4Data:
     """The inputs every arm reads; for the staged recipe the frozen-state cache is built
     here (once per profile, text and encoder, with every core), then reused."""
-    from prismlib.lstm import torch_threads
-    from prismlib.mlm import load_mlm_model
+    from prismlib.prism.mlm_training import load_mlm_model
+    from prismlib.workers import torch_threads
 
     S = profile.prism
     data = Section4Data(training_inputs(corpus, S, profile.seed), fig5_inputs(corpus, S, profile.seed)[0])
@@ -351,8 +361,8 @@ def section4_models(
     Returns:
         ``({arm: TrainedMLM}, data)``.
     """
-    from prismlib.encode import resolve_device
-    from prismlib.jobs import job_dir
+    from prismlib.runs.jobs import job_dir
+    from prismlib.workers import resolve_device
 
     dev = resolve_device(device or profile.device)
     trained = [a for a in arms if a in TRAINED]
@@ -370,7 +380,7 @@ def section4_models(
         tok, model, handle = job.model(dev)
         result, record, name = None, {}, f"{profile.encoder}+{arm}" if arm != "original" else profile.encoder
         if arm in TRAINED:
-            done = torch.load(job_dir(job) / "done.pt", map_location=dev, weights_only=False)
+            done = load_checkpoint(job_dir(job) / "done.pt", map_location=dev)
             model.load_state_dict(done["model"])
             result, record, name = done["result"], done["record"], f"{profile.encoder}+{arm}-{profile.name}-{job.key}"
         model.eval()
@@ -381,8 +391,34 @@ def section4_models(
 # =========================================================================== the sanity gate
 
 
+@dataclass
+class MLMSanity:
+    """The MLM sanity check of section 4's trained arms (:func:`mlm_sanity`).
+
+    Attributes:
+        table: one row per arm and stage (columns arm, stage, steps, heldout_loss,
+            unigram_loss, gain, ci_low, ci_high, articles).
+        intervals: per arm, model minus unigram log p (nats per masked held-out token)
+            at the final stage, with its interval over articles.
+    """
+
+    table: pd.DataFrame
+    intervals: dict[str, Interval]
+
+    def gate(self, arm: str, model: str) -> Gate:
+        """Gate: ``arm``'s MLM head (called ``model`` in the row) beats the unigram model
+        on held-out text, its interval above 0."""
+        row = self.table[(self.table["arm"] == arm) & (self.table["stage"] == "final")].iloc[0]
+        iv = self.intervals[arm]
+        return Gate.from_interval(
+            f"{model}'s MLM head beats a unigram model on held-out text", iv,
+            detail=f"held-out loss {row.heldout_loss:.3f} vs unigram {row.unigram_loss:.3f} nats/token; "
+            f"model - unigram log p {iv}",
+        )  # fmt: skip
+
+
 def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.ndarray, unigram: np.ndarray,
-               mask_id: int, special_ids, seed: int, n_boot: int) -> tuple[pd.DataFrame, dict[str, Interval]]:  # fmt: skip
+               mask_id: int, special_ids, seed: int, n_boot: int) -> MLMSanity:  # fmt: skip
     """Held-out masked-token loss of every trained arm against a unigram model of the training text.
 
     The held-out score of :func:`prismlib.mlm.heldout_logprobs` (15% of the tokens of
@@ -392,11 +428,10 @@ def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.n
     The interval of model minus unigram log p (nats per masked token) resamples articles.
 
     Returns:
-        ``(table, gates)``: one row per arm and stage (columns arm, stage, steps,
-        heldout_loss, unigram_loss, gain, ci_low, ci_high, articles), and per arm the
-        interval of the final stage (the gate: clearly above 0).
+        :class:`MLMSanity`: the table of every arm and stage, and the final intervals
+        behind each arm's gate.
     """
-    from prismlib.mlm import article_mean
+    from prismlib.prism.span_analysis import article_mean
 
     _, selected = heldout_mask(data.heldout, mask_id, special_ids, seed)
     uni = (unigram[data.heldout.numpy()] * selected.numpy()).sum(1)
@@ -412,4 +447,4 @@ def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.n
                          "ci_high": iv.high, "articles": iv.units})  # fmt: skip
             if stage == "final":
                 gates[arm] = iv
-    return pd.DataFrame(rows), gates
+    return MLMSanity(pd.DataFrame(rows), gates)

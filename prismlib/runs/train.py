@@ -16,18 +16,19 @@ import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from prismlib.grid import EXPERIMENTS, all_specs, experiment
-from prismlib.jobs import EXECUTOR_ENV, EXECUTORS, is_done, jobs_for, pool_size, record_training, run_missing
+from prismlib.lstm.grid import EXPERIMENTS, all_specs, experiment
+from prismlib.lstm.job import jobs_for
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, get_profile
+from prismlib.runs.jobs import EXECUTOR_ENV, EXECUTORS, is_done, pool_size, record_training, run_missing
 
 SECTION4 = "section4"
 
 
 def _section4(profile, executor: str | None, slurm: dict) -> int:
     """Train section 4's arms (the corpus is tokenised here, once); returns how many."""
-    from prismlib.continued import TRAINED, mlm_corpus, section4_models
-    from prismlib.mlm import load_mlm_tokenizer
+    from prismlib.prism.arms import TRAINED, mlm_corpus, section4_models
+    from prismlib.prism.mlm_training import load_mlm_tokenizer
 
     corpus = mlm_corpus(profile, load_mlm_tokenizer(profile.encoder))
     section4_models(profile, corpus, TRAINED, executor=executor, slurm=slurm)

@@ -28,7 +28,7 @@ import scipy.fft
 import torch
 from torch import Tensor
 
-from prismlib.spectral import Band, _fft_flops, _fft_width, _split_plan, allocate_bands, band_decomposition
+from prismlib.spectral.filters import Band, allocate_bands, band_decomposition, fft_flops, fft_width, split_plan
 
 
 def torch_dct_decomposition(x: Tensor, bands: list[Band]) -> list[Tensor]:
@@ -211,8 +211,8 @@ def filter_timings(
         grad32 = torch.randn(batch, n, hidden, generator=gen)
         bands = allocate_bands(n)
         columns = batch * hidden
-        plan = _split_plan(n, tuple((b.lo, b.hi) for b in bands), _fft_width(device))
-        textbook = (1 + len(bands)) * _fft_flops(n) * columns
+        plan = split_plan(n, tuple((b.lo, b.hi) for b in bands), fft_width(device))
+        textbook = (1 + len(bands)) * fft_flops(n) * columns
         flops = {"prismlib": plan.flops() * columns, "torch-dct": textbook, "scipy": textbook}
         fns, meta = {}, {}
         for name, fn in torch_backends.items():

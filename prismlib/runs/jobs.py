@@ -30,31 +30,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
-import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 import torch
-from tqdm.auto import tqdm
 
-from prismlib.encode import resolve_device
-from prismlib.lstm import RunSpec, TrainedRun, build_model, frequency_rank, token_nll, torch_threads, train_lm
 from prismlib.paths import cache_dir, locked
-from prismlib.profiles import LSTMSettings
-from prismlib.timescales import forget_gate_biases
+from prismlib.workers import progress_bar, resolve_device, run_pool
 
 EXECUTORS = ("inline", "local", "slurm")
 TRAINING_RECORD = "training.json"
 """Per profile, every ``python -m prismlib train`` run: when, how long, how many models trained."""
 EXECUTOR_ENV = "PRISMLIB_EXECUTOR"
-_NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid")
 """Settings that change neither a trained model nor its stored test NLL (not in the key)."""
 
 
@@ -79,52 +69,8 @@ def job_key(description: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Job:
-    """One LSTM LM to train: ``spec`` with the training ``settings`` of ``profile``."""
-
-    spec: RunSpec
-    settings: LSTMSettings
-    profile: str
-
-    def describe(self) -> dict[str, Any]:
-        """What the key hashes: the spec, the profile and every setting that changes the model."""
-        s = {k: v for k, v in asdict(self.settings).items() if k not in _NOT_TRAINING}
-        return {"profile": self.profile, "spec": asdict(self.spec), "settings": s}
-
-    @property
-    def key(self) -> str:
-        """16 hex digits of the SHA-256 of :meth:`describe` (the job's cache folder)."""
-        return job_key(self.describe())
-
-    @property
-    def label(self) -> str:
-        """E.g. ``"layerwise T=70 (fixed) seed 0"``."""
-        return f"{self.spec.label} seed {self.spec.seed}"
-
-    def train(self, folder: Path, device: torch.device, progress: bool, corpus: Any) -> None:
-        """Train on PTB train (validation on PTB valid after every epoch, best epoch kept),
-        resuming from ``partial.pt``, then score PTB test and write ``done.pt``: the
-        weights, the history, the per-token test NLL and the effective forget-gate
-        biases before and after training. ``corpus``: an object with ``train``, ``valid``,
-        ``test`` id arrays and ``vocab`` (``None``: PTB, loaded here)."""
-        corpus, s = corpus if corpus is not None else _ptb(), self.settings
-        model = build_model(self.spec, len(corpus.vocab), s, _rank(corpus)).to(device)
-        init = forget_gate_biases(list(model.rnns))
-        test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
-        with torch_threads(s.threads):
-            hist = train_lm(
-                model, corpus.train, corpus.valid, s, self.spec.seed, folder / "partial.pt", desc=self.label, progress=progress
-            )
-            nll = token_nll(model, test, s.eval_batch, s.bptt)
-        final = forget_gate_biases(list(model.rnns))
-        save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
-        (folder / "partial.pt").unlink(missing_ok=True)
 
 
-def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile: str) -> list[Job]:
-    """One :class:`Job` per spec (duplicates dropped, order kept)."""
-    return [Job(spec, settings, profile) for spec in dict.fromkeys(specs)]
 
 
 def job_dir(job: Trainable, cache: Path | None = None) -> Path:
@@ -137,21 +83,10 @@ def is_done(job: Trainable, cache: Path | None = None) -> bool:
     return (job_dir(job, cache) / "done.pt").exists()
 
 
-def _ptb() -> Any:
-    from prismlib.data.ptb import load_ptb_corpus
-
-    return load_ptb_corpus()
 
 
-def _rank(corpus: Any) -> torch.Tensor:
-    return frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
 
 
-def save_atomic(path: Path, **obj: object) -> None:
-    """``torch.save(obj)`` to ``path`` through a temporary file (a reader never sees half a file)."""
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    tmp.replace(path)
 
 
 def run_job(
@@ -173,18 +108,6 @@ def run_job(
     return str(folder)
 
 
-def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: Any = None) -> TrainedRun:
-    """The finished ``job`` as a :class:`~prismlib.lstm.TrainedRun` (model in eval mode)."""
-    path = job_dir(job, cache) / "done.pt"
-    if not path.exists():
-        raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.jobs.run_missing")
-    corpus = corpus if corpus is not None else _ptb()
-    dev = resolve_device(device)
-    done = torch.load(path, map_location=dev, weights_only=False)
-    model = build_model(job.spec, len(corpus.vocab), job.settings, _rank(corpus)).to(dev)
-    model.load_state_dict(done["model"])
-    model.eval()
-    return TrainedRun(job.spec, model, done["history"], done["test_nll"], done["biases_init"], done["biases_final"])
 
 
 def pool_size(workers: int | None, device: str) -> int:
@@ -192,8 +115,6 @@ def pool_size(workers: int | None, device: str) -> int:
     return workers or (1 if resolve_device(device).type == "cuda" else os.cpu_count() or 1)
 
 
-def _one_thread() -> None:
-    torch.set_num_threads(1)
 
 
 def run_missing(
@@ -226,28 +147,19 @@ def run_missing(
     if not missing:
         return []
     where = None if cache is None else str(cache)
-    bar = tqdm(total=len(missing), desc=f"training {len(missing)} job(s) [{executor}]", mininterval=1)
-    if executor == "inline":
-        for job in missing:
-            run_job(job, where, device, True, data)
-            bar.update(1)
-    elif executor == "local":
-        n = min(pool_size(workers, device), len(missing))
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_one_thread) as pool:
-            futures = {pool.submit(run_job, job, where, device, False, data): job for job in missing}
-            for fut in as_completed(futures):
-                fut.result()  # a failed job raises here, with its traceback
-                bar.set_postfix_str(futures[fut].label)
-                bar.update(1)
-    else:
-        _run_submitit(missing, where, device, slurm or {}, bar, data)
-    bar.close()
+    desc = f"training {len(missing)} job(s) [{executor}]"
+    if executor == "slurm":
+        with progress_bar(len(missing), desc=desc, unit="job", mininterval=1) as bar:
+            _run_submitit(missing, where, device, slurm or {}, bar, data)
+        return missing
+    n = 1 if executor == "inline" else min(pool_size(workers, device), len(missing))
+    train = partial(run_job, cache=where, device=device, progress=executor == "inline", data=data)
+    run_pool(train, missing, n, desc=desc, unit="job", label=lambda job: job.label)
     return missing
 
 
 def _run_submitit(
-    missing: list[Trainable], where: str | None, device: str, params: dict[str, Any], bar: tqdm, data: Any
+    missing: list[Trainable], where: str | None, device: str, params: dict[str, Any], bar: Any, data: Any
 ) -> None:
     try:
         import submitit
@@ -267,21 +179,6 @@ def _run_submitit(
         bar.update(1)
 
 
-def trained(
-    specs: Sequence[RunSpec],
-    settings: LSTMSettings,
-    profile: str,
-    executor: str | None = None,
-    workers: int | None = None,
-    device: str = "auto",
-    cache: Path | None = None,
-    corpus: Any = None,
-) -> dict[RunSpec, TrainedRun]:
-    """The trained models of ``specs``: missing jobs run first (:func:`run_missing`), all are read from the cache."""
-    jobs = jobs_for(specs, settings, profile)
-    run_missing(jobs, executor, workers, cache, device, data=corpus)
-    corpus = corpus if corpus is not None else _ptb()
-    return {job.spec: load_run(job, cache, device, corpus) for job in jobs}
 
 
 def training_runs(profile: str) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ memory     the models of the cell-state ablation (notebook 08): a subset of the 
 
 from __future__ import annotations
 
-from prismlib.lstm import RunSpec
+from prismlib.lstm.job import RunSpec
 from prismlib.profiles import Profile
 
 EXPERIMENTS = ("baseline", "exp1", "exp2", "exp3", "exp4", "official", "memory")

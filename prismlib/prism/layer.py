@@ -27,7 +27,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor, nn
 
-from prismlib.spectral import BAND_NAMES, Band, allocate_bands, band_pass, bands_for_lengths
+from prismlib.spectral.filters import BAND_NAMES, Band, allocate_bands, band_pass, bands_for_lengths
 
 __all__ = ["PrismHandle", "PrismLayer", "attach_prism", "encoder_layers", "sector_sizes", "sector_slices"]
 

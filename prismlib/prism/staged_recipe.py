@@ -33,10 +33,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from prismlib.jobs import save_atomic
-from prismlib.mlm import LOSS_IGNORE, TrainResult, _derived_seed, batch_indices, mask_batch, mlm_head
-from prismlib.prism import encoder_layers
-
+from prismlib.paths import load_checkpoint, save_atomic
+from prismlib.prism.layer import encoder_layers
+from prismlib.prism.masking import LOSS_IGNORE, mask_batch
+from prismlib.prism.mlm_training import TrainResult, batch_indices, derived_seed, mlm_head
 
 # =========================================================================== frozen and trained layers
 
@@ -145,7 +145,7 @@ def mask_version(sequences: Tensor, version: int, seed: int, special_ids, mask_i
     Returns:
         ``(corrupted, labels)``, both ``(n, length)`` int64.
     """
-    gen = torch.Generator().manual_seed(_derived_seed(seed, version, 2))
+    gen = torch.Generator().manual_seed(derived_seed(seed, version, 2))
     special = torch.isin(sequences, torch.as_tensor(list(special_ids), dtype=sequences.dtype))
     return mask_batch(sequences, special, mask_id, vocab_size, gen)
 
@@ -252,7 +252,7 @@ def warm_up_head(
     params = set_trainable(model, None)
     head = mlm_head(model).train()
     opt = torch.optim.Adam(params, lr=lr)
-    gen = torch.Generator().manual_seed(_derived_seed(seed, 3))
+    gen = torch.Generator().manual_seed(derived_seed(seed, 3))
     device = next(model.parameters()).device
     out = []
     steps = (len(features) + batch_size - 1) // batch_size
@@ -318,7 +318,7 @@ def train_top(
     opt = torch.optim.Adam(params, lr=lr)
     result = TrainResult()
     if checkpoint is not None and checkpoint.exists():
-        ck = torch.load(checkpoint, map_location=next(model.parameters()).device, weights_only=False)
+        ck = load_checkpoint(checkpoint, map_location=next(model.parameters()).device)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         result.losses, result.steps = list(ck["losses"]), int(ck["step"])
@@ -337,7 +337,7 @@ def train_top(
             version = (np.arange(step * batch_size, (step + 1) * batch_size) // n) % cache.versions
             states = torch.from_numpy(np.array(cache.states[version, rows])).to(device)
             labels = torch.from_numpy(np.array(cache.labels[version, rows])).to(device)
-            torch.manual_seed(_derived_seed(seed, step, 1))
+            torch.manual_seed(derived_seed(seed, step, 1))
             for group in opt.param_groups:
                 group["lr"] = lr * lr_factor(step, warmup, steps)
             hidden = top_states(model, states, start)

@@ -37,7 +37,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from prismlib.lstm import LSTMLM, State
+from prismlib.lstm.model import LSTMLM, State
 from prismlib.stats import N_BOOT, Interval, paired_bootstrap
 
 MODES = ("replace", "remove")

@@ -94,7 +94,7 @@ _FFT_DTYPE = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
 # --------------------------------------------------------------------------- checks
 
 
-def _check_tensor(x: Tensor, *, check_finite: bool = True) -> None:
+def check_tensor(x: Tensor, *, check_finite: bool = True) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(x).__name__}; wrap it with torch.as_tensor(...)")
     if not x.is_floating_point():
@@ -109,7 +109,7 @@ def _check_tensor(x: Tensor, *, check_finite: bool = True) -> None:
         )
 
 
-def _norm_dim(x: Tensor, dim: int) -> int:
+def norm_dim(x: Tensor, dim: int) -> int:
     if not -x.ndim <= dim < x.ndim:
         raise ValueError(f"dim={dim} is out of range for a tensor with {x.ndim} dimensions")
     return dim % x.ndim
@@ -242,8 +242,8 @@ def dct(x: Tensor, dim: int = -1, norm: Norm = "ortho") -> Tensor:
     Differentiable; works on CPU and CUDA, in float64, float32, float16 and bfloat16
     (the output has the input's dtype; see the module docstring for the precision).
     """
-    _check_tensor(x, check_finite=False)
-    d = _norm_dim(x, dim)
+    check_tensor(x, check_finite=False)
+    d = norm_dim(x, dim)
     n = x.shape[d]
     if n > FFT_THRESHOLD:
         out = _fft_dct(x, d, inverse=False).movedim(d, -1)
@@ -262,8 +262,8 @@ def idct(f: Tensor, dim: int = -1, norm: Norm = "ortho") -> Tensor:
         dim: the coefficient axis.
         norm: must match the ``norm`` the coefficients were computed with.
     """
-    _check_tensor(f, check_finite=False)
-    d = _norm_dim(f, dim)
+    check_tensor(f, check_finite=False)
+    d = norm_dim(f, dim)
     n = f.shape[d]
     ft = f.movedim(d, -1)
     if norm != "ortho":
@@ -444,12 +444,12 @@ that keeps long inputs on matrix products, as the GPU path always did.
 ``benchmarks/spectral.py`` prints the path chosen for each length and its speed."""
 
 
-def _fft_width(device: torch.device | str) -> int:
+def fft_width(device: torch.device | str) -> int:
     """:data:`FFT_WIDTH` of ``device``'s type (the CPU's for types it does not name)."""
     return FFT_WIDTH.get(torch.device(device).type, FFT_WIDTH["cpu"])
 
 
-def _fft_flops(n: int) -> float:
+def fft_flops(n: int) -> float:
     """Nominal flops of one DCT of length ``n`` by the FFT: ``2.5 n log2 n`` (a real FFT)."""
     return 2.5 * n * math.log2(n) if n > 1 else 0.0
 
@@ -460,7 +460,7 @@ def _filter_seq(x: Tensor, lo: int, hi: int) -> Tensor:
     if lo == 0 and hi == n:
         return x
     thin = min(hi - lo, n - (hi - lo))
-    fft = _fft_width(x.device)
+    fft = fft_width(x.device)
     if 2 * thin > fft + min(thin, fft):
         # one forward FFT, then the band back by its thin rows, by those of the
         # complement, or by a second FFT
@@ -499,7 +499,7 @@ class _SplitPlan:
         (there and back) and ``2.5 n log2 n`` per DCT by the FFT (a real FFT's count; the
         O(n) twiddles, masks and the subtraction of the widest band are not counted)."""
         n = self.n
-        fft = _fft_flops(n)
+        fft = fft_flops(n)
         others = [hi - lo for i, (lo, hi) in enumerate(self.spans) if i != self.rest]
         if not self.fft:
             return 4.0 * n * sum(others)
@@ -507,7 +507,7 @@ class _SplitPlan:
 
 
 @lru_cache(maxsize=256)
-def _split_plan(n: int, spans: tuple[tuple[int, int], ...], fft_width: int) -> _SplitPlan:
+def split_plan(n: int, spans: tuple[tuple[int, int], ...], fft_width: int) -> _SplitPlan:
     widths = [hi - lo for lo, hi in spans]
     rest = max(range(len(spans)), key=lambda i: (widths[i], -i))
     others = [w for i, w in enumerate(widths) if i != rest]
@@ -652,7 +652,7 @@ def _split_seq(x: Tensor, spans: tuple[tuple[int, int], ...]) -> list[Tensor]:
         return [_filter_seq(x, lo, hi) for lo, hi in spans]
     if len(spans) == 1:
         return [x]
-    plan = _split_plan(n, spans, _fft_width(x.device))
+    plan = split_plan(n, spans, fft_width(x.device))
     if x.device.type == "cpu" and POCKETFFT:
         if x.dtype in _FFT_DTYPE:
             return [y.to(x.dtype) for y in _CpuSplit.apply(x.to(_FFT_DTYPE[x.dtype]), plan)]
@@ -681,7 +681,7 @@ def _split_seq(x: Tensor, spans: tuple[tuple[int, int], ...]) -> list[Tensor]:
     return out  # type: ignore[return-value]
 
 
-def _as_lengths(lengths: Sequence[int] | Tensor, batch: int, n: int) -> list[int]:
+def as_lengths(lengths: Sequence[int] | Tensor, batch: int, n: int) -> list[int]:
     if isinstance(lengths, Tensor):
         if lengths.is_floating_point():
             raise ValueError("lengths must be integers")
@@ -727,8 +727,8 @@ def band_decomposition(
     Returns:
         One tensor per band, lowest band first, each of the shape, dtype and device of ``x``.
     """
-    _check_tensor(x, check_finite=check_finite)
-    d = _norm_dim(x, dim)
+    check_tensor(x, check_finite=check_finite)
+    d = norm_dim(x, dim)
     n = x.shape[d]
 
     def spans_for(length: int) -> tuple[tuple[int, int], ...]:
@@ -742,7 +742,7 @@ def band_decomposition(
         return _apply_last2_all(x, d, lambda seq: _split_seq(seq, spans))
     if d == 0:
         raise ValueError("with per-row lengths, axis 0 is the batch axis; the token axis must be another one")
-    keys = [(length,) for length in _as_lengths(lengths, x.shape[0], n)]
+    keys = [(length,) for length in as_lengths(lengths, x.shape[0], n)]
     return _rowwise_all(x, d, keys, lambda seq, key: _split_seq(seq, spans_for(key[0])))
 
 
@@ -778,8 +778,8 @@ def band_pass(
         ValueError: integer or non-finite input, a band that does not fit a row's length,
             or malformed ``lengths``.
     """
-    _check_tensor(x, check_finite=check_finite)
-    d = _norm_dim(x, dim)
+    check_tensor(x, check_finite=check_finite)
+    d = norm_dim(x, dim)
     n = x.shape[d]
     per_row = not isinstance(band, Band)
     if lengths is None and not per_row:
@@ -795,7 +795,7 @@ def _row_keys(x: Tensor, band: Band | Sequence[Band], d: int, lengths: Sequence[
     if d == 0:
         raise ValueError("with per-row lengths or bands, axis 0 is the batch axis; the token axis must be another one")
     batch, n = x.shape[0], x.shape[d]
-    rows_len = _as_lengths(lengths, batch, n) if lengths is not None else [n] * batch
+    rows_len = as_lengths(lengths, batch, n) if lengths is not None else [n] * batch
     rows_band = [band] * batch if isinstance(band, Band) else list(band)
     if len(rows_band) != batch:
         raise ValueError(f"got {len(rows_band)} bands for a batch of {batch} rows (axis 0)")
@@ -846,11 +846,11 @@ def high_pass(
 
     Shapes and ``lengths`` as in :func:`band_pass`; ``cutoff`` must be below every length.
     """
-    _check_tensor(x, check_finite=False)
-    n = x.shape[_norm_dim(x, dim)]
+    check_tensor(x, check_finite=False)
+    n = x.shape[norm_dim(x, dim)]
     if lengths is None:
         return band_pass(x, Band("high", cutoff, n), dim, check_finite=check_finite)
-    rows = _as_lengths(lengths, x.shape[0], n)
+    rows = as_lengths(lengths, x.shape[0], n)
     return band_pass(x, [Band("high", cutoff, length) for length in rows], dim, lengths, check_finite=check_finite)
 
 
@@ -1029,8 +1029,8 @@ def smooth_band_pass(
     _check_smooth(width, shape)
     if width == 0:
         return band_pass(x, band, dim, lengths, check_finite=check_finite)
-    _check_tensor(x, check_finite=check_finite)
-    d = _norm_dim(x, dim)
+    check_tensor(x, check_finite=check_finite)
+    d = norm_dim(x, dim)
     n = x.shape[d]
     per_row = not isinstance(band, Band)
     if lengths is None and not per_row:

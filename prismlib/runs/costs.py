@@ -29,19 +29,13 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from prismlib.continued import ARMS, TRAINED
-from prismlib.encode import (
-    CONDITIONS,
-    DRY_RUN_CONFIG,
-    DRY_RUN_ENCODER,
-    HAAR_CONDITIONS,
-    SMOOTH_CONDITIONS,
-    encoder_location,
-    resolve_device,
-)
-from prismlib.grid import experiment
-from prismlib.lstm import RunSpec, build_model
+from prismlib.lstm.grid import experiment
+from prismlib.lstm.job import RunSpec, build_model
+from prismlib.prism.arms import ARMS, TRAINED
+from prismlib.probing.encoders import DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location
+from prismlib.probing.features import CONDITIONS, HAAR_CONDITIONS, SMOOTH_CONDITIONS
 from prismlib.profiles import PROFILES, LSTMSettings, Profile, get_profile
+from prismlib.workers import resolve_device
 
 PTB_TRAIN, PTB_VALID, PTB_VOCAB = 929_589, 73_760, 10_000
 """PTB's training and validation tokens and vocabulary (:mod:`prismlib.data.ptb`)."""

@@ -49,20 +49,29 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.encode import SPECIALS, Encoder, Features, _digest, filter_conditions, sample_positions, unit_weights
-from prismlib.probe import (
+from prismlib.paths import save_atomic
+from prismlib.probing.encoders import Encoder
+from prismlib.probing.features import (
+    SPECIALS,
+    Features,
+    features_digest,
+    filter_conditions,
+    sample_positions,
+    unit_weights,
+)
+from prismlib.probing.probes import (
     ProbeResult,
     ProbeRuns,
     check_splits,
     collect_runs,
     fit_with_halving,
     majority_class,
-    run_jobs,
     weighted_accuracy,
     weighted_loss,
 )
-from prismlib.spectral import allocate_bands, dct, dct_matrix, idct
-from prismlib.spectrum import hidden_batches
+from prismlib.spectral.energy import hidden_batches
+from prismlib.spectral.filters import BAND_NAMES, allocate_bands, dct, dct_matrix, idct
+from prismlib.workers import run_pool
 
 __all__ = [
     "GATED",
@@ -266,14 +275,11 @@ def cached_states(
     from prismlib.paths import cache_dir
 
     root = (cache or cache_dir() / "states") / encoder.name.replace("/", "--") / task / split
-    path = root / f"layer{layer}-{profile}-{_digest(windows, positions, seed, (STATES_VERSION,), specials)}.pt"
+    path = root / f"layer{layer}-{profile}-{features_digest(windows, positions, seed, (STATES_VERSION,), specials)}.pt"
     if path.exists():
         return States.from_dict(torch.load(path, weights_only=True))
     states = encode_states(encoder, windows, layer, positions, seed, batch_size, specials=specials, desc=f"{task}/{split}")
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    torch.save(states.to_dict(), tmp)
-    tmp.replace(path)
+    save_atomic(path, **states.to_dict())
     return states
 
 
@@ -582,7 +588,7 @@ def gated_probe_runs(
         :class:`GatedRuns`; merge with the brick-wall probes' runs by :func:`combine_runs`.
     """
     jobs = [(states, n_classes, seed + run, kwargs) for run in range(runs)]
-    results = run_jobs(_gated_job, jobs, workers=workers, progress=progress, desc="gated probes")
+    results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes", unit="probe")
     base = collect_runs({condition: results}, states["test"].labels, majority_class(states["train"]))
     return GatedRuns(
         base.table, base.correct, base.majority_class,
@@ -612,3 +618,17 @@ def combine_runs(*runs: ProbeRuns) -> ProbeRuns:
     for r in runs:
         correct.update({c: v for c, v in r.correct.items() if c not in correct})
     return ProbeRuns(pd.concat([r.table for r in runs], ignore_index=True), correct, runs[0].majority_class)
+
+
+def spectral_centre(band_means: pd.DataFrame) -> np.ndarray:
+    """Per row (a probe run), the band index (LOW = 0 ... HIGH = 4) weighted by the gate's
+    mean in each of the paper's bands: where in the spectrum the learned gate sits.
+
+    Args:
+        band_means: one row per run with a column per band name (``GatedRuns.band_means``).
+
+    Returns:
+        ``(runs,)``; a gate equal in every band has centre 2.0.
+    """
+    m = band_means[list(BAND_NAMES)].to_numpy(dtype=np.float64)
+    return (m * np.arange(len(BAND_NAMES))).sum(1) / m.sum(1)

@@ -37,14 +37,13 @@ only block means, which plain torch does exactly and differentiably.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from prismlib.spectral import BAND_NAMES, _as_lengths, _check_tensor, _norm_dim, allocate_bands
+from prismlib.spectral.filters import allocate_bands, as_lengths, check_tensor, norm_dim
 
 __all__ = [
     "HaarBand",
@@ -206,13 +205,13 @@ def _approximations(
 
 
 def _prepare(x: Tensor, dim: int, lengths, check_finite: bool) -> tuple[int, list[int] | None]:
-    _check_tensor(x, check_finite=check_finite)
-    d = _norm_dim(x, dim)
+    check_tensor(x, check_finite=check_finite)
+    d = norm_dim(x, dim)
     if lengths is None:
         return d, None
     if d == 0:
         raise ValueError("with per-row lengths, axis 0 is the batch axis; the token axis must be another one")
-    return d, _as_lengths(lengths, x.shape[0], x.shape[d])
+    return d, as_lengths(lengths, x.shape[0], x.shape[d])
 
 
 def haar_levels(

@@ -33,7 +33,7 @@ under a second.
 that has learnt only word frequencies gets) and tabulates both beside the LSTM
 baselines (``lm_references.csv`` of every work-B notebook).
 
-Positions: :func:`token_nll` with ``batch_size`` leaves NaN exactly where
+Positions: :func:`bigram_nll` with ``batch_size`` leaves NaN exactly where
 :func:`prismlib.lstm.token_nll` does (the first token of each evaluation stream and the
 tail), so the per-chunk sums of the two pair (:func:`prismlib.lstm.chunk_sums`).
 """
@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from prismlib.claims import Gate
-from prismlib.lstm import CHUNK, N_BOOT_PTB, perplexity, perplexity_difference, predicted_mask
+from prismlib.lstm.evaluation import CHUNK, N_BOOT_PTB, perplexity, perplexity_difference, predicted_mask
 from prismlib.stats import Interval
 
 
@@ -148,7 +148,7 @@ def fit_bigram(ids: np.ndarray, vocab_size: int) -> BigramLM:
     return BigramLM(vocab_size, d, d_u, keys, counts, context_count, context_types, lower, len(ids))
 
 
-def token_nll(lm: BigramLM, ids: np.ndarray, batch_size: int | None = None) -> np.ndarray:
+def bigram_nll(lm: BigramLM, ids: np.ndarray, batch_size: int | None = None) -> np.ndarray:
     """``-log P(ids[t] | ids[t - 1])`` (nats) for every token, shape ``(n,)``.
 
     Args:
@@ -175,7 +175,7 @@ def versus_bigram(
     Args:
         nlls: model name -> per-token NLL ``(n,)`` or ``(seeds, n)`` (seed mean), NaN where
             not predicted (the same positions as ``bigram_nll``).
-        bigram_nll: ``(n,)`` from :func:`token_nll` with the LSTM's evaluation batch.
+        bigram_nll: ``(n,)`` from :func:`bigram_nll` with the LSTM's evaluation batch.
     """
     return {name: perplexity_difference(nll, bigram_nll, chunk=chunk, n_boot=n_boot, seed=seed) for name, nll in nlls.items()}
 
@@ -223,10 +223,10 @@ def ptb_baseline(train: np.ndarray, test: np.ndarray, test_ids: np.ndarray, voca
         perplexities to 1 decimal.
     """
     lm = fit_bigram(train, vocab_size)
-    nll = token_nll(lm, test_ids, eval_batch)
+    nll = bigram_nll(lm, test_ids, eval_batch)
     line = (
         f"Kneser-Ney bigram of PTB train ({lm.train_tokens:,} tokens, discount {lm.discount:.3f}): test perplexity "
-        f"{perplexity(token_nll(lm, test)):.1f} on all {len(test):,} test tokens, "
+        f"{perplexity(bigram_nll(lm, test)):.1f} on all {len(test):,} test tokens, "
         f"{perplexity(nll):.1f} on the {int(np.isfinite(nll).sum()):,} tokens the LSTMs predict"
     )
     return nll, line
@@ -236,7 +236,7 @@ def unigram_nll(train: np.ndarray, ids: np.ndarray, vocab_size: int, batch_size:
     """``-log P(w)`` of an add-one unigram of ``train`` for every token of ``ids``, ``(n,)``.
 
     NaN where :func:`prismlib.lstm.token_nll` with ``batch_size`` predicts nothing (and at
-    ``t = 0`` without it), as in :func:`token_nll`.
+    ``t = 0`` without it), as in :func:`bigram_nll`.
     """
     train, ids = np.asarray(train), np.asarray(ids)
     if ids.ndim != 1 or len(ids) < 2 or ids.min() < 0 or ids.max() >= vocab_size:
@@ -268,12 +268,12 @@ def ptb_references(
     """
     lm = fit_bigram(train, vocab_size)
     uni = unigram_nll(train, test_ids, vocab_size, eval_batch)
-    bi = token_nll(lm, test_ids, eval_batch)
+    bi = bigram_nll(lm, test_ids, eval_batch)
     rows = [
         {"model": "unigram (add-one, PTB train)", "valid_ppl": perplexity(unigram_nll(train, valid, vocab_size)),
          "test_ppl": perplexity(uni)},
         {"model": f"bigram (interpolated Kneser-Ney, PTB train, D = {lm.discount:.3f})",
-         "valid_ppl": perplexity(token_nll(lm, valid)), "test_ppl": perplexity(bi)},
+         "valid_ppl": perplexity(bigram_nll(lm, valid)), "test_ppl": perplexity(bi)},
     ]  # fmt: skip
     table = pd.DataFrame(rows).assign(test_tokens=int(np.isfinite(bi).sum()))
     return table, uni, bi

@@ -1,0 +1,59 @@
+"""Work B: LSTM language models whose units have set memory timescales.
+
+============ ====================================================================
+model        the AWD-style LSTM LM (weight drop, fixed bias entries, tied softmax)
+timescales   timescale <-> forget-gate bias, chrono and the slides' variants
+training     the AWD-LSTM training loop (NT-ASGD or Adam, exact resume)
+evaluation   per-token NLL, perplexity, paired chunk bootstraps, frequency bins
+job          ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
+grid         which models each experiment trains on each profile
+bigram       the unigram and Kneser-Ney bigram references (the gate of every claim)
+ablation     the cell-state ablation (how far back each layer remembers)
+============ ====================================================================
+
+Every public name of the modules is importable from the package (``from prismlib.lstm import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
+
+from __future__ import annotations
+
+from prismlib.lazy import lazy_exports
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "model": (
+        "State", "LSTMLayer", "embedded_dropout", "locked_dropout", "LMOutput", "frequency_rank",
+        "LSTMLM", "detach_state", "batchify",
+    ),
+    "timescales": (
+        "Convention", "CONVENTIONS", "VARIANTS", "PARETO_EXPONENT", "INVGAMMA_SHAPE",
+        "timescale_from_forget", "forget_from_timescale", "bias_from_timescale",
+        "timescale_from_bias", "chrono_bias", "gradient_bias", "pareto_timescales",
+        "inverse_gamma_timescales", "variant_forget_biases", "official_layer2_biases",
+        "apply_official", "apply_timescales", "forget_gate_biases", "describe", "bias_shift",
+        "bias_override",
+    ),
+    "training": (
+        "TrainHistory", "train_lm",
+    ),
+    "evaluation": (
+        "token_nll", "perplexity", "N_BOOT_PTB", "CHUNK", "predicted_mask", "seed_mean_nll",
+        "chunk_sums", "model_perplexity", "perplexity_contrast", "perplexity_difference",
+        "FREQUENCY_BINS", "frequency_bins", "perplexity_by_frequency", "forget_gate_means",
+        "Bootstrap", "bootstrap_perplexity", "runs_table", "seed_spread", "SeedMeans", "seed_means",
+    ),
+    "job": (
+        "RunSpec", "TrainedRun", "build_model", "Job", "jobs_for", "load_run", "trained",
+    ),
+    "grid": (
+        "EXPERIMENTS", "experiment", "all_specs",
+    ),
+    "bigram": (
+        "BigramLM", "fit_bigram", "bigram_nll", "versus_bigram", "beats_bigram", "ptb_baseline",
+        "unigram_nll", "ptb_references", "lm_references",
+    ),
+    "ablation": (
+        "MODES", "context_starts", "cell_state_change", "decay_slopes", "effective_timescale",
+        "changes_frame", "context_interval", "slope_interval", "slope_difference",
+        "slope_range_difference",
+    ),
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

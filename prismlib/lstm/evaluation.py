@@ -1,0 +1,383 @@
+"""Evaluation of the LSTM language models: per-token NLL, perplexity and its paired chunk bootstrap, perplexity by word frequency, forget-gate activations, the slides' bootstrapped perplexity and the per-run table.
+
+Claims compare models on the *same* tokens with a paired bootstrap over 100-token chunks of
+the test stream (:func:`chunk_sums`, :func:`perplexity_contrast`, resampling by
+:mod:`prismlib.stats`); :func:`bootstrap_perplexity` reproduces the slides' "mean +/- sd
+over 70-word blocks" column for their tables only. Seed spread is reported, not tested.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from prismlib.lstm.model import LSTMLM, State, batchify
+from prismlib.stats import Interval, bootstrap_distribution, group_sums, paired_bootstrap, ratio_difference
+
+if TYPE_CHECKING:
+    from prismlib.lstm.job import TrainedRun
+
+
+@torch.no_grad()
+def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70) -> np.ndarray:
+    """Negative log-likelihood (nats) of every token given its prefix, shape ``(n,)``.
+
+    The stream is cut into ``batch_size`` contiguous streams, read in chunks of ``bptt``
+    with the state carried over (as in AWD-LSTM's evaluation). Entry ``t`` is
+    ``-log p(ids[t] | ids[<t])`` within its stream; the first token of every stream and
+    the tail that does not fill a stream are NaN (:func:`predicted_mask` says which).
+    """
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    data = batchify(ids, batch_size).to(device)
+    n_per = data.size(1)
+    out = torch.full((batch_size, n_per), float("nan"), dtype=torch.float64)
+    state = None
+    for i in range(0, n_per - 1, bptt):
+        seq = min(bptt, n_per - 1 - i)
+        res = model(data[:, i : i + seq], state)
+        state = res.state
+        nll = model.nll(res.last_dropped, data[:, i + 1 : i + 1 + seq])
+        out[:, i + 1 : i + 1 + seq] = nll.double().cpu()
+    model.train(was_training)
+    full = np.full(len(ids), np.nan)
+    full[: batch_size * n_per] = out.reshape(-1).numpy()
+    return full
+
+
+def perplexity(nll: np.ndarray) -> float:
+    """``exp`` of the mean NLL over the predicted (non-NaN) tokens of ``nll`` ``(n,)``."""
+    return float(np.exp(np.nanmean(nll)))
+
+
+N_BOOT_PTB = 10_000
+
+
+CHUNK = 100
+
+
+def predicted_mask(n: int, batch_size: int) -> np.ndarray:
+    """Positions :func:`token_nll` predicts for a stream of ``n`` tokens, ``(n,)`` bool.
+
+    The stream is cut into ``batch_size`` streams of ``n // batch_size`` tokens; the first
+    token of each stream and the tail that fills no stream are not predicted.
+    """
+    n_per = n // batch_size if batch_size > 0 else 0
+    if n_per < 2:
+        raise ValueError(f"{n} tokens are too few for {batch_size} streams; use a smaller batch size")
+    mask = np.zeros(n, dtype=bool)
+    mask[: batch_size * n_per] = True
+    mask[: batch_size * n_per : n_per] = False
+    return mask
+
+
+def seed_mean_nll(nll: np.ndarray) -> np.ndarray:
+    """Per-token NLL of one model ``(n,)``, or the mean over seeds of ``(seeds, n)`` -> ``(n,)``.
+
+    The seeds must predict the same positions (NaN in the same places); the mean makes
+    every chunk's NLL sum the mean of the seeds' sums, and ``exp`` of its mean per token is
+    the geometric mean of the seeds' perplexities.
+    """
+    x = np.asarray(nll, dtype=np.float64)
+    if x.ndim == 1:
+        return x
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ValueError(f"per-token NLL must be (n,) or (seeds, n), got shape {x.shape}")
+    finite = np.isfinite(x)
+    if not (finite == finite[:1]).all():
+        raise ValueError("the seeds' per-token NLLs are predicted at different positions; evaluate them alike")
+    return x.mean(axis=0)
+
+
+def chunk_sums(nll: np.ndarray, chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray]:
+    """Summed NLL and predicted-token count per ``chunk`` consecutive positions.
+
+    Args:
+        nll: ``(n,)`` per-token NLL, or ``(m, n)`` of ``m`` models evaluated on the same
+            tokens; NaN where not predicted (the same positions in every row).
+        chunk: tokens per chunk (the unit a paired bootstrap resamples).
+
+    Returns:
+        ``(sums, counts)``: ``(G,)`` or ``(m, G)`` summed NLL and ``(G,)`` predicted tokens of
+        the ``G`` chunks that hold at least one predicted token.
+    """
+    x = np.asarray(nll, dtype=np.float64)
+    if x.ndim not in (1, 2) or chunk < 1:
+        raise ValueError(f"chunk_sums needs (n,) or (models, n) NLL and chunk >= 1, got shape {x.shape}, chunk {chunk}")
+    finite = np.isfinite(x)
+    mask = finite if x.ndim == 1 else finite[0]
+    if x.ndim == 2 and not (finite == mask).all():
+        raise ValueError(
+            "models are not predicted at the same positions; evaluate them on the same test tokens with the same "
+            "evaluation batch (the bigram: prismlib.bigram.bigram_nll(..., batch_size=eval_batch))"
+        )
+    groups = np.arange(x.shape[-1]) // chunk
+    _, sums = group_sums(np.where(finite, x, 0.0), groups)
+    _, counts = group_sums(mask.astype(np.float64), groups)
+    keep = counts > 0
+    if keep.sum() < 2:
+        raise ValueError(f"fewer than two chunks of {chunk} tokens hold a prediction; evaluate more test tokens")
+    return sums[..., keep], counts[keep]
+
+
+def model_perplexity(nll: np.ndarray) -> float:
+    """Perplexity of one model ``(n,)`` or of the seed mean of ``(seeds, n)`` (:func:`seed_mean_nll`)."""
+    return perplexity(seed_mean_nll(nll))
+
+
+def perplexity_contrast(
+    target: np.ndarray,
+    others: Sequence[np.ndarray],
+    against: str = "best",
+    chunk: int = CHUNK,
+    n_boot: int = N_BOOT_PTB,
+    seed: int = 0,
+) -> Interval:
+    """Perplexity of ``target`` minus the best (lowest) or worst (highest) of ``others``.
+
+    Paired bootstrap over ``chunk``-token chunks of the test stream (the same resampled
+    chunks for every model; each resample takes its own best or worst). With one other
+    model this is :func:`prismlib.stats.ratio_difference` of the chunks' NLL sums with
+    ``transform=np.exp``.
+
+    Args:
+        target, others: per-token NLL ``(n,)`` of one model or ``(seeds, n)`` of a seed mean,
+            all predicted at the same positions.
+        against: ``"best"`` (e.g. "Pareto beats the better of MOD5 and MOD8": claimed < 0)
+            or ``"worst"`` (e.g. "X = 70 is worse than every other X": claimed > 0).
+
+    Returns:
+        The :class:`~prismlib.stats.Interval` of the difference, in perplexity points.
+    """
+    if against not in ("best", "worst"):
+        raise ValueError(f"against must be 'best' or 'worst', got {against!r}")
+    if len(others) < 1:
+        raise ValueError("perplexity_contrast needs at least one other model")
+    sums, counts = chunk_sums(np.stack([seed_mean_nll(x) for x in (target, *others)]), chunk)
+    if len(others) == 1:
+        return ratio_difference(sums[0], sums[1], counts, transform=np.exp, n_boot=n_boot, seed=seed)
+    pick = np.min if against == "best" else np.max
+
+    def stat(*xs: np.ndarray, axis: int = -1) -> np.ndarray:
+        den = xs[-1].sum(axis)
+        ppl = np.stack([np.exp(x.sum(axis) / den) for x in xs[:-1]])
+        return ppl[0] - pick(ppl[1:], axis=0)
+
+    return paired_bootstrap(stat, (*sums, counts), n_boot=n_boot, seed=seed)
+
+
+def perplexity_difference(a: np.ndarray, b: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT_PTB, seed: int = 0) -> Interval:
+    """``ppl(a) - ppl(b)`` with a paired bootstrap over chunks (see :func:`perplexity_contrast`)."""
+    return perplexity_contrast(a, [b], chunk=chunk, n_boot=n_boot, seed=seed)
+
+
+FREQUENCY_BINS: tuple[tuple[str, float, float], ...] = (
+    (">10k", 10_000, math.inf),
+    ("1k-10k", 1_000, 10_000),
+    ("100-1k", 100, 1_000),
+    ("<100", 0, 100),
+)
+
+
+def frequency_bins(ids: np.ndarray, train_counts: np.ndarray) -> np.ndarray:
+    """Label of :data:`FREQUENCY_BINS` for every token of ``ids`` ``(n,)`` by its training count."""
+    counts = np.asarray(train_counts)[np.asarray(ids)]
+    out = np.empty(len(counts), dtype=object)
+    for label, low, high in FREQUENCY_BINS:
+        out[(counts >= low) & (counts < high)] = label
+    return out
+
+
+def perplexity_by_frequency(
+    nlls: dict[str, np.ndarray], ids: np.ndarray, train_counts: np.ndarray, reference: str, n_boot: int = N_BOOT_PTB, seed: int = 0
+) -> pd.DataFrame:
+    """Perplexity per word-frequency bin of every model, and its difference from ``reference``.
+
+    Each bin's perplexity is ``exp`` of the mean NLL of the test tokens whose *target*
+    word is in the bin (the ICLR version's ``high_low_freq_bin_evaluation``); the
+    difference is a paired bootstrap over 100-token chunks of the test stream, counting
+    only the bin's tokens in each chunk.
+
+    Args:
+        nlls: model name -> per-token test NLL ``(n,)`` or ``(seeds, n)``, all predicted at
+            the same positions; must contain ``reference``.
+        ids: the test tokens ``(n,)``; ``train_counts``: ``(vocab,)`` counts in PTB train.
+
+    Returns:
+        One row per model and bin: ``model``, ``bin``, ``tokens``, ``ppl``, ``delta``
+        (:class:`~prismlib.stats.Interval` against ``reference``; ``None`` for it).
+    """
+    if reference not in nlls:
+        raise ValueError(f"reference {reference!r} is not among the models {list(nlls)}")
+    bins = frequency_bins(ids, train_counts)
+    rows = []
+    for label, _, _ in FREQUENCY_BINS:
+        keep = bins == label
+        masked = {name: np.where(keep, seed_mean_nll(x), np.nan) for name, x in nlls.items()}
+        for name, x in masked.items():
+            delta = None if name == reference else perplexity_difference(x, masked[reference], n_boot=n_boot, seed=seed)
+            rows.append({"model": name, "bin": label, "tokens": int(np.isfinite(x).sum()), "ppl": perplexity(x), "delta": delta})
+    return pd.DataFrame(rows)
+
+
+@torch.no_grad()
+def forget_gate_means(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70) -> list[np.ndarray]:
+    """Mean forget-gate activation of every unit over a token stream, per layer ``(hidden_l,)``.
+
+    The model reads ``ids`` as :func:`token_nll` does (eval mode, ``batch_size`` streams,
+    state carried over ``bptt`` chunks). The fused kernel does not return its gates, so
+    each layer's forget gate is recomputed from its input ``x_t`` and its previous output
+    ``h_{t-1}``: ``f_t = sigmoid(W_if x_t + W_hf h_{t-1} + b_f)``; the mean is over every
+    token (the official code averages per 70-token chunk of one stream, then over chunks).
+    """
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    data = batchify(ids, batch_size).to(device)
+    sums = [torch.zeros(n, dtype=torch.float64) for n in model.sizes]
+    count = 0
+    state: State | None = None
+    for i in range(0, data.size(1), bptt):
+        x = F.embedding(data[:, i : i + bptt], model.embedding_matrix())
+        new_state: State = []
+        for layer, rnn in enumerate(model.rnns):
+            h_size = rnn.hidden_size
+            h0 = torch.zeros(1, x.size(0), h_size, device=device) if state is None else state[layer][0]
+            out, hc = rnn(x, None if state is None else state[layer])
+            new_state.append(hc)
+            h_prev = torch.cat([h0[0][:, None], out[:, :-1]], dim=1)
+            b_ih, b_hh = rnn.effective_biases()
+            sl = slice(h_size, 2 * h_size)
+            gate = x @ rnn.weight_ih_l0[sl].T + h_prev @ rnn.weight_hh_l0_raw[sl].T + b_ih[sl] + b_hh[sl]
+            sums[layer] += torch.sigmoid(gate).double().sum(dim=(0, 1)).cpu()
+            x = out
+        count += x.size(0) * x.size(1)
+        state = new_state
+    model.train(was_training)
+    return [(s / count).numpy() for s in sums]
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrapped perplexity: ``mean`` and ``sd`` over ``samples`` resamples of blocks."""
+
+    point: float
+    mean: float
+    sd: float
+    samples: int
+    blocks: int
+
+
+def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, seed: int = 0) -> Bootstrap:
+    """The slides' "bootstrapped samples performance": perplexity over resamples of ``block``-token pieces.
+
+    The slides bootstrap PTB test as 1177 sequences of 70 words and print the mean +/- sd
+    of the resampled perplexities, reproduced here for their table. Each resample draws as
+    many blocks as there are, with replacement, and its perplexity is ``exp(sum nll /
+    tokens)``. The resampling is ``scipy.stats.bootstrap``'s (as in :mod:`prismlib.stats`,
+    which gives the verdicts); only its distribution's mean and sd are kept. This sd is
+    not a test: the claims compare models with :func:`perplexity_contrast`.
+
+    Args:
+        nll: per-token NLL ``(n,)``, NaN for unpredicted tokens (see :func:`token_nll`).
+    """
+    if block < 1 or samples < 2:
+        raise ValueError("bootstrap needs block >= 1 and samples >= 2")
+    n_blocks = len(nll) // block
+    if n_blocks < 2:
+        raise ValueError(f"{len(nll)} tokens give fewer than two blocks of {block}; use a smaller block")
+    x = np.asarray(nll[: n_blocks * block], dtype=np.float64).reshape(n_blocks, block)
+    sums = np.nansum(x, axis=1)
+    counts = np.isfinite(x).sum(axis=1).astype(np.float64)
+
+    def ppl(s: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.exp(s.sum(axis) / c.sum(axis))
+
+    dist = bootstrap_distribution(ppl, (sums, counts), n_boot=samples, seed=seed)
+    return Bootstrap(perplexity(nll), float(dist.mean()), float(dist.std(ddof=1)), samples, n_blocks)
+
+
+def runs_table(runs: Sequence[TrainedRun], bootstrap_samples: int = 1000) -> pd.DataFrame:
+    """One row per run: variant, T, fixed, seed, val/test perplexity, bootstrapped test mean and sd."""
+    rows = []
+    for r in runs:
+        b = bootstrap_perplexity(r.test_nll, samples=bootstrap_samples, seed=r.spec.seed)
+        rows.append(
+            {
+                "model": r.spec.label,
+                "variant": r.spec.variant,
+                "T": r.spec.T,
+                "fixed": r.spec.fixed,
+                "seed": r.spec.seed,
+                "val ppl": r.val_ppl,
+                "test ppl": r.test_ppl,
+                "bootstrap mean": b.mean,
+                "bootstrap sd": b.sd,
+                "train tokens": r.history.tokens,
+                "train s": r.history.seconds,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def seed_spread(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value) of per-seed perplexities."""
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
+
+
+
+
+@dataclass
+class SeedMeans:
+    """Trained models grouped by model, seeds stacked: one perplexity per model (the
+    seed mean), the seed spread beside it, and paired contrasts against a reference.
+
+    Attributes:
+        nll: model key -> per-token test NLL, ``(seeds, n)`` for a model of several seeds and
+            ``(n,)`` for one (NaN where not predicted).
+        reference: the key contrasts are taken against (e.g. ``"baseline"``).
+    """
+
+    nll: dict[Any, np.ndarray]
+    reference: Any
+
+    def perplexity(self, key: Any) -> float:
+        """Perplexity of the seed-mean per-token NLL (:func:`model_perplexity`)."""
+        return model_perplexity(self.nll[key])
+
+    def seed_sd(self, key: Any) -> float:
+        """Sample SD of the seeds' own perplexities (0 for one seed); reported, not a test."""
+        x = self.nll[key]
+        return seed_spread([perplexity(row) for row in x])[1] if x.ndim == 2 else 0.0
+
+    def seeds(self, key: Any) -> int:
+        """How many seeds model ``key`` has."""
+        return len(self.nll[key]) if self.nll[key].ndim == 2 else 1
+
+    def delta(self, key: Any) -> Interval:
+        """Perplexity of ``key`` minus the reference's, paired bootstrap over 100-token
+        chunks (:func:`perplexity_difference` of the seed means)."""
+        return perplexity_difference(self.nll[key], self.nll[self.reference])
+
+
+def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any) -> SeedMeans:
+    """:class:`SeedMeans` of ``runs`` (spec -> :class:`~prismlib.lstm.job.TrainedRun`),
+    grouped by ``key(spec)`` (e.g. ``lambda s: s.label``; every seed of a model shares
+    its key), in the order the keys first appear."""
+    groups: dict[Any, list[np.ndarray]] = {}
+    for spec, run in runs.items():
+        groups.setdefault(key(spec), []).append(run.test_nll)
+    if reference not in groups:
+        raise ValueError(f"reference {reference!r} is not among the models {list(groups)}")
+    return SeedMeans({k: np.stack(v) if len(v) > 1 else np.asarray(v[0]) for k, v in groups.items()}, reference)

@@ -1,0 +1,188 @@
+"""Work B's trained models as jobs: what to train (:class:`RunSpec`), the job that trains it on PTB (:class:`Job`, cached by :mod:`prismlib.runs.jobs`), and the trained result (:class:`TrainedRun`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from prismlib.lstm.evaluation import perplexity, token_nll
+from prismlib.lstm.model import LSTMLM, frequency_rank
+from prismlib.lstm.timescales import (
+    apply_official,
+    apply_timescales,
+    describe,
+    forget_gate_biases,
+    variant_forget_biases,
+)
+from prismlib.lstm.training import TrainHistory, train_lm
+from prismlib.paths import save_atomic
+from prismlib.profiles import LSTMSettings
+from prismlib.runs.jobs import job_dir, job_key, run_missing
+from prismlib.workers import resolve_device, torch_threads
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One trained model: a timescale variant, initialised or fixed, and a seed."""
+
+    variant: str = "baseline"
+    T: float | None = None
+    fixed: bool = False
+    seed: int = 0
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"layerwise T=20 (fixed)"``."""
+        return describe(self.variant, self.T, self.fixed)
+
+
+@dataclass
+class TrainedRun:
+    """A trained model and what the notebooks report about it.
+
+    Attributes:
+        spec: what was trained.
+        model: the model (best validation weights), in eval mode.
+        history: training record.
+        test_nll: per-token NLL on PTB test ``(n,)`` (NaN where not predicted).
+        biases_init, biases_final: effective forget-gate biases per layer, ``(hidden_l,)``.
+    """
+
+    spec: RunSpec
+    model: LSTMLM
+    history: TrainHistory
+    test_nll: np.ndarray
+    biases_init: list[Tensor]
+    biases_final: list[Tensor]
+
+    @property
+    def test_ppl(self) -> float:
+        """Test perplexity."""
+        return perplexity(self.test_nll)
+
+    @property
+    def val_ppl(self) -> float:
+        """Best validation perplexity."""
+        return min(self.history.val_ppl)
+
+
+def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings, rank: Tensor | None = None) -> LSTMLM:
+    """A fresh model with ``spec``'s variant applied (seeded by ``spec.seed``).
+
+    ``rank``: word id -> training-frequency rank (:func:`frequency_rank`), used by the
+    adaptive softmax (``s.cutoffs``); without it the ids are taken as already ranked.
+    """
+    if s.emb > s.hidden and s.layers > 1:
+        raise ValueError("the last (tied) layer should not be wider than the others: emb <= hidden")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec.seed)
+        model = LSTMLM.from_settings(vocab_size, s, rank)
+    gen = torch.Generator().manual_seed(10_000 + spec.seed)
+    biases = variant_forget_biases(spec.variant, model.sizes, spec.T, gen)
+    if spec.variant == "official":
+        if not spec.fixed:
+            raise ValueError("the official variant freezes its biases: use RunSpec('official', fixed=True)")
+        apply_official(list(model.rnns), biases)
+    else:
+        apply_timescales(list(model.rnns), biases, fixed=spec.fixed)
+    return model
+
+
+_NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One LSTM LM to train: ``spec`` with the training ``settings`` of ``profile``."""
+
+    spec: RunSpec
+    settings: LSTMSettings
+    profile: str
+
+    def describe(self) -> dict[str, Any]:
+        """What the key hashes: the spec, the profile and every setting that changes the model."""
+        s = {k: v for k, v in asdict(self.settings).items() if k not in _NOT_TRAINING}
+        return {"profile": self.profile, "spec": asdict(self.spec), "settings": s}
+
+    @property
+    def key(self) -> str:
+        """16 hex digits of the SHA-256 of :meth:`describe` (the job's cache folder)."""
+        return job_key(self.describe())
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"layerwise T=70 (fixed) seed 0"``."""
+        return f"{self.spec.label} seed {self.spec.seed}"
+
+    def train(self, folder: Path, device: torch.device, progress: bool, corpus: Any) -> None:
+        """Train on PTB train (validation on PTB valid after every epoch, best epoch kept),
+        resuming from ``partial.pt``, then score PTB test and write ``done.pt``: the
+        weights, the history, the per-token test NLL and the effective forget-gate
+        biases before and after training. ``corpus``: an object with ``train``, ``valid``,
+        ``test`` id arrays and ``vocab`` (``None``: PTB, loaded here)."""
+        corpus, s = corpus if corpus is not None else _ptb(), self.settings
+        model = build_model(self.spec, len(corpus.vocab), s, _rank(corpus)).to(device)
+        init = forget_gate_biases(list(model.rnns))
+        test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
+        with torch_threads(s.threads):
+            hist = train_lm(
+                model, corpus.train, corpus.valid, s, self.spec.seed, folder / "partial.pt", desc=self.label, progress=progress
+            )
+            nll = token_nll(model, test, s.eval_batch, s.bptt)
+        final = forget_gate_biases(list(model.rnns))
+        save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
+        (folder / "partial.pt").unlink(missing_ok=True)
+
+
+def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile: str) -> list[Job]:
+    """One :class:`Job` per spec (duplicates dropped, order kept)."""
+    return [Job(spec, settings, profile) for spec in dict.fromkeys(specs)]
+
+
+def _ptb() -> Any:
+    from prismlib.data.ptb import load_ptb_corpus
+
+    return load_ptb_corpus()
+
+
+def _rank(corpus: Any) -> torch.Tensor:
+    return frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
+
+
+def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: Any = None) -> TrainedRun:
+    """The finished ``job`` as a :class:`~prismlib.lstm.TrainedRun` (model in eval mode)."""
+    path = job_dir(job, cache) / "done.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.jobs.run_missing")
+    corpus = corpus if corpus is not None else _ptb()
+    dev = resolve_device(device)
+    done = torch.load(path, map_location=dev, weights_only=False)
+    model = build_model(job.spec, len(corpus.vocab), job.settings, _rank(corpus)).to(dev)
+    model.load_state_dict(done["model"])
+    model.eval()
+    return TrainedRun(job.spec, model, done["history"], done["test_nll"], done["biases_init"], done["biases_final"])
+
+
+def trained(
+    specs: Sequence[RunSpec],
+    settings: LSTMSettings,
+    profile: str,
+    executor: str | None = None,
+    workers: int | None = None,
+    device: str = "auto",
+    cache: Path | None = None,
+    corpus: Any = None,
+) -> dict[RunSpec, TrainedRun]:
+    """The trained models of ``specs``: missing jobs run first (:func:`run_missing`), all are read from the cache."""
+    jobs = jobs_for(specs, settings, profile)
+    run_missing(jobs, executor, workers, cache, device, data=corpus)
+    corpus = corpus if corpus is not None else _ptb()
+    return {job.spec: load_run(job, cache, device, corpus) for job in jobs}
+
+

