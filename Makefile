@@ -26,7 +26,7 @@ all: reproduce
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev]"  # every extra: notebooks, report, cluster, data, bench
 	touch $@
 
 venv: $(VENV)/.installed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of issue 11 in one run; each prints ratios against a reference measured
+# The GPU checks in one run; each prints ratios against a reference measured
 # in the same run (none is a timed test):
 #
 #   benchmarks/gpu.sh OUT                    # all four parts below, full sizes

@@ -10,7 +10,7 @@ layer; separately the prism layer's own forward + backward on a ``(batch, length
 input.  The share is ``(step with prism - step without) / step with prism`` and, as a
 check, ``prism alone / step with prism``.  The goal of the issue is at most 3%.
 On CUDA the step runs under bfloat16 autocast (the prism layer itself in float32), as
-``prismlib.mlm.train_mlm`` does.  Each time is the minimum over ``--repeats`` runs after
+``prismlib.prism.train_mlm`` does.  Each time is the minimum over ``--repeats`` runs after
 two warm-up runs (CUDA events on a GPU).
 """
 

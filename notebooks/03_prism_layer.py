@@ -36,14 +36,14 @@
 # adds the prism layer to a Hugging Face `BertForMaskedLM` by forward hooks (no copy of
 # the library's code): sectors of `sector_sizes(hidden)` units (768 → 154, 154, 154, 153,
 # 153; the 384 units of MiniLM → 77, 77, 77, 77, 76), each filtered over every
-# sequence's real length with `prismlib.spectral.band_pass`. `prismlib.continued` trains
+# sequence's real length with `prismlib.spectral.band_pass`. `prismlib.prism.arms` trains
 # the models as jobs of the job layer and gives **four arms** of Table 1: the encoder
 # before continued training (`original`, = App. B.2), the prism attached to that same
 # encoder without any training (`prism_untrained`), and the continued-trained `baseline`
 # and `prism`; `prism-every` is App. B.3. The untrained prism is the control the paper
 # lacks: notebook 02 shows the LOW band alone lifting topic accuracy far above the raw
 # features even at layer 0, so a topic gain of BERT + Prism over BERT may come from the
-# filter, not from training with it. The probes are `prismlib.probe` with the paper's
+# filter, not from training with it. The probes are `prismlib.probing.probes` with the paper's
 # recipe, exactly as in notebook 02 (raw features).
 #
 # **How the claims are tested** (`prismlib.claims`, DESIGN "Decisions added after the
@@ -110,7 +110,7 @@ print("MiniLM (384):", sector_sizes(384))
 # cpu runs (20 such steps on every parameter, with a freshly initialised head) damaged
 # the encoder: its baseline probed topic at 6.7% (majority class 7.0%, the encoder
 # before training 33.6%). The `cpu` profile therefore uses the **staged recipe**
-# (`prismlib.staged`, DESIGN "Decisions added after the first cpu runs"):
+# (`prismlib.prism.staged_recipe`, DESIGN "Decisions added after the first cpu runs"):
 #
 # 1. the embeddings and the lower encoder layers are frozen; their output for every
 #    training input (masked once with BERT's recipe: 15% of the tokens; 80% `[MASK]`,
@@ -129,7 +129,7 @@ print("MiniLM (384):", sector_sizes(384))
 #
 # Every arm starts from the same weights, sees the same inputs, masks and steps with
 # the same seed; only the prism hooks differ. The trained arms are jobs
-# (`prismlib.jobs`): cached under `.cache/jobs/`, resumable, and trained at the same time
+# (`prismlib.runs.jobs`): cached under `.cache/jobs/`, resumable, and trained at the same time
 # as single-thread processes. Which text trained and which is held out (for the sanity
 # gate below and Fig. 5, notebook 04):
 
@@ -182,7 +182,7 @@ plt.show()
 # inputs as Fig. 5 in notebook 04) 15% of the tokens of every input are masked (seeded,
 # the same positions for every arm) and the model's loss at those positions is compared
 # with a **unigram model** of the training inputs (add-one smoothed wordpiece
-# frequencies, `prismlib.mlm.unigram_logprobs`), with a 95% bootstrap interval over
+# frequencies, `prismlib.prism.unigram_logprobs`), with a 95% bootstrap interval over
 # articles. The gain (unigram loss minus model loss, nats per masked token) must be
 # clearly above 0 for every trained arm a claim rests on. For the staged recipe the
 # score after the head warm-up alone is shown too: what the top layers' training adds.

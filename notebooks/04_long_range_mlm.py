@@ -28,7 +28,7 @@
 # dip exists for BERT.
 #
 # The two models are the continued-trained `baseline` and `prism` arms of notebook 03
-# (`prismlib.continued.section4_models` reads them from the job cache, or trains them
+# (`prismlib.prism.section4_models` reads them from the job cache, or trains them
 # with the same settings when this notebook runs first). The evaluation text is held out
 # from their training (the article lists are printed below).
 #
@@ -113,7 +113,7 @@ print(f"N = {n} inputs of {inputs.shape[1]} tokens (of {len(corpus.evaluation)} 
 # positions for both models) and all of them replaced by `[MASK]`; the model's
 # log-probability of the correct token there is compared with a **unigram model** of
 # the continued-training text (add-one smoothed wordpiece frequencies,
-# `prismlib.mlm.unigram_logprobs`). The gain (unigram loss minus model loss, nats per
+# `prismlib.prism.unigram_logprobs`). The gain (unigram loss minus model loss, nats per
 # masked token) must be clearly above 0 for every model a claim rests on. For
 # comparison the same is shown for the tokens of the masked span of Fig. 5 (there the
 # model has no local context; not a gate).
@@ -148,7 +148,7 @@ print(lm_vs_unigram.round(3).to_string(index=False))
 # ## Figure 5
 #
 # Mean over inputs of the log-probability of the correct token at each position, with
-# 95% percentile-bootstrap intervals over articles (`prismlib.mlm.bootstrap_ci`, which
+# 95% percentile-bootstrap intervals over articles (`prismlib.prism.bootstrap_ci`, which
 # resamples through `prismlib.stats`). Log probabilities are negative and a log axis
 # needs positive numbers, so, like the paper's "note the log scale", we draw them on a
 # log axis as $-\log p$ (the loss): **lower is better**. Positions 0 and 511 (`[CLS]`,
@@ -186,7 +186,7 @@ plt.show()
 # ## Inside the span, and next to it
 #
 # Per input we average the log-probability over a region; the mean over inputs then
-# gets a bootstrap interval over articles (`prismlib.mlm.article_mean`: per-article
+# gets a bootstrap interval over articles (`prismlib.prism.article_mean`: per-article
 # sums, `prismlib.stats.ratio_difference`), paired for differences between the models:
 #
 # - **span**: the masked tokens 200-299;
@@ -195,7 +195,7 @@ plt.show()
 #   more positions away from it (150-189, 310-349) minus the mean over the 10 tokens
 #   right next to it (190-199, 300-309). A positive dip means the tokens next to the
 #   redacted text are predicted worse than those a little further away;
-# - **span - outside** (the test of the span claim, `prismlib.mlm.span_minus_outside`):
+# - **span - outside** (the test of the span claim, `prismlib.prism.span_minus_outside`):
 #   per input, (prism − BERT) averaged over the span minus (prism − BERT) averaged
 #   outside it.
 

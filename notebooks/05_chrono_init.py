@@ -35,7 +35,7 @@
 # models) and that after training the bias distributions depend on the layer, not on how
 # they were initialised.
 #
-# Conventions (`prismlib.timescales`): the whole bias goes into `bias_ih` and the same
+# Conventions (`prismlib.lstm.timescales`): the whole bias goes into `bias_ih` and the same
 # entries of `bias_hh` are zeroed, so the effective bias is exactly the variant's value;
 # "layer-wise" samples chrono values per layer (as the slides' *Approach* page writes for
 # $T = 20$: $\log\mathcal U(1,19)$, $\log\mathcal U(1,9)$, $\log\mathcal U(1,4)$); "gradient"
@@ -96,7 +96,7 @@ print(pd.DataFrame(ranges).to_string(index=False))
 #
 # A claim about language models is only testable when the models are clearly better than
 # the **bigram model of the same data** (DESIGN, "Gates"): an interpolated Kneser-Ney
-# bigram fitted on the whole PTB training split (`prismlib.bigram`), scored on exactly the
+# bigram fitted on the whole PTB training split (`prismlib.lstm.bigram`), scored on exactly the
 # test tokens the LSTMs predict. An add-one unigram of the same text says where a model
 # that has learnt only word frequencies would sit. Perplexities to 1 decimal:
 
@@ -107,7 +107,7 @@ print(refs.round(1).to_string(index=False))
 # %% [markdown]
 # ## Training
 #
-# Every model is a job of `prismlib.jobs`, cached under `.cache/jobs/<hash of its spec>/`:
+# Every model is a job of `prismlib.runs.jobs`, cached under `.cache/jobs/<hash of its spec>/`:
 # `make reproduce` trains the whole grid of notebooks 05-08 first (`python -m prismlib
 # train`, in parallel single-thread processes), and this notebook only reads the models;
 # a model that is missing trains here on the `executor` of the parameters cell. The

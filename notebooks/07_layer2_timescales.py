@@ -36,14 +36,14 @@
 #
 # Two more rows come from the ICLR 2021 version: layer 1 half at $T = 3$, half at $T = 4$;
 # layer 2 at inverse-gamma (shape 0.56) timescales; in its own convention
-# $b_f = -\log(e^{1/T} - 1)$, i.e. $T = -1/\log f$ (`prismlib.timescales`). **published**
+# $b_f = -\log(e^{1/T} - 1)$, i.e. $T = -1/\log f$ (`prismlib.lstm.timescales`). **published**
 # is our reading of the paper, **official** reproduces the official code's assignment
 # exactly (the differences are listed below). The ICLR version reports PTB test
 # perplexity 57.58 for the multi-timescale model against 58.98 for its baseline.
 # Decisions: the gradient part of MOD5/MOD8 is $\log(\mathrm{linspace}(1, 19))$ (timescales
 # 2-20, since $T = 1$ has no finite bias); Pareto timescales are sampled ($T \ge 1$, seeded).
 #
-# The profile's grid (`prismlib.grid`, experiment `exp4`) decides which $X$ are trained;
+# The profile's grid (`prismlib.lstm.grid`, experiment `exp4`) decides which $X$ are trained;
 # the fixed-$X$ models, MOD5, MOD8 and the ICLR variants use the first seed, the baseline
 # and Pareto every seed of the profile.
 
@@ -127,7 +127,7 @@ print(pd.DataFrame(rows).to_string(index=False))
 # The code asserts test perplexities of 57.58 (multi-timescale) and 58.98 (baseline); its
 # shipped log of one training run ends at 59.69.
 #
-# The two layer-2 grids at the paper's 1150 units (`prismlib.timescales`, deterministic):
+# The two layer-2 grids at the paper's 1150 units (`prismlib.lstm.timescales`, deterministic):
 
 # %% tags=["nbval-check-output"]
 grids = {
@@ -143,7 +143,7 @@ for name, T in grids.items():
 # ## The reference language models (the gate of every perplexity claim)
 #
 # An add-one unigram and the interpolated Kneser-Ney bigram of the whole PTB training
-# split (`prismlib.bigram`; notebook 05 says why), scored on exactly the test tokens the
+# split (`prismlib.lstm.bigram`; notebook 05 says why), scored on exactly the test tokens the
 # LSTMs predict. Every perplexity claim below needs the baseline clearly below the
 # bigram. Perplexities to 1 decimal:
 
@@ -156,7 +156,7 @@ for r in refs.itertuples():
 # ## Training
 #
 # The profile's experiment-4 grid, its baseline seeds and the `official` variant, read
-# from the job cache (trained first where missing; `prismlib.jobs`).
+# from the job cache (trained first where missing; `prismlib.runs.jobs`).
 
 # %%
 specs = grid.experiment("baseline", P) + grid.experiment("exp4", P) + grid.experiment("official", P)

@@ -29,7 +29,7 @@
 # * layer 3 has a similar slope in every model, whatever the fixed biases: its
 #   timescale seems set by the task.
 #
-# Decisions (`prismlib.memory`):
+# Decisions (`prismlib.lstm.ablation`):
 #
 # * **What "ablate" means.** By default (`memory_mode = "replace"`) the word at distance
 #   $d$ is *replaced* by `<unk>`: every other word keeps its position, so the two readings
@@ -99,7 +99,7 @@ print(
 # ## Models
 #
 # The baseline and fixed-bias models of notebooks 06-07 (the `memory` experiment of
-# `prismlib.grid`, first seed; read from the job cache, trained there if missing): layer 1
+# `prismlib.lstm.grid`, first seed; read from the job cache, trained there if missing): layer 1
 # longest (layer-wise, $T = 70$), middle longest, last longest (inverse, $T = 70$), and the
 # Pareto layer 2 of experiment 4. Their assigned timescales per layer at this profile's
 # sizes (median over units, 2 decimals; "-" = trained freely):
@@ -120,7 +120,7 @@ print(pd.DataFrame(table).to_string(index=False))
 # ## The references and the gate of every claim
 #
 # The models analysed must be language models worth analysing: clearly below the
-# interpolated Kneser-Ney bigram of the whole PTB training split (`prismlib.bigram`;
+# interpolated Kneser-Ney bigram of the whole PTB training split (`prismlib.lstm.bigram`;
 # notebook 05 says why), on exactly the test tokens the LSTMs predict. The add-one unigram
 # is the floor below which a model has learnt nothing. Perplexities to 1 decimal:
 

@@ -3,7 +3,7 @@
 A :class:`Claim` is a sentence of the paper tested by one or more :class:`Test` s, each a
 directional comparison ("A is above B", "the loss is below the unigram's") whose effect
 comes with a paired-bootstrap interval over the test set's independent units
-(:mod:`prismlib.stats`).  There are exactly four verdicts (DESIGN, "Verdicts"):
+(:mod:`prismlib.stats`).  There are exactly four verdicts:
 
 ``held``
     every test's interval lies on the side the claim states;

@@ -83,7 +83,6 @@ def save_atomic(path: Path, **obj: object) -> None:
 # now live in a package that re-exports them: checkpoints written before the library was
 # grouped into packages load unchanged.
 MOVED_MODULES: dict[str, str] = {
-    "prismlib.lstm": "prismlib.lstm",
     "prismlib.mlm": "prismlib.prism",
     "prismlib.continued": "prismlib.prism",
     "prismlib.staged": "prismlib.prism",

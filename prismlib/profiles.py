@@ -78,7 +78,7 @@ class LSTMSettings:
         average_last: NT-ASGD switches to averaged SGD for the last ``average_last`` epochs
             at the latest (0: only when validation stalls for ``nonmono`` epochs, AWD's rule;
             a run of a few epochs never stalls).
-        grid: which models the notebooks train (:mod:`prismlib.grid`): ``slides`` (every
+        grid: which models the notebooks train (:mod:`prismlib.lstm.grid`): ``slides`` (every
             model the slides tabulate) or ``cpu`` (the subset that tests each claim).
     """
 
@@ -195,8 +195,8 @@ class PrismSettings:
         checkpoint_every: steps between checkpoints.
         every_layer: also train the App. B.3 model (prism after every layer).
         recipe: ``"full"`` (the paper: every parameter trained from the first step,
-            :func:`prismlib.mlm.train_mlm`) or ``"staged"`` (the cpu recipe of
-            :mod:`prismlib.staged`: lower layers frozen and cached, a head warm-up,
+            :func:`prismlib.prism.train_mlm`) or ``"staged"`` (the cpu recipe of
+            :mod:`prismlib.prism.staged_recipe`: lower layers frozen and cached, a head warm-up,
             then the top ``train_layers`` layers and the head).
         train_layers: staged: encoder layers trained, counted from the top.
         train_inputs: training inputs used (a seeded subset; ``None``: all of them).
@@ -266,10 +266,10 @@ class BeyondSettings:
             machine).
         gate_lr: Adam's learning rate of the learned gate's logits (the linear probe keeps
             the paper's 1e-3): at 1e-3 a logit moves about 1e-3 per step, too little in the
-            few hundred steps of a cpu-sized task (measured on synthetic data, issue 12).
+            few hundred steps of a cpu-sized task (measured on synthetic data).
         grid_size: points of the learned gate's frequency grid.
         batch_windows: windows per step of the learned probe; ``None``: as many as hold
-            ``batch_size`` sampled rows on average (:func:`prismlib.learned.matched_windows`),
+            ``batch_size`` sampled rows on average (:func:`prismlib.probing.matched_windows`),
             so that it takes about as many steps per epoch as the fixed filters' probes.
         spectrum_texts: WikiText-103 test articles of the spectral profile of the encoder.
     """
@@ -288,7 +288,7 @@ class Profile:
 
     Attributes:
         name: ``smoke``, ``cpu`` or ``paper``.
-        encoder: key of :data:`prismlib.encode.ENCODERS` (``minilm`` offline, or
+        encoder: key of :data:`prismlib.probing.ENCODERS` (``minilm`` offline, or
             ``bert-base-cased`` from the Hugging Face hub).
         window: tokens per window including the two special tokens (510 + 2).
         device: ``auto`` (CUDA when available), ``cpu`` or ``cuda``.
@@ -298,7 +298,7 @@ class Profile:
         lstm: settings of notebooks 05-08 (LSTM language models, work B).
         prism: settings of notebooks 03-04 (prism layer, continued MLM training, Fig. 5).
         beyond: settings of notebook 09 (smooth, wavelet and learned filters).
-        data: the probing data (:mod:`prismlib.tasks`): ``offline`` (the copies every
+        data: the probing data (:mod:`prismlib.probing.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).
     """
@@ -329,7 +329,7 @@ _LSTM_PAPER = LSTMSettings(
     batch_size=20, bptt=70, epochs=1000, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
     seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None, grid="slides",
 )  # fmt: skip
-# A model that learns on 2 cores (issue 10, measured here): 3 layers 256/256/200, embeddings
+# A model that learns on 2 cores (measured on the 2-core build machine): 3 layers 256/256/200, embeddings
 # tied to the adaptive softmax (cutoffs 2000/6000), dropout 0.3, SGD at lr 20 with gradient
 # clipping; 3 rounds of 1000 steps of 20 x 35 tokens (2.1M tokens, 2.26 passes over PTB
 # train), averaged SGD in the last round; one torch thread per training process, two
@@ -417,7 +417,7 @@ _PRISM_SMOKE = PrismSettings(
     },
     span=(200, 300), eval_inputs=4, eval_stride=510, eval_batch=4, bootstrap=200, threads=1,
 )  # fmt: skip
-# The cpu recipe (issue 9): MiniLM's embeddings and layers 0-3 frozen and cached, the MLM
+# The cpu recipe (see prismlib.prism.staged_recipe): MiniLM's embeddings and layers 0-3 frozen and cached, the MLM
 # head warmed up on the frozen encoder, then layers 4-5 and the head trained at 1e-4 with
 # warm-up and clipping, the three arms as parallel single-thread processes.
 _PRISM_CPU = PrismSettings(
@@ -521,7 +521,7 @@ def dry_run(paper: Profile) -> Profile:
 
     The same data sources (``full``: WikiText-103 train, CoNLL-2000 / Treebank-3), the
     same kind of encoder (bert-base-cased's architecture with 2 small layers and random
-    weights, :data:`prismlib.encode.DRY_RUN_ENCODER`: no download), full softmax and
+    weights, :data:`prismlib.probing.DRY_RUN_ENCODER`: no download), full softmax and
     NT-ASGD at AWD's dropouts, the full continued-training recipe, the slides' LSTM grid,
     the 43 dialog-act classes; only the settings named in :data:`DRY_RUN_SIZES` shrink
     (``nonmono`` 1, so validation that stalls once switches NT-ASGD to averaging).

@@ -23,8 +23,8 @@ says what a unit is and what is compared.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np

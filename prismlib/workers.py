@@ -44,14 +44,16 @@ def one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def progress_bar(total: int | None = None, *, desc: str = "", unit: str = "it", disable: bool = False, **kw: Any) -> Any:
-    """A ``tqdm`` progress bar (``tqdm.auto``: a widget in JupyterLab, text in a terminal).
+def progress_bar(iterable: Any = None, *, total: int | None = None, desc: str = "", disable: bool = False, **kw: Any) -> Any:
+    """A ``tqdm`` progress bar over ``iterable`` (or of ``total`` steps, updated by hand):
+    ``tqdm.auto``, a widget in JupyterLab and text in a terminal.
 
-    Every long loop of the project makes its bar here. ``disable=True`` (a worker process,
-    or a caller asked for quiet) gives a bar that prints nothing."""
+    Every long loop of the project makes its bar here, so one place decides where bars
+    go. ``disable=True`` (a worker process, or a caller asked for quiet) gives a bar that
+    prints nothing; ``kw`` are tqdm's (``unit``, ``leave``, ``initial``, ...)."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, disable=disable, **kw)
+    return tqdm(iterable, total=total, desc=desc, disable=disable, **kw)
 
 
 def _call(fn: Callable[[Any], Any], job: Any) -> Any:
@@ -77,7 +79,7 @@ def run_pool(
     """
     jobs = list(jobs)
     out: list[Any] = [None] * len(jobs)
-    with progress_bar(len(jobs), desc=desc, unit=unit, leave=False, mininterval=1, disable=not progress) as bar:
+    with progress_bar(total=len(jobs), desc=desc, unit=unit, leave=False, mininterval=1, disable=not progress) as bar:
 
         def done(i: int, result: Any) -> None:
             out[i] = result

@@ -1,4 +1,4 @@
-"""prismlib.benchmark: the helpers of benchmarks/ run anywhere (no timings are asserted)."""
+"""prismlib.runs.timing: the helpers of benchmarks/ run anywhere (no timings are asserted)."""
 
 from __future__ import annotations
 

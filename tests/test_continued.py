@@ -1,4 +1,4 @@
-"""Section 4's staged recipe (prismlib.staged) on a tiny BERT, its arms (prismlib.continued), Fig. 5's contrast."""
+"""Section 4's staged recipe (prismlib.prism.staged_recipe) on a tiny BERT, its arms (prismlib.prism.arms), Fig. 5's contrast."""
 
 from __future__ import annotations
 

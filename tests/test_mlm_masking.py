@@ -1,4 +1,4 @@
-"""BERT masking statistics (prismlib.mlm)."""
+"""BERT masking statistics (prismlib.prism.mlm_training)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The probe's training recipe (prismlib.probe)."""
+"""The probe's training recipe (prismlib.probing.probes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The static report (prismlib.report): built from the stored smoke notebooks and from a
+"""The static report (prismlib.runs.report): built from the stored smoke notebooks and from a
 results folder, every link resolving, and a broken link caught."""
 
 from __future__ import annotations

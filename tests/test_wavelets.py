@@ -1,4 +1,4 @@
-"""Tests of prismlib.wavelets: the Haar multiresolution across tokens, its bands, errors."""
+"""Tests of prismlib.spectral.wavelets: the Haar multiresolution across tokens, its bands, errors."""
 
 from __future__ import annotations
 

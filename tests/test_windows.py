@@ -1,4 +1,4 @@
-"""Windowing and label weights (prismlib.windows)."""
+"""Windowing and label weights (prismlib.probing.windows)."""
 
 from __future__ import annotations
 

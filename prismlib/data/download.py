@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from prismlib.workers import progress_bar
 
 from .datadir import ENV_VAR, DownloadError
 
@@ -56,7 +56,7 @@ def download(url: str, downloads: Path, *, force: bool, name: str | None = None)
             open(part, "wb") as out,
         ):
             total = int(resp.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name) as bar:
+            with progress_bar(total=total, unit="B", unit_scale=True, desc=dest.name) as bar:
                 for chunk in iter(lambda: resp.read(_CHUNK), b""):
                     out.write(chunk)
                     bar.update(len(chunk))

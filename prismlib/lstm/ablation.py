@@ -35,10 +35,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from prismlib.lstm.model import LSTMLM, State
 from prismlib.stats import N_BOOT, Interval, paired_bootstrap
+from prismlib.workers import progress_bar
 
 MODES = ("replace", "remove")
 
@@ -100,7 +100,7 @@ def cell_state_change(
         pick = torch.as_tensor(which, device=device)
         return [(h[:, pick].contiguous(), c[:, pick].contiguous()) for h, c in model.run_layers(prefixes.to(device))[2]]
 
-    for k, start in enumerate(tqdm(starts, desc=desc, leave=False, mininterval=2)):
+    for k, start in enumerate(progress_bar(starts, desc=desc, leave=False, mininterval=2)):
         start = int(start)
         ctx = ids_t[start : start + length]
         if mode == "replace":

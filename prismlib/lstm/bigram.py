@@ -1,6 +1,6 @@
 """The count-based references of PTB: the bigram gate of every work-B perplexity claim, and a unigram.
 
-DESIGN ("Gates"): a claim about language models is *not testable* when a model it
+The gate of every work-B claim: a claim about language models is *not testable* when a model it
 compares is "not clearly below the bigram model of the same data".  This module fits
 that bigram on **the whole PTB training split** (all 929,589 tokens, ``<eos>`` included,
 read as one stream the way the LSTMs read it): it is the baseline of exactly the data the

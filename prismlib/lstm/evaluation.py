@@ -1,15 +1,18 @@
-"""Evaluation of the LSTM language models: per-token NLL, perplexity and its paired chunk bootstrap, perplexity by word frequency, forget-gate activations, the slides' bootstrapped perplexity and the per-run table.
+"""Evaluation of the LSTM language models.
 
-Claims compare models on the *same* tokens with a paired bootstrap over 100-token chunks of
-the test stream (:func:`chunk_sums`, :func:`perplexity_contrast`, resampling by
-:mod:`prismlib.stats`); :func:`bootstrap_perplexity` reproduces the slides' "mean +/- sd
-over 70-word blocks" column for their tables only. Seed spread is reported, not tested.
+:func:`token_nll` gives the NLL of every PTB test token. Claims compare models on the
+*same* tokens with a paired bootstrap over 100-token chunks of the test stream
+(:func:`chunk_sums`, :func:`perplexity_contrast`, resampling by :mod:`prismlib.stats`);
+:func:`seed_means` stacks a model's seeds so that its perplexity is the seed mean.
+:func:`perplexity_by_frequency` splits perplexity by word-frequency bin and
+:func:`forget_gate_means` measures the gates. :func:`bootstrap_perplexity` reproduces the
+slides' "mean +/- sd over 70-word blocks" column for their tables only. Seed spread is
+reported, not tested.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,9 +64,12 @@ def perplexity(nll: np.ndarray) -> float:
 
 
 N_BOOT_PTB = 10_000
+"""Resamples of every paired bootstrap over PTB test chunks (the official evaluation's 10,000)."""
 
 
 CHUNK = 100
+"""Tokens per independent unit of PTB test in every paired comparison (a 100-word chunk of
+PTB): consecutive positions ``[k * CHUNK, (k + 1) * CHUNK)`` of the test stream."""
 
 
 def predicted_mask(n: int, batch_size: int) -> np.ndarray:
@@ -119,7 +125,7 @@ def chunk_sums(nll: np.ndarray, chunk: int = CHUNK) -> tuple[np.ndarray, np.ndar
     if x.ndim == 2 and not (finite == mask).all():
         raise ValueError(
             "models are not predicted at the same positions; evaluate them on the same test tokens with the same "
-            "evaluation batch (the bigram: prismlib.bigram.bigram_nll(..., batch_size=eval_batch))"
+            "evaluation batch (the bigram: prismlib.lstm.bigram_nll(..., batch_size=eval_batch))"
         )
     groups = np.arange(x.shape[-1]) // chunk
     _, sums = group_sums(np.where(finite, x, 0.0), groups)
@@ -187,6 +193,8 @@ FREQUENCY_BINS: tuple[tuple[str, float, float], ...] = (
     ("100-1k", 100, 1_000),
     ("<100", 0, 100),
 )
+"""Word-frequency bins of the ICLR 2021 version: ``(label, low, high)``, a word is in a bin
+when ``low <= (its count in PTB train) < high``."""
 
 
 def frequency_bins(ids: np.ndarray, train_counts: np.ndarray) -> np.ndarray:

@@ -1,10 +1,10 @@
 """Which LSTM language models work B's notebooks train: the slides' experiment grid.
 
 Each experiment is a list of :class:`~prismlib.lstm.RunSpec`; notebooks ask
-:func:`prismlib.jobs.trained` for them, ``python -m prismlib train`` trains
+:func:`prismlib.lstm.trained` for them, ``python -m prismlib train`` trains
 :func:`all_specs` up front. The ``paper`` profile (``lstm.grid = "slides"``) trains every
 model the slides tabulate; the ``cpu`` and ``smoke`` profiles a subset chosen to test each
-slide claim (issue 10), with the profile's seeds where a claim needs a seed mean.
+slide claim, with the profile's seeds where a claim needs a seed mean.
 
 ========== ===================================================================================
 baseline   the AWD-LSTM baseline, every seed of the profile

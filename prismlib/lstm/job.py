@@ -1,4 +1,10 @@
-"""Work B's trained models as jobs: what to train (:class:`RunSpec`), the job that trains it on PTB (:class:`Job`, cached by :mod:`prismlib.runs.jobs`), and the trained result (:class:`TrainedRun`)."""
+"""Work B's trained models as jobs.
+
+:class:`RunSpec` says what to train (a timescale variant, initialised or fixed, and a
+seed); :class:`Job` trains it on PTB with a profile's settings and is cached by
+:mod:`prismlib.runs.jobs` under the hash of what changes the model; :func:`trained`
+returns the :class:`TrainedRun` of each spec, training the missing ones first.
+"""
 
 from __future__ import annotations
 
@@ -159,7 +165,7 @@ def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: 
     """The finished ``job`` as a :class:`~prismlib.lstm.TrainedRun` (model in eval mode)."""
     path = job_dir(job, cache) / "done.pt"
     if not path.exists():
-        raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.jobs.run_missing")
+        raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.runs.run_missing")
     corpus = corpus if corpus is not None else _ptb()
     dev = resolve_device(device)
     done = torch.load(path, map_location=dev, weights_only=False)

@@ -4,9 +4,9 @@ The model follows Merity et al. (2017), "Regularizing and optimizing LSTM langua
 models", the slides' baseline: embedding dropout, locked (variational) dropout on the
 input, between layers and on the output, DropConnect ("weight drop") on the
 hidden-to-hidden weights, tied input/output embeddings (so the last layer is as wide as
-the embedding), activation (AR) and temporal activation (TAR) regularisation,
-variable-length BPTT and NT-ASGD (SGD that switches to averaged SGD when the validation
-loss stops improving for ``nonmono`` evaluations). Adam is an option.
+the embedding), and a full softmax or an adaptive softmax tied the same way. The training
+recipe (AR/TAR, variable-length BPTT, NT-ASGD) is :mod:`prismlib.lstm.training`; the
+evaluation :mod:`prismlib.lstm.evaluation`.
 
 Every layer is an :class:`LSTMLayer`: a one-layer ``torch.nn.LSTM`` whose recurrent
 weight and biases are computed from trainable tensors at every forward (DropConnect
@@ -14,12 +14,6 @@ mask; fixed bias entries via ``torch.where``) and handed to the fused kernel
 (``aten::lstm``: cuDNN on GPU, the fused CPU kernel otherwise). Fixed entries are exact
 under any optimiser and weight decay: they are buffers, and the gradient of the
 trainable tensor at those entries is zero.
-
-Evaluation: :func:`token_nll` gives the NLL of every PTB test token. Claims compare
-models on the *same* tokens with a paired bootstrap over 100-token chunks of the test
-stream (:func:`chunk_sums`, :func:`perplexity_contrast`, resampling by
-:mod:`prismlib.stats`); :func:`bootstrap_perplexity` reproduces the slides' "mean +/- sd
-over 70-word blocks" column for their tables only. Seed spread is reported, not tested.
 
 Shapes: token ids ``(batch, length)``; layer outputs ``(batch, length, hidden)``; the
 recurrent state per layer a pair ``(h, c)`` of ``(1, batch, hidden)``.
@@ -294,10 +288,6 @@ def batchify(ids: np.ndarray | Tensor, batch_size: int) -> Tensor:
 
 
 
-"""Resamples of every paired bootstrap over PTB test chunks (the official evaluation's 10,000)."""
-
-"""Tokens per independent unit of PTB test in every paired comparison (DESIGN: "a 100-word
-chunk of PTB"): consecutive positions ``[k * CHUNK, (k + 1) * CHUNK)`` of the test stream."""
 
 
 
@@ -312,8 +302,7 @@ chunk of PTB"): consecutive positions ``[k * CHUNK, (k + 1) * CHUNK)`` of the te
 
 
 
-"""Word-frequency bins of the ICLR 2021 version: ``(label, low, high)``, a word is in a bin
-when ``low <= (its count in PTB train) < high``."""
+
 
 
 

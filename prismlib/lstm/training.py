@@ -1,4 +1,11 @@
-"""The training loop of the LSTM language models: AWD-LSTM's recipe (variable-length BPTT, AR/TAR, NT-ASGD or Adam), with exact resume from a checkpoint."""
+"""The training loop of the LSTM language models (AWD-LSTM's recipe).
+
+:func:`train_lm` trains in place: variable-length BPTT, activation (AR) and temporal
+activation (TAR) regularisation, gradient clipping, and NT-ASGD (SGD that switches to
+averaged SGD when the validation loss stops improving for ``nonmono`` evaluations) or
+Adam. After every epoch the validation perplexity is recorded and a checkpoint written;
+a second call with the same checkpoint resumes exactly (the RNG states are in it).
+"""
 
 from __future__ import annotations
 
@@ -11,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, batchify, detach_state
 from prismlib.paths import load_checkpoint, save_atomic
 from prismlib.profiles import LSTMSettings
+from prismlib.workers import progress_bar
 
 
 @dataclass
@@ -82,7 +89,7 @@ def train_lm(
     epoch the validation perplexity is computed (on the averaged weights once NT-ASGD has
     switched) and a checkpoint is written; calling again with the same ``checkpoint``
     resumes. All randomness comes from ``seed`` (the global RNG is restored afterwards).
-    ``progress=False`` hides the per-step bar (worker processes of :mod:`prismlib.jobs`).
+    ``progress=False`` hides the per-step bar (worker processes of :mod:`prismlib.runs.jobs`).
 
     Returns:
         The history; the model holds the best-validation weights on return.
@@ -110,7 +117,7 @@ def train_lm(
             if device.type == "cuda" and ck.get("cuda_rng") is not None:
                 torch.cuda.set_rng_state(ck["cuda_rng"], device)
         steps = s.steps_per_epoch or math.ceil((data.size(1) - 1) / s.bptt)
-        bar = tqdm(total=s.epochs * steps, initial=hist.epochs * steps, desc=desc, leave=False, mininterval=2, disable=not progress)
+        bar = progress_bar(total=s.epochs * steps, initial=hist.epochs * steps, desc=desc, leave=False, mininterval=2, disable=not progress)
         while hist.epochs < s.epochs:
             model.train()
             t0 = time.perf_counter()

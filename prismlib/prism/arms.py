@@ -8,14 +8,14 @@ that tells the filter's effect from the training's), and the two continued-train
 models ``baseline`` and ``prism``; ``prism-every`` is App. B.3.
 
 Two recipes (``profile.prism.recipe``): ``full``, the paper's (every parameter trained
-from the first step, Adam at its defaults, :func:`prismlib.mlm.train_mlm`; the ``paper``
-profile), and ``staged``, the cpu's (:mod:`prismlib.staged`: lower layers frozen and
+from the first step, Adam at its defaults, :func:`prismlib.prism.train_mlm`; the ``paper``
+profile), and ``staged``, the cpu's (:mod:`prismlib.prism.staged_recipe`: lower layers frozen and
 their masked states cached once, shared by every arm since the prism sits above them;
 a head warm-up; then the top layers). With the staged recipe ``prism-every`` puts the
 prism after each *trained* layer only: a prism under a frozen layer would change the
 frozen layers' input, which no cached state can follow.
 
-Each trained arm is a job of :mod:`prismlib.jobs` (:class:`ArmJob`): cached under
+Each trained arm is a job of :mod:`prismlib.runs.jobs` (:class:`ArmJob`): cached under
 ``.cache/jobs/<key>/``, resumable, and run as parallel single-thread processes by
 :func:`section4_models`. A finished job also stores its held-out masked-token score
 (after the head warm-up and at the end), the sanity gate (:func:`mlm_sanity`) of every
@@ -36,6 +36,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from prismlib.claims import Gate
 from prismlib.paths import cache_dir, load_checkpoint, save_atomic
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, load_mlm_tokenizer, train_mlm
@@ -49,7 +50,6 @@ from prismlib.prism.staged_recipe import (
     warm_up_head,
 )
 from prismlib.runs.jobs import job_key, run_missing
-from prismlib.claims import Gate
 from prismlib.stats import Interval
 
 ARMS = ("original", "prism_untrained", "baseline", "prism", "prism-every")
@@ -100,7 +100,7 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     """The continued-training text of ``profile`` and the held-out Fig. 5 text.
 
     ``offline`` (cpu, smoke): train on WikiText-2 valid (60 articles; the tokenized
-    release, lightly detokenised by :func:`prismlib.mlm.detokenize_wikitext`) plus
+    release, lightly detokenised by :func:`prismlib.data.wikitext.detokenize_wikitext`) plus
     ``train_articles_103`` WikiText-103 test articles (raw release) drawn with the
     profile's seed; evaluate on the other WikiText-103 test articles.  WikiText-2 valid
     and WikiText-103 test share no article (WikiText-2's valid/test are WikiText-103's).
@@ -296,7 +296,7 @@ class TrainedMLM:
         name: unique name for feature caches.
         tokenizer, model: the ``*ForMaskedLM`` model in eval mode, prism hooks attached.
         handle: the :class:`PrismHandle`, or ``None`` without a prism layer.
-        result: the training record (:class:`prismlib.mlm.TrainResult`; ``None`` untrained).
+        result: the training record (:class:`prismlib.prism.TrainResult`; ``None`` untrained).
         record: ``head_losses``, ``heldout_head`` and ``heldout_final`` (per held-out
             input: the sum of log p over its masked tokens, and their number), ...
         device: where the model lives.
@@ -312,7 +312,7 @@ class TrainedMLM:
     device: torch.device
 
     def encoder(self):
-        """The model's encoder (prism included) as a :class:`prismlib.encode.Encoder` for probing."""
+        """The model's encoder (prism included) as a :class:`prismlib.probing.Encoder` for probing."""
         from prismlib.probing.encoders import Encoder
 
         return Encoder(self.name, self.tokenizer, self.model.base_model.eval(), self.device)
@@ -353,7 +353,7 @@ def section4_models(
 ) -> tuple[dict[str, TrainedMLM], Section4Data]:
     """The models of ``arms``, training the missing ones first.
 
-    The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.jobs.run_missing`:
+    The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.runs.run_missing`:
     on a CPU all at once as single-thread processes (``local``, the default), on a GPU
     one after the other, or on a SLURM cluster (``executor="slurm"``, options ``slurm``).
     ``original`` and ``prism_untrained`` need no training.
@@ -421,10 +421,10 @@ def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.n
                mask_id: int, special_ids, seed: int, n_boot: int) -> MLMSanity:  # fmt: skip
     """Held-out masked-token loss of every trained arm against a unigram model of the training text.
 
-    The held-out score of :func:`prismlib.mlm.heldout_logprobs` (15% of the tokens of
+    The held-out score of :func:`prismlib.prism.heldout_logprobs` (15% of the tokens of
     every held-out input masked, seeded) was stored by each job after the head warm-up
     (staged recipe) and at the end; ``unigram`` (``(vocab,)`` log-probabilities,
-    :func:`prismlib.mlm.unigram_logprobs` of the training inputs) scores the same tokens.
+    :func:`prismlib.prism.unigram_logprobs` of the training inputs) scores the same tokens.
     The interval of model minus unigram log p (nats per masked token) resamples articles.
 
     Returns:

@@ -217,7 +217,7 @@ def attach_prism(
     the prism output, and the next layer and the MLM head are computed from it.  Call
     the model with a right-padded ``attention_mask`` (or none, for full-length rows).
     The kept mask is dropped when the encoder's call ends, so a layer called on its own
-    (:func:`prismlib.continued.top_states`) filters full-length rows.
+    (:func:`prismlib.prism.top_states`) filters full-length rows.
     """
     layers = encoder_layers(model)
     n_layers = len(layers)

@@ -1,4 +1,11 @@
-"""BERT-style masking: the 80/10/10 replacement of the selected tokens, for a batch of sequences or a probing window."""
+"""BERT's masking, for a batch of sequences or a probing window.
+
+:func:`mask_batch` is BERT's recipe: every non-special position is selected with
+probability ``prob`` (15%); a selected position becomes ``[MASK]`` with probability
+``replace[0]`` (80%), a uniformly random token with ``replace[1]`` (10%) and stays as
+it is otherwise (10%). The MLM probe of section 3 uses ``replace=(1, 0, 0)``
+(:func:`mask_window`): every selected position is ``[MASK]``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from torch import Tensor
 from prismlib.probing.windows import IGNORE, Window
 
 LOSS_IGNORE = -100
+"""Label of unselected positions in :func:`mask_batch` (PyTorch's cross-entropy default)."""
 
 
 def mask_batch(

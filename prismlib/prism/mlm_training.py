@@ -1,17 +1,10 @@
-"""Masked language modelling: BERT's masking (and, with the prism work, continued training).
+"""Continued masked-language-model training (section 4, the paper's recipe).
 
-:func:`mask_batch` is BERT's recipe: every non-special position is selected with
-probability ``prob`` (15%); a selected position becomes ``[MASK]`` with probability
-``replace[0]`` (80%), a uniformly random token with ``replace[1]`` (10%) and stays as
-it is otherwise (10%).  The MLM probe of section 3 uses ``replace=(1, 0, 0)``: every
-selected position is ``[MASK]``.
-
-Section 4 (notebooks 03-04): :func:`train_mlm` continues MLM training (seeded,
-checkpointed, resumable; the paper's recipe, :mod:`prismlib.continued` runs the arms); :func:`masked_span_logprobs` is Fig. 5's evaluation and
-:func:`heldout_logprobs` the held-out MLM score that :func:`unigram_logprobs` (the
-context-free baseline) gates.  Several Fig. 5 inputs come from one article, so the
-intervals (:func:`article_mean`, :func:`bootstrap_ci`) resample articles; the
-resampling itself is :mod:`prismlib.stats`'s, the only bootstrap of the project.
+:func:`load_mlm_model` gives an encoder with a seeded MLM head, :func:`chunk_tokens` the
+512-token training inputs, and :func:`train_mlm` continues MLM training (seeded,
+checkpointed, resumable: a second call with the same checkpoint continues exactly).
+:mod:`prismlib.prism.staged_recipe` is the cpu's recipe and :mod:`prismlib.prism.arms`
+trains Table 1's arms with either.
 """
 
 from __future__ import annotations
@@ -28,13 +21,7 @@ from torch import Tensor
 
 from prismlib.paths import load_checkpoint, save_atomic
 from prismlib.prism.masking import LOSS_IGNORE, mask_batch
-
-"""Label of unselected positions in :func:`mask_batch` (PyTorch's cross-entropy default)."""
-
-
-
-
-
+from prismlib.workers import progress_bar
 
 # =========================================================================== continued MLM training
 #
@@ -81,7 +68,7 @@ def chunk_tokens(
 def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
     """A masked-LM model (``BertForMaskedLM``-style) and its tokenizer, in train mode.
 
-    ``name`` is a key of :data:`prismlib.encode.ENCODERS` or a Hugging Face id.  Head
+    ``name`` is a key of :data:`prismlib.probing.ENCODERS` or a Hugging Face id.  Head
     weights missing from the checkpoint (the offline MiniLM ships without an MLM head)
     are initialised here with a generator seeded by ``seed``, as BERT initialises them
     (dense ~ N(0, initializer_range), biases 0, LayerNorm 1/0; the decoder is tied to the
@@ -273,7 +260,6 @@ def train_mlm(
     Returns:
         A :class:`TrainResult`.
     """
-    from tqdm.auto import tqdm
 
     device = torch.device(device)
     amp = device.type == "cuda" if amp is None else amp
@@ -321,7 +307,7 @@ def train_mlm(
     t0 = time.perf_counter()
     devices = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
-        bar = tqdm(range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, leave=False, disable=not progress)
+        bar = progress_bar(range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, leave=False, disable=not progress)
         for step in bar:
             inputs, labels = training_batch(sequences, step, batch_size, seed, special_ids_t, mask_id, vocab_size, mask_prob)
             torch.manual_seed(derived_seed(seed, step, 1))  # dropout of this step

@@ -1,4 +1,12 @@
-"""Fig. 5's analysis: log-probabilities of the correct tokens inside a masked span and outside it, the held-out masked-token scores, a unigram reference, per-article means and their bootstrap intervals."""
+"""Fig. 5's analysis and the held-out MLM score.
+
+:func:`masked_span_logprobs` scores the correct token at every position of inputs whose
+middle span is masked; :func:`heldout_logprobs` scores 15%-masked held-out inputs, the
+MLM sanity check that :func:`unigram_logprobs` (the context-free baseline) gates.
+Several Fig. 5 inputs come from one article, so the intervals (:func:`article_mean`,
+:func:`span_minus_outside`, :func:`bootstrap_ci`) resample articles; the resampling
+itself is :mod:`prismlib.stats`'s.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ from torch import Tensor
 from prismlib.prism.masking import LOSS_IGNORE, mask_batch
 from prismlib.prism.mlm_training import mlm_head
 from prismlib.stats import LEVEL, N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
+from prismlib.workers import progress_bar
 
 
 @torch.no_grad()
@@ -33,13 +42,12 @@ def _correct_logprobs(
     Returns:
         ``(N, length)`` float32 on the CPU, 0 where not evaluated.
     """
-    from tqdm.auto import tqdm
 
     device = torch.device(device)
     model.to(device).eval()
     head = mlm_head(model)
     out = torch.zeros(target.shape, dtype=torch.float32)
-    for start in tqdm(range(0, len(fed), batch_size), desc=desc, leave=False, disable=not progress):
+    for start in progress_bar(range(0, len(fed), batch_size), desc=desc, leave=False, disable=not progress):
         x = fed[start : start + batch_size].to(device)
         hidden = model.base_model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
         for i in range(len(x)):  # one input at a time keeps the (length, vocab) logits small
@@ -130,7 +138,7 @@ def unigram_logprobs(sequences: Tensor, vocab_size: int, ignore_ids: Sequence[in
     ``p(w) = (count(w) + 1) / (total + vocab_size)`` for every id ``w`` in
     ``0 .. vocab_size - 1``, where ``count`` and ``total`` leave out the ids in
     ``ignore_ids`` (special tokens: never a prediction target).  This is the
-    context-free baseline an MLM head must beat (DESIGN, "Gates").
+    context-free baseline an MLM head must beat to carry a claim (the sanity gate).
 
     Args:
         sequences: ``(n, length)`` int64 token ids (e.g. the continued-training inputs).

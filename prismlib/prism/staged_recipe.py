@@ -1,7 +1,7 @@
 """The staged recipe of continued MLM training: what a CPU can do without damaging the encoder.
 
 Training every parameter of a pretrained encoder for a few dozen steps at Adam's
-default rate, with a freshly initialised MLM head, damages it (issue 9: the cpu
+default rate, with a freshly initialised MLM head, damages it (measured: the cpu
 baseline then probed topic below the majority class). Instead:
 
 1. the embeddings and the lower encoder layers ``0 .. start-1`` are frozen (eval mode,
@@ -17,7 +17,7 @@ baseline then probed topic below the majority class). Instead:
 The decoder weight of the head is tied to the (frozen) input embeddings and stays
 frozen throughout. Prism hooks on the top layers (:func:`prismlib.prism.attach_prism`)
 act as in the full model: :func:`top_states` of :func:`lower_states` equals the
-encoder's ``last_hidden_state`` for full-length inputs. :mod:`prismlib.continued` runs
+encoder's ``last_hidden_state`` for full-length inputs. :mod:`prismlib.prism.arms` runs
 the arms of section 4 with this recipe.
 """
 
@@ -37,6 +37,7 @@ from prismlib.paths import load_checkpoint, save_atomic
 from prismlib.prism.layer import encoder_layers
 from prismlib.prism.masking import LOSS_IGNORE, mask_batch
 from prismlib.prism.mlm_training import TrainResult, batch_indices, derived_seed, mlm_head
+from prismlib.workers import progress_bar
 
 # =========================================================================== frozen and trained layers
 
@@ -124,7 +125,7 @@ class StateCache:
         folder: where ``states.npy`` and ``labels.npy`` live.
         states: ``(versions, n, length, hidden)`` float32 (memory-mapped, read-only).
         labels: ``(versions, n, length)`` int64: the original token at the selected
-            positions, :data:`prismlib.mlm.LOSS_IGNORE` elsewhere.
+            positions, :data:`prismlib.prism.LOSS_IGNORE` elsewhere.
     """
 
     folder: Path
@@ -166,7 +167,6 @@ def build_state_cache(
     """Compute (or finish, after an interruption) the cache of :func:`lower_states` for
     ``versions`` maskings of ``sequences`` into ``folder``; the rows done are recorded
     after every batch, so a restart continues where it stopped."""
-    from tqdm.auto import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
     n, length = sequences.shape
@@ -179,7 +179,7 @@ def build_state_cache(
     labels = np.lib.format.open_memmap(labels_path, mode=mode, dtype=np.int64, shape=(versions, n, length))
     device = next(model.parameters()).device
     total = versions * n
-    with tqdm(total=total, initial=sum(done), desc="frozen layers (cached)", unit="input", disable=not progress) as bar:
+    with progress_bar(total=total, initial=sum(done), desc="frozen layers (cached)", unit="input", disable=not progress) as bar:
         for v in range(versions):
             corrupted, lab = mask_version(sequences, v, seed, special_ids, mask_id, vocab_size)
             labels[v] = lab.numpy()
@@ -218,12 +218,11 @@ def head_features(
         ``(features (M, hidden) float32, targets (M,) int64)``: the top layers' output
         (after the arm's prism, if attached) at the ``M`` selected positions.
     """
-    from tqdm.auto import tqdm
 
     model.eval()
     device = next(model.parameters()).device
     feats, targets = [], []
-    bar = tqdm(total=cache.versions * len(cache), desc="head features", unit="input", disable=not progress, leave=False)
+    bar = progress_bar(total=cache.versions * len(cache), desc="head features", unit="input", disable=not progress, leave=False)
     for v in range(cache.versions):
         for lo in range(0, len(cache), batch_size):
             labels = torch.from_numpy(np.array(cache.labels[v, lo : lo + batch_size]))
@@ -247,7 +246,6 @@ def warm_up_head(
     Returns:
         The mean training loss (nats) of every epoch.
     """
-    from tqdm.auto import tqdm
 
     params = set_trainable(model, None)
     head = mlm_head(model).train()
@@ -256,7 +254,7 @@ def warm_up_head(
     device = next(model.parameters()).device
     out = []
     steps = (len(features) + batch_size - 1) // batch_size
-    with tqdm(total=epochs * steps, desc="head warm-up", disable=not progress, leave=False) as bar:
+    with progress_bar(total=epochs * steps, desc="head warm-up", disable=not progress, leave=False) as bar:
         for _ in range(epochs):
             order, total = torch.randperm(len(features), generator=gen), 0.0
             for lo in range(0, len(features), batch_size):
@@ -302,7 +300,7 @@ def train_top(
 ) -> TrainResult:
     """Train encoder layers ``start ..`` and the MLM head from the cached frozen states.
 
-    Step ``s`` reads the rows :func:`prismlib.mlm.batch_indices` gives (epoch ``e`` of
+    Step ``s`` reads the rows :func:`prismlib.prism.batch_indices` gives (epoch ``e`` of
     the data uses masking ``e mod versions``), runs the top layers in train mode
     (dropout seeded from ``(seed, s)``) and takes one Adam step at ``lr * lr_factor(s)``
     with the gradient norm clipped to ``clip`` (0: no clipping). Checkpoints (model,
@@ -310,9 +308,8 @@ def train_top(
     the same weights as an uninterrupted run.
 
     Returns:
-        A :class:`prismlib.mlm.TrainResult`.
+        A :class:`prismlib.prism.TrainResult`.
     """
-    from tqdm.auto import tqdm
 
     params = set_trainable(model, start)
     opt = torch.optim.Adam(params, lr=lr)
@@ -331,7 +328,7 @@ def train_top(
     t0 = time.perf_counter()
     devices = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
-        bar = tqdm(range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, disable=not progress, leave=False)
+        bar = progress_bar(range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, disable=not progress, leave=False)
         for step in bar:
             rows = batch_indices(step, batch_size, n, seed).numpy()
             version = (np.arange(step * batch_size, (step + 1) * batch_size) // n) % cache.versions

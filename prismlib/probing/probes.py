@@ -10,7 +10,7 @@ when successive epochs do not produce a decrease in validation loss"; this is ou
 reading of how the two rules combine.)
 
 Loss and accuracy weigh each token by ``1/|N|`` of its gold label (App. C), over the
-positions actually fed to the probe (:mod:`prismlib.encode` renormalises after
+positions actually fed to the probe (:mod:`prismlib.probing.features` renormalises after
 sampling).  Features are raw by default, as in the paper; ``standardize=True`` scales
 them with the training set's mean and standard deviation per hidden unit, a linear
 reparametrisation that leaves the family of probes unchanged but changes what Adam's

@@ -1,11 +1,11 @@
 """A learnable spectral probe: a per-frequency gate in front of the paper's softmax probe.
 
-The paper probes five fixed brick-wall bands (:mod:`prismlib.encode`).  Here the filter
+The paper probes five fixed brick-wall bands (:mod:`prismlib.probing.features`).  Here the filter
 is learned instead (cf. "Spectral Probing", Müller-Eberstein, van der Goot & Plank,
 EMNLP 2022): :class:`SpectralGate` multiplies each DCT coefficient of a window's
 hidden states, along the tokens and over the window's real length, by a gate in
 (0, 1); a linear softmax probe reads the filtered state of each sampled position; both
-are trained together with the paper's recipe (:func:`prismlib.probe.fit_with_halving`:
+are trained together with the paper's recipe (:func:`prismlib.probing.fit_with_halving`:
 Adam, at most 30 epochs, learning rate halved when the validation loss does not
 decrease, early stopping with patience 1, best epoch restored, ``1/|N|`` weights).
 The learned gate is the task's *spectral profile*: which timescales the probe needs.
@@ -31,9 +31,9 @@ read the profile's *shape*, low versus high.
 Data.  The gate needs each window's full hidden states, not just the sampled rows:
 :func:`encode_states` (and the cached :func:`cached_states`) keep them as float16
 ``(n_i, hidden)`` tensors, with the row index of the sampled positions in exactly the
-order :func:`prismlib.encode.encode_windows` gives for the same windows, positions and
+order :func:`prismlib.probing.encode_windows` gives for the same windows, positions and
 seed, so per-row predictions pair with the brick-wall probes' (:func:`combine_runs`,
-:func:`prismlib.probe.compare_accuracy`, :func:`prismlib.probe.summarise`).
+:func:`prismlib.probing.compare_accuracy`, :func:`prismlib.probing.summarise`).
 Memory: ``2 * tokens * hidden`` bytes, e.g. 0.8 MB per 512-token window of bert-base.
 """
 
@@ -107,9 +107,9 @@ class States:
             window's real length (``[CLS] .. [SEP]`` included with specials ``inside``,
             left out with ``outside``).
         labels: ``(rows,)`` int64 gold labels.
-        weights: ``(rows,)`` float32 ``1/|N|`` weights (:func:`prismlib.encode.unit_weights`).
+        weights: ``(rows,)`` float32 ``1/|N|`` weights (:func:`prismlib.probing.unit_weights`).
         window: ``(rows,)`` int64 window of each row, non-decreasing (rows are ordered by
-            window, then position, as in :class:`prismlib.encode.Features`).
+            window, then position, as in :class:`prismlib.probing.Features`).
         unit: ``(rows,)`` int64 gold unit of each row.
         position: ``(rows,)`` int64 position of each row in its window.
         offset: ``hidden[window][position - offset]`` is a row's state (1 with specials
@@ -158,9 +158,9 @@ class States:
 
     def features(self, conditions: Sequence[str] = ("ORIG",), batch_windows: int = 32) -> Features:
         """The sampled rows under each of ``conditions`` (any name
-        :func:`prismlib.encode.filter_conditions` accepts: ``ORIG``, ``LOW``, ``smooth:LOW``,
+        :func:`prismlib.probing.filter_conditions` accepts: ``ORIG``, ``LOW``, ``smooth:LOW``,
         ``haar:LOW`` ...), each window filtered over its own states, as
-        :class:`~prismlib.encode.Features` (float16; ``ORIG`` equal to ``encode_windows``'
+        :class:`~prismlib.probing.Features` (float16; ``ORIG`` equal to ``encode_windows``'
         ORIG rows, same order). Windows are filtered ``batch_windows`` at a time."""
         parts: dict[str, list[Tensor]] = {c: [] for c in conditions}
         picks = self.picks()
@@ -222,13 +222,13 @@ def encode_states(
 ) -> States:
     """Hidden states of ``layer`` for every window, and the sampled rows' index.
 
-    The same batches (sorted by length), positions (:func:`~prismlib.encode.sample_positions`)
-    and weights as :func:`prismlib.encode.encode_windows`, so row ``r`` here is row ``r``
-    of its :class:`~prismlib.encode.Features` for the same arguments.
+    The same batches (sorted by length), positions (:func:`~prismlib.probing.sample_positions`)
+    and weights as :func:`prismlib.probing.encode_windows`, so row ``r`` here is row ``r``
+    of its :class:`~prismlib.probing.Features` for the same arguments.
 
     Args:
         encoder: the encoder (eval mode).
-        windows: :class:`prismlib.windows.Window` objects.
+        windows: :class:`prismlib.probing.Window` objects.
         layer: hidden-state index (``-1`` last layer, ``0`` embeddings).
         positions: labelled positions kept per window (``<= 0``: all).
         seed: seed of the position sample.
@@ -269,7 +269,7 @@ def cached_states(
     cache: Path | None = None,
 ) -> States:
     """:func:`encode_states` with an on-disk cache (float16), like
-    :func:`prismlib.encode.cached_features`: ``<cache>/<model>/<task>/<split>/layer<L>-<profile>-<digest>.pt``
+    :func:`prismlib.probing.cached_features`: ``<cache>/<model>/<task>/<split>/layer<L>-<profile>-<digest>.pt``
     under ``.cache/states`` by default, the digest covering the windows' ids, labels and
     units, the position sample, the specials and :data:`STATES_VERSION`."""
     from prismlib.paths import cache_dir
@@ -416,7 +416,7 @@ class GatedProbe(nn.Module):
 
 @dataclass
 class GatedProbeResult(ProbeResult):
-    """A :class:`~prismlib.probe.ProbeResult` plus the learned gate.
+    """A :class:`~prismlib.probing.ProbeResult` plus the learned gate.
 
     Attributes:
         gate: ``(G,)`` the gate at the grid points of the best epoch (the spectral profile).
@@ -432,7 +432,7 @@ class GatedProbeResult(ProbeResult):
 def matched_windows(states: States, rows: int) -> int:
     """Windows per step of the gated probe whose sampled rows number ``rows`` on average,
     so that it takes about as many steps per epoch as a probe on ``rows`` rows per step
-    (:func:`~prismlib.probe.train_probe`'s ``batch_size``).
+    (:func:`~prismlib.probing.train_probe`'s ``batch_size``).
 
     Returns:
         ``max(1, round(rows * W / R))`` for ``W`` windows with sampled rows holding ``R``
@@ -489,9 +489,9 @@ def train_gated_probe(
     Args:
         train, val, test: :class:`States` of one layer (same hidden size).
         n_classes: number of classes.
-        seed: seeds the probe's initialisation (as :func:`~prismlib.probe.train_probe`)
+        seed: seeds the probe's initialisation (as :func:`~prismlib.probing.train_probe`)
             and the order of the windows.
-        max_epochs, patience: see :func:`~prismlib.probe.train_probe`.
+        max_epochs, patience: see :func:`~prismlib.probing.train_probe`.
         lr: Adam's learning rate for the probe (its default 1e-3, as the paper).
         gate_lr: Adam's learning rate for the gate's logits (default ``lr``).  A step
             moves a logit by about the rate, so a few thousand steps are needed to move
@@ -540,7 +540,7 @@ def train_gated_probe(
 
 @dataclass
 class GatedRuns(ProbeRuns):
-    """:class:`~prismlib.probe.ProbeRuns` of the gated probe (one condition), plus the gates.
+    """:class:`~prismlib.probing.ProbeRuns` of the gated probe (one condition), plus the gates.
 
     Attributes:
         gates: ``(runs, G)`` the learned gate of every run at the grid points.
@@ -571,7 +571,7 @@ def gated_probe_runs(
     **kwargs,
 ) -> GatedRuns:
     """Train the gated probe ``runs`` times (seeds ``seed, seed+1, ...``), like
-    :func:`prismlib.probe.probe_conditions` for one condition.
+    :func:`prismlib.probing.probe_conditions` for one condition.
 
     Args:
         states: split (``train``/``val``/``test``) -> :class:`States`.
@@ -598,9 +598,9 @@ def gated_probe_runs(
 
 
 def combine_runs(*runs: ProbeRuns) -> ProbeRuns:
-    """One :class:`~prismlib.probe.ProbeRuns` holding the conditions of several (e.g.
-    :func:`~prismlib.probe.probe_conditions`' bands and :func:`gated_probe_runs`), so that
-    :func:`~prismlib.probe.compare_accuracy` and :func:`~prismlib.probe.summarise` pair them.
+    """One :class:`~prismlib.probing.ProbeRuns` holding the conditions of several (e.g.
+    :func:`~prismlib.probing.probe_conditions`' bands and :func:`gated_probe_runs`), so that
+    :func:`~prismlib.probing.compare_accuracy` and :func:`~prismlib.probing.summarise` pair them.
 
     Raises:
         ValueError: the runs were not made on the same test rows and training set (their

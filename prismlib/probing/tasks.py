@@ -24,7 +24,7 @@ target seen); masked positions whose target is outside that vocabulary, or is
 ``[UNK]`` (WikiText-2's ``<unk>``), are not fed to the probe; the split's sentence in
 ``TaskData.sources`` states the share kept.
 
-Windows follow DESIGN: POS = consecutive sentences of a WSJ file, SWDA = chunks of a
+Windows: POS = consecutive sentences of a WSJ file, SWDA = chunks of a
 conversation, topic = a post truncated to one window, MLM = chunks of an article with
 15% of the wordpieces replaced by ``[MASK]`` (the probe predicts the original token).
 The number of windows per split is a profile setting (:class:`prismlib.profiles.TaskSize`):
@@ -105,7 +105,7 @@ class TaskData:
 
     def row_groups(self, split: str, window_index) -> np.ndarray:
         """``(n,)`` independent unit of each feature row, from the rows' window index
-        (:attr:`prismlib.encode.Features.window`)."""
+        (:attr:`prismlib.probing.Features.window`)."""
         return self.window_groups(split)[np.asarray(window_index)]
 
     def summary(self) -> dict[str, int]:

@@ -1,7 +1,7 @@
 """Labelled 512-token windows: how a dataset becomes encoder input for probing.
 
 Every task works on contiguous windows of at most ``window - 2`` wordpieces plus
-``[CLS]`` and ``[SEP]`` (DESIGN, "Windows").  A dataset is a list of *sources*
+``[CLS]`` and ``[SEP]``.  A dataset is a list of *sources*
 (a WSJ file, a conversation, a newsgroup post, a WikiText article), each a sequence of
 *units*: the stretch of wordpieces that one gold label belongs to (a word for POS, an
 utterance for dialog acts, the whole post for topic, a single masked wordpiece for

@@ -1,7 +1,7 @@
 """What a profile costs before it runs: jobs, GPU-hours, memory and disk per notebook.
 
 ``python -m prismlib plan --profile paper`` prints one row per notebook: the models it
-trains (jobs of :mod:`prismlib.grid` and :mod:`prismlib.continued`), its floating-point
+trains (jobs of :mod:`prismlib.lstm.grid` and :mod:`prismlib.prism.arms`), its floating-point
 operations, the hours they take at a sustained throughput, the peak accelerator memory
 of its largest training step and the disk its checkpoints and feature caches fill.
 

@@ -2,7 +2,7 @@
 
 A job is one model to train. Work B's LSTM LMs are :class:`Job` (a timescale variant and
 seed, the profile's training settings and the profile's name); section 4's continued MLM
-arms are :class:`prismlib.continued.ArmJob`. A job's ``key`` is a hash of exactly what
+arms are :class:`prismlib.prism.ArmJob`. A job's ``key`` is a hash of exactly what
 changes the trained model, and its files live in the content-addressed cache
 ``.cache/jobs/<key>/`` (``spec.json``, a checkpoint ``partial.pt`` while it trains,
 ``done.pt`` when it is finished). Notebooks ask for the models they need: finished jobs
@@ -22,8 +22,8 @@ Whatever the executor, a job trains in :func:`run_job`: it takes a lock on its f
 (two notebooks asking for the baseline at once train it once) and calls the job's
 ``train``, which resumes from ``partial.pt`` after an interruption (same weights as an
 uninterrupted run: the RNG states are in the checkpoint) and writes ``done.pt``
-atomically. ``python -m prismlib train --profile P`` (:mod:`prismlib.train`) trains a
-profile's LSTM grid (:mod:`prismlib.grid`) and, with ``--section4``, section 4's arms up front.
+atomically. ``python -m prismlib train --profile P`` (:mod:`prismlib.runs.train`) trains a
+profile's LSTM grid (:mod:`prismlib.lstm.grid`) and, with ``--section4``, section 4's arms up front.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def run_missing(
     where = None if cache is None else str(cache)
     desc = f"training {len(missing)} job(s) [{executor}]"
     if executor == "slurm":
-        with progress_bar(len(missing), desc=desc, unit="job", mininterval=1) as bar:
+        with progress_bar(total=len(missing), desc=desc, unit="job", mininterval=1) as bar:
             _run_submitit(missing, where, device, slurm or {}, bar, data)
         return missing
     n = 1 if executor == "inline" else min(pool_size(workers, device), len(missing))

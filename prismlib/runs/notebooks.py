@@ -139,7 +139,7 @@ def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
                 if duration is not None:
                     seconds[nb_path.stem] = round(float(duration), 1)
     out = {**manifest, "seconds": dict(sorted(seconds.items())), "total_seconds": round(sum(seconds.values()), 1)}
-    training = path.parent / "training.json"  # written by `python -m prismlib train` (prismlib.jobs)
+    training = path.parent / "training.json"  # written by `python -m prismlib train` (prismlib.runs.jobs)
     if training.exists():
         out["training"] = json.loads(training.read_text())
     tmp = path.with_suffix(f".{os.getpid()}.tmp")

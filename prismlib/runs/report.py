@@ -203,7 +203,7 @@ def _prepare(site: Path) -> None:
             raise FileExistsError(f"{site} exists and is not a prismlib report; choose another --out")
         shutil.rmtree(site)
     site.mkdir(parents=True)
-    (site / MARKER).write_text("written by prismlib.report.build_report; replaced by the next build\n")
+    (site / MARKER).write_text("written by prismlib.runs.build_report; replaced by the next build\n")
 
 
 def _seconds(entry: Entry) -> str:

@@ -1,8 +1,8 @@
 """``python -m prismlib train``: train a profile's models into the job cache up front.
 
-By default the LSTM grid of work B (:mod:`prismlib.grid`, notebooks 05-08); ``--section4``
-adds the continued-MLM arms of section 4 (:mod:`prismlib.continued`, notebooks 03-04),
-``--only`` picks experiments. The jobs run on an executor of :mod:`prismlib.jobs`:
+By default the LSTM grid of work B (:mod:`prismlib.lstm.grid`, notebooks 05-08); ``--section4``
+adds the continued-MLM arms of section 4 (:mod:`prismlib.prism.arms`, notebooks 03-04),
+``--only`` picks experiments. The jobs run on an executor of :mod:`prismlib.runs.jobs`:
 ``local`` worker processes, ``inline``, or ``slurm`` through submitit, one array task per
 job (``--partition``, ``--gpus``, ``--timeout-min``). Notebooks then only read the cache.
 Every run is appended to ``results/<profile>/training.json`` (the run manifest shows it).

@@ -21,7 +21,7 @@ the text) belongs to LOW; ``center=True`` removes it first, which shows how the 
 *varies* rather than where it sits.
 
 :func:`hidden_batches` (length-sorted, padded batches with attention masks, one model
-call each) is also what :mod:`prismlib.learned` encodes windows with.
+call each) is also what :mod:`prismlib.probing.spectral_gate` encodes windows with.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import torch
 from torch import Tensor, nn
 
 from prismlib.spectral.filters import BAND_NAMES, allocate_bands, dct
+from prismlib.workers import progress_bar
 
 __all__ = ["hidden_batches", "max_model_length", "spectral_profile", "token_ids"]
 
@@ -130,7 +131,6 @@ def hidden_batches(
     Raises:
         ValueError: an empty sequence, an encoder-decoder model, or ``layer`` out of range.
     """
-    from tqdm.auto import tqdm
 
     config = getattr(model, "config", None)
     if getattr(config, "is_encoder_decoder", False):
@@ -141,7 +141,7 @@ def hidden_batches(
     if device is None:
         device = next(model.parameters()).device
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-    for start in tqdm(range(0, len(order), batch_size), desc=desc, unit="batch", leave=False, disable=not progress):
+    for start in progress_bar(range(0, len(order), batch_size), desc=desc, unit="batch", leave=False, disable=not progress):
         batch = order[start : start + batch_size]
         lengths = [len(sequences[i]) for i in batch]
         ids = torch.zeros(len(batch), max(lengths), dtype=torch.long)

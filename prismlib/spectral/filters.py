@@ -10,7 +10,7 @@
 * :func:`smooth_band_pass`, :func:`smooth_gain`: the same bands with Gaussian or
   Butterworth edges of a stated width in octaves (the paper's footnote 3); the five
   smooth bands still sum back to the input.  (Wavelet levels as bands:
-  :mod:`prismlib.wavelets`.)
+  :mod:`prismlib.spectral.wavelets`.)
 
 How it is computed.  With the orthonormal DCT matrix ``C`` (``N x N``), keeping the
 coefficients ``lo..hi-1`` is the orthogonal projection ``P = C_b^T C_b`` with
