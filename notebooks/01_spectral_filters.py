@@ -218,8 +218,8 @@ steps
 
 # %% [markdown]
 # The same rule for other window lengths. The notebooks filter every window over its
-# real length $N$, with the bands of `allocate_bands(N)` (DESIGN: a 300-token chunk at
-# the end of a conversation gets its own, proportionally placed bands).
+# real length $N$, with the bands of `allocate_bands(N)` (a 300-token chunk at the end
+# of a conversation gets its own, proportionally placed bands).
 
 # %% tags=["nbval-check-output"]
 other_n = pd.DataFrame(

@@ -31,7 +31,7 @@
 # successful at the MID band, with performance comparable to that of the original
 # representations"; the MLM probe "is most similar to part of speech tagging".
 #
-# **Decisions where the paper is silent** (DESIGN): windows of at most 510 wordpieces
+# **Decisions where the paper is silent**: windows of at most 510 wordpieces
 # plus `[CLS]`/`[SEP]`; POS windows are consecutive sentences of a WSJ file, SWDA
 # windows are chunks of a conversation, a post is truncated to one window, WikiText
 # articles are chunked. Filters run over each window's real length $N$ with the bands

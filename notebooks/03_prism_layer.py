@@ -46,8 +46,7 @@
 # filter, not from training with it. The probes are `prismlib.probing.probes` with the paper's
 # recipe, exactly as in notebook 02 (raw features).
 #
-# **How the claims are tested** (`prismlib.claims`, DESIGN "Decisions added after the
-# first cpu runs"). Every model is probed on the *same* test rows, so two models (or
+# **How the claims are tested** (`prismlib.claims`). Every model is probed on the *same* test rows, so two models (or
 # two sectors) are compared by a paired bootstrap over the test set's independent units
 # (posts for topic, conversations for dialog acts, WSJ files, or windows of CoNLL-2000's
 # single WSJ section, for POS): the effect in accuracy points and its 95% interval.
@@ -110,7 +109,7 @@ print("MiniLM (384):", sector_sizes(384))
 # cpu runs (20 such steps on every parameter, with a freshly initialised head) damaged
 # the encoder: its baseline probed topic at 6.7% (majority class 7.0%, the encoder
 # before training 33.6%). The `cpu` profile therefore uses the **staged recipe**
-# (`prismlib.prism.staged_recipe`, DESIGN "Decisions added after the first cpu runs"):
+# (`prismlib.prism.staged_recipe`):
 #
 # 1. the embeddings and the lower encoder layers are frozen; their output for every
 #    training input (masked once with BERT's recipe: 15% of the tokens; 80% `[MASK]`,
@@ -255,26 +254,26 @@ def pooled(name: str) -> dict[str, Features]:
 
 # %%
 t0 = time.perf_counter()
-probe_runs, test_feats, groups = {}, {}, {}
+probes, test_rows, groups = {}, {}, {}
 for name, t in tasks.items():
     feats = pooled(name)
-    probe_runs[name] = probe_conditions(
+    probes[name] = probe_conditions(
         feats, len(t.label_names), tuple(feats["train"].x), Q.runs, P.seed, workers=Q.workers,
         max_epochs=Q.max_epochs, patience=Q.patience, batch_size=Q.batch_size, standardize=Q.standardize,
         device=models["original"].device,
     )  # fmt: skip
-    test_feats[name] = feats["test"]
+    test_rows[name] = feats["test"]
     groups[name] = t.row_groups("test", feats["test"].window)
 probe_seconds = time.perf_counter() - t0
-runs = pd.concat([r.table.assign(task=name) for name, r in probe_runs.items()], ignore_index=True)
-res = runs.groupby(["task", "condition"]).accuracy.agg(["mean", "std"]).mul(100)
-compare = {name: ProbeComparison(probe_runs[name], test_feats[name], groups[name], seed=P.seed) for name in tasks}
+probe_table = pd.concat([r.table.assign(task=name) for name, r in probes.items()], ignore_index=True)
+res = probe_table.groupby(["task", "condition"]).accuracy.agg(["mean", "std"]).mul(100)
+compare = {name: ProbeComparison(probes[name], test_rows[name], groups[name], seed=P.seed) for name in tasks}
 
 
 UNIT_NAMES = {"topic": "posts", "swda": "conversations", "pos": "WSJ files or windows"}
-print(f"{len(runs)} probes trained in {probe_seconds:.0f} s")
+print(f"{len(probe_table)} probes trained in {probe_seconds:.0f} s")
 pd.DataFrame({
-    name: {"train rows": len(features["original"][name]["train"]), "test rows": len(test_feats[name]),
+    name: {"train rows": len(features["original"][name]["train"]), "test rows": len(test_rows[name]),
            "independent test units": len(np.unique(groups[name])), "unit": UNIT_NAMES[name],
            "majority class (%)": round(compare[name].accuracy(MAJORITY).effect, 2)}
     for name in TASKS3
@@ -418,13 +417,13 @@ def damage_gate(name: str) -> Gate:
     )
 
 
-def gates(name: str, probes: tuple[str, ...], damage: bool = True) -> list[Gate]:
-    """Majority-class gates of ``probes``, the MLM sanity gate of each trained model among
-    them, and (``damage``) the no-damage gate, on task ``name``."""
+def gates(name: str, conditions: tuple[str, ...], damage: bool = True) -> list[Gate]:
+    """Majority-class gates of the probes of ``conditions``, the MLM sanity gate of each
+    trained model among them, and (``damage``) the no-damage gate, on task ``name``."""
     if compare[name].units < 2:
         return [Gate(f"{name} test set has at least two independent units", False, f"{compare[name].units} ({UNIT_NAMES[name]})")]
-    out = [compare[name].gate(c) for c in probes]
-    arms_used = dict.fromkeys("prism" if c.startswith("prism ") else c for c in probes)
+    out = [compare[name].gate(c) for c in conditions]
+    arms_used = dict.fromkeys("prism" if c.startswith("prism ") else c for c in conditions)
     out += [sanity.gate(a, MODEL_NAMES[a]) for a in arms_used if a in sanity.intervals]
     return out + [damage_gate(name)] if damage else out
 

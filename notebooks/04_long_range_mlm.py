@@ -41,8 +41,7 @@
 # global offset, e.g. a better-calibrated head) gives 0; only a gain that is specific to
 # the positions without local context, where distant context must be used, counts.
 # A claim is *not testable* when a model it rests on has an MLM head whose held-out
-# loss is not clearly below that of a unigram model of the training text (DESIGN,
-# "Gates"): such a head has not learned to use context at all.
+# loss is not clearly below that of a unigram model of the training text: such a head has not learned to use context at all.
 
 # %% tags=["parameters"]
 import os

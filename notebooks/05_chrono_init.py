@@ -95,7 +95,7 @@ print(pd.DataFrame(ranges).to_string(index=False))
 # ## References: unigram, bigram (the gate of every claim)
 #
 # A claim about language models is only testable when the models are clearly better than
-# the **bigram model of the same data** (DESIGN, "Gates"): an interpolated Kneser-Ney
+# the **bigram model of the same data**: an interpolated Kneser-Ney
 # bigram fitted on the whole PTB training split (`prismlib.lstm.bigram`), scored on exactly the
 # test tokens the LSTMs predict. An add-one unigram of the same text says where a model
 # that has learnt only word frequencies would sit. Perplexities to 1 decimal:
@@ -216,7 +216,7 @@ moved
 # %% [markdown]
 # ## Claims
 #
-# Every claim is tested on this run's models (DESIGN, "Verdicts"):
+# Every claim is tested on this run's models:
 #
 # * **perplexity**: model minus baseline, paired bootstrap over 100-token chunks of PTB
 #   test. "Not affected" is an equivalence claim: the slides call differences of up to

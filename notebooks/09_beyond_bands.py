@@ -163,7 +163,7 @@ pd.DataFrame({name: {"classes": len(t.label_names)} | {f"{s} rows": len(states[n
 # %%
 t0 = time.perf_counter()
 conditions = ("ORIG", *BANDS, *SMOOTH_CONDITIONS, *HAAR_CONDITIONS)
-runs, gated, test_rows, groups, summaries = {}, {}, {}, {}, []
+probes, gated, test_rows, groups, summaries = {}, {}, {}, {}, []
 for name in TASKS:
     epochs = {"max_epochs": S.mlm_epochs if name == "mlm" else S.max_epochs, "patience": S.patience}
     feats = {split: st.features(conditions) for split, st in states[name].items()}
@@ -172,9 +172,9 @@ for name in TASKS:
     gated[name] = gated_probe_runs(states[name], len(tasks[name].label_names), B.runs, P.seed, workers=S.workers,
                                    gate_lr=B.gate_lr, grid_size=B.grid_size, batch_windows=windows_per_step[name],
                                    device=encoder.device, **epochs)  # fmt: skip
-    runs[name] = combine_runs(fixed, gated[name])
+    probes[name] = combine_runs(fixed, gated[name])
     test_rows[name], groups[name] = feats["test"], tasks[name].row_groups("test", feats["test"].window)
-    summaries.append(summarise(runs[name], test_rows[name], groups[name], seed=P.seed).assign(task=name))
+    summaries.append(summarise(probes[name], test_rows[name], groups[name], seed=P.seed).assign(task=name))
 table = pd.concat(summaries, ignore_index=True)[["task", "condition", "accuracy", "ci_low", "ci_high", "sd_runs", "epochs"]]
 save_table(table, "beyond_probing", P.name, floatfmt=".2f")
 probe_seconds = time.perf_counter() - t0
@@ -306,7 +306,7 @@ shares.round(3)
 # optimistic for both sides alike.
 
 # %%
-compare = {n: ProbeComparison(runs[n], test_rows[n], groups[n], seed=P.seed) for n in TASKS}
+compare = {n: ProbeComparison(probes[n], test_rows[n], groups[n], seed=P.seed) for n in TASKS}
 orig_gates = {n: compare[n].gate() for n in TASKS}
 gate_gates = {n: compare[n].gate(GATED) for n in TASKS}
 centres = profiles.groupby("task")["centre"].apply(list)

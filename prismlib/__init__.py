@@ -1,9 +1,29 @@
-"""prismlib: a small library behind the notebooks of the prism-companion project.
+"""prismlib: the library behind the notebooks of the prism-companion project.
 
-One concept per module: :mod:`prismlib.spectral` (DCT and band filters),
-:mod:`prismlib.data` (datasets), :mod:`prismlib.probing.features` (encoder features),
-:mod:`prismlib.profiles` (smoke / cpu / paper settings), :mod:`prismlib.plots`
-(figure theme and saving), :mod:`prismlib.runs.notebooks` (headless notebook runs).
+One package per work, and a few modules both share:
+
+================ ==================================================================
+``spectral``     work A, section 2: the DCT, the five bands, brick-wall, smooth and
+                 Haar filters across tokens, the band energy of any model
+``probing``      work A, section 3: windows, tasks, encoders, filtered features,
+                 probes, the learned spectral gate
+``prism``        work A, section 4: the prism layer, masking, continued MLM training
+                 (the paper's and the cpu's staged recipe), Table 1's arms, Fig. 5
+``lstm``         work B: the LSTM LM, timescales and the slides' variants, training,
+                 evaluation, the experiment grid, the bigram gate, the cell-state ablation
+``runs``         the job cache and executors (inline, local pool, SLURM) and the
+                 ``python -m prismlib`` commands: train, plan, reproduce, report
+``data``         one module per dataset, a data directory, a registry with checksums
+``profiles``     every size, step and seed of the smoke, cpu, paper and dryrun profiles
+``stats``        the paired bootstrap over independent units behind every verdict
+``claims``       claims, their tests and gates, the four verdicts, the claims table
+``paths``        where outputs and caches go; atomic checkpoint save and load
+``plots``        the figure theme and saving (png + pdf), tables (csv + md)
+``workers``      device, torch threads, the single-thread worker pool, progress bars
+================ ==================================================================
+
+Each package's ``__init__`` re-exports its modules' public names, so notebooks import
+short names (``from prismlib.lstm import LSTMLM, trained``).
 """
 
 __version__ = "0.1.0"
