@@ -20,6 +20,22 @@ A claim of several tests (e.g. "every fixed value beats the baseline") reports i
 weakest test's effect and interval.  Seed or probe-run spread is reported in the
 notebooks' tables, but it is not the test.
 
+The rules every claim follows:
+
+* **Test the claim as stated.** "A beats B" states the smallest effect that matters
+  (:meth:`Test.superiority`: ``held`` only when the interval lies above it); "X is absent,
+  unchanged, comparable" is an equivalence test (:meth:`Test.equivalence`: ``held`` only
+  when the whole interval lies inside the margin, ``not held`` when it lies outside).
+* **Gate what decides the verdict.** ``gates`` must pass for any verdict; ``win_gates``
+  belong to the conditions a ``held`` verdict would credit (a probe at the majority class
+  can lose a comparison but never win one): a failed win gate turns ``held`` into
+  ``not testable`` and leaves the other verdicts as they are.
+* **Enough independent units.** A test whose interval resamples fewer than
+  :data:`MIN_UNITS` independent test units makes the claim ``not testable``, the count named.
+* **Controls and models.** A row names the model that produced it (``model``) and, where
+  the paper's explanation has a control, whether the control accounts for the effect
+  (``control``).
+
 :func:`report` renders a notebook's claims and writes them, with every other
 notebook's, to ``figures/<profile>/claims.csv`` and ``claims.md``.
 """
@@ -37,7 +53,13 @@ from prismlib.paths import figure_dir, locked
 from prismlib.stats import Interval
 
 VERDICTS: tuple[str, ...] = ("held", "not held", "inside noise", "not testable")
-COLUMNS: tuple[str, ...] = ("notebook", "claim", "paper", "effect", "ci_low", "ci_high", "unit", "verdict", "gate", "test")
+COLUMNS: tuple[str, ...] = (
+    "notebook", "claim", "paper", "effect", "ci_low", "ci_high", "unit", "verdict", "gate", "test", "model", "control",
+)  # fmt: skip
+MIN_UNITS = 15
+"""Fewest independent test units (resampled by the bootstrap) that can carry a verdict: the
+19 test conversations of SWDA can, the 10 windows of a starved probe set cannot."""
+KINDS: tuple[str, ...] = ("directional", "equivalence")
 
 
 @dataclass(frozen=True)
@@ -56,32 +78,68 @@ class Test:
     sign: int = 1
     threshold: float = 0.0
     label: str = ""
+    kind: str = "directional"
     __test__ = False  # not a pytest test class
 
     def __post_init__(self) -> None:
         if self.sign not in (1, -1):
             raise ValueError(f"sign must be +1 (effect above threshold) or -1 (below), got {self.sign}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind == "equivalence" and not self.threshold > 0:
+            raise ValueError(f"an equivalence margin must be > 0, got {self.threshold}")
+
+    @classmethod
+    def superiority(cls, interval: Interval, margin: float, sign: int = 1, label: str = "") -> Test:
+        """"A beats B by an effect that matters": ``held`` when the interval lies beyond
+        ``sign * margin`` (``margin >= 0``, e.g. 1 accuracy point, 0.05 nats), ``not held``
+        when it lies entirely short of it, otherwise ``inside noise``."""
+        if margin < 0:
+            raise ValueError(f"the smallest effect that matters is a size >= 0, got {margin}; use sign for the direction")
+        return cls(interval, sign, sign * float(margin), label)
+
+    @classmethod
+    def equivalence(cls, interval: Interval, margin: float, label: str = "") -> Test:
+        """"X is absent / unchanged / comparable" within ``margin`` (> 0): ``held`` when the
+        whole interval lies inside ``[-margin, margin]``, ``not held`` when it lies entirely
+        outside, otherwise ``inside noise`` (an interval too wide to tell)."""
+        return cls(interval, 1, float(margin), label, "equivalence")
 
     @classmethod
     def exact(cls, value: float, sign: int = 1, threshold: float = 0.0, label: str = "") -> Test:
         """A test of a quantity with no sampling noise (a mathematical check): its interval
         is the value itself, and ``units`` is 0."""
-        return cls(Interval(float(value), float(value), float(value), 0), sign, threshold, label)
+        return cls(Interval(float(value), float(value), float(value), 0, resampled="none"), sign, threshold, label)
 
     @property
     def verdict(self) -> str:
         """``held``, ``not held`` or ``inside noise``."""
-        if self.interval.contains(self.threshold):
+        iv, m = self.interval, self.threshold
+        if self.kind == "equivalence":
+            if -m <= iv.low and iv.high <= m:
+                return "held"
+            return "not held" if iv.low > m or iv.high < -m else "inside noise"
+        if iv.contains(m):
             return "inside noise"
-        above = self.interval.low > self.threshold
+        above = iv.low > m
         return "held" if above == (self.sign > 0) else "not held"
 
     @property
     def margin(self) -> float:
         """Distance of the interval's far edge from the threshold on the claimed side
-        (positive: held); the smallest margin marks a claim's weakest test."""
+        (positive: held); the smallest margin marks a claim's weakest test. For an
+        equivalence test: how far inside ``[-margin, margin]`` the interval's farther edge is."""
+        if self.kind == "equivalence":
+            return self.threshold - max(abs(self.interval.low), abs(self.interval.high))
         edge = self.interval.low if self.sign > 0 else self.interval.high
         return self.sign * (edge - self.threshold)
+
+    def describe(self) -> str:
+        """What is tested, e.g. ``"LOW - ORIG > 1"`` or ``"|MID - ORIG| < 5"``."""
+        label = self.label or "effect"
+        if self.kind == "equivalence":
+            return f"|{label}| < {self.threshold:g}"
+        return f"{label} {'>' if self.sign > 0 else '<'} {self.threshold:g}"
 
 
 @dataclass(frozen=True)
@@ -125,6 +183,13 @@ class Claim:
         tests: the comparisons; all must hold for ``held``.
         gates: sanity checks; one failure makes the claim ``not testable``.
         unit: unit of the effect (``"points"``, ``"ppl"``, ...).
+        win_gates: checks of the conditions a ``held`` verdict would credit (e.g. the
+            claimed best band above the majority class): a failure turns ``held`` into
+            ``not testable``; ``not held`` and ``inside noise`` stand.
+        model: the model that produced the numbers (e.g. ``"all-MiniLM-L6-v2"``, not the
+            paper's BERT, at cpu scale).
+        control: whether a control accounts for the effect (e.g. "the untrained prism
+            matches it: the filter, not the training"); empty where the claim has none.
     """
 
     notebook: str
@@ -133,6 +198,9 @@ class Claim:
     tests: tuple[Test, ...]
     gates: tuple[Gate, ...] = ()
     unit: str = ""
+    win_gates: tuple[Gate, ...] = ()
+    model: str = ""
+    control: str = ""
     failed_gates: tuple[Gate, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -140,34 +208,56 @@ class Claim:
             raise ValueError(f"claim {self.claim!r} has no test; every verdict needs an interval")
         object.__setattr__(self, "tests", tuple(self.tests))
         object.__setattr__(self, "gates", tuple(self.gates))
-        object.__setattr__(self, "failed_gates", tuple(g for g in self.gates if not g.passed))
+        object.__setattr__(self, "win_gates", tuple(self.win_gates))
+        object.__setattr__(self, "failed_gates", tuple(g for g in self.gates if not g.passed) + self.unit_gates())
+
+    def unit_gates(self) -> tuple[Gate, ...]:
+        """A failed gate per test whose interval resamples fewer than :data:`MIN_UNITS`
+        independent test units (intervals over runs or exact values are not counted)."""
+        return tuple(
+            Gate(f"at least {MIN_UNITS} independent test units", False, f"{t.label or 'effect'}: {t.interval.units}")
+            for t in self.tests
+            if t.interval.resampled == "units" and t.interval.units < MIN_UNITS
+        )
+
+    @property
+    def deciding_gates(self) -> tuple[Gate, ...]:
+        """The failed gates that make the claim ``not testable`` (empty if it is testable)."""
+        if self.failed_gates:
+            return self.failed_gates
+        failed_wins = tuple(g for g in self.win_gates if not g.passed)
+        return failed_wins if failed_wins and self._tested() == "held" else ()
 
     @property
     def weakest(self) -> Test:
         """The test closest to failing (the one reported)."""
         return min(self.tests, key=lambda t: t.margin)
 
-    @property
-    def verdict(self) -> str:
-        """One of :data:`VERDICTS`."""
-        if self.failed_gates:
-            return "not testable"
+    def _tested(self) -> str:
         verdicts = {t.verdict for t in self.tests}
         if "not held" in verdicts:
             return "not held"
         return "inside noise" if "inside noise" in verdicts else "held"
 
+    @property
+    def verdict(self) -> str:
+        """One of :data:`VERDICTS`."""
+        return "not testable" if self.deciding_gates else self._tested()
+
     def row(self) -> dict:
         """A row of ``claims.csv``."""
         t = self.weakest
-        if self.failed_gates:
-            gate = "failed: " + "; ".join(str(g) for g in self.failed_gates)
-        elif self.gates:
-            gate = "passed: " + "; ".join(g.name for g in self.gates)
+        deciding = self.deciding_gates
+        if deciding:
+            gate = "failed: " + "; ".join(str(g) for g in deciding)
+        elif self.gates or self.win_gates:
+            gate = "passed: " + "; ".join(g.name for g in (*self.gates, *self.win_gates) if g.passed)
+            lost = [str(g) for g in self.win_gates if not g.passed]
+            if lost:
+                gate += "; failed, not deciding (a condition that cannot win lost): " + "; ".join(lost)
         else:
             gate = ""
-        sign = ">" if t.sign > 0 else "<"
-        test = f"{t.label or 'effect'} {sign} {t.threshold:g}"
+        test = t.describe()
         if len(self.tests) > 1:
             test += f" (weakest of {len(self.tests)})"
         return {
@@ -181,6 +271,8 @@ class Claim:
             "verdict": self.verdict,
             "gate": gate,
             "test": test,
+            "model": self.model,
+            "control": self.control,
         }
 
 
@@ -195,7 +287,8 @@ def render(claims: Sequence[Claim], digits: int = 2) -> str:
     for c in claims:
         r = c.row()
         effect = f"{r['effect']:+.{digits}f} [{r['ci_low']:+.{digits}f}, {r['ci_high']:+.{digits}f}] {r['unit']}".strip()
-        cells = [f"**{r['verdict']}**", r["claim"], f"{effect}<br>({r['test']})", r["paper"], r["gate"]]
+        claim = r["claim"] + (f"<br>model: {r['model']}" if r["model"] else "") + (f"<br>control: {r['control']}" if r["control"] else "")
+        cells = [f"**{r['verdict']}**", claim, f"{effect}<br>({r['test']})", r["paper"], r["gate"]]
         lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
     return "\n".join(lines)
 
@@ -222,7 +315,7 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     if csv.exists():
         old = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False)
         old = old[~old["notebook"].isin(set(new["notebook"]))]
-        table = pd.concat([old.reindex(columns=list(COLUMNS)), new], ignore_index=True)
+        table = pd.concat([old.reindex(columns=list(COLUMNS), fill_value=""), new], ignore_index=True)
     else:
         table = new
     table = table.sort_values("notebook", kind="stable").reset_index(drop=True)
@@ -233,7 +326,7 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
     md = table.assign(
         effect=[f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}] {u}".strip() for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)]
-    )[["notebook", "verdict", "claim", "effect", "paper", "gate"]]
+    )[["notebook", "verdict", "claim", "effect", "paper", "gate", "model", "control"]]
     (out / "claims.md").write_text(
         f"# Claims tested on the `{profile}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "
         "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.\n\n"
@@ -243,9 +336,13 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     return table
 
 
-def report(claims: Sequence[Claim], profile: str):
-    """The last cell of a notebook: save the claims (:func:`save_claims`) and return them as Markdown."""
+def report(claims: Sequence[Claim], profile: str, model: str = ""):
+    """The last cell of a notebook: save the claims (:func:`save_claims`) and return them as
+    Markdown. ``model`` names the model behind every claim that does not name its own."""
+    from dataclasses import replace
+
     from IPython.display import Markdown
 
+    claims = [replace(c, model=c.model or model) for c in claims]
     save_claims(claims, profile)
     return Markdown(render(claims))

@@ -53,6 +53,10 @@ class Interval:
     high: float
     units: int
     level: float = LEVEL
+    resampled: str = "units"
+    """What the interval's noise is: ``units`` (a bootstrap over the test set's independent
+    units, the verdicts' default), ``runs`` (the spread over training runs, Welch) or
+    ``none`` (an exact quantity)."""
 
     def contains(self, value: float = 0.0) -> bool:
         """Whether ``value`` lies inside the closed interval."""
@@ -61,7 +65,7 @@ class Interval:
     def scaled(self, factor: float) -> Interval:
         """The same interval in other units (e.g. ``100`` for percentage points)."""
         lo, hi = sorted((self.low * factor, self.high * factor))
-        return Interval(self.effect * factor, lo, hi, self.units, self.level)
+        return Interval(self.effect * factor, lo, hi, self.units, self.level, self.resampled)
 
     def __str__(self) -> str:
         return f"{self.effect:+.3g} [{self.low:+.3g}, {self.high:+.3g}]"
@@ -246,4 +250,4 @@ def welch_difference(a: Sequence[float], b: Sequence[float], *, level: float = L
         raise ValueError("both samples have zero variance: no interval; use more runs or another statistic")
     df = (va + vb) ** 2 / (va**2 / (len(x) - 1) + vb**2 / (len(y) - 1))
     half = float(_scipy_stats.t.ppf(0.5 + level / 2, df) * np.sqrt(va + vb))
-    return Interval(effect, effect - half, effect + half, min(len(x), len(y)), level)
+    return Interval(effect, effect - half, effect + half, min(len(x), len(y)), level, "runs")
