@@ -294,8 +294,8 @@ print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name
 # tenths of a perplexity point to about one point here, against the slides' differences
 # of about one point).
 #
-# Where the chrono models come out clearly *worse* than the baseline (as on our `cpu`
-# run), the cause is the short training, not a contradiction of the slides: chrono sets
+# Where the chrono models come out clearly *worse* than the baseline (as short training
+# makes likely), the cause is the short training, not a contradiction of the slides: chrono sets
 # the input-gate bias to $b_i = -b_f$, so a unit initialised at $T = 70$ starts with its
 # input gate at $\sigma(-\log 69) \approx 0.014$ and writes almost nothing into its cell
 # state until training opens the gate. Over 1000 epochs that start is forgotten; over

@@ -151,8 +151,9 @@ class ProbeSettings:
         sweep_layers: layers of the topic layer sweep (``None``: every layer).
         mlm_vocab: MLM probe targets: the most frequent training target wordpieces
             (0: every target seen, the paper's full vocabulary).
-        da_labels: dialog-act label set: ``continuation`` keeps ``+`` as a 43rd tag (the
-            paper's cgpotts/swda preprocessing), ``resolved`` gives 42 classes.
+        da_labels: dialog-act label set: ``continuation`` (every profile's default) keeps
+            ``+`` as a 43rd tag (the paper's cgpotts/swda preprocessing), ``resolved``
+            gives 42 classes (measured as a choice in notebook 02).
         standardize: probe features standardised (``False``: raw, as in the paper).
         specials: ``inside`` ([CLS]/[SEP] filtered with the tokens) or ``outside``.
         workers: parallel probe-training processes (one thread each).
@@ -171,7 +172,7 @@ class ProbeSettings:
     mask_prob: float = 0.15
     sweep_layers: tuple[int, ...] | None = None
     mlm_vocab: int = 0
-    da_labels: str = "resolved"
+    da_labels: str = "continuation"
     standardize: bool = False
     specials: str = "inside"
     workers: int = 1
@@ -398,7 +399,6 @@ _PROBE_PAPER = ProbeSettings(
     mlm_epochs=3,
     batch_size=256,
     encode_batch=16,
-    da_labels="continuation",
     option_runs=3,
 )
 

@@ -230,6 +230,24 @@ def ratio(num: np.ndarray, den: np.ndarray) -> float:
     return float(np.sum(num) / np.sum(den))
 
 
+def mean_interval(values: Sequence[float], *, level: float = LEVEL) -> Interval:
+    """Mean of ``values`` (one per independent run) with Student's t interval over them: the
+    noise of a learned quantity that has no test set to resample.
+
+    Raises:
+        ValueError: fewer than two values, or all equal (no spread to build an interval from).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) < 2:
+        raise ValueError(f"an interval over runs needs at least two runs, got {len(x)}")
+    sem = x.std(ddof=1) / np.sqrt(len(x))
+    if sem == 0:
+        raise ValueError("every run gave the same value: no interval; use more runs or another statistic")
+    half = float(_scipy_stats.t.ppf(0.5 + level / 2, len(x) - 1) * sem)
+    mean = float(x.mean())
+    return Interval(mean, mean - half, mean + half, len(x), level, "runs")
+
+
 def welch_difference(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL) -> Interval:
     """Mean of ``a`` minus mean of ``b``, two independent samples (e.g. a quantity of
     probes trained with different seeds on two tasks), with Welch's t interval.

@@ -138,3 +138,9 @@ def test_probe_comparison_is_the_task_s_accuracies_differences_and_gates():
     iv = single.diff("ORIG", "LOW")
     assert single.units == 1 and iv.low == iv.effect == iv.high and iv.units == 1
     assert iv.effect == pytest.approx(cmp.diff("ORIG", "LOW").effect)
+    named = ProbeComparison(runs, split["test"], groups, task="pos")
+    assert named.gate("LOW").name == "pos: LOW probe beats the majority class" and not named.gate("LOW").passed
+    some = named.any_gate(["LOW", "ORIG"])
+    assert some.passed and some.name == "pos: some band beats the majority class" and some.detail == "ORIG"
+    none = cmp.any_gate(["LOW"])
+    assert not none.passed and none.detail == "none of LOW"

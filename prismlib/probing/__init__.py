@@ -23,8 +23,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TASKS", "TASK_UNITS", "PTB3_ENV", "SPLITS", "DA_LABELS", "TaskData", "build_task",
     ),
     "encoders": (
-        "DRY_RUN_ENCODER", "DRY_RUN_CONFIG", "ENCODERS", "dry_run_encoder", "encoder_location",
-        "Encoder", "load_encoder", "first_window", "hidden_states",
+        "DRY_RUN_ENCODER", "DRY_RUN_CONFIG", "ENCODERS", "ENCODER_NAMES", "dry_run_encoder",
+        "encoder_location", "Encoder", "load_encoder", "first_window", "hidden_states",
     ),
     "features": (
         "CONDITIONS", "SMOOTH_CONDITIONS", "HAAR_CONDITIONS", "SMOOTH_WIDTH", "SMOOTH_SHAPE",
@@ -41,7 +41,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spectral_gate": (
         "GATED", "STATES_VERSION", "States", "encode_states", "cached_states", "SpectralGate",
         "GatedProbe", "GatedProbeResult", "matched_windows", "train_gated_probe", "GatedRuns",
-        "gated_probe_runs", "combine_runs", "spectral_centre",
+        "gated_probe_runs", "combine_runs", "band_spread", "spectral_centre",
     ),
 }
 

@@ -43,6 +43,12 @@ ENCODERS: dict[str, str] = {
     "bert-base-cased": "bert-base-cased",
     DRY_RUN_ENCODER: f"random weights from {DRY_RUN_CONFIG.name} (offline)",
 }
+ENCODER_NAMES: dict[str, str] = {
+    "minilm": "all-MiniLM-L6-v2",
+    "bert-base-cased": "bert-base-cased",
+    DRY_RUN_ENCODER: "bert-base-cased architecture, 2 small layers, random weights",
+}
+"""What each encoder is, as the claims table names the model behind a row."""
 """Encoder names of the profiles and where their weights come from."""
 
 

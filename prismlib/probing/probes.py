@@ -428,6 +428,8 @@ class ProbeComparison:
         test: the test :class:`Features` the runs were scored on (their 1/|N| weights).
         groups: ``(n_test,)`` independent unit of each test row (``TaskData.row_groups``).
         seed, n_boot: of every bootstrap.
+        task: named in the gates (``"pos: ORIG probe beats the majority class"``) where a
+            claim rests on several tasks.
     """
 
     runs: ProbeRuns
@@ -435,6 +437,7 @@ class ProbeComparison:
     groups: np.ndarray
     seed: int = 0
     n_boot: int = N_BOOT
+    task: str = ""
 
     @property
     def units(self) -> int:
@@ -457,5 +460,13 @@ class ProbeComparison:
         return compare_accuracy(self.runs, self.test, self.groups, a, b, n_boot=self.n_boot, seed=self.seed)
 
     def gate(self, condition: str = "ORIG") -> Gate:
-        """:func:`majority_gate` of ``condition``."""
-        return majority_gate(self.runs, self.test, self.groups, condition, n_boot=self.n_boot, seed=self.seed)
+        """:func:`majority_gate` of ``condition`` (its name prefixed by ``task`` when set)."""
+        g = majority_gate(self.runs, self.test, self.groups, condition, n_boot=self.n_boot, seed=self.seed)
+        return Gate(f"{self.task}: {g.name}", g.passed, g.detail) if self.task else g
+
+    def any_gate(self, conditions: Sequence[str], what: str = "band") -> Gate:
+        """Passed when at least one of ``conditions`` beats the majority class (outside the
+        noise): a claim about which of them is best is ``not testable`` when none does."""
+        passed = [c for c in conditions if self.gate(c).passed]
+        prefix = f"{self.task}: " if self.task else ""
+        return Gate(f"{prefix}some {what} beats the majority class", bool(passed), ", ".join(passed) or "none of " + ", ".join(conditions))

@@ -620,15 +620,37 @@ def combine_runs(*runs: ProbeRuns) -> ProbeRuns:
     return ProbeRuns(pd.concat([r.table for r in runs], ignore_index=True), correct, runs[0].majority_class)
 
 
-def spectral_centre(band_means: pd.DataFrame) -> np.ndarray:
-    """Per row (a probe run), the band index (LOW = 0 ... HIGH = 4) weighted by the gate's
-    mean in each of the paper's bands: where in the spectrum the learned gate sits.
+def band_spread(band_means: pd.DataFrame) -> np.ndarray:
+    """Per row (a probe run), the largest minus the smallest of the gate's band means: how
+    much the learned gate prefers one band over another. An all-pass gate (about 1
+    everywhere) and an untrained one (0.5 everywhere) both have a spread near 0, so a task
+    whose spread is not clearly above a margin has no spectral profile to compare.
 
     Args:
         band_means: one row per run with a column per band name (``GatedRuns.band_means``).
 
     Returns:
-        ``(runs,)``; a gate equal in every band has centre 2.0.
+        ``(runs,)``.
     """
     m = band_means[list(BAND_NAMES)].to_numpy(dtype=np.float64)
-    return (m * np.arange(len(BAND_NAMES))).sum(1) / m.sum(1)
+    return m.max(1) - m.min(1)
+
+
+def spectral_centre(band_means: pd.DataFrame) -> np.ndarray:
+    """Per row (a probe run), where in the spectrum the learned gate sits: the band index
+    (LOW = 0 ... HIGH = 4) weighted by the gate's band means *above its least-passed band*,
+    ``sum_k k (m_k - min m) / sum_k (m_k - min m)``. Subtracting the floor makes the centre
+    a property of the gate's shape, not of its level: a gate that passes everything but
+    one band is not pulled to the middle by the bands it merely lets through.
+
+    Args:
+        band_means: one row per run with a column per band name (``GatedRuns.band_means``).
+
+    Returns:
+        ``(runs,)``; NaN for a flat gate (no band preferred: see :func:`band_spread`).
+    """
+    m = band_means[list(BAND_NAMES)].to_numpy(dtype=np.float64)
+    w = m - m.min(1, keepdims=True)
+    total = w.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, (w * np.arange(len(BAND_NAMES))).sum(1) / np.where(total > 0, total, 1), np.nan)
