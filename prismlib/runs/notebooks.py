@@ -4,7 +4,11 @@
   with papermill, profile as parameter, into ``results/<profile>/NN_*.ipynb``, and
   writes ``results/<profile>/manifest.json`` (git commit, profile, device, package
   versions, seconds per notebook, and the runs of ``python -m prismlib train`` that
-  filled the LSTM job cache, from ``training.json``).
+  filled the LSTM job cache, from ``training.json``). A notebook executes into a
+  temporary file beside its result and replaces it only when every cell ran: a failed
+  or interrupted run keeps the last good notebook, and the manifest records the failure
+  (``failures``) until a later run of that notebook succeeds. Each notebook's own
+  provenance (commit, start, seconds, device, packages) is in ``notebooks``.
 * :func:`refresh_paired` re-executes the paired ``notebooks/NN_*.ipynb`` in place on the
   smoke profile, so that the committed outputs are the ones nbval compares against.
 """
@@ -20,6 +24,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from importlib import metadata
+from collections.abc import Callable
 from pathlib import Path
 
 from prismlib.paths import locked, project_root, results_dir
@@ -98,6 +103,8 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
     # copies when the manifest is written (a copy loaded now would be stale if another run
     # finishes meanwhile)
     seconds = manifest["seconds"] = {}
+    runs = manifest.setdefault("notebooks", {})
+    failures = manifest.setdefault("failures", {})
     env_before = os.environ.get(PROFILE_ENV)
     os.environ[PROFILE_ENV] = prof.name  # also the default inside the kernel
     try:
@@ -106,16 +113,26 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
                 nb_in = Path(tmp) / f"{src.stem}.ipynb"
                 jupytext.write(jupytext.read(src), nb_in)
                 print(f"[{prof.name}] {src.stem} ...", flush=True)
+                started = datetime.now(timezone.utc).isoformat(timespec="seconds")
                 t0 = time.perf_counter()
-                papermill.execute_notebook(
-                    str(nb_in),
-                    str(out_dir / f"{src.stem}.ipynb"),
-                    parameters={"profile": prof.name},
-                    cwd=str(src.parent),
-                    kernel_name="python3",
-                    progress_bar=False,
-                )
+                result = out_dir / f"{src.stem}.ipynb"
+                try:
+                    execute_safely(
+                        lambda partial: papermill.execute_notebook(
+                            str(nb_in), str(partial), parameters={"profile": prof.name}, cwd=str(src.parent),
+                            kernel_name="python3", progress_bar=False,
+                        ),
+                        result,
+                    )  # fmt: skip
+                except BaseException as err:
+                    failures[src.stem] = {"error": _one_line(err), "time": started, "git_commit": manifest["git_commit"]}
+                    with locked(manifest_path):
+                        _write_manifest(manifest_path, manifest, merge=True)
+                    raise NotebookFailed(src.stem, result, err) from err
                 seconds[src.stem] = round(time.perf_counter() - t0, 1)
+                failures.pop(src.stem, None)
+                runs[src.stem] = {"git_commit": manifest["git_commit"], "started": started, "seconds": seconds[src.stem],
+                                  "device": manifest["device"], "packages": manifest["packages"]}  # fmt: skip
                 print(f"[{prof.name}] {src.stem} done in {seconds[src.stem]:.1f} s", flush=True)
                 with locked(manifest_path):
                     _write_manifest(manifest_path, manifest, merge=bool(only))
@@ -125,6 +142,35 @@ def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path
         else:
             os.environ[PROFILE_ENV] = env_before
     return manifest_path
+
+
+class NotebookFailed(RuntimeError):
+    """A notebook did not run to its end; its last good result was kept."""
+
+    def __init__(self, name: str, result: Path, cause: BaseException) -> None:
+        kept = "the last good result was kept" if result.exists() else "there was no earlier result"
+        super().__init__(f"notebook {name} failed ({_one_line(cause)}); {kept} at {result}")
+
+
+def _one_line(err: BaseException) -> str:
+    """The last line of an error's message (papermill's carry the whole traceback), with its type."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    return f"{type(err).__name__}: {lines[-1][:300]}" if lines else type(err).__name__
+
+
+def execute_safely(execute: Callable[[Path], object], result: Path) -> None:
+    """``execute(partial)`` writes a notebook to ``partial`` (a temporary file beside
+    ``result``); only when it returns is ``partial`` moved onto ``result``. On any error
+    or interruption ``result`` is left as it was, byte for byte, and the partial file is
+    removed."""
+    result = Path(result)
+    partial = result.with_name(f".{result.stem}.partial.ipynb")
+    try:
+        execute(partial)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.replace(result)
 
 
 def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
@@ -175,10 +221,17 @@ def main(argv: list[str]) -> int:
         "--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)"
     )
     args = parser.parse_args(argv)
-    if args.paired:
-        refresh_paired(args.only)
-    else:
-        print(f"manifest: {reproduce(args.profile, args.only)}")
+    try:
+        if args.paired:
+            refresh_paired(args.only)
+        else:
+            print(f"manifest: {reproduce(args.profile, args.only)}")
+    except NotebookFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; every finished notebook's result is kept", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -266,6 +266,7 @@ def _index_page(src: Sources, entries: list[Entry], manifest: dict, stored_claim
             "are the notebooks' own claims cells; run times are estimated from the cells' timestamps. "
             "<code>python -m prismlib reproduce --profile smoke</code> writes all of them.</p>"
         )
+    parts.append(_failures_banner(manifest))
     parts += ["<h2 id='notebooks'>Notebooks</h2>", _notebook_table(entries, src)]
     parts += ["<h2 id='claims'>Claims</h2>", _claims_section(src, entries, stored_claims, site)]
     if (site / "figures").is_dir():
@@ -273,6 +274,23 @@ def _index_page(src: Sources, entries: list[Entry], manifest: dict, stored_claim
     parts += ["<h2 id='manifest'>Run manifest</h2>", _manifest_section(src, manifest)]
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _failures_banner(manifest: dict) -> str:
+    """A red box naming every notebook whose last run failed (``manifest["failures"]``):
+    the page and the claims shown for it are from its last good run, now stale."""
+    failures = manifest.get("failures") or {}
+    if not failures:
+        return ""
+    items = "".join(
+        f"<li><b>{html.escape(name)}</b> at {html.escape(str(f.get('time', '?')))}: {html.escape(str(f.get('error', '')))}</li>"
+        for name, f in sorted(failures.items())
+    )
+    return (
+        "<div class='failed' style='border:2px solid #b00;background:#fee;padding:0.5em 1em;color:#700'>"
+        "<b>The last run of these notebooks failed.</b> Their pages and claims below are from their last good run, "
+        f"and are stale:<ul>{items}</ul></div>"
+    )
 
 
 def _notebook_table(entries: list[Entry], src: Sources) -> str:
