@@ -30,7 +30,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "bert_eval_memory", "lstm_parameters", "lstm_token_flops", "works", "measure", "plan",
     ),
     "notebooks": (
-        "PACKAGES", "notebook_sources", "reproduce", "refresh_paired",
+        "PACKAGES", "notebook_sources", "reproduce", "NotebookFailed", "execute_safely",
+        "refresh_paired",
     ),
     "report": (
         "MARKER", "NOTEBOOK_GLOB", "FIGURE_ORDER", "STYLE", "Sources", "Entry", "find_sources",
