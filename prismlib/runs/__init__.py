@@ -5,7 +5,10 @@ jobs        a trained model is a job cached by the hash of its spec; executors
             ``inline``, ``local`` (single-thread worker processes), ``slurm``
 train       ``python -m prismlib train``: a profile's models, up front
 costs       ``python -m prismlib plan``: jobs, hours, memory and disk per notebook
-notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill)
+notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),
+            a result replaced only by a complete run
+manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
+preflight   the datasets and encoder the notebooks need, checked before they run
 report      ``python -m prismlib report``: the static HTML site of a profile
 timing      the timing references of ``benchmarks/`` and App. D
 =========== =====================================================================
@@ -30,7 +33,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "bert_eval_memory", "lstm_parameters", "lstm_token_flops", "works", "measure", "plan",
     ),
     "notebooks": (
-        "PACKAGES", "notebook_sources", "reproduce", "refresh_paired",
+        "PACKAGES", "notebook_sources", "NotebookFailed", "incomplete", "reproduce", "refresh_paired",
+    ),
+    "manifest": (
+        "FORMAT", "LEGACY_KEYS", "read_manifest", "notebook_records", "update_record", "write_manifest",
+        "source_digests", "changed_sources",
+    ),
+    "preflight": (
+        "PROBING", "NEEDS", "PreflightError", "needs", "encoder_problem", "preflight_problems",
     ),
     "report": (
         "MARKER", "NOTEBOOK_GLOB", "FIGURE_ORDER", "STYLE", "Sources", "Entry", "find_sources",
