@@ -46,7 +46,7 @@ test: venv
 # static HTML site of results/$(PROFILE)/ (smoke without results/smoke/: the stored outputs of
 # notebooks/*.ipynb); fails when a link in it does not resolve
 report: venv
-	$(PY) -m prismlib report --profile $(PROFILE)
+	$(PY) -m prismlib report --profile $(PROFILE) $(REPORT_FLAGS)
 
 # re-execute notebooks/*.ipynb in place on the smoke profile (the outputs nbval checks)
 paired: venv

@@ -10,6 +10,9 @@ notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill
 manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
 preflight   the datasets and encoder the notebooks need, checked before they run
 report      ``python -m prismlib report``: the static HTML site of a profile
+pages       an executed notebook fit for a reader: no progress output, no machine
+            paths, math as MathML
+browser     headless chromium: a page's height, its streams' share, screenshots
 timing      the timing references of ``benchmarks/`` and App. D
 =========== =====================================================================
 
@@ -43,8 +46,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PROBING", "NEEDS", "PreflightError", "needs", "encoder_problem", "preflight_problems",
     ),
     "report": (
-        "MARKER", "NOTEBOOK_GLOB", "FIGURE_ORDER", "STYLE", "Sources", "Entry", "find_sources",
-        "notebook_seconds", "build_report", "check_links", "external_links",
+        "MARKER", "NOTEBOOK_GLOB", "FIGURE_ORDER", "STYLE", "PAGE_STYLE", "MEANINGLESS", "Sources", "Entry",
+        "find_sources", "notebook_seconds", "build_report", "figure_owners", "describe_sentence", "check_links",
+        "external_links",
+    ),
+    "pages": (
+        "WIDGET", "is_progress", "clean_outputs", "path_patterns", "redact_paths", "redact_notebook",
+        "math_to_mathml", "notebook_math", "fill_math", "strip_cdn_scripts", "project_roots",
+    ),
+    "browser": (
+        "FLAGS", "WIDTH", "PageMetrics", "find_chromium", "measure_page", "screenshot",
     ),
     "timing": (
         "torch_dct_decomposition", "scipy_decomposition", "NO_CUDA", "benchmark_device",
