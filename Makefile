@@ -20,14 +20,23 @@ export PRISMLIB_DATA
 
 PY := $(VENV)/bin/python
 
-.PHONY: all venv data reproduce test report paired benchmark clean-results
+.PHONY: all venv data reproduce test report paired benchmark clean-results lab lab-settings
 all: reproduce
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(TORCH)
 	$(PY) -m pip install --quiet -e ".[dev]"  # every extra: notebooks, report, cluster, data, bench
+	$(MAKE) --no-print-directory lab-settings
 	touch $@
+
+# JupyterLab opens notebooks/*.py as notebooks (jupytext's default viewer, jupyter/overrides.json)
+lab-settings:
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+
+lab: venv lab-settings
+	$(VENV)/bin/jupyter lab notebooks
 
 venv: $(VENV)/.installed
 

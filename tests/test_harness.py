@@ -140,3 +140,15 @@ def test_checked_cell_detection():
         nbformat.v4.new_code_cell("3", metadata={"title": "NBVAL_CHECK_OUTPUT"}),  # the jupytext pitfall: not read
     ]
     assert [c.source[-1] for c in _checked_cells(nb)] == ["1", "2"]
+
+
+def test_jupyterlab_opens_the_notebook_sources_as_notebooks():
+    """jupytext's default viewer for .py, shipped as JupyterLab's app-level overrides
+    (copied into the venv by `make venv` / `make lab-settings`)."""
+    import json
+
+    overrides = json.loads((project_root() / "jupyter" / "overrides.json").read_text())
+    viewers = overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers["python"] == "Jupytext Notebook"
+    makefile = (project_root() / "Makefile").read_text()
+    assert "cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json" in makefile
