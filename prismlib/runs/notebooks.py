@@ -219,8 +219,8 @@ def reproduce(
                     failure["executed"] = rel(kept)
                 update_record(manifest_path, src.stem, failure=failure)
                 kept_note = "the previous result is kept" if result.exists() else "no previous result"
-                print(f"[{prof.name}] {src.stem} FAILED: {failure['error']} ({kept_note}; log {failure['log']})", flush=True)
-                if isinstance(err, KeyboardInterrupt):
+                if isinstance(err, KeyboardInterrupt):  # the caller prints no more than one line for it
+                    print(f"[{prof.name}] {src.stem} interrupted ({kept_note}; log {failure['log']})", flush=True)
                     raise
                 raise NotebookFailed(f"{src.stem}: {failure['error']} ({kept_note}; partial run in {failure.get('executed', '-')})") from err
             seconds = round(time.perf_counter() - t0, 1)

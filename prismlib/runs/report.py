@@ -70,8 +70,8 @@ PAGE_STYLE = """
 math[display="block"] { margin: 0.6rem 0; }
 """
 MEANINGLESS = {
-    "smoke": "smoke runs use a few documents and tiny models to check that every notebook runs",
-    "dryrun": "the dry run uses random weights and generated data to exercise the paper profile's code",
+    "smoke": "runs a few documents and tiny models, only to check that every notebook runs",
+    "dryrun": "runs random weights on generated data, only to exercise the paper profile's code",
 }
 """Profiles whose claims cannot carry meaning, and why (a banner on their index)."""
 
@@ -347,7 +347,7 @@ def _index_page(src: Sources, entries: list[Entry], manifest: dict, stored_claim
     if src.profile in MEANINGLESS:
         parts.append(
             f"<p class='failed'><b>These numbers mean nothing about the papers.</b> The <code>{esc(src.profile)}</code> "
-            f"profile's {esc(MEANINGLESS[src.profile])}; its verdicts only show that the claims are computed. "
+            f"profile {esc(MEANINGLESS[src.profile])}; its verdicts only show that the claims are computed. "
             "Read the <code>cpu</code> (or <code>paper</code>) report for results.</p>"
         )
     parts.append(
