@@ -20,14 +20,23 @@ export PRISMLIB_DATA
 
 PY := $(VENV)/bin/python
 
-.PHONY: all venv data reproduce test report paired benchmark clean-results
+.PHONY: all venv data reproduce test report paired benchmark clean-results lab lab-settings
 all: reproduce
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(TORCH)
 	$(PY) -m pip install --quiet -e ".[dev]"  # every extra: notebooks, report, cluster, data, bench
+	$(MAKE) --no-print-directory lab-settings
 	touch $@
+
+# JupyterLab opens notebooks/*.py as notebooks (jupytext's default viewer, jupyter/overrides.json)
+lab-settings:
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+
+lab: venv lab-settings
+	$(VENV)/bin/jupyter lab notebooks
 
 venv: $(VENV)/.installed
 
@@ -46,7 +55,7 @@ test: venv
 # static HTML site of results/$(PROFILE)/ (smoke without results/smoke/: the stored outputs of
 # notebooks/*.ipynb); fails when a link in it does not resolve
 report: venv
-	$(PY) -m prismlib report --profile $(PROFILE)
+	$(PY) -m prismlib report --profile $(PROFILE) $(REPORT_FLAGS)
 
 # re-execute notebooks/*.ipynb in place on the smoke profile (the outputs nbval checks)
 paired: venv

@@ -156,11 +156,11 @@ save_table(exp3, "exp3_layer_placement", P.name)
 exp3
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True, layout="constrained")
 for ax, (title, variants, Ts) in zip(
     axes,
     [("Experiment 2: fixed biases", ("layerwise", "gradient"), (20, 70, 200)),
-     ("Experiment 3: longest timescale in layer ...", ("layerwise", "middle", "inverse"), (20, 70))],
+     ("Experiment 3: the layer with the longest T", ("layerwise", "middle", "inverse"), (20, 70))],
 ):  # fmt: skip
     for v in variants:
         label = {"layerwise": "first (layer-wise)", "middle": "middle", "inverse": "last (inverse)"}.get(v, v)
@@ -170,6 +170,7 @@ for ax, (title, variants, Ts) in zip(
     ax.axhline(perplexity(kn_nll), color="C3", ls="--", lw=1, label="Kneser-Ney bigram")
     ax.set_xscale("log")
     ax.set_xticks(Ts, [str(T) for T in Ts])
+    ax.minorticks_off()  # the log axis' minor labels (3x10^1, ...) overlapped the T ticks
     ax.set_xlabel("T")
     ax.set_title(title)
     ax.legend(fontsize=8)

@@ -26,11 +26,52 @@ commands:
   report [--profile P] [--out DIR]
                             static HTML site of the executed notebooks, claims and manifest
                             -> report/P/index.html; fails on a link that does not resolve
+
+  --debug (anywhere)        show the traceback of an error (default: one line naming the fix)
 """
 
 
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that are a user's to fix (a wrong name, missing data, a failed notebook):
+    printed as one line without a traceback."""
+    from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
+    from prismlib.runs.notebooks import NotebookFailed
+    from prismlib.runs.preflight import PreflightError
+
+    return (ValueError, KeyError, FileNotFoundError, FileExistsError, PermissionError, ImportError,
+            DataNotFoundError, ChecksumError, DownloadError, PreflightError, NotebookFailed)  # fmt: skip
+
+
+def error_text(err: BaseException) -> str:
+    """The message of ``err`` as the user reads it (a ``KeyError``'s without its quotes)."""
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return text or type(err).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """``python -m prismlib ...``: run a command; a user error or Ctrl-C prints one line
+    (``--debug``: the traceback) and gives exit status 1 (130 for Ctrl-C)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("prismlib: interrupted (Ctrl-C); results of finished steps are kept", file=sys.stderr)
+        return 130
+    except user_errors() as err:
+        if debug:
+            raise
+        lines = error_text(err).splitlines()
+        print(f"prismlib {argv[0] if argv else ''}: error: {lines[0]}", file=sys.stderr)
+        for line in lines[1:]:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+
+
+def _run(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0

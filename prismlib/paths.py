@@ -52,19 +52,33 @@ def cache_dir() -> Path:
 def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``<path>.lock`` (POSIX ``flock``) for a read-modify-write of
     ``path``, so notebooks run by parallel processes never drop each other's rows.
-    Where ``fcntl`` does not exist (Windows) it does not lock."""
+
+    The lock file exists only while the lock is held: the holder removes it before
+    releasing, and a waiter that wakes up on a removed file takes the lock again on the
+    new one (so no ``.lock`` is left beside the outputs).  Where ``fcntl`` does not exist
+    (Windows) it does not lock."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         yield
         return
     lock = path.with_name(path.name + ".lock")
-    with open(lock, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder before us removed it: lock the current file
+    try:
+        yield
+    finally:
+        os.unlink(lock)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def save_atomic(path: Path, **obj: object) -> None:

@@ -106,3 +106,41 @@ def test_wikitext2_articles() -> None:
     test = wikitext.load_wikitext("wikitext2", "test")
     assert (len(valid), len(test)) == (60, 60)
     assert valid[0].title == "Homarus gammarus"
+
+
+# one file of each kind: plain text with a published digest, zip, tar.gz, raw text and a
+# conversation-id list checked by structure, whose digests only SHA256SUMS knows
+CORRUPTED = (
+    "ptb/ptb.test.txt",
+    "nltk_data/corpora/treebank.zip",
+    "swb1_dialogact_annot.tar.gz",
+    "wikitext-103-raw/wiki.test.raw",
+    "swda_splits/ws97-test-convs.list",
+)
+
+
+@pytest.mark.parametrize("relpath", CORRUPTED)
+def test_verify_catches_one_flipped_byte(relpath: str, tmp_path, capsys) -> None:
+    """A copy of the data directory (links to every file) with one byte of ``relpath``
+    changed: ``data verify`` must report it bad and exit 1, naming the directory."""
+    need(relpath, "SHA256SUMS")
+    for path in REAL_DIR.rglob("*"):
+        if path.is_file():
+            link = tmp_path / path.relative_to(REAL_DIR)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(path)
+    target = tmp_path / relpath
+    data = bytearray(target.read_bytes())
+    target.unlink()
+    middle = len(data) // 2
+    if relpath.endswith(".list"):  # another well-formed conversation id: only the digest can tell
+        line = data.index(b"sw", middle)
+        data[line + 3] = ord("9") if data[line + 3] != ord("9") else ord("8")
+    else:
+        data[middle] ^= 0x01
+    target.write_bytes(bytes(data))
+    name = registry.dataset_of(relpath).name
+    status = next(s for s in registry.verify([name], data_dir=tmp_path)[name] if s.relpath == relpath)
+    assert status.state == "bad", status.detail
+    assert registry.main(["verify", name, "--data-dir", str(tmp_path)]) == 1
+    assert f"data directory: {tmp_path}" in capsys.readouterr().out

@@ -79,7 +79,13 @@ def use_registry(monkeypatch: pytest.MonkeyPatch, *datasets: Dataset) -> None:
 
 def test_data_dir_env_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv(datadir.ENV_VAR, raising=False)
-    assert datadir.data_dir() == datadir.REPO_ROOT / "data"
+    monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
+    assert datadir.data_dir() == tmp_path / "repo" / "data"
+    # the Makefile's rule: the offline copy beside the checkout when it has its SHA256SUMS
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    assert datadir.data_dir() == tmp_path / "repo" / "data"
+    (tmp_path / "shared" / "data" / "SHA256SUMS").write_text("")
+    assert datadir.data_dir() == tmp_path / "shared" / "data"
     monkeypatch.setenv(datadir.ENV_VAR, str(tmp_path))
     assert datadir.data_dir() == tmp_path
 
@@ -301,6 +307,13 @@ def test_fetch_plain_file_and_structure_check(data_root: Path, tmp_path: Path, m
     registry.fetch()
     assert (data_root / "lists" / "ids.list").read_text() == "sw2005\nsw2006\n"
     assert registry.verify()["lists"][0].ok
+    # fetch records what it wrote in SHA256SUMS: another well-formed id is caught by its digest
+    assert registry.listed_digests(data_root) == {"lists/ids.list": sha(b"sw2005\nsw2006\n")}
+    (data_root / "lists" / "ids.list").write_text("sw2005\nsw2007\n")
+    status = registry.verify()["lists"][0]
+    assert status.state == "bad" and "SHA256SUMS lists" in status.detail
+    (data_root / registry.DIGESTS).unlink()
+    assert registry.verify()["lists"][0].ok  # no digest known: the structure check alone
     (data_root / "lists" / "ids.list").write_text("sw2005\n")
     status = registry.verify()["lists"][0]
     assert status.state == "bad" and "expected 2" in status.detail

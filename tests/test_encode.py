@@ -207,3 +207,11 @@ def test_new_condition_names_get_their_own_cache_entries(tiny_encoder, tmp_path,
     assert encode.features_digest(wins, 4, 0, ("smooth:LOW",)) != smooth
     cached_features(tiny_encoder, wins, layers[1], **kwargs)
     assert len(list(tmp_path.rglob("*.pt"))) == 5
+
+
+def test_loading_the_encoder_prints_no_weight_loading_bar(capfd):
+    from prismlib.probing import load_encoder
+
+    load_encoder("minilm", "cpu")
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in out + err and "it/s]" not in err, err[-300:]

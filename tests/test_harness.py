@@ -84,29 +84,26 @@ def test_notebook_sources_filter():
 def test_manifest_keeps_every_notebook_and_merges_partial_runs(tmp_path):
     import json
 
-    from prismlib.runs.notebooks import _write_manifest
+    from prismlib.runs.manifest import update_record
 
-    path = tmp_path / "manifest.json"
-    manifest = {"profile": "smoke", "seconds": {}}
-    seconds = manifest["seconds"]
-    for name, sec in [("02_b", 2.0), ("01_a", 1.0)]:  # reproduce() updates this dict in place
-        seconds[name] = sec
-        _write_manifest(path, manifest, merge=False)
+    path = tmp_path / "smoke" / "manifest.json"
+    path.parent.mkdir()
+    for name, sec in [("02_b", 2.0), ("01_a", 1.0)]:
+        update_record(path, name, record={"commit": "c1", "seconds": sec})
     written = json.loads(path.read_text())
+    assert written["profile"] == "smoke" and written["format"] == 2
     assert written["seconds"] == {"01_a": 1.0, "02_b": 2.0} and written["total_seconds"] == 3.0
-    # a partial run picks up the other notebooks' durations from their executed copies
-    (tmp_path / "03_c.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 4.04}}}))
-    _write_manifest(path, {"profile": "smoke", "seconds": {"01_a": 1.5}}, merge=True)
-    assert json.loads(path.read_text())["seconds"] == {"01_a": 1.5, "03_c": 4.0}
-    # two partial runs in parallel: a notebook the other run finishes later is read fresh at
-    # each write, never frozen at the value seen at this run's first write
-    mine = {"profile": "smoke", "seconds": {"01_a": 1.5}}
-    _write_manifest(path, mine, merge=True)
-    (tmp_path / "03_c.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 9.0}}}))
-    mine["seconds"]["02_b"] = 2.5
-    _write_manifest(path, mine, merge=True)
-    assert json.loads(path.read_text())["seconds"] == {"01_a": 1.5, "02_b": 2.5, "03_c": 9.0}
-    assert mine["seconds"] == {"01_a": 1.5, "02_b": 2.5}
+    # a partial run replaces only its own notebooks' records
+    update_record(path, "01_a", record={"commit": "c2", "seconds": 1.5})
+    written = json.loads(path.read_text())
+    assert written["notebooks"]["01_a"]["commit"] == "c2" and written["notebooks"]["02_b"]["commit"] == "c1"
+    assert written["seconds"] == {"01_a": 1.5, "02_b": 2.0}
+    # an old manifest (one commit for the profile) is converted, its commit marked inherited
+    path.write_text(json.dumps({"profile": "smoke", "git_commit": "old", "seconds": {"01_a": 1.0, "03_c": 4.0}}))
+    update_record(path, "01_a", record={"commit": "new", "seconds": 1.2})
+    written = json.loads(path.read_text())
+    assert "git_commit" not in written and written["notebooks"]["01_a"] == {"commit": "new", "seconds": 1.2}
+    assert written["notebooks"]["03_c"] == {"commit": "old", "seconds": 4.0, "inherited": True}
 
 
 def _checked_cells(nb) -> list:
@@ -143,3 +140,15 @@ def test_checked_cell_detection():
         nbformat.v4.new_code_cell("3", metadata={"title": "NBVAL_CHECK_OUTPUT"}),  # the jupytext pitfall: not read
     ]
     assert [c.source[-1] for c in _checked_cells(nb)] == ["1", "2"]
+
+
+def test_jupyterlab_opens_the_notebook_sources_as_notebooks():
+    """jupytext's default viewer for .py, shipped as JupyterLab's app-level overrides
+    (copied into the venv by `make venv` / `make lab-settings`)."""
+    import json
+
+    overrides = json.loads((project_root() / "jupyter" / "overrides.json").read_text())
+    viewers = overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers["python"] == "Jupytext Notebook"
+    makefile = (project_root() / "Makefile").read_text()
+    assert "cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json" in makefile

@@ -180,3 +180,12 @@ def test_mlm_corpus_names_the_article_of_every_evaluation_input():
     assert corpus.eval_article.dtype == np.int64 and corpus.eval_article.tolist() == [0, 0, 1]
     with pytest.raises(ValueError, match="article of each of the 3 evaluation inputs"):
         MLMCorpus(ids, ids, ["t"], ["a"], "", eval_article=[0, 0])
+
+
+def test_prism_layer_refuses_nan_instead_of_spreading_it():
+    layer = PrismLayer(10)
+    h = torch.randn(2, 16, 10)
+    h[1, 3, 7] = float("nan")
+    with pytest.raises(ValueError, match=r"NaN or infinite values \(first at batch 1, position 3, unit 7\)"):
+        layer(h)
+    assert torch.isfinite(layer(torch.randn(2, 16, 10))).all()

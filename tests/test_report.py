@@ -95,8 +95,12 @@ def test_no_executed_notebooks_names_the_command(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))
     with pytest.raises(FileNotFoundError, match="python -m prismlib reproduce --profile cpu"):
         build_report("cpu", tmp_path / "site")
-    assert main(["--profile", "paper"]) == 1
-    assert "python -m prismlib reproduce --profile paper" in capsys.readouterr().err
+    from prismlib.__main__ import main as cli
+
+    assert cli(["report", "--profile", "paper"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("prismlib report: error: no executed notebooks") and len(err.strip().splitlines()) == 1
+    assert "python -m prismlib reproduce --profile paper" in err
 
 
 def test_refuses_to_replace_a_folder_that_is_not_a_report(tmp_path, monkeypatch):
@@ -117,3 +121,84 @@ def test_describe_takes_the_title_and_first_sentence():
         ),
     ]
     assert describe(nb) == ("09 · A title", "*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3).")
+
+
+def _results_with(out: Path, stems: tuple[str, ...], manifest: dict) -> Path:
+    results = out / "results" / "cpu"
+    results.mkdir(parents=True)
+    for p in NOTEBOOKS:
+        if p.stem[:2] in stems:
+            shutil.copy(p, results / p.name)
+    (results / "manifest.json").write_text(json.dumps(manifest))
+    return results
+
+
+def test_a_failed_notebook_is_flagged_in_red_and_its_claims_are_stale(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(out))
+    five, six = (p.stem for p in NOTEBOOKS if p.stem[:2] in ("05", "06"))
+    manifest = {"profile": "cpu", "format": 2, "notebooks": {
+        five: {"commit": "c0ffee1234567", "seconds": 3.0},
+        six: {"commit": "c0ffee1234567", "seconds": 4.0,
+              "failure": {"time": "2026-11-24T00:00:00+00:00", "error": "ValueError: boom (cell [4])"}},
+    }}  # fmt: skip
+    _results_with(out, ("05", "06"), manifest)
+    save_claims([Claim("05", "five holds", "slide 5", (Test(Interval(1.0, 0.5, 1.5, 20)),))], "cpu")
+    save_claims([Claim("06", "six holds", "slide 6", (Test(Interval(1.0, 0.5, 1.5, 20)),))], "cpu")
+    index_path = build_report("cpu", tmp_path / "site")
+    index = index_path.read_text()
+    assert "class='failed'" in index and "ValueError: boom (cell [4])" in index
+    assert "1 <span class='v-held'>held</span>" in index and "1 <span class='v-stale'>stale</span>" in index
+    row = next(r for r in index.split("<tr>") if "six holds" in r)
+    assert "v-stale" in row and "<s>held</s>" in row  # the old verdict is shown struck out, never as current
+    page = (index_path.parent / f"{six}.html").read_text()
+    assert "Not a valid result." in page and "ValueError: boom" in page
+    assert main(["--profile", "cpu", "--out", str(tmp_path / "site")]) == 1
+    assert f"{six} is flagged as not a valid result" in capsys.readouterr().err
+    assert main(["--profile", "cpu", "--out", str(tmp_path / "site"), "--allow-failed"]) == 0
+
+
+def test_a_notebook_whose_cells_did_not_all_run_is_flagged(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(out))
+    results = _results_with(out, ("05",), {"profile": "cpu", "git_commit": "abc", "seconds": {}})
+    path = next(results.glob("05_*.ipynb"))
+    nb = nbformat.read(path, as_version=4)
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    last.execution_count, last.outputs = None, []  # an interrupted run that papermill wrote out
+    nbformat.write(nb, path)
+    index = build_report("cpu", tmp_path / "site").read_text()
+    assert "not a complete run: code cell" in index and "did not execute" in index
+
+
+def test_pages_have_no_progress_bars_machine_paths_cdn_scripts_or_raw_tex(smoke_site):
+    site = smoke_site.parent
+    for page in sorted(site.glob("*.html")):
+        text = page.read_text()
+        assert str(project_root()) not in text, page.name
+        assert "mathjax" not in text.lower() and "require.min.js" not in text, page.name
+        assert "it/s]" not in text and "IProgress not found" not in text, page.name
+    assert "<math" in (site / "01_spectral_filters.html").read_text()
+    assert not [p for p in site.rglob("*") if p.name.endswith((".lock", ".tmp"))]
+
+
+def test_index_has_contents_banner_and_figures_grouped_by_notebook(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(out))
+    results = out / "results" / "smoke"
+    results.mkdir(parents=True)
+    for p in NOTEBOOKS:
+        if p.stem[:2] in ("05", "06"):
+            shutil.copy(p, results / p.name)
+    figures = out / "figures" / "smoke"
+    figures.mkdir(parents=True)
+    for name in ("exp2_exp3_fixed_bias.png", "exp1_chrono_init.csv", "zz_orphan.csv"):
+        (figures / name).write_bytes(b"x")
+    index = build_report("smoke", tmp_path / "site").read_text()
+    assert "<nav><h2>Contents</h2>" in index and "href='#claims'" in index and "href='#figures'" in index
+    assert "These numbers mean nothing about the papers." in index
+    five, six = (p.stem for p in NOTEBOOKS if p.stem[:2] in ("05", "06"))
+    figs = index[index.index("id='figures'"):]
+    assert figs.index(f"<h3><a href='{five}.html'>") < figs.index("exp1_chrono_init") < figs.index(
+        f"<h3><a href='{six}.html'>") < figs.index("exp2_exp3_fixed_bias") < figs.index("zz_orphan")
+    assert index.index("id='figures'") < index.index("id='claims'")

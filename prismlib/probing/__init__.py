@@ -24,7 +24,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "encoders": (
         "DRY_RUN_ENCODER", "DRY_RUN_CONFIG", "ENCODERS", "ENCODER_NAMES", "dry_run_encoder",
-        "encoder_location", "Encoder", "load_encoder", "first_window", "hidden_states",
+        "encoder_location", "Encoder", "quiet_loading", "load_encoder", "first_window", "hidden_states",
     ),
     "features": (
         "CONDITIONS", "SMOOTH_CONDITIONS", "HAAR_CONDITIONS", "SMOOTH_WIDTH", "SMOOTH_SHAPE",

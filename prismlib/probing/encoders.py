@@ -10,9 +10,11 @@ built from a config shipped in ``prismlib/configs/`` for the paper profile's dry
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,6 +126,24 @@ class Encoder:
 
 
 
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load weights without transformers' per-tensor ``Loading weights`` bar and its
+    info/warning chatter (which carry nothing for a local, expected checkpoint); errors
+    still raise."""
+    from transformers.utils import logging as hf_logging
+
+    bars, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 def load_encoder(name: str = "minilm", device: str = "auto") -> Encoder:
     """Load encoder ``name`` (a key of :data:`ENCODERS`, or any Hugging Face model id/path).
 
@@ -134,8 +154,9 @@ def load_encoder(name: str = "minilm", device: str = "auto") -> Encoder:
 
     location = encoder_location(name)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(location)
-        model = AutoModel.from_pretrained(location)
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(location)
+            model = AutoModel.from_pretrained(location)
     except OSError as err:
         raise OSError(
             f"could not load encoder {name!r} from {location!r}: it is not in the local Hugging Face "

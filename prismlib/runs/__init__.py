@@ -5,8 +5,14 @@ jobs        a trained model is a job cached by the hash of its spec; executors
             ``inline``, ``local`` (single-thread worker processes), ``slurm``
 train       ``python -m prismlib train``: a profile's models, up front
 costs       ``python -m prismlib plan``: jobs, hours, memory and disk per notebook
-notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill)
+notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),
+            a result replaced only by a complete run
+manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
+preflight   the datasets and encoder the notebooks need, checked before they run
 report      ``python -m prismlib report``: the static HTML site of a profile
+pages       an executed notebook fit for a reader: no progress output, no machine
+            paths, math as MathML
+browser     headless chromium: a page's height, its streams' share, screenshots
 timing      the timing references of ``benchmarks/`` and App. D
 =========== =====================================================================
 
@@ -30,12 +36,26 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "bert_eval_memory", "lstm_parameters", "lstm_token_flops", "works", "measure", "plan",
     ),
     "notebooks": (
-        "PACKAGES", "notebook_sources", "reproduce", "NotebookFailed", "execute_safely",
-        "refresh_paired",
+        "PACKAGES", "notebook_sources", "NotebookFailed", "incomplete", "reproduce", "refresh_paired",
+    ),
+    "manifest": (
+        "FORMAT", "LEGACY_KEYS", "read_manifest", "notebook_records", "update_record", "write_manifest",
+        "source_digests", "changed_sources",
+    ),
+    "preflight": (
+        "PROBING", "NEEDS", "PreflightError", "needs", "encoder_problem", "preflight_problems",
     ),
     "report": (
-        "MARKER", "NOTEBOOK_GLOB", "FIGURE_ORDER", "STYLE", "Sources", "Entry", "find_sources",
-        "notebook_seconds", "build_report", "check_links", "external_links",
+        "MARKER", "NOTEBOOK_GLOB", "FIGURE_ORDER", "STYLE", "PAGE_STYLE", "MEANINGLESS", "Sources", "Entry",
+        "find_sources", "notebook_seconds", "build_report", "figure_owners", "describe_sentence", "check_links",
+        "external_links",
+    ),
+    "pages": (
+        "WIDGET", "is_progress", "clean_outputs", "path_patterns", "redact_paths", "redact_notebook",
+        "math_to_mathml", "notebook_math", "fill_math", "strip_cdn_scripts", "project_roots",
+    ),
+    "browser": (
+        "FLAGS", "WIDTH", "PageMetrics", "find_chromium", "measure_page", "screenshot",
     ),
     "timing": (
         "torch_dct_decomposition", "scipy_decomposition", "NO_CUDA", "benchmark_device",

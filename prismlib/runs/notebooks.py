@@ -4,42 +4,40 @@
   with papermill, profile as parameter, into ``results/<profile>/NN_*.ipynb``, and
   writes ``results/<profile>/manifest.json`` (git commit, profile, device, package
   versions, seconds per notebook, and the runs of ``python -m prismlib train`` that
-  filled the LSTM job cache, from ``training.json``). A notebook executes into a
-  temporary file beside its result and replaces it only when every cell ran: a failed
-  or interrupted run keeps the last good notebook, and the manifest records the failure
-  (``failures``) until a later run of that notebook succeeds. Each notebook's own
-  provenance (commit, start, seconds, device, packages) is in ``notebooks``.
+  filled the LSTM job cache, from ``training.json``).
 * :func:`refresh_paired` re-executes the paired ``notebooks/NN_*.ipynb`` in place on the
   smoke profile, so that the committed outputs are the ones nbval compares against.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from prismlib.paths import locked, project_root, results_dir
+from prismlib.paths import cache_dir, output_root, project_root, results_dir
 from prismlib.profiles import PROFILE_ENV, get_profile
 
 PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "seaborn", "papermill", "jupytext", "prismlib")
 
 
-def notebook_sources(only: list[str] | None = None) -> list[Path]:
-    """The jupytext sources ``notebooks/NN_*.py`` in order, optionally those whose name starts with ``only``."""
-    paths = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
-    if only:
-        paths = [p for p in paths if any(p.stem.startswith(o) for o in only)]
-        if not paths:
-            raise ValueError(f"no notebook matches {only}; available: {[p.stem for p in notebook_sources()]}")
+def notebook_sources(only: list[str] | None = None, folder: Path | None = None) -> list[Path]:
+    """The jupytext sources ``NN_*.py`` of ``folder`` (default ``notebooks/``) in order,
+    optionally those whose name starts with one of ``only``."""
+    every = sorted((folder or project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
+    paths = [p for p in every if any(p.stem.startswith(o) for o in only)] if only else every
+    if only and not paths:
+        names = ", ".join(p.stem[:2] for p in every)
+        raise ValueError(f"no notebook matches --only {' '.join(only)}; choose from {names}")
     return paths
 
 
@@ -74,144 +72,193 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def reproduce(profile: str | None = None, only: list[str] | None = None) -> Path:
-    """Execute the notebooks on ``profile`` with papermill and write the run manifest.
+class NotebookFailed(RuntimeError):
+    """A notebook's run failed or was interrupted; its last good result was kept."""
+
+
+def incomplete(nb: Any) -> str | None:
+    """Why an executed notebook is not a complete result (an error output, a code cell that
+    never ran, papermill's exception flag), or ``None`` when every code cell ran cleanly."""
+    if nb.metadata.get("papermill", {}).get("exception"):
+        return "papermill recorded an exception"
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    for i, cell in enumerate(code, 1):
+        err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
+        if err is not None:
+            return f"code cell {i} of {len(code)} raised {err.get('ename')}: {err.get('evalue')}"
+        if cell.get("execution_count") is None:
+            return f"code cell {i} of {len(code)} did not execute"
+    return None
+
+
+def _error_line(err: BaseException) -> str:
+    """One line for the manifest and the terminal: papermill's cell error, or the exception."""
+    if isinstance(err, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
+    if ename:
+        cell = getattr(err, "exec_count", None)
+        return f"{ename}: {evalue}" + (f" (cell [{cell}])" if cell is not None else "")
+    return f"{type(err).__name__}: {err}".splitlines()[0]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _headless_env(log: Path) -> dict[str, str]:
+    """The environment of a headless kernel: progress bars to ``log``
+    (:func:`prismlib.workers.progress_bar`), no Hugging Face download/loading bars."""
+    from prismlib.workers import PROGRESS_LOG_ENV
+
+    return {PROGRESS_LOG_ENV: str(log), "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+
+
+@contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextmanager
+def _stderr_to(log: Path) -> Iterator[None]:
+    """Point file descriptor 2 at ``log`` for the block: the kernel started inside inherits
+    it, so its tracebacks and warnings (an interrupt's too) go to the run's log."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(log, "a") as fh:
+        os.dup2(fh.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def reproduce(
+    profile: str | None = None, only: list[str] | None = None, *, check: bool = True, notebooks_dir: Path | None = None
+) -> Path:
+    """Execute the notebooks on ``profile`` with papermill and record each run in the manifest.
+
+    Each notebook executes into a temporary file beside its result and replaces
+    ``results/<profile>/NN_name.ipynb`` only when every cell ran; a failed or interrupted
+    run keeps the last good notebook byte for byte, records the failure (error, time,
+    commit, log) in the manifest and raises.  Progress bars go to
+    ``.cache/logs/<profile>/NN_name.log``, not into the notebook.
+
+    Args:
+        profile: smoke, cpu, paper or dryrun (default ``$PRISMLIB_PROFILE`` or cpu).
+        only: notebook name prefixes (default: all).
+        check: run :func:`prismlib.runs.preflight.preflight_problems` first (datasets, encoder).
+        notebooks_dir: where the ``NN_*.py`` sources are (default ``notebooks/``).
 
     Returns:
         Path of ``results/<profile>/manifest.json``.
+
+    Raises:
+        PreflightError: something the notebooks need is missing (one line per problem).
+        NotebookFailed: a notebook failed (its cause chained); ``KeyboardInterrupt`` passes
+            through after the interruption is recorded.
     """
     import jupytext
+    import nbformat
     import papermill
 
+    from prismlib.runs.manifest import source_digests, update_record
+    from prismlib.runs.preflight import PreflightError, preflight_problems
+
     prof = get_profile(profile)
+    sources = notebook_sources(only, notebooks_dir)
+    if check:
+        problems = preflight_problems(prof, [s.stem for s in sources])
+        if problems:
+            raise PreflightError("\n".join(problems))
     out_dir = results_dir(prof.name)
+    logs = cache_dir() / "logs" / prof.name
+    logs.mkdir(parents=True, exist_ok=True)
     manifest_path = out_dir / "manifest.json"
-    with locked(manifest_path):
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() and only else {}
-    manifest.update(
-        {
-            "profile": prof.name,
-            "git_commit": _git_commit(),
-            "device": _device(),
-            "profile_device": prof.device,  # the profile's, or $PRISMLIB_DEVICE's
-            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "packages": _versions(),
-            "data_dir": os.environ.get("PRISMLIB_DATA"),
-        }
-    )
-    # this run's notebooks only: with --only, the others' seconds are read from their executed
-    # copies when the manifest is written (a copy loaded now would be stale if another run
-    # finishes meanwhile)
-    seconds = manifest["seconds"] = {}
-    runs = manifest.setdefault("notebooks", {})
-    failures = manifest.setdefault("failures", {})
-    env_before = os.environ.get(PROFILE_ENV)
-    os.environ[PROFILE_ENV] = prof.name  # also the default inside the kernel
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for src in notebook_sources(only):
-                nb_in = Path(tmp) / f"{src.stem}.ipynb"
-                jupytext.write(jupytext.read(src), nb_in)
-                print(f"[{prof.name}] {src.stem} ...", flush=True)
-                started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                t0 = time.perf_counter()
-                result = out_dir / f"{src.stem}.ipynb"
-                try:
-                    execute_safely(
-                        lambda partial: papermill.execute_notebook(
-                            str(nb_in), str(partial), parameters={"profile": prof.name}, cwd=str(src.parent),
-                            kernel_name="python3", progress_bar=False,
-                        ),
-                        result,
+    run = {"commit": _git_commit(), "device": _device(), "profile_device": prof.device, "packages": _versions()}
+    with _environ({PROFILE_ENV: prof.name}), tempfile.TemporaryDirectory() as tmp:
+        for src in sources:
+            nb_in = Path(tmp) / f"{src.stem}.ipynb"
+            jupytext.write(jupytext.read(src), nb_in)
+            result = out_dir / f"{src.stem}.ipynb"
+            running = out_dir / f".{src.stem}.running.ipynb"
+            log = logs / f"{src.stem}.log"
+            log.write_text("")
+            started, t0 = _now(), time.perf_counter()
+            print(f"[{prof.name}] {src.stem} ...", flush=True)
+            try:
+                with _environ(_headless_env(log)), _stderr_to(log):
+                    papermill.execute_notebook(
+                        str(nb_in), str(running), parameters={"profile": prof.name}, cwd=str(src.parent),
+                        kernel_name="python3", progress_bar=False,
                     )  # fmt: skip
-                except BaseException as err:
-                    failures[src.stem] = {"error": _one_line(err), "time": started, "git_commit": manifest["git_commit"]}
-                    with locked(manifest_path):
-                        _write_manifest(manifest_path, manifest, merge=True)
-                    raise NotebookFailed(src.stem, result, err) from err
-                seconds[src.stem] = round(time.perf_counter() - t0, 1)
-                failures.pop(src.stem, None)
-                runs[src.stem] = {"git_commit": manifest["git_commit"], "started": started, "seconds": seconds[src.stem],
-                                  "device": manifest["device"], "packages": manifest["packages"]}  # fmt: skip
-                print(f"[{prof.name}] {src.stem} done in {seconds[src.stem]:.1f} s", flush=True)
-                with locked(manifest_path):
-                    _write_manifest(manifest_path, manifest, merge=bool(only))
-    finally:
-        if env_before is None:
-            os.environ.pop(PROFILE_ENV, None)
-        else:
-            os.environ[PROFILE_ENV] = env_before
+                nb = nbformat.read(running, as_version=4)
+                problem = incomplete(nb)
+                if problem:
+                    raise NotebookFailed(problem)
+            except BaseException as err:
+                if getattr(err, "ename", None) == "KeyboardInterrupt":  # Ctrl-C reached the kernel first
+                    err = KeyboardInterrupt()
+                kept = logs / f"{src.stem}.failed.ipynb"
+                if running.exists():
+                    running.replace(kept)
+                rel = lambda p: p.relative_to(output_root()).as_posix()  # noqa: E731
+                failure = {"time": _now(), "commit": run["commit"], "error": _error_line(err), "log": rel(log)}
+                if kept.exists():
+                    failure["executed"] = rel(kept)
+                update_record(manifest_path, src.stem, failure=failure)
+                kept_note = "the previous result is kept" if result.exists() else "no previous result"
+                if isinstance(err, KeyboardInterrupt):  # the caller prints no more than one line for it
+                    print(f"[{prof.name}] {src.stem} interrupted ({kept_note}; log {failure['log']})", flush=True)
+                    raise
+                raise NotebookFailed(f"{src.stem}: {failure['error']} ({kept_note}; partial run in {failure.get('executed', '-')})") from err
+            seconds = round(time.perf_counter() - t0, 1)
+            record = {**run, "started": started, "seconds": seconds, "sources": source_digests(src)}
+            nb.metadata["prismlib"] = {"complete": True, "commit": run["commit"], "started": started}
+            nbformat.write(nb, running)
+            running.replace(result)
+            update_record(manifest_path, src.stem, record=record)
+            print(f"[{prof.name}] {src.stem} done in {seconds:.1f} s", flush=True)
     return manifest_path
-
-
-class NotebookFailed(RuntimeError):
-    """A notebook did not run to its end; its last good result was kept."""
-
-    def __init__(self, name: str, result: Path, cause: BaseException) -> None:
-        kept = "the last good result was kept" if result.exists() else "there was no earlier result"
-        super().__init__(f"notebook {name} failed ({_one_line(cause)}); {kept} at {result}")
-
-
-def _one_line(err: BaseException) -> str:
-    """The last line of an error's message (papermill's carry the whole traceback), with its type."""
-    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
-    return f"{type(err).__name__}: {lines[-1][:300]}" if lines else type(err).__name__
-
-
-def execute_safely(execute: Callable[[Path], object], result: Path) -> None:
-    """``execute(partial)`` writes a notebook to ``partial`` (a temporary file beside
-    ``result``); only when it returns is ``partial`` moved onto ``result``. On any error
-    or interruption ``result`` is left as it was, byte for byte, and the partial file is
-    removed."""
-    result = Path(result)
-    partial = result.with_name(f".{result.stem}.partial.ipynb")
-    try:
-        execute(partial)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    partial.replace(result)
-
-
-def _write_manifest(path: Path, manifest: dict, merge: bool) -> None:
-    """Write the manifest.  With ``merge`` (a partial ``--only`` run) the seconds of the
-    other notebooks are read from the papermill metadata of their executed copies beside
-    it, so runs of disjoint notebook sets never drop each other's entries."""
-    seconds = dict(manifest["seconds"])  # this run's; ``manifest`` itself is not changed
-    if merge:
-        for nb_path in sorted(path.parent.glob("[0-9][0-9]_*.ipynb")):
-            if nb_path.stem not in seconds:
-                duration = json.loads(nb_path.read_text()).get("metadata", {}).get("papermill", {}).get("duration")
-                if duration is not None:
-                    seconds[nb_path.stem] = round(float(duration), 1)
-    out = {**manifest, "seconds": dict(sorted(seconds.items())), "total_seconds": round(sum(seconds.values()), 1)}
-    training = path.parent / "training.json"  # written by `python -m prismlib train` (prismlib.runs.jobs)
-    if training.exists():
-        out["training"] = json.loads(training.read_text())
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(out, indent=2) + "\n")
-    tmp.replace(path)
 
 
 def refresh_paired(only: list[str] | None = None, profile: str = "smoke") -> None:
     """Re-execute ``notebooks/NN_*.ipynb`` from their ``.py`` sources in place, on ``profile``.
 
-    The stored outputs are what nbval compares a fresh run against (``make test``).
+    The stored outputs are what nbval compares a fresh run against (``make test``); a
+    notebook is written only when it ran to the end, and its progress bars go to
+    ``.cache/logs/paired/``.
     """
     import jupytext
     from nbclient import NotebookClient
 
-    os.environ[PROFILE_ENV] = profile
+    logs = cache_dir() / "logs" / "paired"
+    logs.mkdir(parents=True, exist_ok=True)
     for src in notebook_sources(only):
         nb = jupytext.read(src)
         print(f"[{profile}] executing {src.stem} in place ...", flush=True)
-        NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()
+        with _environ({PROFILE_ENV: profile, **_headless_env(logs / f"{src.stem}.log")}):
+            NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()
         nb.metadata.pop("papermill", None)
         jupytext.write(nb, src.with_suffix(".ipynb"))
 
 
 def main(argv: list[str]) -> int:
-    """``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``."""
+    """``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired] [--no-check]``.
+
+    Errors (an unknown profile or notebook, a failed pre-flight check, a failed notebook)
+    propagate to ``python -m prismlib``, which prints them as one line each."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m prismlib reproduce")
@@ -220,18 +267,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)"
     )
+    parser.add_argument("--no-check", action="store_true", help="skip the pre-flight check of datasets and encoder")
     args = parser.parse_args(argv)
-    try:
-        if args.paired:
-            refresh_paired(args.only)
-        else:
-            print(f"manifest: {reproduce(args.profile, args.only)}")
-    except NotebookFailed as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted; every finished notebook's result is kept", file=sys.stderr)
-        return 130
+    if args.paired:
+        refresh_paired(args.only)
+        return 0
+    path = reproduce(args.profile, args.only, check=not args.no_check)
+    print(f"manifest: {path.relative_to(output_root()).as_posix()}")
     return 0
 
 

@@ -27,7 +27,7 @@ import json
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -57,7 +57,23 @@ code { background: #f3f3f3; padding: 0 0.2rem; }
 .figures { display: flex; flex-wrap: wrap; gap: 1rem; padding: 0; list-style: none; }
 .figures li { width: 16rem; }
 .figures img { max-width: 100%; border: 1px solid #ddd; }
+.figures figcaption { font-size: 0.9rem; }
+.failed, tr.failed td { background: #fde7e9; color: #8a0015; }
+p.failed { border-left: 4px solid #b00020; padding: 0.5rem 1rem; }
+.warn { color: #8a4b00; }
+.v-stale { color: #b00020; font-weight: bold; }
+nav ol { columns: 2; }
 """
+PAGE_STYLE = """
+.failed { background: #fde7e9; color: #8a0015; border-left: 4px solid #b00020; padding: 0.5rem 1rem; }
+.warn { color: #8a4b00; }
+math[display="block"] { margin: 0.6rem 0; }
+"""
+MEANINGLESS = {
+    "smoke": "runs a few documents and tiny models, only to check that every notebook runs",
+    "dryrun": "runs random weights on generated data, only to exercise the paper profile's code",
+}
+"""Profiles whose claims cannot carry meaning, and why (a banner on their index)."""
 
 
 @dataclass(frozen=True)
@@ -84,13 +100,29 @@ class Sources:
 
 @dataclass(frozen=True)
 class Entry:
-    """One notebook of the report: its page, what it reproduces and its run time."""
+    """One notebook of the report: its page, what it reproduces, its run and its state.
+
+    ``problem`` is empty for a complete result; else why it is not one (the last run
+    failed, with its error, or a cell did not run): the index shows it in red and the
+    notebook's claims as stale.  ``commit`` is the one the result was executed at
+    (``inherited``: only known as the profile's, from an old manifest); ``changed`` names
+    what differs now (``prismlib``, ``notebook``; ``?`` when unknown)."""
 
     stem: str
     title: str
     summary: str  # Markdown: the first sentence after the title
     seconds: float | None
     seconds_note: str  # where ``seconds`` comes from
+    problem: str = ""
+    commit: str = ""
+    inherited: bool = False
+    changed: tuple[str, ...] = ()
+    dropped: int = 0  # progress outputs left out of the page
+
+    @property
+    def ok(self) -> bool:
+        """True when the executed notebook is a complete result of its last run."""
+        return not self.problem
 
 
 def find_sources(profile: str) -> Sources:
@@ -168,32 +200,54 @@ def build_report(profile: str | None = None, out_dir: str | Path | None = None) 
     Returns:
         Path of the site's ``index.html``.
     """
+    return _build(profile, out_dir)[0]
+
+
+def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[Entry]]:
+    """:func:`build_report`, also returning the notebooks' entries (their states)."""
     from prismlib.profiles import get_profile
+
+    from prismlib.runs.manifest import changed_sources, read_manifest
+    from prismlib.runs.notebooks import incomplete
 
     src = find_sources(get_profile(profile).name)
     site = Path(out_dir) if out_dir is not None else output_root() / "report" / src.profile
     _prepare(site)
-    manifest = json.loads(src.manifest.read_text()) if src.manifest else {}
+    manifest = read_manifest(src.manifest) if src.manifest else {}
+    records = manifest.get("notebooks", {})
     (site / "notebooks").mkdir()
     entries, stored_claims = [], {}
     for path in src.notebooks:
         nb = nbformat.read(path, as_version=4)
         title, summary = describe(nb)
         seconds, note = notebook_seconds(nb)
-        if path.stem in manifest.get("seconds", {}):
-            seconds, note = manifest["seconds"][path.stem], "manifest"
-        entry = Entry(path.stem, title or path.stem, summary, seconds, note)
-        entries.append(entry)
+        record = records.get(path.stem, {})
+        if record.get("seconds") is not None:
+            seconds, note = record["seconds"], "manifest"
+        problem = ""
+        if "failure" in record:
+            f = record["failure"]
+            problem = f"last run failed ({f.get('time', '?')}): {f.get('error', '?')}; this page is the run before"
+        elif (why := incomplete(nb)) is not None:
+            problem = f"not a complete run: {why}"
+        source = project_root() / "notebooks" / f"{path.stem}.py"
+        changed = tuple(changed_sources(record, source)) if record and source.exists() else ()
+        entry = Entry(
+            path.stem, title or path.stem, summary, seconds, note, problem,
+            str(record.get("commit") or ""), bool(record.get("inherited")), changed,
+        )  # fmt: skip
         stored_claims[entry.stem] = _claims_output(nb)
         shutil.copy2(path, site / "notebooks" / path.name)
-        (site / f"{entry.stem}.html").write_text(_notebook_page(nb, entry, src))
+        page, dropped = _notebook_page(nb, entry, src)
+        entries.append(replace(entry, dropped=dropped))
+        (site / f"{entry.stem}.html").write_text(page)
     if src.figures:
-        shutil.copytree(src.figures, site / "figures", ignore=shutil.ignore_patterns("*.lock", "*.tmp"))
+        shutil.copytree(src.figures, site / "figures", ignore=shutil.ignore_patterns("*.lock", "*.tmp", ".*"))
     if src.manifest:
         shutil.copy2(src.manifest, site / "manifest.json")
     index = site / "index.html"
     index.write_text(_index_page(src, entries, manifest, stored_claims, site))
-    return index
+    return index, entries
 
 
 def _prepare(site: Path) -> None:
@@ -213,19 +267,49 @@ def _seconds(entry: Entry) -> str:
     return text if entry.seconds_note in ("manifest", "papermill") else f"&asymp; {text} ({entry.seconds_note})"
 
 
-def _notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> str:
-    """One notebook as a self-contained HTML page, with a header linking back to the index."""
+def _commit(entry: Entry) -> str:
+    """The commit a result was executed at, as Markdown-safe HTML, with its flags."""
+    if not entry.commit:
+        return "commit unknown"
+    text = f"<code>{html.escape(entry.commit[:10])}</code>" + (" (dirty)" if entry.commit.endswith("+dirty") else "")
+    if entry.inherited:
+        text += " <span class='warn'>(the profile's commit in an old manifest; the notebook may be older)</span>"
+    if entry.changed == ("?",):
+        text += " <span class='warn'>(unknown whether its sources changed since)</span>"
+    elif entry.changed:
+        text += f" <span class='warn'><b>{' and '.join(entry.changed)} changed since</b></span>"
+    return text
+
+
+def _notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> tuple[str, int]:
+    """One notebook as a self-contained HTML page (a header linking back to the index and
+    saying how the result stands), without progress output or machine paths, its math as
+    MathML; returns the page and how many progress outputs were left out."""
     from nbconvert import HTMLExporter
+
+    from prismlib.data.datadir import data_dir
+    from prismlib.runs import pages
 
     where = "stored smoke outputs of `notebooks/`" if src.stored else f"`results/{src.profile}/`"
     header = (
         f"[&larr; report index](index.html) &middot; profile `{src.profile}` &middot; run time {_seconds(entry)} "
-        f"&middot; executed notebook ({where}): [{entry.stem}.ipynb](notebooks/{entry.stem}.ipynb)"
+        f"&middot; executed at {_commit(entry)} &middot; executed notebook ({where}): "
+        f"[{entry.stem}.ipynb](notebooks/{entry.stem}.ipynb)"
     )
-    nb = nbformat.from_dict(nb)  # a copy: the header cell is not written back
+    if entry.problem:
+        header += f"\n\n<p class='failed'><b>Not a valid result.</b> {html.escape(entry.problem)}</p>"
+    nb = nbformat.from_dict(nb)  # a copy: nothing here is written back
+    dropped = pages.clean_outputs(nb)
+    if dropped:
+        header += f" &middot; {dropped} progress outputs left out"
+    roots = pages.project_roots(nb, {str(project_root()): "<project>", str(data_dir()): "<data>", str(Path.home()): "~"})
+    pages.redact_notebook(nb, roots)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(header))
+    math = pages.notebook_math(nb)
     body, _ = HTMLExporter(embed_images=True).from_notebook_node(nb, resources={"metadata": {"name": entry.title}})
-    return body
+    body = pages.strip_cdn_scripts(pages.fill_math(body, math))
+    body = body.replace("</head>", f"<style>{PAGE_STYLE}</style></head>", 1)
+    return body, dropped
 
 
 def _claims_output(nb: nbformat.NotebookNode) -> str | None:
@@ -242,22 +326,42 @@ def _claims_output(nb: nbformat.NotebookNode) -> str | None:
 
 
 def _md(text: str) -> str:
+    """Markdown as HTML, its TeX as MathML (no MathJax on the index either)."""
     from nbconvert.filters import markdown2html
 
-    return markdown2html(text)
+    from prismlib.runs.pages import fill_math, math_to_mathml
+
+    math: dict[str, str] = {}
+    return fill_math(markdown2html(math_to_mathml(text, math)), math)
 
 
 def _index_page(src: Sources, entries: list[Entry], manifest: dict, stored_claims: dict, site: Path) -> str:
-    """The index: notebooks, claims, figures and tables, manifest."""
+    """The index: contents, notebooks (state, commit, run time), the verdicts per notebook,
+    figures by notebook, the full claims table and the manifest."""
     esc = html.escape
     parts = [
         f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>prism-companion: {esc(src.profile)} report</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>prism-companion: the <code>{esc(src.profile)}</code> profile</h1>",
+    ]
+    if src.profile in MEANINGLESS:
+        parts.append(
+            f"<p class='failed'><b>These numbers mean nothing about the papers.</b> The <code>{esc(src.profile)}</code> "
+            f"profile {esc(MEANINGLESS[src.profile])}; its verdicts only show that the claims are computed. "
+            "Read the <code>cpu</code> (or <code>paper</code>) report for results.</p>"
+        )
+    parts.append(
         "<p>A reproducible companion to <em>Language Through a Prism</em> (Tamkin, Jurafsky &amp; Goodman, "
         "NeurIPS 2020) and timescale-dependent LSTM language models (Mahto et al., ICLR 2021). Built by "
-        f"<code>python -m prismlib report --profile {esc(src.profile)}</code> (<code>make report</code>).</p>",
-    ]
+        f"<code>python -m prismlib report --profile {esc(src.profile)}</code> (<code>make report</code>).</p>"
+    )
+    bad = [e for e in entries if not e.ok]
+    if bad:
+        items = "".join(f"<li><a href='{e.stem}.html'>{esc(e.stem)}</a>: {esc(e.problem)}</li>" for e in bad)
+        parts.append(
+            f"<div class='failed'><p><b>{len(bad)} notebook(s) are not valid results</b>; their claims are marked "
+            f"<span class='v-stale'>stale</span>:</p><ul>{items}</ul></div>"
+        )
     if src.stored:
         parts.append(
             "<p class='note'><code>results/smoke/</code> is absent, so this report shows the <b>stored outputs of "
@@ -266,40 +370,42 @@ def _index_page(src: Sources, entries: list[Entry], manifest: dict, stored_claim
             "are the notebooks' own claims cells; run times are estimated from the cells' timestamps. "
             "<code>python -m prismlib reproduce --profile smoke</code> writes all of them.</p>"
         )
-    parts.append(_failures_banner(manifest))
-    parts += ["<h2 id='notebooks'>Notebooks</h2>", _notebook_table(entries, src)]
-    parts += ["<h2 id='claims'>Claims</h2>", _claims_section(src, entries, stored_claims, site)]
+    csv = site / "figures" / "claims.csv"
+    table = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False) if csv.exists() else None
+    sections = [("notebooks", "Notebooks", _notebook_table(entries, src))]
+    if table is not None:
+        sections.append(("verdicts", "Verdicts per notebook", _verdict_summary(table, entries)))
     if (site / "figures").is_dir():
-        parts += ["<h2 id='figures'>Figures and tables</h2>", _figures_section(site / "figures")]
-    parts += ["<h2 id='manifest'>Run manifest</h2>", _manifest_section(src, manifest)]
+        sections.append(("figures", "Figures and tables by notebook", _figures_section(site / "figures", src.notebooks)))
+    sections.append(("claims", "Claims", _claims_section(table, entries, stored_claims)))
+    sections.append(("manifest", "Run manifest", _manifest_section(src, manifest)))
+    toc = "".join(f"<li><a href='#{key}'>{title}</a></li>" for key, title, _ in sections)
+    toc += "".join(f"<li><a href='{e.stem}.html'>{esc(e.title)}</a></li>" for e in entries)
+    parts.append(f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>")
+    for key, title, body in sections:
+        parts += [f"<h2 id='{key}'>{title}</h2>", body]
     parts.append("</body></html>\n")
-    return "\n".join(parts)
+    return _redact_index("\n".join(parts))
 
 
-def _failures_banner(manifest: dict) -> str:
-    """A red box naming every notebook whose last run failed (``manifest["failures"]``):
-    the page and the claims shown for it are from its last good run, now stale."""
-    failures = manifest.get("failures") or {}
-    if not failures:
-        return ""
-    items = "".join(
-        f"<li><b>{html.escape(name)}</b> at {html.escape(str(f.get('time', '?')))}: {html.escape(str(f.get('error', '')))}</li>"
-        for name, f in sorted(failures.items())
-    )
-    return (
-        "<div class='failed' style='border:2px solid #b00;background:#fee;padding:0.5em 1em;color:#700'>"
-        "<b>The last run of these notebooks failed.</b> Their pages and claims below are from their last good run, "
-        f"and are stale:<ul>{items}</ul></div>"
-    )
+def _redact_index(page: str) -> str:
+    """The index without the build machine's paths (the checkout, the data directory)."""
+    from prismlib.data.datadir import data_dir
+    from prismlib.runs.pages import path_patterns, redact_paths
+
+    roots = {str(project_root()): "&lt;project&gt;", str(data_dir()): "&lt;data&gt;", str(Path.home()): "~"}
+    return redact_paths(page, path_patterns(roots))
 
 
 def _notebook_table(entries: list[Entry], src: Sources) -> str:
-    rows = [
-        f"<tr><td><a href='{e.stem}.html'>{html.escape(e.stem)}</a></td>"
-        f"<td><b>{html.escape(e.title)}</b>{_md(e.summary)}</td><td class='num'>{_seconds(e)}</td>"
-        f"<td><a href='notebooks/{e.stem}.ipynb'>.ipynb</a></td></tr>"
-        for e in entries
-    ]
+    rows = []
+    for e in entries:
+        state = f"<b>failed</b><br><small>{html.escape(e.problem)}</small>" if e.problem else "ok"
+        rows.append(
+            f"<tr{' class=failed' if e.problem else ''}><td><a href='{e.stem}.html'>{html.escape(e.stem)}</a></td>"
+            f"<td><b>{html.escape(e.title)}</b>{_md(e.summary)}</td><td>{state}</td><td>{_commit(e)}</td>"
+            f"<td class='num'>{_seconds(e)}</td><td><a href='notebooks/{e.stem}.ipynb'>.ipynb</a></td></tr>"
+        )
     timed = [e for e in entries if e.seconds is not None]
     total = f"{sum(e.seconds for e in timed):,.1f} s"
     if any(e.seconds_note not in ("manifest", "papermill") for e in timed):
@@ -307,9 +413,9 @@ def _notebook_table(entries: list[Entry], src: Sources) -> str:
     if len(timed) < len(entries):
         total += f" ({len(entries) - len(timed)} without a time)"
     out = (
-        "<table><tr><th>notebook</th><th>reproduces</th><th>run time</th><th>executed</th></tr>\n"
-        + "\n".join(rows)
-        + f"\n<tr><td colspan='2'>total</td><td class='num'>{total}</td><td></td></tr></table>"
+        "<table><tr><th>notebook</th><th>reproduces</th><th>state</th><th>executed at</th><th>run time</th>"
+        "<th>executed</th></tr>\n" + "\n".join(rows)
+        + f"\n<tr><td colspan='4'>total</td><td class='num'>{total}</td><td></td></tr></table>"
     )
     if src.missing:
         out += f"<p class='note'>Not executed on this profile: {html.escape(', '.join(src.missing))}.</p>"
@@ -320,27 +426,60 @@ def _verdict(v: str) -> str:
     return f"<span class='v-{v.replace(' ', '-')}'>{html.escape(v)}</span>"
 
 
-def _claims_section(src: Sources, entries: list[Entry], stored_claims: dict, site: Path) -> str:
-    """``figures/<profile>/claims.csv`` as a table (notebooks linked), else each notebook's claims cell."""
+def _pages(entries: list[Entry]) -> dict[str, Entry]:
+    return {e.stem[:2]: e for e in entries}
+
+
+def _verdict_summary(table: pd.DataFrame, entries: list[Entry]) -> str:
+    """How many claims of each notebook got each verdict (stale for a failed notebook)."""
     from prismlib.claims import VERDICTS
 
-    csv = site / "figures" / "claims.csv"
-    pages = {e.stem[:2]: e.stem for e in entries}
-    if not csv.exists():
+    pages = _pages(entries)
+    head = "".join(f"<th>{_verdict(v)}</th>" for v in VERDICTS)
+    rows = []
+    for nb, group in table.groupby(table["notebook"].str.zfill(2), sort=True):
+        e = pages.get(nb)
+        link = f"<a href='{e.stem}.html'>{html.escape(e.title)}</a>" if e else html.escape(nb)
+        counts = group["verdict"].value_counts()
+        cells = "".join(f"<td class='num'>{counts.get(v, 0) or ''}</td>" for v in VERDICTS)
+        if e is not None and not e.ok:
+            cells = f"<td colspan='{len(VERDICTS)}'>{_verdict('stale')}: the last run failed; {len(group)} claims of an older run</td>"
+        rows.append(f"<tr{' class=failed' if e is not None and not e.ok else ''}><td>{link}</td>{cells}</tr>")
+    return f"<table><tr><th>notebook</th>{head}</tr>" + "".join(rows) + "</table>"
+
+
+def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_claims: dict) -> str:
+    """``figures/<profile>/claims.csv`` as a table (notebooks linked; a failed notebook's
+    claims marked stale), else each notebook's claims cell."""
+    from prismlib.claims import VERDICTS
+
+    pages = _pages(entries)
+    if table is None:
         found = [(stem, md) for stem, md in stored_claims.items() if md]
         if not found:
             return "<p>No claims table: neither <code>figures/claims.csv</code> nor a claims cell in the notebooks.</p>"
-        return "\n".join(f"<h3><a href='{stem}.html'>{html.escape(stem)}</a></h3>\n{_md(md)}" for stem, md in found)
-    table = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False)
-    counts = table["verdict"].value_counts()
+        out = []
+        for stem, md in found:
+            e = pages.get(stem[:2])
+            stale = f"<p>{_verdict('stale')}: {html.escape(e.problem)}</p>" if e is not None and not e.ok else ""
+            out.append(f"<h3><a href='{stem}.html'>{html.escape(stem)}</a></h3>\n{stale}{_md(md)}")
+        return "\n".join(out)
+    stale_nbs = {nb for nb, e in pages.items() if not e.ok}
+    nbs = table["notebook"].str.zfill(2)
+    fresh = table[~nbs.isin(stale_nbs)]
+    counts = fresh["verdict"].value_counts()
     summary = ", ".join(f"{counts.get(v, 0)} {_verdict(v)}" for v in VERDICTS)
+    if len(fresh) < len(table):
+        summary += f", {len(table) - len(fresh)} {_verdict('stale')}"
     rows = []
-    for r in table.itertuples(index=False):
-        nb = str(r.notebook).zfill(2)
-        link = f"<a href='{pages[nb]}.html'>{nb}</a>" if nb in pages else html.escape(nb)
+    for nb, r in zip(nbs, table.itertuples(index=False)):
+        link = f"<a href='{pages[nb].stem}.html'>{nb}</a>" if nb in pages else html.escape(nb)
         effect = f"{r.effect:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}] {r.unit}".strip()
+        verdict = _verdict(r.verdict)
+        if nb in stale_nbs:
+            verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(r.verdict)}</s></small>"
         rows.append(
-            f"<tr><td>{link}</td><td>{_verdict(r.verdict)}</td><td>{html.escape(str(r.claim))}</td>"
+            f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}</td>"
             f"<td class='num'>{html.escape(effect)}<br><small>{html.escape(str(r.test))}</small></td>"
             f"<td>{html.escape(str(r.paper))}</td><td><small>{html.escape(str(r.gate))}</small></td></tr>"
         )
@@ -354,20 +493,59 @@ def _claims_section(src: Sources, entries: list[Entry], stored_claims: dict, sit
     )
 
 
-def _figures_section(figures: Path) -> str:
-    """Every figure (thumbnail, png and pdf) and table (csv and md) of ``figures/``, by name."""
+def figure_owners(stems: list[str], notebooks: tuple[Path, ...]) -> dict[str, tuple[str, str]]:
+    """Figure / table name -> (notebook stem, caption): the first notebook whose code names
+    it in quotes, and the heading (or first sentence) of the Markdown cell before that code."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        caption = ""
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                lines = [ln.strip() for ln in cell.source.strip().splitlines() if ln.strip()]
+                if lines:
+                    first = lines[0].lstrip("#").strip() if lines[0].startswith("#") else describe_sentence(lines)
+                    caption = first
+                continue
+            for stem in stems:
+                if stem not in out and (f'"{stem}"' in cell.source or f"'{stem}'" in cell.source):
+                    out[stem] = (path.stem, caption)
+    return out
+
+
+def describe_sentence(lines: list[str]) -> str:
+    """The first sentence of a Markdown paragraph (at most 160 characters)."""
+    text = " ".join(lines)
+    match = re.search(r"[.!?](?=\s|$)", text)
+    sentence = text[: match.end()] if match else text
+    return sentence if len(sentence) <= 160 else sentence[:157] + "..."
+
+
+def _figures_section(figures: Path, notebooks: tuple[Path, ...]) -> str:
+    """Every figure (thumbnail, png and pdf) and table (csv and md) of ``figures/``, grouped
+    by the notebook that writes it, in notebook order, each with its caption."""
     by_stem: dict[str, list[Path]] = {}
     for f in sorted(figures.iterdir()):
         if f.suffix in FIGURE_ORDER and f.stem != "claims":
             by_stem.setdefault(f.stem, []).append(f)
-    items = []
-    for stem, files in by_stem.items():
-        files.sort(key=lambda f: FIGURE_ORDER.index(f.suffix))
-        links = " &middot; ".join(f"<a href='figures/{f.name}'>{f.suffix[1:]}</a>" for f in files)
-        png = next((f for f in files if f.suffix == ".png"), None)
-        thumb = f"<a href='figures/{png.name}'><img src='figures/{png.name}' alt='{stem}' loading='lazy'></a><br>" if png else ""
-        items.append(f"<li>{thumb}<code>{html.escape(stem)}</code>: {links}</li>")
-    return "<ul class='figures'>\n" + "\n".join(items) + "\n</ul>"
+    owners = figure_owners(list(by_stem), notebooks)
+    groups: dict[str, list[str]] = {}
+    for stem in by_stem:
+        groups.setdefault(owners.get(stem, ("zz", ""))[0], []).append(stem)
+    out = []
+    for nb in sorted(groups):
+        title = f"<a href='{nb}.html'>{html.escape(nb)}</a>" if nb != "zz" else "written by no notebook of this report"
+        items = []
+        for stem in groups[nb]:
+            files = sorted(by_stem[stem], key=lambda f: FIGURE_ORDER.index(f.suffix))
+            links = " &middot; ".join(f"<a href='figures/{f.name}'>{f.suffix[1:]}</a>" for f in files)
+            png = next((f for f in files if f.suffix == ".png"), None)
+            thumb = f"<a href='figures/{png.name}'><img src='figures/{png.name}' alt='{stem}' loading='lazy'></a>" if png else ""
+            caption = owners.get(stem, ("", ""))[1]
+            cap = f"<br>{_md(caption) if caption else ''}"
+            items.append(f"<li><figure>{thumb}<figcaption><code>{html.escape(stem)}</code>: {links}{cap}</figcaption></figure></li>")
+        out.append(f"<h3>{title}</h3>\n<ul class='figures'>\n" + "\n".join(items) + "\n</ul>")
+    return "\n".join(out)
 
 
 def _json_html(value: object) -> str:
@@ -386,16 +564,33 @@ def _json_html(value: object) -> str:
 
 
 def _manifest_section(src: Sources, manifest: dict) -> str:
+    """Each notebook's run (commit, start, seconds, device; failures), the package
+    versions of the runs, and the ``train`` runs."""
     if not manifest:
         return (
             f"<p>No run manifest (<code>results/{html.escape(src.profile)}/manifest.json</code>); "
             f"<code>python -m prismlib reproduce --profile {html.escape(src.profile)}</code> writes one.</p>"
         )
-    return (
-        "<p>Written by <code>python -m prismlib reproduce</code>: git commit, device, package versions, seconds "
-        "per notebook and the <code>train</code> runs that filled the job cache "
-        "(<a href='manifest.json'>manifest.json</a>).</p>\n" + _json_html(manifest)
-    )
+    runs, versions = [], {}
+    for stem, r in manifest.get("notebooks", {}).items():
+        failure = r.get("failure", {})
+        runs.append({
+            "notebook": stem, "commit": str(r.get("commit", ""))[:12] + (" (inherited)" if r.get("inherited") else ""),
+            "started": r.get("started", ""), "seconds": r.get("seconds", ""), "device": r.get("device", ""),
+            "last failure": f"{failure.get('time', '')}: {failure.get('error', '')}" if failure else "",
+        })  # fmt: skip
+        if r.get("packages"):
+            versions.setdefault(json.dumps(r["packages"], sort_keys=True), []).append(stem)
+    parts = [
+        "<p>Written by <code>python -m prismlib reproduce</code>, one record per notebook "
+        "(<a href='manifest.json'>manifest.json</a>).</p>",
+        _json_html(runs),
+    ]
+    for packages, stems in versions.items():
+        parts += [f"<h3>Package versions of {html.escape(', '.join(stems))}</h3>", _json_html(json.loads(packages))]
+    if manifest.get("training"):
+        parts += ["<h3>Training runs (<code>python -m prismlib train</code>)</h3>", _json_html(manifest["training"])]
+    return "\n".join(parts)
 
 
 class _LinkParser(HTMLParser):
@@ -454,27 +649,41 @@ def external_links(site_dir: str | Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m prismlib report [--profile P] [--out DIR]``: build, then check every link."""
+    """``python -m prismlib report [--profile P] [--out DIR] [--screenshots] [--allow-failed]``:
+    build, then check every link; exit 1 on a broken link or a notebook flagged as failed."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m prismlib report")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--out", default=None, help="the site's folder (default: report/<profile>/)")
+    parser.add_argument(
+        "--screenshots", action="store_true",
+        help="also keep a PNG of each page as a reader sees it (headless chromium) in <out>/screenshots/",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allow-failed", action="store_true", help="exit 0 although a notebook's last run failed (it is flagged)"
+    )
     args = parser.parse_args(argv)
-    try:
-        index = build_report(args.profile, args.out)
-    except (FileNotFoundError, FileExistsError) as err:
-        print(f"report: {err}", file=sys.stderr)
-        return 1
+    index, entries = _build(args.profile, args.out)  # errors: one line by python -m prismlib
     pages = sorted(index.parent.glob("*.html"))
     print(f"report: {index} ({len(pages)} pages)")
+    failed = [e for e in entries if not e.ok]
+    for e in failed:
+        print(f"report: {e.stem} is flagged as not a valid result: {e.problem}", file=sys.stderr)
     external = external_links(index.parent)
     if external:
         print(f"external links (not fetched): {', '.join(external)}")
+    if args.screenshots:
+        from prismlib.runs.browser import measure_page, screenshot
+
+        for page in pages:
+            m = measure_page(page)
+            shot = screenshot(page, index.parent / "screenshots" / f"{page.stem}.png")
+            print(f"screenshot: {shot.relative_to(index.parent)} (page {m.height} px tall, output streams {m.streams} px)")
     broken = check_links(index.parent)
     for b in broken:
         print(f"broken link: {b}", file=sys.stderr)
-    return 1 if broken else 0
+    return 1 if broken or (failed and not args.allow_failed) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,6 +43,7 @@ input's scale.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -106,6 +107,30 @@ def check_tensor(x: Tensor, *, check_finite: bool = True) -> None:
         raise ValueError(
             "input contains NaN or infinite values; the DCT would spread them over every "
             "position of the sequence. Clean the input first (e.g. torch.nan_to_num)."
+        )
+
+
+def check_band_arg(band: object, kind: type) -> None:
+    """Reject a band given by name (a ``str`` is a sequence, and would be read as one band
+    per character) or by anything that is neither a ``kind`` nor a sequence of them."""
+    if isinstance(band, str):
+        raise TypeError(
+            f"band={band!r} is a name, not a {kind.__name__}: pick the band for the sequence's length, "
+            f"e.g. {{b.name: b for b in allocate_bands(n)}}[{band!r}], or one per row with "
+            f"bands_for_lengths(lengths, {band!r})"
+        )
+    if not isinstance(band, kind) and not (
+        isinstance(band, Sequence) and all(isinstance(b, kind) for b in band)
+    ):
+        raise TypeError(f"band must be a {kind.__name__} or a sequence of them (one per row), got {type(band).__name__}")
+
+
+def check_length(n: int, dim: int) -> None:
+    """Reject an empty token axis: there is nothing to filter, and no bands exist for it."""
+    if n == 0:
+        raise ValueError(
+            f"the token axis (dim={dim}) has length 0: there is nothing to filter. Check that dim names the "
+            "token axis and that the batch is not empty of tokens"
         )
 
 
@@ -392,9 +417,8 @@ def bands_for_lengths(lengths: Sequence[int] | Tensor, name: str, k: int = 5, ba
     This is what the notebooks use for batches of windows of different real lengths:
     ``band_pass(x, bands_for_lengths(lengths, "MID"), lengths=lengths)``.
     """
-    lengths = [int(n) for n in (lengths.tolist() if isinstance(lengths, Tensor) else lengths)]
     out = []
-    for n in lengths:
+    for n in int_lengths(lengths):
         bands = {b.name: b for b in allocate_bands(n, k, base)}
         if name not in bands:
             raise ValueError(f"unknown band {name!r}; expected one of {sorted(bands)}")
@@ -681,12 +705,28 @@ def _split_seq(x: Tensor, spans: tuple[tuple[int, int], ...]) -> list[Tensor]:
     return out  # type: ignore[return-value]
 
 
-def as_lengths(lengths: Sequence[int] | Tensor, batch: int, n: int) -> list[int]:
+def int_lengths(lengths: Sequence[int] | Tensor) -> list[int]:
+    """Real lengths as a list of ints; floats are rejected (a list's as well as a
+    tensor's), never truncated."""
     if isinstance(lengths, Tensor):
         if lengths.is_floating_point():
-            raise ValueError("lengths must be integers")
+            raise ValueError(f"lengths must be integers, got a {lengths.dtype} tensor; use lengths.long()")
         lengths = lengths.tolist()
-    lengths = [int(v) for v in lengths]
+    out = []
+    for v in lengths:
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise ValueError(
+                f"lengths must be integers, got {v!r} ({type(v).__name__}); pass whole token counts, e.g. "
+                "[int(n) for n in lengths] if they are whole numbers stored as floats"
+            ) from None
+    return out
+
+
+def as_lengths(lengths: Sequence[int] | Tensor, batch: int, n: int) -> list[int]:
+    """The real lengths of a batch: ``batch`` ints in ``1..n`` (:func:`int_lengths`)."""
+    lengths = int_lengths(lengths)
     if len(lengths) != batch:
         raise ValueError(f"got {len(lengths)} lengths for a batch of {batch} rows (axis 0)")
     bad = [v for v in lengths if not 1 <= v <= n]
@@ -779,8 +819,10 @@ def band_pass(
             or malformed ``lengths``.
     """
     check_tensor(x, check_finite=check_finite)
+    check_band_arg(band, Band)
     d = norm_dim(x, dim)
     n = x.shape[d]
+    check_length(n, dim)
     per_row = not isinstance(band, Band)
     if lengths is None and not per_row:
         band.check(n)
@@ -1030,8 +1072,10 @@ def smooth_band_pass(
     if width == 0:
         return band_pass(x, band, dim, lengths, check_finite=check_finite)
     check_tensor(x, check_finite=check_finite)
+    check_band_arg(band, Band)
     d = norm_dim(x, dim)
     n = x.shape[d]
+    check_length(n, dim)
     per_row = not isinstance(band, Band)
     if lengths is None and not per_row:
         band.check(n)

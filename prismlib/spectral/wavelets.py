@@ -43,7 +43,15 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from prismlib.spectral.filters import allocate_bands, as_lengths, check_tensor, norm_dim
+from prismlib.spectral.filters import (
+    allocate_bands,
+    as_lengths,
+    check_band_arg,
+    check_length,
+    check_tensor,
+    int_lengths,
+    norm_dim,
+)
 
 __all__ = [
     "HaarBand",
@@ -145,7 +153,7 @@ def haar_bands_for_lengths(
     ``haar_band_pass(x, haar_bands_for_lengths(lengths, "MID"), lengths=lengths)``, as
     with :func:`prismlib.spectral.bands_for_lengths`.
     """
-    lengths = [int(n) for n in (lengths.tolist() if isinstance(lengths, Tensor) else lengths)]
+    lengths = int_lengths(lengths)
     out = []
     for n in lengths:
         bands = {b.name: b for b in haar_bands(n, k, base)}
@@ -207,6 +215,7 @@ def _approximations(
 def _prepare(x: Tensor, dim: int, lengths, check_finite: bool) -> tuple[int, list[int] | None]:
     check_tensor(x, check_finite=check_finite)
     d = norm_dim(x, dim)
+    check_length(x.shape[d], dim)
     if lengths is None:
         return d, None
     if d == 0:
@@ -281,6 +290,7 @@ def haar_band_pass(
     Returns:
         ``a_{lo-1} - a_{hi-1}`` (``a_{lo-1}`` for a ``coarse`` band), of ``x``'s shape.
     """
+    check_band_arg(band, HaarBand)
     d, rows = _prepare(x, dim, lengths, check_finite)
     n = x.shape[d]
     per_row = not isinstance(band, HaarBand)

@@ -1,0 +1,101 @@
+"""A real headless browser (Debian's ``chromium``) looking at the report's pages.
+
+:func:`measure_page` opens a page as a reader would and returns its height in CSS pixels
+and the part of it taken by output streams (stdout / stderr boxes of nbconvert's
+template); :func:`screenshot` keeps a PNG of a page (a CI artefact).  Both run chromium
+offline (no network, no first-run or background services) with a throwaway profile.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--hide-scrollbars", "--mute-audio",
+)  # fmt: skip
+WIDTH = 1280
+
+# runs in the page after load: the document's height, the streams' (stdout / stderr) and
+# the raw TeX left in the visible text, written into an attribute that --dump-dom prints
+_PROBE = """<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const streams = document.querySelectorAll(
+    '[data-mime-type="application/vnd.jupyter.stderr"], [data-mime-type="application/vnd.jupyter.stdout"]');
+  let s = 0, e = 0;
+  streams.forEach(n => { const h = n.getBoundingClientRect().height;
+    s += h; if (n.dataset.mimeType.endsWith('stderr')) e += h; });
+  const text = document.body.cloneNode(true);
+  text.querySelectorAll('pre, code, script, style, .jp-InputArea-editor').forEach(n => n.remove());
+  const m = text.textContent.match(/\\$[^$]{1,80}\\$/g) || [];
+  document.body.setAttribute('data-probe', JSON.stringify({
+    height: document.documentElement.scrollHeight, streams: s, stderr: e, tex: m.slice(0, 5)}));
+}, 200));
+</script>"""
+
+
+@dataclass(frozen=True)
+class PageMetrics:
+    """What a reader sees of a page: its height and the output streams' share, in CSS px
+    at a window :data:`WIDTH` px wide, and up to five snippets of raw ``$...$`` TeX."""
+
+    height: int
+    streams: int
+    stderr: int
+    tex: tuple[str, ...]
+
+
+def find_chromium() -> str | None:
+    """The path of ``chromium`` (or ``chromium-browser``, ``google-chrome``), else ``None``."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _run(args: list[str], timeout: float) -> str:
+    exe = find_chromium()
+    if exe is None:
+        raise FileNotFoundError("chromium is not installed: `apt-get install -y chromium` (Debian)")
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(
+            [exe, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"chromium failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    return done.stdout
+
+
+def measure_page(page: str | Path, timeout: float = 120) -> PageMetrics:
+    """Open ``page`` (a local HTML file) in headless chromium and measure it."""
+    import json
+
+    page = Path(page).resolve()
+    probe = page.with_name(f".probe-{page.name}")
+    html = page.read_text(encoding="utf-8")
+    probe.write_text(html.replace("</body>", _PROBE + "</body>", 1) if "</body>" in html else html + _PROBE)
+    try:
+        dom = _run([f"--window-size={WIDTH},900", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], timeout)
+    finally:
+        probe.unlink(missing_ok=True)
+    found = re.search(r"data-probe=\"([^\"]*)\"", dom)
+    if not found:
+        raise RuntimeError(f"chromium did not run the measuring script on {page.name}")
+    values = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    return PageMetrics(int(values["height"]), int(values["streams"]), int(values["stderr"]), tuple(values["tex"]))
+
+
+def screenshot(page: str | Path, png: str | Path, height: int = 2400, timeout: float = 120) -> Path:
+    """A PNG of the top ``height`` px of ``page`` at :data:`WIDTH` px wide."""
+    png = Path(png).resolve()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    _run([f"--window-size={WIDTH},{height}", "--virtual-time-budget=10000", f"--screenshot={png}",
+          Path(page).resolve().as_uri()], timeout)  # fmt: skip
+    return png

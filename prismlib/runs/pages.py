@@ -1,0 +1,164 @@
+"""An executed notebook made fit for a reader: the report's notebook pages.
+
+* :func:`clean_outputs` drops what a reader gets nothing from: progress bars (tqdm's
+  carriage-return refreshes, stored by runs before ``reproduce`` logged them), tqdm's
+  ``IProgress not found`` warning, weight-loading bars and progress widgets; other
+  stderr (a real warning) is kept.
+* :func:`redact_paths` replaces the build machine's paths (the checkout, the data
+  directory, ``site-packages``, temporary folders) by short placeholders.
+* :func:`math_to_mathml` renders the ``$...$`` / ``$$...$$`` TeX of Markdown as MathML
+  (``latex2mathml``), which browsers draw without MathJax, without network;
+  :func:`strip_cdn_scripts` removes nbconvert's MathJax and require.js loaders.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+
+_BAR = re.compile(r"\d+%\|[^|\n]*\|\s*\d+/\d+|\|\s*\d+/\d+ \[\d|it/s\]|s/it\]")
+_NOISE = ("TqdmWarning: IProgress not found", "from .autonotebook import tqdm as notebook_tqdm", "Loading weights")
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def is_progress(text: str) -> bool:
+    """True for a stream text that is only progress bars, their clearing blanks, or the
+    weight-loading / ``IProgress`` chatter of tqdm and transformers."""
+    lines = [ln for ln in re.split(r"[\r\n]", text) if ln.strip()]
+    return all(_BAR.search(ln) or any(n in ln for n in _NOISE) for ln in lines)
+
+
+def clean_outputs(nb: nbformat.NotebookNode) -> int:
+    """Drop the progress outputs of ``nb`` in place (:func:`is_progress` streams on stderr,
+    progress widgets); returns how many outputs were dropped."""
+    dropped = 0
+    for cell in nb.cells:
+        kept = []
+        for out in cell.get("outputs", []):
+            stream_bar = out.get("output_type") == "stream" and out.get("name") == "stderr" and is_progress(out.get("text", ""))
+            widget = WIDGET in out.get("data", {})
+            if stream_bar or widget:
+                dropped += 1
+            else:
+                kept.append(out)
+        if "outputs" in cell:
+            cell.outputs = kept
+    return dropped
+
+
+def path_patterns(roots: dict[str, str]) -> list[tuple[re.Pattern[str], str]]:
+    """Regexes replacing each ``roots`` path (longest first) by its label, then any
+    ``.../site-packages/`` and ``/tmp/...`` path."""
+    pats = [(re.compile(re.escape(p.rstrip("/")) + r"(?=/|\b)"), label) for p, label in
+            sorted(roots.items(), key=lambda kv: -len(kv[0])) if p and p != "/"]  # fmt: skip
+    pats.append((re.compile(r"(?:/[\w.+@-]+)+/(?:site|dist)-packages(?=/)"), "<site-packages>"))
+    pats.append((re.compile(r"/tmp/[\w.+@/-]+"), "<tmp>"))
+    return pats
+
+
+def redact_paths(text: str, patterns: list[tuple[re.Pattern[str], str]]) -> str:
+    """``text`` with every path of ``patterns`` replaced by its label."""
+    for pat, label in patterns:
+        text = pat.sub(label, text)
+    return text
+
+
+def _map_text(nb: nbformat.NotebookNode, fn: Callable[[str], str]) -> None:
+    """Apply ``fn`` to every cell source and every text of every output, in place."""
+    for cell in nb.cells:
+        cell.source = fn(cell.source)
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                out.text = fn(out.text)
+            if "traceback" in out:
+                out.traceback = [fn(t) for t in out.traceback]
+            for mime, value in out.get("data", {}).items():
+                if isinstance(value, str) and mime.startswith("text/"):
+                    out.data[mime] = fn(value)
+
+
+def redact_notebook(nb: nbformat.NotebookNode, roots: dict[str, str]) -> None:
+    """Replace the paths of ``roots`` (path -> label) and of ``site-packages`` in every
+    source and text output of ``nb``, in place; its papermill paths are dropped."""
+    pats = path_patterns(roots)
+    _map_text(nb, lambda t: redact_paths(t, pats))
+    pm = nb.metadata.get("papermill", {})
+    for key in ("input_path", "output_path", "cwd"):
+        pm.pop(key, None)
+
+
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)
+_DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE = re.compile(r"(?<![\\$\w])\$(?!\s)((?:[^$\n]|\n(?!\s*\n))+?)(?<![\s\\])\$(?![\w$])")
+
+
+def _mathml(tex: str, display: bool) -> str:
+    from latex2mathml.converter import convert
+
+    try:
+        return convert(tex.strip(), display="block" if display else "inline")
+    except Exception:  # noqa: BLE001 - any TeX it cannot parse is shown as code, never raw
+        return f"<code>{html.escape(tex)}</code>"
+
+
+def math_to_mathml(markdown: str, table: dict[str, str]) -> str:
+    """Replace the TeX of ``markdown`` (outside code) by placeholders, adding placeholder ->
+    MathML to ``table``, to be substituted into the HTML after Markdown rendering
+    (:func:`fill_math`), so Markdown never touches the MathML."""
+
+    def hold(mathml: str) -> str:
+        key = f"PRISMMATH{len(table):05d}X"
+        table[key] = mathml
+        return key
+
+    parts = _CODE.split(markdown)
+    for i in range(0, len(parts), 2):  # even parts are outside code
+        text = _DISPLAY.sub(lambda m: hold(_mathml(m.group(1), True)), parts[i])
+        parts[i] = _INLINE.sub(lambda m: hold(_mathml(m.group(1), False)), text)
+    return "".join(parts)
+
+
+def notebook_math(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """:func:`math_to_mathml` on every Markdown cell and Markdown output of ``nb``, in
+    place; returns the placeholders' MathML for :func:`fill_math`."""
+    table: dict[str, str] = {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = math_to_mathml(cell.source, table)
+        for out in cell.get("outputs", []):
+            md = out.get("data", {}).get("text/markdown")
+            if isinstance(md, str):
+                out.data["text/markdown"] = math_to_mathml(md, table)
+    return table
+
+
+def fill_math(page: str, table: dict[str, str]) -> str:
+    """Put the MathML of ``table`` where its placeholders are in ``page``."""
+    if not table:
+        return page
+    return re.sub(r"PRISMMATH\d{5}X", lambda m: table.get(m.group(0), m.group(0)), page)
+
+
+_MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
+_REQUIRE = re.compile(r"<script src=\"https://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[^\"]*\"></script>")
+_MERMAID = re.compile(r"<script type=\"module\">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*</script>", re.S)
+
+
+def strip_cdn_scripts(page: str) -> str:
+    """nbconvert's page without its MathJax, require.js and Mermaid loaders (nothing from
+    a CDN; the notebooks have no Mermaid diagrams)."""
+    return _MERMAID.sub("", _REQUIRE.sub("", _MATHJAX.sub("", page)))
+
+
+def project_roots(nb: nbformat.NotebookNode, extra: dict[str, str]) -> dict[str, str]:
+    """Path -> label of the build machine's folders: ``extra`` plus the checkout the
+    notebook was executed in (papermill's ``cwd`` is its ``notebooks/``)."""
+    roots = dict(extra)
+    cwd = nb.metadata.get("papermill", {}).get("cwd")
+    if cwd:
+        roots.setdefault(str(Path(cwd).parent), "<project>")
+    return roots

@@ -1,0 +1,176 @@
+"""``python -m prismlib reproduce``: a failed or interrupted run never replaces the last good
+executed notebook, and the manifest records each notebook's own provenance and failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from prismlib.paths import OUTPUT_ENV, project_root
+from prismlib.runs.manifest import changed_sources, notebook_records, read_manifest
+from prismlib.runs.notebooks import NotebookFailed, incomplete, reproduce
+
+HEADER = "\n".join(
+    (project_root() / "notebooks" / "05_chrono_init.py").read_text().splitlines()[:12]
+)  # the jupytext header with its kernelspec
+
+SOURCE = HEADER + '''
+
+# %% [markdown]
+# # 01 · A tiny notebook
+#
+# It succeeds, fails or sleeps as its environment asks.
+
+# %% tags=["parameters"]
+import os
+
+profile = os.environ.get("PRISMLIB_PROFILE", "cpu")
+
+# %%
+import pathlib
+import time
+
+from prismlib.workers import progress_bar
+
+for _ in progress_bar(range(3), desc="steps"):
+    pass
+if os.environ.get("TINY_FAIL"):
+    raise ValueError("asked to fail")
+if os.environ.get("TINY_SLEEP"):
+    pathlib.Path(os.environ["TINY_SLEEP"]).write_text("started")
+    time.sleep(120)
+print("done", profile)
+'''
+
+
+@pytest.fixture
+def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    (notebooks / "01_tiny.py").write_text(SOURCE)
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path / "out"))
+    monkeypatch.delenv("TINY_FAIL", raising=False)
+    monkeypatch.delenv("TINY_SLEEP", raising=False)
+    results = tmp_path / "out" / "results" / "smoke"
+    return {"notebooks": notebooks, "result": results / "01_tiny.ipynb", "manifest": results / "manifest.json"}
+
+
+def test_a_failed_run_keeps_the_last_good_notebook(tiny, monkeypatch):
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    good = tiny["result"].read_bytes()
+    nb = nbformat.reads(good.decode(), as_version=4)
+    assert incomplete(nb) is None and nb.metadata["prismlib"]["complete"]
+    assert "it/s" not in good.decode()  # the progress bar went to the log, not the notebook
+    record = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
+    assert {"commit", "started", "seconds", "device", "packages", "sources"} <= set(record)
+    assert "failure" not in record and changed_sources(record, tiny["notebooks"] / "01_tiny.py") == []
+    log = tiny["manifest"].parents[2] / ".cache" / "logs" / "smoke" / "01_tiny.log"
+    assert "steps: 100%" in log.read_text()
+
+    monkeypatch.setenv("TINY_FAIL", "1")
+    with pytest.raises(NotebookFailed, match="ValueError: asked to fail"):
+        reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    assert tiny["result"].read_bytes() == good  # byte for byte
+    after = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
+    assert after["failure"]["error"].startswith("ValueError: asked to fail")
+    assert {k: v for k, v in after.items() if k != "failure"} == record  # the good run's provenance
+    assert not list(tiny["result"].parent.glob(".*")) and not list(tiny["result"].parent.glob("*.lock"))
+
+    monkeypatch.delenv("TINY_FAIL")
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    assert "failure" not in read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
+
+
+def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    good = tiny["result"].read_bytes()
+    started = tmp_path / "started"
+    env = {**os.environ, "TINY_SLEEP": str(started), "PYTHONPATH": str(project_root())}
+    code = (
+        "import sys; from pathlib import Path; from prismlib.__main__ import main; "
+        "from prismlib.runs import notebooks as n; "
+        f"n.reproduce.__kwdefaults__.update(check=False, notebooks_dir=Path({str(tiny['notebooks'])!r})); "
+        "sys.exit(main(['reproduce', '--profile', 'smoke']))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 90
+    while not started.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the runner and its kernel
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("prismlib: interrupted")
+    assert tiny["result"].read_bytes() == good
+    failure = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]["failure"]
+    assert failure["error"] == "interrupted (Ctrl-C)"
+
+
+def test_incomplete_finds_errors_and_cells_that_never_ran():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("1", execution_count=1), nbformat.v4.new_code_cell("2")]
+    assert incomplete(nb) == "code cell 2 of 2 did not execute"
+    nb.cells[1].execution_count = 2
+    assert incomplete(nb) is None
+    nb.cells[1].outputs = [nbformat.v4.new_output("error", ename="KeyError", evalue="'x'", traceback=[])]
+    assert incomplete(nb) == "code cell 2 of 2 raised KeyError: 'x'"
+
+
+def test_an_old_manifest_gives_every_notebook_its_commit_flagged_inherited():
+    old = json.loads((project_root() / "results" / "cpu" / "manifest.json").read_text())
+    records = notebook_records(old)
+    assert len(records) == 9 and all(r["inherited"] for r in records.values())
+    if "notebooks" not in old:  # the committed cpu manifest is still in the old format
+        assert {r["commit"] for r in records.values()} == {old["git_commit"]}
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["reproduce", "--profile", "nosuch"], "prismlib reproduce: error: unknown profile 'nosuch'; choose one of smoke"),
+        (["report", "--profile", "nosuch"], "prismlib report: error: unknown profile 'nosuch'"),
+        (["reproduce", "--only", "99"], "prismlib reproduce: error: no notebook matches --only 99; choose from 01, 02"),
+    ],
+)
+def test_user_errors_are_one_line_and_debug_shows_the_traceback(argv, message, capsys):
+    from prismlib.__main__ import main
+
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [err.strip()] and err.startswith(message), err
+    with pytest.raises(ValueError):
+        main([*argv, "--debug"])
+
+
+def test_preflight_names_each_problem_and_its_fix(tmp_path, monkeypatch, capsys):
+    from prismlib.__main__ import main
+    from prismlib.profiles import get_profile
+    from prismlib.runs.preflight import needs, preflight_problems
+
+    assert needs(["05_chrono_init", "06_fixed_bias"]) == (["ptb"], False)
+    assert needs(["01_spectral_filters"]) == (["wikitext103"], True)
+    monkeypatch.setenv("PRISMLIB_DATA", str(tmp_path / "nowhere"))
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path / "out"))
+    [line] = preflight_problems(get_profile("smoke"), ["05_chrono_init"])
+    assert "nowhere does not exist" in line and "PRISMLIB_DATA" in line and "data fetch" in line
+    (tmp_path / "nowhere").mkdir()
+    lines = preflight_problems(get_profile("smoke"), ["05_chrono_init"])
+    assert [ln.split(" ")[0] for ln in lines] == ["ptb/ptb.train.txt", "ptb/ptb.valid.txt", "ptb/ptb.test.txt"]
+    assert all(ln.endswith("run `python -m prismlib data fetch ptb`") for ln in lines)
+    t0 = time.perf_counter()
+    assert main(["reproduce", "--profile", "smoke", "--only", "05"]) == 1  # before any kernel starts
+    assert time.perf_counter() - t0 < 10
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("prismlib reproduce: error: ptb/ptb.train.txt is missing") and len(err) == 3
+    assert not (tmp_path / "out" / "results" / "smoke").exists()
