@@ -9,6 +9,7 @@ job          ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
 grid         which models each experiment trains on each profile
 bigram       the unigram and Kneser-Ney bigram references (the gate of every claim)
 ablation     the cell-state ablation (how far back each layer remembers)
+convergence  learning curves, the model and effect-stability gates, power-law budgets
 ============ ====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
@@ -28,7 +29,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "timescale_from_bias", "chrono_bias", "gradient_bias", "pareto_timescales",
         "inverse_gamma_timescales", "variant_forget_biases", "official_layer2_biases",
         "apply_official", "apply_timescales", "forget_gate_biases", "describe", "bias_shift",
-        "bias_override",
+        "bias_override", "FREEZE", "DEFAULT_FREEZE", "freeze_mask",
     ),
     "training": (
         "TrainHistory", "train_lm",
@@ -40,7 +41,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Bootstrap", "bootstrap_perplexity", "runs_table", "seed_spread", "SeedMeans", "seed_means",
     ),
     "job": (
-        "RunSpec", "TrainedRun", "build_model", "Job", "jobs_for", "load_run", "trained",
+        "RunSpec", "TrainedRun", "build_model", "Job", "jobs_for", "load_run", "trained", "STATUS", "write_status",
+        "read_status",
+    ),
+    "convergence": (
+        "SHARE", "TOLERANCE", "LearningCurve", "improvement", "model_gate", "effect_stability_gate", "claim_margin",
+        "PowerLaw", "fit_power_law", "stable_budget", "extrapolation", "models_gate", "claim_gates", "CURVES_TABLE",
+        "CURVE_COLUMNS", "curves_frame", "save_learning_curves",
     ),
     "grid": (
         "EXPERIMENTS", "experiment", "all_specs",

@@ -379,13 +379,30 @@ class SeedMeans:
         return perplexity_difference(self.nll[key], self.nll[self.reference])
 
 
-def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any) -> SeedMeans:
+def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, at: str = "end") -> SeedMeans:
     """:class:`SeedMeans` of ``runs`` (spec -> :class:`~prismlib.lstm.job.TrainedRun`),
     grouped by ``key(spec)`` (e.g. ``lambda s: s.label``; every seed of a model shares
-    its key), in the order the keys first appear."""
+    its key), in the order the keys first appear.
+
+    ``at="half"`` stacks the test NLL stored at half of each run's budget instead
+    (:meth:`~prismlib.lstm.job.TrainedRun.test_nll_at_half`): the same contrasts then give
+    the earlier value of the effect-stability gate (:func:`prismlib.lstm.claim_gates`).
+
+    Raises:
+        ValueError: ``at="half"`` and a run has no snapshot (trained before they were kept).
+    """
+    if at not in ("end", "half"):
+        raise ValueError(f"at must be 'end' or 'half', got {at!r}")
     groups: dict[Any, list[np.ndarray]] = {}
     for spec, run in runs.items():
-        groups.setdefault(key(spec), []).append(run.test_nll)
+        if at == "half":
+            snap = run.test_nll_at_half()
+            if snap is None:
+                raise ValueError(f"{run.spec.label} seed {run.spec.seed} has no test NLL stored at half its budget; retrain it")
+            nll = snap[1]
+        else:
+            nll = run.test_nll
+        groups.setdefault(key(spec), []).append(nll)
     if reference not in groups:
         raise ValueError(f"reference {reference!r} is not among the models {list(groups)}")
     return SeedMeans({k: np.stack(v) if len(v) > 1 else np.asarray(v[0]) for k, v in groups.items()}, reference)
