@@ -39,10 +39,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "chunk_sums", "model_perplexity", "perplexity_contrast", "perplexity_difference",
         "FREQUENCY_BINS", "frequency_bins", "perplexity_by_frequency", "forget_gate_means",
         "Bootstrap", "bootstrap_perplexity", "runs_table", "seed_spread", "SeedMeans", "seed_means",
+        "context_use", "context_use_gate",
     ),
     "job": (
         "RunSpec", "TrainedRun", "build_model", "Job", "jobs_for", "load_run", "trained", "STATUS", "write_status",
-        "read_status",
+        "read_status", "untrained_model",
     ),
     "convergence": (
         "SHARE", "TOLERANCE", "LearningCurve", "improvement", "model_gate", "effect_stability_gate", "claim_margin",
@@ -59,7 +60,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "ablation": (
         "MODES", "context_starts", "cell_state_change", "decay_slopes", "effective_timescale",
         "changes_frame", "context_interval", "slope_interval", "slope_difference",
-        "slope_range_difference",
+        "slope_range_difference", "control_excess", "control_gate",
     ),
 }
 

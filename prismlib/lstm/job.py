@@ -139,6 +139,14 @@ def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings, rank: Tensor | 
     return model
 
 
+def untrained_model(spec: RunSpec, settings: LSTMSettings, corpus: Any = None, device: str = "cpu") -> LSTMLM:
+    """The model of ``spec`` *before* training, in eval mode: the initialisation control of
+    a memory claim (the same fixed biases, bit-identical to the trained model's start, the
+    other weights random). ``corpus``: as :meth:`Job.train` (``None``: PTB)."""
+    corpus = corpus if corpus is not None else _ptb()
+    return build_model(spec, len(corpus.vocab), settings, _rank(corpus)).to(resolve_device(device)).eval()
+
+
 _NOT_TRAINING = (
     "seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid",
     "freeze",  # the grid's default; a spec carries its own
