@@ -361,11 +361,14 @@ _LSTM_PAPER = LSTMSettings(
 # processes at once, about 6.6 minutes per model. Three full passes (test 146) made the
 # grid 105 minutes; 1000-step rounds and two seeds (not three) bring the 25 models to
 # 93 minutes and notebooks 05-08 from an empty cache to 98 (results/cpu/training.json).
+# A learning curve every 250 steps on the first 10k tokens of PTB valid (12 points, about 1 s
+# each) and the test NLL at half the budget feed the convergence gates (prismlib.lstm.convergence).
 _LSTM_CPU = LSTMSettings(
     emb=200, hidden=256, layers=3, dropout=0.3, dropouth=0.3, dropouti=0.3, dropoute=0.0, wdrop=0.0,
     optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
     batch_size=20, bptt=35, epochs=3, steps_per_epoch=1000, eval_batch=10, valid_tokens=None, test_tokens=None,
     seeds=(0, 1), bootstrap=1000, memory_contexts=100, context=70, threads=1, cutoffs=(2000, 6000), average_last=1,
+    curve_every=250, curve_tokens=10_000,
 )  # fmt: skip
 # Tiny models on the first tokens of PTB: exercises every code path in seconds.
 _LSTM_SMOKE = LSTMSettings(
@@ -373,7 +376,7 @@ _LSTM_SMOKE = LSTMSettings(
     optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
     batch_size=8, bptt=20, epochs=2, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
     seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, cutoffs=(200, 1000), average_last=1,
-    memory_fit=(2, 20),
+    memory_fit=(2, 20), curve_every=2, curve_tokens=1000,
 )  # fmt: skip
 
 # Probing (notebooks 02-03).  Sizes are windows per split; windows are 512 tokens
