@@ -221,7 +221,7 @@ def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
         {"baseline": [runs[specs[0]]], key: [runs[specs[1]]]}, "d", later, earlier, margin=1e-6, pair=("baseline", key),
         share=0.25, tolerance=1e-9,
     )  # fmt: skip
-    assert not model.passed and "extrapolation" in model.detail or "no budget" in model.detail
+    assert not model.passed and ("extrapolation" in model.detail or "no budget" in model.detail)
     assert stable.passed == (abs(later.effect - earlier) <= 5e-7 or later.contains(earlier))
     table = cv.save_learning_curves(runs, "test")
     assert list(table.columns) == list(cv.CURVE_COLUMNS) and set(table.model) == {s.label for s in specs}
