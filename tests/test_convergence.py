@@ -228,3 +228,15 @@ def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
     assert len(table) == sum(len(r.history.curve_tokens) for r in runs.values())
     again = cv.save_learning_curves({specs[0]: runs[specs[0]]}, "test")  # replaces its own rows only
     assert again.equals(table)
+
+
+def test_train_until_converged_runs_the_jobs_with_a_projection_bar(tmp_path):
+    from prismlib.runs.train import train_until_converged
+
+    corpus, job = _corpus(), _long_job()
+    ran = train_until_converged([job], "inline", 1, "cpu", {}, cache=tmp_path, poll=0.05, data=corpus)
+    assert ran == [job] and jobs.is_done(job, tmp_path)
+    done_tokens, total, seconds = projection([job], 1, tmp_path)
+    assert done_tokens == total == lstm_job.read_status(job, tmp_path)["tokens"] and seconds == 0
+    with pytest.raises(ValueError, match="until_converged settings"):
+        train_until_converged([lstm_job.Job(lstm.RunSpec(), TINY, "test")], "inline", 1, "cpu", {}, cache=tmp_path)
