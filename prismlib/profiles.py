@@ -80,6 +80,17 @@ class LSTMSettings:
             a run of a few epochs never stalls).
         grid: which models the notebooks train (:mod:`prismlib.lstm.grid`): ``slides`` (every
             model the slides tabulate) or ``cpu`` (the subset that tests each claim).
+        curve_every: BPTT steps between the points of a model's learning curve (perplexity
+            of the first ``curve_tokens`` tokens of PTB valid); ``None``: the per-epoch
+            validation perplexities are the curve.
+        curve_tokens: size of the fixed validation subset of the learning curve.
+        until_converged: ``epochs`` is a cap; training stops after the first epoch at which
+            the model gate passes (:func:`prismlib.lstm.model_gate`).
+        converge_share, converge_tolerance: the model gate of every work-B perplexity claim
+            (and the stop rule of ``until_converged``): the validation perplexity improved by
+            less than ``converge_tolerance`` (a fraction) over the last ``converge_share`` of
+            the budget.
+        freeze: what the grid's fixed variants freeze (:data:`prismlib.lstm.FREEZE`).
     """
 
     emb: int
@@ -115,6 +126,20 @@ class LSTMSettings:
     memory_fit: tuple[int, int] = (2, 50)
     memory_mode: str = "replace"
     grid: str = "cpu"
+    curve_every: int | None = None
+    curve_tokens: int = 10_000
+    until_converged: bool = False
+    converge_share: float = 0.25
+    converge_tolerance: float = 0.01
+    freeze: str = "input_forget"
+
+    def __post_init__(self) -> None:
+        if self.until_converged and self.average_last:
+            raise ValueError("until_converged stops at an epoch not known in advance: set average_last=0 (NT-ASGD's own switch)")
+        if self.curve_every is not None and self.curve_every < 1:
+            raise ValueError(f"curve_every must be a positive number of steps or None, got {self.curve_every}")
+        if not 0 < self.converge_share < 1 or self.converge_tolerance <= 0:
+            raise ValueError(f"converge_share must be in (0, 1) and converge_tolerance > 0, got {self.converge_share}, {self.converge_tolerance}")
 
 
 @dataclass(frozen=True)
@@ -337,11 +362,14 @@ _LSTM_PAPER = LSTMSettings(
 # processes at once, about 6.6 minutes per model. Three full passes (test 146) made the
 # grid 105 minutes; 1000-step rounds and two seeds (not three) bring the 25 models to
 # 93 minutes and notebooks 05-08 from an empty cache to 98 (results/cpu/training.json).
+# A learning curve every 250 steps on the first 10k tokens of PTB valid (12 points, about 1 s
+# each) and the test NLL at half the budget feed the convergence gates (prismlib.lstm.convergence).
 _LSTM_CPU = LSTMSettings(
     emb=200, hidden=256, layers=3, dropout=0.3, dropouth=0.3, dropouti=0.3, dropoute=0.0, wdrop=0.0,
     optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
     batch_size=20, bptt=35, epochs=3, steps_per_epoch=1000, eval_batch=10, valid_tokens=None, test_tokens=None,
     seeds=(0, 1), bootstrap=1000, memory_contexts=100, context=70, threads=1, cutoffs=(2000, 6000), average_last=1,
+    curve_every=250, curve_tokens=10_000,
 )  # fmt: skip
 # Tiny models on the first tokens of PTB: exercises every code path in seconds.
 _LSTM_SMOKE = LSTMSettings(
@@ -349,7 +377,7 @@ _LSTM_SMOKE = LSTMSettings(
     optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
     batch_size=8, bptt=20, epochs=2, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
     seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, cutoffs=(200, 1000), average_last=1,
-    memory_fit=(2, 20),
+    memory_fit=(2, 20), curve_every=2, curve_tokens=1000,
 )  # fmt: skip
 
 # Probing (notebooks 02-03).  Sizes are windows per split; windows are 512 tokens
@@ -552,6 +580,24 @@ def dry_run(paper: Profile) -> Profile:
 
 
 PROFILES["dryrun"] = dry_run(PROFILES["paper"])
+
+LONG_CAP_EPOCHS = 300
+"""Epoch cap of a ``-long`` profile (cpu: 300 rounds of 1000 steps, about 226 passes over
+PTB train; the official baseline came within 2% of its final validation perplexity near
+epoch 270)."""
+
+
+def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Profile:
+    """``profile`` as a ``<name>-long`` profile: the same models and grid, each trained until it
+    passes the model gate (``until_converged``; at most ``cap_epochs`` epochs), NT-ASGD
+    switching to averaging by AWD's own rule (``average_last=0``), a learning curve every
+    250 steps where the profile records none."""
+    s = profile.lstm
+    lstm = replace(s, epochs=cap_epochs, until_converged=True, average_last=0, curve_every=s.curve_every or 250)
+    return replace(profile, name=f"{profile.name}-long", lstm=lstm)
+
+
+PROFILES["cpu-long"] = until_converged(PROFILES["cpu"])
 
 
 def get_profile(name: str | None = None) -> Profile:

@@ -295,3 +295,39 @@ def test_seed_means_stack_seeds_and_contrast_with_the_reference():
     assert sm.delta("pareto") == lstm.perplexity_difference(other, np.stack(base))
     with pytest.raises(ValueError, match="reference 'nope' is not among"):
         lstm.seed_means(runs, key=lambda s: s.variant, reference="nope")
+
+
+@pytest.mark.parametrize("freeze", ["input_forget", "forget", "all"])
+def test_each_freeze_convention_freezes_exactly_its_entries_and_keeps_the_fused_kernel(freeze):
+    spec = lstm.RunSpec("layerwise", 20.0, fixed=True, seed=0, freeze=freeze)
+    model = lstm.build_model(spec, VOCAB, TINY)
+    model.train()
+    x = torch.as_tensor(_ids(4 * 12)).view(4, 12)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        model.nll(model(x[:, :-1]).last_dropped, x[:, 1:]).mean().backward()
+    names = [e.name for e in prof.events()]
+    assert names.count("aten::lstm") == len(model.rnns) and "aten::lstm_cell" not in names
+    gates = {"input_forget": "if", "forget": "f", "all": "ifgo"}[freeze]
+    for r in model.rnns:
+        h = r.hidden_size
+        expected = torch.zeros(4 * h, dtype=torch.bool)
+        for k, g in enumerate("ifgo"):
+            expected[k * h : (k + 1) * h] = g in gates
+        assert torch.equal(r.fixed_mask, expected)
+        for grad in (r.bias_ih_l0_raw.grad, r.bias_hh_l0_raw.grad):
+            assert (grad[expected] == 0).all()  # frozen: no gradient at all
+            assert (grad[~expected] != 0).all()  # every other entry trains
+        b_ih, b_hh = r.effective_biases()
+        b_f = (b_ih + b_hh)[h : 2 * h]
+        assert torch.allclose((b_ih + b_hh)[:h], -b_f)  # b_i = -b_f at the start in every convention
+    assert spec.label == ("layerwise T=20 (fixed)" if freeze == "input_forget" else f"layerwise T=20 (fixed: {freeze})")
+
+
+def test_freeze_conventions_are_checked():
+    with pytest.raises(ValueError, match="freeze must be one of"):
+        lstm.RunSpec("layerwise", 20.0, fixed=True, freeze="input")
+    with pytest.raises(ValueError, match="applies to fixed variants"):
+        lstm.RunSpec("layerwise", 20.0, fixed=False, freeze="forget")
+    with pytest.raises(ValueError, match="applies to fixed variants"):
+        lstm.RunSpec("official", fixed=True, freeze="forget")
+    assert lstm.freeze_mask(2, "forget").tolist() == [False, False, True, True, False, False, False, False]

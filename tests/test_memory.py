@@ -56,12 +56,24 @@ def test_ablation_changes_exactly_the_positions_whose_word_changes():
     ids = rng.integers(1, VOCAB, 400)
     ids[::3] = 0
     n, length, warmup = 4, 12, 100
-    changes = memory.cell_state_change(_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup)
+    changes = memory.cell_state_change(_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup, skip_same=False)
+    skipped = memory.cell_state_change(_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup)
     starts = memory.context_starts(len(ids), n, length, seed=5, offset=warmup + 1)
     for k, start in enumerate(starts):
         for d in range(1, length + 1):
             already = ids[start + length - d] == 0
             assert (changes[k, :, d - 1] == 0).all() == already, (k, d)
+            assert np.isnan(skipped[k, :, d - 1]).all() == already, (k, d)  # skipped by default
+    np.testing.assert_array_equal(np.isnan(skipped), changes == 0)
+    ok = ~np.isnan(skipped)
+    np.testing.assert_array_equal(skipped[ok], changes[ok])
+    # the means leave the skipped contexts out: the mean over the others, not diluted by zeros
+    frame = memory.changes_frame(skipped, "m")
+    layer1 = frame[frame.layer == 1].change.to_numpy()
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):  # a distance skipped in every context
+        expected = np.nanmean(skipped[:, 0], axis=0)
+    np.testing.assert_allclose(layer1, expected)
+    assert np.isfinite(memory.decay_slopes(skipped, (1, length))).all()
 
 
 def test_warmup_and_removal():
@@ -137,3 +149,95 @@ def test_slope_interval_refuses_a_nan_slope():
     flat[:, 0, :5] = 1.0  # nothing left beyond d = 5: ln(0) inside the range
     with pytest.raises(ValueError, match="NaN"):
         memory.slope_interval(flat, 0, FIT, n_boot=20)
+
+
+def _copy_corpus(n: int = 4000, period: int = 7, seed: int = 0) -> np.ndarray:
+    """A stream whose word at t repeats the word at t - period: predictable only with context."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(1, VOCAB, period)
+    ids = np.resize(base, n).copy()
+    noise = rng.random(n) < 0.05
+    ids[noise] = rng.integers(1, VOCAB, noise.sum())
+    return ids
+
+
+def test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one_that_cannot():
+    ids = _copy_corpus()
+    torch.manual_seed(0)
+    model = lstm.LSTMLM(VOCAB, 16, 32, 1, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
+    opt = torch.optim.Adam(model.parameters(), lr=2e-2)
+    data = torch.as_tensor(ids[:3000]).view(10, 300)
+    for _ in range(150):  # learns the period-7 repetition
+        for i in range(0, 280, 20):
+            x, y = data[:, i : i + 20], data[:, i + 1 : i + 21]
+            loss = model.nll(model(x).last_dropped, y).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if _ % 50 == 49 and lstm.perplexity(lstm.token_nll(model, ids[3000:], 4, 20)) < 3:
+            break
+    used = lstm.context_use(model, ids[3000:], reset_every=5, batch_size=4, bptt=20, n_boot=500)
+    gate = lstm.context_use_gate("copy model", used)
+    assert used.effect < 0 and gate.passed and "reset every 5" in gate.name
+    # a memoryless model (forget gate 0, no recurrence) predicts the same with and without its past
+    blind = _model(-30.0)
+    for layer in blind.rnns:
+        with torch.no_grad():
+            layer.weight_hh_l0_raw.zero_()
+    apply_timescales(list(blind.rnns), [torch.full((8,), -30.0), torch.full((6,), -30.0)], fixed=True)
+    none = lstm.context_use(blind, ids[3000:], reset_every=5, batch_size=4, bptt=20, n_boot=500)
+    assert abs(none.effect) < 1e-6 and not lstm.context_use_gate("blind", none).passed
+
+
+def test_reset_every_predicts_the_same_positions_and_one_word_resets_everything():
+    ids = np.random.default_rng(4).integers(1, VOCAB, 300)
+    model = _model(8.0)
+    full = lstm.token_nll(model, ids, 4, 10)
+    reset = lstm.token_nll(model, ids, 4, 10, reset_every=5)
+    np.testing.assert_array_equal(np.isnan(full), np.isnan(reset))
+    ones = lstm.token_nll(model, ids, 4, 10, reset_every=1)
+    mask = ~np.isnan(ones)
+    # every token then sees only the word before it: equal NLL wherever that word is the same
+    same_prev = {}
+    for t in np.flatnonzero(mask):
+        same_prev.setdefault((ids[t - 1], ids[t]), []).append(ones[t])
+    assert all(np.ptp(v) < 1e-5 for v in same_prev.values())
+    with pytest.raises(ValueError, match="reset_every"):
+        lstm.token_nll(model, ids, 4, 10, reset_every=0)
+
+
+def test_untrained_control_and_control_gate(tmp_path):
+    from types import SimpleNamespace
+    import dataclasses
+
+    from prismlib.profiles import get_profile
+
+    s = dataclasses.replace(get_profile("smoke").lstm, emb=6, hidden=8, cutoffs=(), layers=2)
+    corpus = SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=np.arange(200) % VOCAB)
+    spec = lstm.RunSpec("layer2", 70.0, fixed=True, seed=3)
+    control = lstm.untrained_model(spec, s, corpus)
+    start = lstm.build_model(spec, VOCAB, s, lstm.frequency_rank(np.bincount(corpus.train, minlength=VOCAB)))
+    for (name, a), b in zip(control.state_dict().items(), start.state_dict().values()):
+        assert torch.equal(a, b), name  # the trained model's exact starting point
+    assert not control.training
+    assert torch.allclose(lstm.forget_gate_biases(list(control.rnns))[1], torch.full((6,), float(np.log(69.0))))
+
+    # controls explain an effect when they show it as strongly as the trained models
+    ids = np.random.default_rng(5).integers(1, VOCAB, 600)
+    long_, short = _model(8.0), _model(0.0)
+    c_long = memory.cell_state_change(long_, ids, 6, 10, replacement=0)
+    c_short = memory.cell_state_change(short, ids, 6, 10, replacement=0)
+
+    def l1_diff(cs):
+        return float(memory.decay_slopes(cs[0], (2, 6))[0] - memory.decay_slopes(cs[1], (2, 6))[0])
+
+    # here the "trained" pair equals its control pair: the control accounts for everything
+    trained, ctrl, excess = memory.control_excess([c_long, c_short], [c_long, c_short], l1_diff, n_boot=200)
+    assert trained.effect == ctrl.effect and excess.effect == 0
+    gate = memory.control_gate("the layer-1 slope difference", trained, ctrl, excess)
+    assert not gate.passed and "untrained control" in gate.detail
+    # against a control without the difference (the same model twice) the effect is the model's own
+    trained, ctrl, excess = memory.control_excess([c_long, c_short], [c_short, c_short], l1_diff, n_boot=200)
+    assert ctrl.effect == 0 and memory.control_gate("d", trained, ctrl, excess).passed
+    with pytest.raises(ValueError, match="needs its control"):
+        memory.control_excess([c_long], [c_long, c_short], l1_diff)

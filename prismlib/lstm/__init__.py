@@ -9,6 +9,7 @@ job          ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
 grid         which models each experiment trains on each profile
 bigram       the unigram and Kneser-Ney bigram references (the gate of every claim)
 ablation     the cell-state ablation (how far back each layer remembers)
+convergence  learning curves, the model and effect-stability gates, power-law budgets
 ============ ====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
@@ -28,7 +29,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "timescale_from_bias", "chrono_bias", "gradient_bias", "pareto_timescales",
         "inverse_gamma_timescales", "variant_forget_biases", "official_layer2_biases",
         "apply_official", "apply_timescales", "forget_gate_biases", "describe", "bias_shift",
-        "bias_override",
+        "bias_override", "FREEZE", "DEFAULT_FREEZE", "freeze_mask",
     ),
     "training": (
         "TrainHistory", "train_lm",
@@ -38,9 +39,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "chunk_sums", "model_perplexity", "perplexity_contrast", "perplexity_difference",
         "FREQUENCY_BINS", "frequency_bins", "perplexity_by_frequency", "forget_gate_means",
         "Bootstrap", "bootstrap_perplexity", "runs_table", "seed_spread", "SeedMeans", "seed_means",
+        "context_use", "context_use_gate",
     ),
     "job": (
-        "RunSpec", "TrainedRun", "build_model", "Job", "jobs_for", "load_run", "trained",
+        "RunSpec", "TrainedRun", "build_model", "Job", "jobs_for", "load_run", "trained", "STATUS", "write_status",
+        "read_status", "untrained_model",
+    ),
+    "convergence": (
+        "SHARE", "TOLERANCE", "LearningCurve", "improvement", "model_gate", "effect_stability_gate", "claim_margin",
+        "PowerLaw", "fit_power_law", "stable_budget", "extrapolation", "models_gate", "claim_gates", "CURVES_TABLE",
+        "CURVE_COLUMNS", "curves_frame", "save_learning_curves",
     ),
     "grid": (
         "EXPERIMENTS", "experiment", "all_specs",
@@ -52,7 +60,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "ablation": (
         "MODES", "context_starts", "cell_state_change", "decay_slopes", "effective_timescale",
         "changes_frame", "context_interval", "slope_interval", "slope_difference",
-        "slope_range_difference",
+        "slope_range_difference", "control_excess", "control_gate",
     ),
 }
 

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from prismlib.claims import Gate
 from prismlib.lstm.model import LSTMLM, State, batchify
 from prismlib.stats import Interval, bootstrap_distribution, group_sums, paired_bootstrap, ratio_difference
 
@@ -31,14 +32,21 @@ if TYPE_CHECKING:
 
 
 @torch.no_grad()
-def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70) -> np.ndarray:
+def token_nll(
+    model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70, reset_every: int | None = None
+) -> np.ndarray:
     """Negative log-likelihood (nats) of every token given its prefix, shape ``(n,)``.
 
     The stream is cut into ``batch_size`` contiguous streams, read in chunks of ``bptt``
     with the state carried over (as in AWD-LSTM's evaluation). Entry ``t`` is
     ``-log p(ids[t] | ids[<t])`` within its stream; the first token of every stream and
     the tail that does not fill a stream are NaN (:func:`predicted_mask` says which).
+    ``reset_every=k`` instead reads chunks of ``k`` words from a zero state (each token
+    sees at most the ``k - 1`` words before it in its chunk); the same positions are
+    predicted, so the two are paired (:func:`context_use`).
     """
+    if reset_every is not None and reset_every < 1:
+        raise ValueError(f"reset_every must be a positive number of words, got {reset_every}")
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
@@ -46,9 +54,10 @@ def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bpt
     n_per = data.size(1)
     out = torch.full((batch_size, n_per), float("nan"), dtype=torch.float64)
     state = None
-    for i in range(0, n_per - 1, bptt):
-        seq = min(bptt, n_per - 1 - i)
-        res = model(data[:, i : i + seq], state)
+    step = bptt if reset_every is None else reset_every
+    for i in range(0, n_per - 1, step):
+        seq = min(step, n_per - 1 - i)
+        res = model(data[:, i : i + seq], state if reset_every is None else None)
         state = res.state
         nll = model.nll(res.last_dropped, data[:, i + 1 : i + 1 + seq])
         out[:, i + 1 : i + 1 + seq] = nll.double().cpu()
@@ -195,6 +204,30 @@ FREQUENCY_BINS: tuple[tuple[str, float, float], ...] = (
 )
 """Word-frequency bins of the ICLR 2021 version: ``(label, low, high)``, a word is in a bin
 when ``low <= (its count in PTB train) < high``."""
+
+
+def context_use(
+    model: LSTMLM, ids: np.ndarray, reset_every: int = 5, batch_size: int = 10, bptt: int = 70, n_boot: int = N_BOOT_PTB, seed: int = 0
+) -> Interval:
+    """Perplexity with the full context minus perplexity with the state reset every
+    ``reset_every`` words, on the same tokens ``ids (n,)``: a paired bootstrap over
+    100-token chunks (:func:`perplexity_difference`). Clearly below 0: the model uses
+    context beyond the last few words."""
+    full = token_nll(model, ids, batch_size, bptt)
+    reset = token_nll(model, ids, batch_size, bptt, reset_every=reset_every)
+    return perplexity_difference(full, reset, n_boot=n_boot, seed=seed)
+
+
+def context_use_gate(name: str, interval: Interval, reset_every: int = 5) -> Gate:
+    """Passed when ``interval`` (:func:`context_use`) lies entirely below 0: ``name``'s
+    perplexity with its full context is clearly below its perplexity with the state reset
+    every ``reset_every`` words. A memory claim about a model that does not use its
+    context measures nothing the model relies on."""
+    return Gate(
+        f"{name} uses its context: ppl(full context) < ppl(state reset every {reset_every} words)",
+        interval.high < 0,
+        f"ppl(full) - ppl(reset every {reset_every}) {interval}",
+    )
 
 
 def frequency_bins(ids: np.ndarray, train_counts: np.ndarray) -> np.ndarray:
@@ -379,13 +412,30 @@ class SeedMeans:
         return perplexity_difference(self.nll[key], self.nll[self.reference])
 
 
-def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any) -> SeedMeans:
+def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, at: str = "end") -> SeedMeans:
     """:class:`SeedMeans` of ``runs`` (spec -> :class:`~prismlib.lstm.job.TrainedRun`),
     grouped by ``key(spec)`` (e.g. ``lambda s: s.label``; every seed of a model shares
-    its key), in the order the keys first appear."""
+    its key), in the order the keys first appear.
+
+    ``at="half"`` stacks the test NLL stored at half of each run's budget instead
+    (:meth:`~prismlib.lstm.job.TrainedRun.test_nll_at_half`): the same contrasts then give
+    the earlier value of the effect-stability gate (:func:`prismlib.lstm.claim_gates`).
+
+    Raises:
+        ValueError: ``at="half"`` and a run has no snapshot (trained before they were kept).
+    """
+    if at not in ("end", "half"):
+        raise ValueError(f"at must be 'end' or 'half', got {at!r}")
     groups: dict[Any, list[np.ndarray]] = {}
     for spec, run in runs.items():
-        groups.setdefault(key(spec), []).append(run.test_nll)
+        if at == "half":
+            snap = run.test_nll_at_half()
+            if snap is None:
+                raise ValueError(f"{run.spec.label} seed {run.spec.seed} has no test NLL stored at half its budget; retrain it")
+            nll = snap[1]
+        else:
+            nll = run.test_nll
+        groups.setdefault(key(spec), []).append(nll)
     if reference not in groups:
         raise ValueError(f"reference {reference!r} is not among the models {list(groups)}")
     return SeedMeans({k: np.stack(v) if len(v) > 1 else np.asarray(v[0]) for k, v in groups.items()}, reference)

@@ -8,6 +8,8 @@ returns the :class:`TrainedRun` of each spec, training the missing ones first.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,9 +19,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from prismlib.lstm.convergence import LearningCurve, fit_power_law
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, frequency_rank
 from prismlib.lstm.timescales import (
+    DEFAULT_FREEZE,
+    FREEZE,
     apply_official,
     apply_timescales,
     describe,
@@ -35,17 +40,40 @@ from prismlib.workers import resolve_device, torch_threads
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One trained model: a timescale variant, initialised or fixed, and a seed."""
+    """One trained model: a timescale variant, initialised or fixed, and a seed.
+
+    ``freeze`` says what a fixed variant freezes (:data:`~prismlib.lstm.FREEZE`:
+    ``input_forget``, the default, ``forget`` or ``all``); it must stay the default for
+    models that are not fixed and for ``official`` (which always freezes every bias).
+    """
 
     variant: str = "baseline"
     T: float | None = None
     fixed: bool = False
     seed: int = 0
+    freeze: str = DEFAULT_FREEZE
+
+    def __post_init__(self) -> None:
+        if self.freeze not in FREEZE:
+            raise ValueError(f"freeze must be one of {', '.join(FREEZE)}, got {self.freeze!r}")
+        if self.freeze != DEFAULT_FREEZE and (not self.fixed or self.variant == "official"):
+            raise ValueError(
+                f"freeze={self.freeze!r} applies to fixed variants other than 'official'; "
+                f"got {self.variant!r} with fixed={self.fixed}"
+            )
 
     @property
     def label(self) -> str:
-        """E.g. ``"layerwise T=20 (fixed)"``."""
-        return describe(self.variant, self.T, self.fixed)
+        """E.g. ``"layerwise T=20 (fixed)"`` or ``"layerwise T=20 (fixed: forget)"``."""
+        return describe(self.variant, self.T, self.fixed, self.freeze)
+
+    def description(self) -> dict[str, Any]:
+        """What a job key hashes of the spec: its fields, ``freeze`` only where it is not the
+        default (so the keys of specs written before it existed stay)."""
+        d = asdict(self)
+        if d["freeze"] == DEFAULT_FREEZE:
+            del d["freeze"]
+        return d
 
 
 @dataclass
@@ -77,6 +105,17 @@ class TrainedRun:
         """Best validation perplexity."""
         return min(self.history.val_ppl)
 
+    @property
+    def curve(self) -> LearningCurve | None:
+        """The learning curve (:meth:`TrainHistory.learning_curve`; ``None`` for runs trained
+        before curves were kept)."""
+        return self.history.learning_curve()
+
+    def test_nll_at_half(self) -> tuple[int, np.ndarray] | None:
+        """``(tokens, (n,) NLL)``: the stored test NLL snapshot nearest to half the training
+        tokens (``None`` when none was stored: runs trained before snapshots were kept)."""
+        return self.history.snapshot_near(self.history.tokens / 2)
+
 
 def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings, rank: Tensor | None = None) -> LSTMLM:
     """A fresh model with ``spec``'s variant applied (seeded by ``spec.seed``).
@@ -96,11 +135,31 @@ def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings, rank: Tensor | 
             raise ValueError("the official variant freezes its biases: use RunSpec('official', fixed=True)")
         apply_official(list(model.rnns), biases)
     else:
-        apply_timescales(list(model.rnns), biases, fixed=spec.fixed)
+        apply_timescales(list(model.rnns), biases, fixed=spec.fixed, freeze=spec.freeze)
     return model
 
 
-_NOT_TRAINING = ("seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid")
+def untrained_model(spec: RunSpec, settings: LSTMSettings, corpus: Any = None, device: str = "cpu") -> LSTMLM:
+    """The model of ``spec`` *before* training, in eval mode: the initialisation control of
+    a memory claim (the same fixed biases, bit-identical to the trained model's start, the
+    other weights random). ``corpus``: as :meth:`Job.train` (``None``: PTB)."""
+    corpus = corpus if corpus is not None else _ptb()
+    return build_model(spec, len(corpus.vocab), settings, _rank(corpus)).to(resolve_device(device)).eval()
+
+
+_NOT_TRAINING = (
+    "seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid",
+    "freeze",  # the grid's default; a spec carries its own
+)  # fmt: skip
+_ADDED: dict[str, tuple[str, Any]] = {
+    # settings added after jobs were first cached: in a key only where they change what is
+    # trained or stored, i.e. where (the setting that switches them on) is not its old value
+    "curve_every": ("curve_every", None),
+    "curve_tokens": ("curve_every", None),
+    "until_converged": ("until_converged", False),
+    "converge_share": ("until_converged", False),
+    "converge_tolerance": ("until_converged", False),
+}
 
 
 @dataclass(frozen=True)
@@ -113,8 +172,12 @@ class Job:
 
     def describe(self) -> dict[str, Any]:
         """What the key hashes: the spec, the profile and every setting that changes the model."""
-        s = {k: v for k, v in asdict(self.settings).items() if k not in _NOT_TRAINING}
-        return {"profile": self.profile, "spec": asdict(self.spec), "settings": s}
+        full = asdict(self.settings)
+        s = {
+            k: v for k, v in full.items()
+            if k not in _NOT_TRAINING and not (k in _ADDED and full[_ADDED[k][0]] == _ADDED[k][1])
+        }  # fmt: skip
+        return {"profile": self.profile, "spec": self.spec.description(), "settings": s}
 
     @property
     def key(self) -> str:
@@ -131,19 +194,59 @@ class Job:
         resuming from ``partial.pt``, then score PTB test and write ``done.pt``: the
         weights, the history, the per-token test NLL and the effective forget-gate
         biases before and after training. ``corpus``: an object with ``train``, ``valid``,
-        ``test`` id arrays and ``vocab`` (``None``: PTB, loaded here)."""
+        ``test`` id arrays and ``vocab`` (``None``: PTB, loaded here). The history holds the
+        learning curve and the test NLL at half the budget; after every epoch
+        ``status.json`` says how far training is (:func:`write_status`)."""
         corpus, s = corpus if corpus is not None else _ptb(), self.settings
         model = build_model(self.spec, len(corpus.vocab), s, _rank(corpus)).to(device)
         init = forget_gate_biases(list(model.rnns))
         test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
         with torch_threads(s.threads):
             hist = train_lm(
-                model, corpus.train, corpus.valid, s, self.spec.seed, folder / "partial.pt", desc=self.label, progress=progress
-            )
+                model, corpus.train, corpus.valid, s, self.spec.seed, folder / "partial.pt", desc=self.label, progress=progress,
+                test_ids=test, on_epoch=lambda h: write_status(folder, h, s),
+            )  # fmt: skip
             nll = token_nll(model, test, s.eval_batch, s.bptt)
         final = forget_gate_biases(list(model.rnns))
         save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
         (folder / "partial.pt").unlink(missing_ok=True)
+
+
+STATUS = "status.json"
+"""Per job folder: how far training is, rewritten after every epoch (:func:`write_status`)."""
+
+
+def write_status(folder: Path, hist: TrainHistory, s: LSTMSettings) -> None:
+    """Write ``<folder>/status.json``: tokens and seconds so far, the last curve point, and
+    the budget at which the model gate would pass by a power-law fit of the curve
+    (``projected_tokens``, ``null`` while the curve is too short to fit)."""
+    curve = hist.learning_curve()
+    projected = None
+    if curve is not None:
+        try:
+            projected = fit_power_law(curve).budget(s.converge_share, s.converge_tolerance, start=curve.budget)
+        except ValueError:
+            projected = None
+    status = {
+        "epochs": hist.epochs,
+        "tokens": hist.tokens,
+        "seconds": round(hist.seconds, 1),
+        "valid_ppl": None if curve is None else float(curve.valid_ppl[-1]),
+        "projected_tokens": projected if projected is None or math.isfinite(projected) else None,
+        "cap_tokens": round(hist.tokens / max(hist.epochs, 1) * s.epochs),
+    }
+    tmp = folder / (STATUS + ".tmp")
+    tmp.write_text(json.dumps(status))
+    tmp.replace(folder / STATUS)
+
+
+def read_status(job: Job, cache: Path | None = None) -> dict[str, Any] | None:
+    """The job's ``status.json`` (``None`` before its first epoch)."""
+    path = job_dir(job, cache) / STATUS
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
 
 
 def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile: str) -> list[Job]:

@@ -43,8 +43,21 @@ initialised and the fixed version alike.
 **Where the value goes.** PyTorch's LSTM adds ``bias_ih`` and ``bias_hh``. For every
 controlled unit :func:`apply_timescales` writes the whole value into ``bias_ih`` (input
 gate ``-b_f``, forget gate ``b_f``; gate order i, f, g, o) and zero into the same entries of
-``bias_hh``, so the effective bias is exactly the variant's value. *Fixed* variants freeze
-those four entries per unit (both tensors); the rest of the layer trains.
+``bias_hh``, so the effective bias is exactly the variant's value.
+
+**What a fixed variant freezes** (``freeze``, :data:`FREEZE`; the rest of the layer trains):
+
+============== ==========================================================================
+input_forget   the input and forget entries of both bias tensors: ``b_f`` and
+               ``b_i = -b_f`` (the project's behaviour before the conventions were named;
+               the default, so the cache keys of earlier runs stay). A unit's input gate
+               at zero pre-activation is then frozen at ``sigmoid(-log(T - 1)) = 1/T``.
+forget         only the forget entries: ``b_f`` fixed, ``b_i`` initialised at ``-b_f``
+               and trained (the slides' wording, "fixed forget gate biases").
+all            every gate bias of the layer (i, f, g, o): the official code sets
+               ``requires_grad = False`` on both bias tensors of its fixed layers; the
+               ``g`` and ``o`` entries stay at their random initial values.
+============== ==========================================================================
 
 **Did training move the biases?** (:func:`bias_shift`, :func:`bias_override`): statistics
 of a layer's forget biases before and after training, with intervals from a bootstrap
@@ -66,6 +79,24 @@ from prismlib.stats import N_BOOT, Interval, paired_bootstrap
 
 Convention = Literal["logit", "exp"]
 CONVENTIONS: tuple[str, ...] = ("logit", "exp")
+
+FREEZE: dict[str, str] = {
+    "input_forget": "b_f and b_i = -b_f frozen (the default)",
+    "forget": "only b_f frozen; b_i starts at -b_f and trains (the slides' wording)",
+    "all": "every gate bias (i, f, g, o) of the layer frozen (the official code)",
+}
+"""What a *fixed* variant freezes in each layer it sets (see the module docstring)."""
+DEFAULT_FREEZE = "input_forget"
+
+
+def freeze_mask(hidden: int, freeze: str, device: torch.device | str | None = None) -> Tensor:
+    """Which of a layer's ``4 * hidden`` bias entries (gate order i, f, g, o) ``freeze`` fixes, ``(4 * hidden,)`` bool."""
+    if freeze not in FREEZE:
+        raise ValueError(f"freeze must be one of {', '.join(FREEZE)}, got {freeze!r}")
+    mask = torch.zeros(4 * hidden, dtype=torch.bool, device=device)
+    start, stop = {"input_forget": (0, 2), "forget": (1, 2), "all": (0, 4)}[freeze]
+    mask[start * hidden : stop * hidden] = True
+    return mask
 
 VARIANTS: dict[str, str] = {
     "baseline": "PyTorch default initialisation",
@@ -312,16 +343,23 @@ def _bias_tensors(layer: nn.LSTM) -> tuple[Tensor, Tensor]:
     return layer.bias_ih_l0, layer.bias_hh_l0
 
 
-def apply_timescales(layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor | None], fixed: bool = False) -> None:
+def apply_timescales(
+    layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor | None], fixed: bool = False, freeze: str = DEFAULT_FREEZE
+) -> None:
     """Write forget biases ``b_f`` and input biases ``-b_f`` into LSTM layers, in place.
 
     Args:
         layers: single-layer ``nn.LSTM`` modules, one per entry of ``forget_biases``
             (for ``fixed=True`` they must be :class:`prismlib.lstm.LSTMLayer`).
         forget_biases: per layer a tensor ``(hidden,)`` or ``None`` (layer untouched).
-        fixed: if true, these entries never change in training (the layer computes its
-            biases as ``where(fixed_mask, fixed_value, trainable)`` at every forward).
+        fixed: if true, the entries ``freeze`` names never change in training (the layer
+            computes its biases as ``where(fixed_mask, fixed_value, trainable)`` at every
+            forward, so the fused kernel still runs).
+        freeze: a key of :data:`FREEZE`: ``input_forget`` (b_i and b_f), ``forget`` (b_f
+            only) or ``all`` (every gate bias of the layer, at its current value).
     """
+    if freeze not in FREEZE:
+        raise ValueError(f"freeze must be one of {', '.join(FREEZE)}, got {freeze!r}")
     for layer, b, b_ih, b_hh in _checked(layers, forget_biases, finite=True):
         h = layer.hidden_size
         with torch.no_grad():
@@ -331,9 +369,7 @@ def apply_timescales(layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor |
         if fixed:
             if not hasattr(layer, "fix_bias_entries"):
                 raise ValueError("fixed biases need prismlib.lstm.LSTMLayer modules (plain nn.LSTM can only be initialised)")
-            mask = torch.zeros(4 * h, dtype=torch.bool, device=b_ih.device)
-            mask[: 2 * h] = True
-            layer.fix_bias_entries(mask, b_ih.detach().clone(), b_hh.detach().clone())
+            layer.fix_bias_entries(freeze_mask(h, freeze, b_ih.device), b_ih.detach().clone(), b_hh.detach().clone())
 
 
 def forget_gate_biases(layers: Sequence[nn.LSTM]) -> list[Tensor]:
@@ -349,10 +385,13 @@ def forget_gate_biases(layers: Sequence[nn.LSTM]) -> list[Tensor]:
     return out
 
 
-def describe(name: str, T: float | None = None, fixed: bool = False) -> str:
-    """A short human-readable label, e.g. ``"layerwise T=20 (fixed)"``."""
+def describe(name: str, T: float | None = None, fixed: bool = False, freeze: str = DEFAULT_FREEZE) -> str:
+    """A short human-readable label, e.g. ``"layerwise T=20 (fixed)"``, or with a convention
+    other than the default ``"layerwise T=20 (fixed: forget)"``."""
     t = "" if T is None else f" {'X' if name == 'layer2' else 'T'}={T:g}"
-    return f"{name}{t}{' (fixed)' if fixed else ''}"
+    if not fixed:
+        return f"{name}{t}"
+    return f"{name}{t} (fixed{'' if freeze == DEFAULT_FREEZE else ': ' + freeze})"
 
 
 def _unit_array(b: Tensor | np.ndarray, what: str) -> np.ndarray:

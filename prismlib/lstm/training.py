@@ -13,12 +13,14 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
+from prismlib.lstm.convergence import LearningCurve, model_gate
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, batchify, detach_state
 from prismlib.paths import load_checkpoint, save_atomic
@@ -28,12 +30,23 @@ from prismlib.workers import progress_bar
 
 @dataclass
 class TrainHistory:
-    """Per-epoch record of :func:`train_lm`.
+    """Record of :func:`train_lm`: per epoch, and the learning curve between epochs.
 
     Attributes:
         epochs: completed epochs; ``val_ppl`` one entry per epoch; ``asgd_from`` the epoch
             at which NT-ASGD switched to averaging (``None`` if it never did);
             ``tokens`` training tokens seen; ``seconds`` training time.
+        steps: BPTT steps taken.
+        epoch_tokens: training tokens at the end of each epoch (aligned with ``val_ppl``).
+        curve_tokens, curve_ppl: the learning curve: training tokens and perplexity on the
+            fixed validation subset (``LSTMSettings.curve_tokens``) every
+            ``LSTMSettings.curve_every`` steps.
+        snapshots: training tokens -> per-token test NLL ``(n,)`` float32 of the model as
+            evaluated then (averaged weights once NT-ASGD switched): at half the budget
+            (fixed budgets) or after epochs 1, 2, 3, 4, 6, 8, 12, ... (``until_converged``).
+
+    Fields added after the first cpu runs default to ``None`` at class level, so histories
+    pickled before them load (they read as empty).
     """
 
     epochs: int = 0
@@ -41,6 +54,30 @@ class TrainHistory:
     asgd_from: int | None = None
     tokens: int = 0
     seconds: float = 0.0
+    steps: int = 0
+    epoch_tokens: list[int] | None = None
+    curve_tokens: list[int] | None = None
+    curve_ppl: list[float] | None = None
+    snapshots: dict[int, np.ndarray] | None = None
+    curve_source: str | None = None
+
+    def learning_curve(self) -> LearningCurve | None:
+        """The validation curve: the subset points if any were recorded, else the per-epoch
+        validation perplexities (``None`` when neither has a token count: histories written
+        before the curves were kept)."""
+        if self.curve_tokens:
+            return LearningCurve(np.array(self.curve_tokens), np.array(self.curve_ppl), self.curve_source or "")
+        if self.epoch_tokens:
+            return LearningCurve(np.array(self.epoch_tokens), np.array(self.val_ppl), "validation after every epoch")
+        return None
+
+    def snapshot_near(self, tokens: float) -> tuple[int, np.ndarray] | None:
+        """The stored test NLL snapshot ``(tokens, (n,) float64)`` nearest to ``tokens`` on a log
+        scale (``None`` if none was stored)."""
+        if not self.snapshots:
+            return None
+        t = min(self.snapshots, key=lambda k: abs(math.log(k / max(tokens, 1))))
+        return t, self.snapshots[t].astype(np.float64)
 
 
 def _make_optimizer(model: nn.Module, s: LSTMSettings, asgd: bool) -> torch.optim.Optimizer:
@@ -81,6 +118,8 @@ def train_lm(
     checkpoint: Path | None = None,
     desc: str = "train",
     progress: bool = True,
+    test_ids: np.ndarray | None = None,
+    on_epoch: Callable[[TrainHistory], None] | None = None,
 ) -> TrainHistory:
     """Train ``model`` in place (AWD-LSTM recipe), keep the weights of the best validation epoch.
 
@@ -90,6 +129,15 @@ def train_lm(
     switched) and a checkpoint is written; calling again with the same ``checkpoint``
     resumes. All randomness comes from ``seed`` (the global RNG is restored afterwards).
     ``progress=False`` hides the per-step bar (worker processes of :mod:`prismlib.runs.jobs`).
+
+    The learning curve: every ``s.curve_every`` steps the perplexity of the first
+    ``s.curve_tokens`` tokens of ``valid_ids`` is recorded (evaluation draws no random
+    numbers, so the curve does not change the trained weights). With ``test_ids`` the
+    per-token test NLL is stored at half the budget (``s.until_converged``: after epochs
+    1, 2, 3, 4, 6, 8, 12, ...), for the effect-stability gate. With ``s.until_converged``
+    ``s.epochs`` is a cap: training stops after the first epoch at which the model gate
+    (:func:`prismlib.lstm.model_gate` with ``s.converge_share``, ``s.converge_tolerance``)
+    passes on the curve. ``on_epoch(history)`` is called after every epoch's checkpoint.
 
     Returns:
         The history; the model holds the best-validation weights on return.
@@ -117,8 +165,21 @@ def train_lm(
             if device.type == "cuda" and ck.get("cuda_rng") is not None:
                 torch.cuda.set_rng_state(ck["cuda_rng"], device)
         steps = s.steps_per_epoch or math.ceil((data.size(1) - 1) / s.bptt)
+        half_step = None if s.until_converged else max(1, s.epochs * steps // 2)
+        curve_valid = valid_ids[: s.curve_tokens]
+        if hist.steps == 0 and hist.epochs > 0:  # a history pickled before steps were counted
+            hist.steps = hist.epochs * steps
         bar = progress_bar(total=s.epochs * steps, initial=hist.epochs * steps, desc=desc, leave=False, mininterval=2, disable=not progress)
-        while hist.epochs < s.epochs:
+
+        def evaluate(ids: np.ndarray) -> np.ndarray:
+            with _Averaged(opt):
+                return token_nll(model, ids, s.eval_batch, s.bptt)
+
+        def snapshot() -> None:
+            if test_ids is not None:
+                hist.snapshots = {**(hist.snapshots or {}), hist.tokens: evaluate(test_ids).astype(np.float32)}
+
+        while hist.epochs < s.epochs and not (s.until_converged and _converged(hist, s)):
             model.train()
             t0 = time.perf_counter()
             for _ in range(steps):
@@ -144,7 +205,16 @@ def train_lm(
                 opt.step()
                 cursor += seq
                 hist.tokens += seq * s.batch_size
+                hist.steps += 1
                 bar.update(1)
+                if s.curve_every and hist.steps % s.curve_every == 0:
+                    hist.curve_tokens = [*(hist.curve_tokens or []), hist.tokens]
+                    hist.curve_ppl = [*(hist.curve_ppl or []), perplexity(evaluate(curve_valid))]
+                    hist.curve_source = f"first {len(curve_valid)} tokens of the validation split"
+                    model.train()
+                if hist.steps == half_step:
+                    snapshot()
+                    model.train()
             if s.steps_per_epoch is None:
                 cursor, state = 0, None
             hist.seconds += time.perf_counter() - t0
@@ -153,7 +223,10 @@ def train_lm(
                 if best is None or val < best[0]:
                     best = (val, copy.deepcopy(model.state_dict()))
             hist.val_ppl.append(val)
+            hist.epoch_tokens = [*(hist.epoch_tokens or []), hist.tokens]
             hist.epochs += 1
+            if s.until_converged and _snapshot_epoch(hist.epochs):
+                snapshot()
             bar.set_postfix(val_ppl=f"{val:.1f}")
             losses = [math.log(v) for v in hist.val_ppl]
             stalled = len(losses) > s.nonmono and losses[-1] > min(losses[: -s.nonmono])
@@ -174,7 +247,22 @@ def train_lm(
                     torch_rng=torch.get_rng_state(),
                     cuda_rng=torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
                 )
+            if on_epoch is not None:
+                on_epoch(hist)
         bar.close()
     if best is not None:
         model.load_state_dict(best[1])
     return hist
+
+
+def _snapshot_epoch(epoch: int) -> bool:
+    """Epochs 1, 2, 3, 4, 6, 8, 12, 16, ... (``2^k`` and ``3 * 2^k``): the test NLL snapshots of an
+    open-ended run, so that one lies within a factor 4/3 of half of any later budget."""
+    while epoch % 2 == 0:
+        epoch //= 2
+    return epoch in (1, 3)
+
+
+def _converged(hist: TrainHistory, s: LSTMSettings) -> bool:
+    """Whether the model gate passes on ``hist``'s curve (the stop rule of ``until_converged``)."""
+    return model_gate("model", hist.learning_curve(), s.converge_share, s.converge_tolerance).passed

@@ -28,7 +28,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "is_done", "run_job", "pool_size", "run_missing", "training_runs", "record_training",
     ),
     "train": (
-        "SECTION4",
+        "SECTION4", "projection", "train_until_converged",
     ),
     "costs": (
         "WINDOWS", "CLASSES", "ASSUMED_TFLOPS", "SPLITS", "FILTERS", "MASKED", "BYTES", "HOURS",

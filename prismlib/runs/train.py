@@ -6,21 +6,34 @@ adds the continued-MLM arms of section 4 (:mod:`prismlib.prism.arms`, notebooks 
 ``local`` worker processes, ``inline``, or ``slurm`` through submitit, one array task per
 job (``--partition``, ``--gpus``, ``--timeout-min``). Notebooks then only read the cache.
 Every run is appended to ``results/<profile>/training.json`` (the run manifest shows it).
+
+``--until-converged`` trains the same grid under the profile's ``-long`` twin
+(:func:`prismlib.profiles.until_converged`, e.g. ``cpu-long``): every model until it passes
+the model gate. It is resumable (each job continues from its checkpoint); a progress bar
+counts training tokens against the budget the power-law fits of the curves project
+(:func:`prismlib.lstm.write_status`), with the projected remaining time.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import threading
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from prismlib.lstm.grid import EXPERIMENTS, all_specs, experiment
-from prismlib.lstm.job import jobs_for
+from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
-from prismlib.profiles import PROFILES, get_profile
+from prismlib.profiles import PROFILES, get_profile, until_converged
 from prismlib.runs.jobs import EXECUTOR_ENV, EXECUTORS, is_done, pool_size, record_training, run_missing
+from prismlib.workers import progress_bar
 
 SECTION4 = "section4"
 
@@ -35,6 +48,77 @@ def _section4(profile, executor: str | None, slurm: dict) -> int:
     return len(TRAINED)
 
 
+def projection(jobs: Sequence[Job], workers: int, cache: Path | None = None) -> tuple[int, int, float]:
+    """``(tokens trained, tokens projected, seconds left)`` over ``jobs`` from their ``status.json``.
+
+    A job's projected budget is where its power-law fit passes the model gate (at most its
+    cap; the cap while the curve is too short to fit; its tokens once done); the seconds
+    left divide each job's remaining tokens by its own measured tokens/s and the sum by
+    ``workers`` (the jobs run ``workers`` at a time). ``nan`` seconds before any job
+    reported."""
+    done = total = 0
+    seconds = 0.0
+    rates = []
+    for job in jobs:
+        st = read_status(job, cache)
+        if st is None:
+            continue
+        if is_done(job, cache):
+            done, total = done + st["tokens"], total + st["tokens"]
+            continue
+        need = min(st["projected_tokens"] or st["cap_tokens"], st["cap_tokens"])
+        need = max(need, st["tokens"])
+        rate = st["tokens"] / st["seconds"] if st["seconds"] > 0 else math.nan
+        rates.append(rate)
+        done, total = done + st["tokens"], total + need
+        seconds += (need - st["tokens"]) / rate if rate > 0 else math.nan
+    unseen = [j for j in jobs if read_status(j, cache) is None]
+    if unseen:  # not started: its cap, at the mean rate of the others
+        cap = jobs[0].settings.epochs * _tokens_per_epoch(jobs[0])
+        rate = float(np.nanmean(rates)) if rates else math.nan
+        total += cap * len(unseen)
+        seconds += cap * len(unseen) / rate if rate > 0 else math.nan
+    return done, total, seconds / max(workers, 1)
+
+
+def _tokens_per_epoch(job: Job) -> int:
+    s = job.settings
+    return (s.steps_per_epoch or 0) * s.batch_size * s.bptt
+
+
+def train_until_converged(
+    jobs: Sequence[Job], executor: str | None, workers: int | None, device: str, slurm: dict[str, Any],
+    cache: Path | None = None, poll: float = 10.0, data: Any = None,
+) -> list[Job]:
+    """:func:`run_missing` on ``jobs`` (``until_converged`` settings) in a thread, while this
+    one shows a progress bar of tokens trained against tokens projected (:func:`projection`)
+    and the projected remaining time. Returns the jobs that ran."""
+    if not all(j.settings.until_converged for j in jobs):
+        raise ValueError("train_until_converged needs jobs with until_converged settings (prismlib.profiles.until_converged)")
+    n = min(pool_size(workers, device), len(jobs)) if executor != "inline" else 1
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["ran"] = run_missing(jobs, executor, workers, cache, device, slurm=slurm, data=data)
+        except BaseException as err:  # re-raised in the calling thread
+            result["error"] = err
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    with progress_bar(total=1, desc="until converged", unit="tok", unit_scale=True, mininterval=1) as bar:
+        while worker.is_alive():
+            worker.join(poll)
+            done, total, seconds = projection(jobs, n, cache)
+            bar.total, bar.n = max(total, 1), done
+            left = "?" if not math.isfinite(seconds) else f"{seconds / 3600:.1f} h"
+            bar.set_postfix_str(f"{sum(is_done(j, cache) for j in jobs)}/{len(jobs)} models converged; projected remaining {left}")
+            bar.refresh()
+    if "error" in result:
+        raise result["error"]
+    return result["ran"]
+
+
 def main(argv: Sequence[str]) -> int:
     """``python -m prismlib train``: train a profile's models (or some experiments) into the cache."""
     parser = argparse.ArgumentParser(prog="python -m prismlib train", description=main.__doc__)
@@ -46,8 +130,14 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--partition", default=None, help="slurm: partition")
     parser.add_argument("--gpus", type=int, default=None, help="slurm: GPUs per job")
     parser.add_argument("--timeout-min", type=int, default=None, help="slurm: time limit per job (minutes)")
+    parser.add_argument(
+        "--until-converged", action="store_true",
+        help="train the grid until every model passes the model gate (the profile's -long twin, e.g. cpu-long; resumable)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     profile = get_profile(args.profile)
+    if args.until_converged and not profile.lstm.until_converged:
+        profile = until_converged(profile)
     lstm_experiments = [e for e in (args.only or EXPERIMENTS) if e != SECTION4]
     specs = list(dict.fromkeys(s for e in lstm_experiments for s in experiment(e, profile))) if args.only else all_specs(profile)
     jobs = jobs_for(specs, profile.lstm, profile.name)
@@ -60,7 +150,10 @@ def main(argv: Sequence[str]) -> int:
     print(f"profile {profile.name}: {len(jobs)} LSTM models, {done} already trained, cache {cache_dir() / 'jobs'}")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    ran = run_missing(jobs, args.executor, args.workers, device=profile.device, slurm=slurm)
+    if profile.lstm.until_converged:
+        ran = train_until_converged(jobs, args.executor, args.workers, profile.device, slurm)
+    else:
+        ran = run_missing(jobs, args.executor, args.workers, device=profile.device, slurm=slurm)
     arms = _section4(profile, args.executor, slurm) if args.section4 or SECTION4 in (args.only or ()) else 0
     seconds = round(time.perf_counter() - t0, 1)
     print(f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache" + (f", and {arms} section 4 arms" if arms else ""))

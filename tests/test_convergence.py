@@ -1,0 +1,242 @@
+"""Learning curves and the two convergence gates of work B: synthetic curves with known answers,
+the curve and the half-budget snapshot recorded by training, and an open-ended run that resumes."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import pickle
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from prismlib import lstm, paths
+from prismlib.lstm import convergence as cv
+from prismlib.lstm import job as lstm_job
+from prismlib.lstm import training
+from prismlib.profiles import PROFILES, get_profile, until_converged
+from prismlib.runs import jobs
+from prismlib.runs.train import projection
+from prismlib.stats import Interval
+
+VOCAB = 30
+TINY = dataclasses.replace(
+    get_profile("smoke").lstm, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2, steps_per_epoch=3, eval_batch=2,
+    valid_tokens=None, test_tokens=None, cutoffs=(10, 20), curve_every=1, curve_tokens=100,
+)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _corpus() -> SimpleNamespace:
+    rng = np.random.default_rng(0)
+    return SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=rng.integers(0, VOCAB, 600),
+                           valid=rng.integers(0, VOCAB, 200), test=rng.integers(0, VOCAB, 200))  # fmt: skip
+
+
+def _power(a: float, b: float, c: float, tokens: np.ndarray) -> cv.LearningCurve:
+    return cv.LearningCurve(tokens, a + b * tokens ** (-c))
+
+
+TOKENS = np.geomspace(1e4, 1e6, 40)
+
+
+def test_model_gate_on_power_laws_with_known_improvement():
+    # ppl = 100 + 1e4 * t^-0.5: over the last 25% of 1e6 tokens it falls from 100 + 1e4/sqrt(7.5e5) to 110
+    curve = _power(100.0, 1e4, 0.5, TOKENS)
+    first = 100 + 1e4 / math.sqrt(7.5e5)
+    assert cv.improvement(curve, 0.25) == pytest.approx((first - 110) / first, rel=1e-2)  # about 1.4% (interpolated)
+    fails, passes = cv.model_gate("m", curve, 0.25, 0.01), cv.model_gate("m", curve, 0.25, 0.02)
+    assert not fails.passed and passes.passed
+    assert "not converged" in fails.detail and "-1.4%" in fails.detail and "last 25% of 1M tokens" in fails.detail
+    flat = cv.LearningCurve(TOKENS, np.full(len(TOKENS), 80.0))
+    assert cv.model_gate("flat", flat).passed
+    worse = cv.LearningCurve(TOKENS, np.linspace(80, 90, len(TOKENS)))  # overfitting: stopped improving
+    assert cv.model_gate("worse", worse).passed
+
+
+def test_model_gate_fails_without_a_curve_that_reaches_back():
+    assert not cv.model_gate("m", None).passed
+    short = cv.LearningCurve(np.array([9e5, 1e6]), np.array([100.0, 99.9]))
+    gate = cv.model_gate("m", short, share=0.25)
+    assert not gate.passed and "does not reach back" in gate.detail
+    with pytest.raises(ValueError, match="increase strictly"):
+        cv.LearningCurve(np.array([2.0, 1.0]), np.array([3.0, 2.0]))
+
+
+def test_models_gate_names_the_models_that_still_move():
+    ok, moving = cv.LearningCurve(TOKENS, np.full(len(TOKENS), 80.0)), _power(100.0, 1e4, 0.5, TOKENS)
+    gate = cv.models_gate({"baseline seed 0": ok, "X=70 seed 0": moving})
+    assert not gate.passed and "X=70 seed 0" in gate.detail and "baseline" not in gate.detail
+    assert cv.models_gate({"a": ok, "b": ok}).passed
+
+
+def test_effect_stability_gate():
+    later = Interval(-3.0, -4.0, -2.0, 800)
+    assert cv.effect_stability_gate("d", later, earlier=-3.4, margin=1.0).passed  # moved 0.4 <= 0.5
+    assert cv.effect_stability_gate("d", later, earlier=-2.2, margin=0.1).passed  # inside the final interval
+    gate = cv.effect_stability_gate("d", later, earlier=-6.0, margin=3.0)  # moved 3.0 > 1.5, outside
+    assert not gate.passed and "moved +3.00" in gate.detail and "not converged" in gate.detail
+    assert cv.claim_margin(-3.0) == 3.0 and cv.claim_margin(-3.0, threshold=1.0) == 4.0
+    assert cv.claim_margin(-3.0, stated=2.5) == 2.5
+
+
+def test_power_law_fit_recovers_the_curve_and_its_budget():
+    fit = cv.fit_power_law(_power(100.0, 1e4, 0.5, TOKENS), skip=0.0)
+    assert fit.a == pytest.approx(100, rel=1e-3) and fit.c == pytest.approx(0.5, rel=1e-3)
+    assert fit.b == pytest.approx(1e4, rel=1e-2) and fit.points == len(TOKENS)
+    B = fit.budget(0.25, 0.01)
+    assert fit.improvement(B) == pytest.approx(0.01, rel=1e-4)
+    assert fit.improvement(0.9 * B) > 0.01 > fit.improvement(1.1 * B)  # the first budget that passes
+    assert B > TOKENS[-1]  # the curve above fails at 1e6 tokens (test above): the budget lies beyond it
+    assert fit.budget(0.25, 0.01, start=2 * B) == 2 * B
+    with pytest.raises(ValueError, match="at least 4"):
+        cv.fit_power_law(cv.LearningCurve(TOKENS[:3], np.array([3.0, 2.0, 1.5])))
+
+
+def test_stable_budget_and_extrapolation_sentence():
+    a = cv.PowerLaw(100.0, 3e3, 0.5, 10, 0.0)
+    b = cv.PowerLaw(100.0, 1e3, 0.5, 10, 0.0)
+    # contrast 2e3 * t^-0.5 moves 2e3 * (sqrt(2) - 1) / sqrt(B) between B/2 and B; <= margin/2 from
+    margin = 2.0
+    exact = (2 * 2e3 * (math.sqrt(2) - 1) / margin) ** 2
+    B = cv.stable_budget(a, b, margin)
+    assert B == pytest.approx(exact, rel=1e-4)
+    assert cv.stable_budget(a, a, margin) == 2.0  # no contrast: stable from the start
+    note = cv.extrapolation([a, b], trained=1e5, stable=B)
+    assert note.startswith("extrapolation by power-law fits") and "x the 100k trained" in note
+    assert "too few curve points" in cv.extrapolation([a, None], trained=1e5)
+
+
+def test_old_histories_load_without_curves():
+    old = training.TrainHistory(epochs=2, val_ppl=[300.0, 200.0], tokens=10)
+    for name in ("steps", "epoch_tokens", "curve_tokens", "curve_ppl", "snapshots", "curve_source"):
+        del old.__dict__[name]  # as pickled before these fields existed
+    back = pickle.loads(pickle.dumps(old))
+    assert back.learning_curve() is None and back.snapshot_near(5) is None and back.steps == 0
+
+
+def test_training_records_the_curve_and_the_half_budget_snapshot_without_changing_the_weights():
+    corpus, s = _corpus(), dataclasses.replace(TINY, epochs=4, curve_every=2)
+    spec = lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)
+    a = lstm.build_model(spec, VOCAB, s)
+    hist = lstm.train_lm(a, corpus.train, corpus.valid, s, seed=1, progress=False, test_ids=corpus.test)
+    assert hist.steps == 12 and len(hist.curve_tokens) == 6 and hist.curve_tokens[-1] == hist.tokens
+    assert hist.epoch_tokens[-1] == hist.tokens and len(hist.epoch_tokens) == 4
+    curve = hist.learning_curve()
+    assert curve.source == "first 100 tokens of the validation split" and (curve.valid_ppl > 1).all()
+    (t_half, nll), = hist.snapshots.items()
+    assert t_half == hist.curve_tokens[2] and nll.dtype == np.float32 and nll.shape == corpus.test.shape
+    assert hist.snapshot_near(hist.tokens / 2)[0] == t_half
+    plain = dataclasses.replace(s, curve_every=None)
+    b = lstm.build_model(spec, VOCAB, plain)
+    lstm.train_lm(b, corpus.train, corpus.valid, plain, seed=1, progress=False)
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(x, y), name
+
+
+def test_new_settings_keep_old_keys_and_enter_the_key_when_switched_on():
+    old = lstm_job.Job(lstm.RunSpec(), dataclasses.replace(TINY, curve_every=None), "test")
+    assert "curve_tokens" not in old.describe()["settings"] and "until_converged" not in old.describe()["settings"]
+    assert "freeze" not in old.describe()["spec"] and "freeze" not in old.describe()["settings"]
+    assert lstm_job.Job(lstm.RunSpec(), TINY, "test").key != old.key  # recording a curve is stored output
+    long = until_converged(PROFILES["cpu"])
+    assert long.name == "cpu-long" and long.lstm.until_converged and long.lstm.average_last == 0
+    assert PROFILES["cpu-long"].lstm == long.lstm
+    with pytest.raises(ValueError, match="average_last=0"):
+        dataclasses.replace(TINY, until_converged=True, average_last=1)
+
+
+LONG = dataclasses.replace(
+    TINY, epochs=12, steps_per_epoch=4, curve_every=2, until_converged=True, average_last=0, converge_share=0.5,
+    converge_tolerance=0.1, optimizer="adam", lr=3e-2,
+)  # fmt: skip
+
+
+def _long_job() -> lstm_job.Job:
+    return lstm_job.Job(lstm.RunSpec(seed=5), LONG, "test")
+
+
+def test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate(tmp_path):
+    corpus, job = _corpus(), _long_job()
+    jobs.run_job(job, tmp_path, "cpu", False, corpus)
+    hist = torch.load(jobs.job_dir(job, tmp_path) / "done.pt", weights_only=False)["history"]
+    assert 1 < hist.epochs < LONG.epochs
+    assert cv.model_gate("m", hist.learning_curve(), 0.5, 0.1).passed
+    n = hist.epochs * LONG.steps_per_epoch // LONG.curve_every  # the curve as it was one epoch earlier
+    before = cv.LearningCurve(np.array(hist.curve_tokens[: n - 2]), np.array(hist.curve_ppl[: n - 2]))
+    assert not cv.model_gate("m", before, 0.5, 0.1).passed
+    assert set(hist.snapshots) == {t for e, t in enumerate(hist.epoch_tokens, 1) if e in (1, 2, 3, 4, 6, 8, 12)}
+    status = lstm_job.read_status(job, tmp_path)
+    assert status["tokens"] == hist.tokens and status["epochs"] == hist.epochs
+
+
+def test_a_resumed_until_converged_run_continues_its_curve(tmp_path, monkeypatch):
+    corpus, job = _corpus(), _long_job()
+    straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
+    real_save, saves = training.save_atomic, []
+
+    def save_then_die(path, **obj):  # dies right after the second epoch's checkpoint
+        real_save(path, **obj)
+        saves.append(path)
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "save_atomic", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
+    monkeypatch.setattr(training, "save_atomic", real_save)
+    folder = jobs.job_dir(job, tmp_path / "killed")
+    partial = torch.load(folder / "partial.pt", weights_only=False)["history"]
+    assert partial.epochs == 2 and len(partial.curve_tokens) == 4
+    done_tokens, total, _ = projection([job], 1, tmp_path / "killed")  # status.json: written after each checkpoint
+    assert 0 < done_tokens <= partial.tokens and total >= done_tokens
+    jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
+    a = torch.load(f"{straight}/done.pt", weights_only=False)
+    b = torch.load(folder / "done.pt", weights_only=False)
+    assert b["history"].curve_tokens[:4] == partial.curve_tokens  # continued, not restarted
+    assert b["history"].curve_tokens == a["history"].curve_tokens and b["history"].curve_ppl == a["history"].curve_ppl
+    np.testing.assert_array_equal(b["test_nll"], a["test_nll"])
+
+
+def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.OUTPUT_ENV, str(tmp_path))
+    corpus = _corpus()
+    specs = [lstm.RunSpec(seed=1), lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)]
+    runs = lstm.trained(specs, dataclasses.replace(TINY, epochs=4), "test", executor="inline", cache=tmp_path, corpus=corpus)
+    end = lstm.seed_means(runs, lambda s: s.label, "baseline")
+    half = lstm.seed_means(runs, lambda s: s.label, "baseline", at="half")
+    key = specs[1].label
+    later = end.delta(key)
+    earlier = half.perplexity(key) - half.perplexity("baseline")
+    model, stable = cv.claim_gates(
+        {"baseline": [runs[specs[0]]], key: [runs[specs[1]]]}, "d", later, earlier, margin=1e-6, pair=("baseline", key),
+        share=0.25, tolerance=1e-9,
+    )  # fmt: skip
+    assert not model.passed and ("extrapolation" in model.detail or "no budget" in model.detail)
+    assert stable.passed == (abs(later.effect - earlier) <= 5e-7 or later.contains(earlier))
+    table = cv.save_learning_curves(runs, "test")
+    assert list(table.columns) == list(cv.CURVE_COLUMNS) and set(table.model) == {s.label for s in specs}
+    assert len(table) == sum(len(r.history.curve_tokens) for r in runs.values())
+    again = cv.save_learning_curves({specs[0]: runs[specs[0]]}, "test")  # replaces its own rows only
+    assert again.equals(table)
+
+
+def test_train_until_converged_runs_the_jobs_with_a_projection_bar(tmp_path):
+    from prismlib.runs.train import train_until_converged
+
+    corpus, job = _corpus(), _long_job()
+    ran = train_until_converged([job], "inline", 1, "cpu", {}, cache=tmp_path, poll=0.05, data=corpus)
+    assert ran == [job] and jobs.is_done(job, tmp_path)
+    done_tokens, total, seconds = projection([job], 1, tmp_path)
+    assert done_tokens == total == lstm_job.read_status(job, tmp_path)["tokens"] and seconds == 0
+    with pytest.raises(ValueError, match="until_converged settings"):
+        train_until_converged([lstm_job.Job(lstm.RunSpec(), TINY, "test")], "inline", 1, "cpu", {}, cache=tmp_path)
