@@ -35,7 +35,7 @@ _CPU: dict[str, tuple[tuple[str, float | None], ...]] = {
     "exp1": (("layerwise", 20.0), ("layerwise", 70.0), ("gradient", 70.0), ("inverse", 70.0)),
     "exp2": _SLIDES["exp2"],
     "exp3": _SLIDES["exp3"],
-    "exp4": tuple(("layer2", X) for X in (5.0, 20.0, 70.0)) + (("mod5", None), ("mod8", None)),
+    "exp4": _SLIDES["exp4"],
 }
 
 
