@@ -49,7 +49,8 @@ import torch
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    bigram, grid, perplexity, perplexity_contrast, perplexity_difference, runs_table, seed_means, timescales, trained,
+    WorkBClaims, bigram, grid, perplexity, perplexity_contrast, perplexity_difference, plot_learning_curves, runs_table,
+    save_learning_curves, timescales, trained,
 )
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
@@ -61,7 +62,8 @@ t_start = time.perf_counter()
 corpus = load_ptb_corpus()
 test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
 sizes = [S.hidden] * (S.layers - 1) + [S.emb]
-print(f"profile={P.name}: layers {sizes}, {S.optimizer}, seeds of the baseline {S.seeds}, test on {len(test_ids):,} tokens")
+print(f"profile={P.name}: layers {sizes}, {S.optimizer}, seeds of the baseline {S.seeds}, test on {len(test_ids):,} tokens; "
+      f"fixed variants freeze {S.freeze} biases")
 
 # %% [markdown]
 # The fixed biases of each variant at this profile's layer sizes, as the range of
@@ -104,7 +106,9 @@ table = runs_table(list(runs.values()), S.bootstrap)
 save_table(bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline}),
            "lm_references", P.name)  # fmt: skip
 BASE = "baseline (seed mean)"
-seeds = seed_means(runs, key=lambda s: BASE if s.variant == "baseline" else (s.variant, int(s.T)), reference=BASE)
+checks = WorkBClaims(runs, key=lambda s: BASE if s.variant == "baseline" else (s.variant, int(s.T)), reference=BASE,
+                     share=S.converge_share, tolerance=S.converge_tolerance)  # fmt: skip
+seeds = checks.end
 nll = seeds.nll
 base_ppl, base_sd = seeds.perplexity(BASE), seeds.seed_sd(BASE)
 ppl = {key: seeds.perplexity(key) for key in nll if key != BASE}
@@ -112,11 +116,29 @@ delta = {key: seeds.delta(key) for key in nll if key != BASE}
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens"]]
 
 # %% [markdown]
+# ## Learning curves
+#
+# Validation perplexity on a fixed subset of PTB valid during training (notebook 05 says
+# what the model and effect-stability gates read off these curves); shaded: the last
+# quarter of the budget, over which a converged model improves by less than the tolerance.
+
+# %%
+save_learning_curves(runs, P.name)
+fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True, layout="constrained")
+for ax, (title, variants) in zip(axes, [("Experiment 2", ("baseline", "layerwise", "gradient")),
+                                         ("Experiment 3", ("baseline", "middle", "inverse"))]):  # fmt: skip
+    plot_learning_curves(ax, {s: r for s, r in runs.items() if s.variant in variants},
+                         lambda s: "baseline" if s.variant == "baseline" else s.label, f"{title} ({P.name})")  # fmt: skip
+save_figure(fig, "exp2_exp3_learning_curves", P.name)
+plt.show()
+
+# %% [markdown]
 # ## Experiment 2, in the slides' layout
 #
 # "Δ vs baseline" is the model's perplexity minus the baseline's seed mean, with its 95%
 # interval from a paired bootstrap over 100-token chunks of PTB test (10,000 resamples);
-# "seed sd" is the spread of the baseline's seeds (reported, not the test).
+# "seed sd" is the spread of the baseline's seeds (reported, not the test). "Δ%" puts our
+# difference as a share of our baseline beside the slides' as a share of theirs (61.70).
 
 # %%
 SLIDES_2 = {
@@ -129,11 +151,19 @@ TITLES_2 = {
 }
 
 
-BASELINE_ROW = {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
-                "Δ vs baseline [95% CI]": "", "slides": 61.70}  # fmt: skip
-ROWS = {key: {"T": str(key[1]), "test ppl (ours)": ppl[key], "seed sd": np.nan, "Δ vs baseline [95% CI]": str(delta[key])}
+SLIDES_BASE = 61.70
+BASELINE_ROW = {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd, "seeds": seeds.seeds(BASE),
+                "Δ vs baseline [95% CI] (ours)": "", "Δ% (ours)": np.nan, "slides": SLIDES_BASE, "Δ% (slides)": np.nan}  # fmt: skip
+ROWS = {key: {"T": str(key[1]), "test ppl (ours)": ppl[key], "seed sd": np.nan, "seeds": seeds.seeds(key),
+              "Δ vs baseline [95% CI] (ours)": str(delta[key]), "Δ% (ours)": 100 * delta[key].effect / base_ppl}
         for key in ppl}  # fmt: skip
-exp2 = pd.DataFrame([BASELINE_ROW] + [{"model type": TITLES_2[v], **ROWS[(v, T)], "slides": s} for (v, T), s in SLIDES_2.items()])
+
+
+def slides_row(title: str, key: tuple, theirs: float) -> dict:
+    return {"model type": title, **ROWS[key], "slides": theirs, "Δ% (slides)": 100 * (theirs - SLIDES_BASE) / SLIDES_BASE}
+
+
+exp2 = pd.DataFrame([BASELINE_ROW] + [slides_row(TITLES_2[v], (v, T), s) for (v, T), s in SLIDES_2.items()])
 save_table(exp2, "exp2_fixed_bias", P.name)
 exp2
 
@@ -151,7 +181,7 @@ TITLES_3 = {
     "middle": "3. Middle layer - longest timescale (L1 T/4, L2 T, L3 T/2)",
     "inverse": "4. Last layer - longest timescale (L1 T/4, L2 T/2, L3 T)",
 }
-exp3 = pd.DataFrame([BASELINE_ROW] + [{"model type": TITLES_3[v], **ROWS[(v, T)], "slides": s} for (v, T), s in SLIDES_3.items()])
+exp3 = pd.DataFrame([BASELINE_ROW] + [slides_row(TITLES_3[v], (v, T), s) for (v, T), s in SLIDES_3.items()])
 save_table(exp3, "exp3_layer_placement", P.name)
 exp3
 
@@ -187,9 +217,12 @@ plt.show()
 # best" needs the first-layer-longest model to be worse than both others, so it is
 # compared with the worse of the two (taken per resample), at T = 20 and at T = 70;
 # "does not hurt" is a non-inferiority claim with the margin of notebook 05 (at most 2%
-# above the baseline). Gate: the baseline is clearly below the Kneser-Ney bigram (a
+# above the baseline). Gates: the baseline is clearly below the Kneser-Ney bigram (a
 # variant that a fixed timescale makes worse than the bigram is a result, not a reason
-# to stop).
+# to stop); every model a claim reads has converged (the model gate) and the claim's
+# contrasts have stopped moving (the effect-stability gate); a contrast under 5% of the
+# baseline's perplexity needs 3 seeds of each model, with Welch's interval over the
+# seeds beside the chunk bootstrap (notebook 05).
 
 # %%
 MARGIN = round(0.02 * base_ppl, 1)
@@ -205,33 +238,49 @@ def series(variant: str, Ts=(20, 70, 200)) -> str:
     return " / ".join(f"{ppl[(variant, T)]:.1f}" for T in Ts)
 
 
-def rises(variant: str) -> tuple[Test, ...]:
+def rises(variant: str):
+    def tests(m) -> tuple[Test, ...]:
+        return tuple(
+            Test(perplexity_difference(m.nll[(variant, b)], m.nll[(variant, a)]), +1, 0.0, f"ppl({variant} T={b}) - ppl(T={a})")
+            for a, b in ((20, 70), (70, 200))
+        )  # fmt: skip
+
+    return tests
+
+
+def first_worst(m) -> tuple[Test, ...]:
     return tuple(
-        Test(perplexity_difference(nll[(variant, b)], nll[(variant, a)]), +1, 0.0, f"ppl(T={b}) - ppl(T={a})")
-        for a, b in ((20, 70), (70, 200))
-    )
+        Test(perplexity_contrast(m.nll[("layerwise", T)], [m.nll[("middle", T)], m.nll[("inverse", T)]], against="worst"),
+             +1, 0.0, f"ppl(first longest) - worse of (middle, last), T={T}")
+        for T in (20, 70)
+    )  # fmt: skip
 
 
-first_worst = {
-    T: perplexity_contrast(nll[("layerwise", T)], [nll[("middle", T)], nll[("inverse", T)]], against="worst")
-    for T in (20, 70)
-}
+def no_harm(m) -> tuple[Test, ...]:
+    return (Test(m.delta(("layerwise", 20)), -1, MARGIN, "ppl(layerwise T=20 fixed) - ppl(baseline)"),)
+
+
+def gates(models, tests_of) -> tuple:
+    return GATE + checks.gates(models, tests_of)
+
+
+EXP3 = [(v, T) for v in ("layerwise", "middle", "inverse") for T in (20, 70)]
 claims = [
     Claim(
         "06",
         f"Fixed layer-wise biases: perplexity rises with T (ours, T = 20 / 70 / 200: {series('layerwise')})",
         "Experiment 2: 'A T-dependent pattern among performances!' Fixed layer-wise biases: 61.71 / 65.53 / 68.25 "
         "(T = 20 / 70 / 200; baseline 61.70)",
-        rises("layerwise"),
-        GATE,
+        rises("layerwise")(seeds),
+        gates([("layerwise", T) for T in (20, 70, 200)], rises("layerwise")),
         "ppl",
     ),
     Claim(
         "06",
         f"Fixed gradient biases: perplexity rises with T (ours: {series('gradient')})",
         "Experiment 2: fixed chrono-gradient biases 61.02 / 64.45 / 67.23 (T = 20 / 70 / 200)",
-        rises("gradient"),
-        GATE,
+        rises("gradient")(seeds),
+        gates([("gradient", T) for T in (20, 70, 200)], rises("gradient")),
         "ppl",
     ),
     Claim(
@@ -242,8 +291,8 @@ claims = [
         f"{ppl[('layerwise', 70)]:.1f} / {ppl[('middle', 70)]:.1f} / {ppl[('inverse', 70)]:.1f})",
         "Experiment 3: 'Small timescale in first layer - most effective'. First / middle / last layer longest: "
         "T = 20 61.71 / 60.61 / 60.54; T = 70 65.53 / 63.15 / 63.48",
-        tuple(Test(first_worst[T], +1, 0.0, f"ppl(first longest) - worse of (middle, last), T={T}") for T in (20, 70)),
-        GATE,
+        first_worst(seeds),
+        gates(EXP3, first_worst),
         "ppl",
     ),
     Claim(
@@ -251,8 +300,8 @@ claims = [
         f"Fixed T = 20 layer-wise biases do not hurt: at most 2% (+{MARGIN:.1f}) above the baseline seed mean "
         f"(ours: {ppl[('layerwise', 20)]:.1f} vs {base_ppl:.1f})",
         "Experiment 2: fixed layer-wise T = 20 61.71 vs baseline 61.70",
-        (Test(delta[("layerwise", 20)], -1, MARGIN, "ppl(layerwise T=20 fixed) - ppl(baseline)"),),
-        GATE,
+        no_harm(seeds) + checks.seed_test(("layerwise", 20), BASE, -1, MARGIN),
+        gates([BASE, ("layerwise", 20)], no_harm),
         "ppl",
     ),
 ]

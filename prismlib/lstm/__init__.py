@@ -10,6 +10,7 @@ grid         which models each experiment trains on each profile
 bigram       the unigram and Kneser-Ney bigram references (the gate of every claim)
 ablation     the cell-state ablation (how far back each layer remembers)
 convergence  learning curves, the model and effect-stability gates, power-law budgets
+verdicts     the gates every perplexity claim carries: convergence, stability, seeds
 ============ ====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
@@ -48,7 +49,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "convergence": (
         "SHARE", "TOLERANCE", "LearningCurve", "improvement", "model_gate", "effect_stability_gate", "claim_margin",
         "PowerLaw", "fit_power_law", "stable_budget", "extrapolation", "models_gate", "claim_gates", "CURVES_TABLE",
-        "CURVE_COLUMNS", "curves_frame", "save_learning_curves",
+        "CURVE_COLUMNS", "curves_frame", "save_learning_curves", "plot_learning_curves",
+    ),
+    "verdicts": (
+        "SMALL_EFFECT", "MIN_SEEDS", "TestsOf", "stability_margin", "WorkBClaims", "interval_row",
     ),
     "grid": (
         "EXPERIMENTS", "experiment", "all_specs",

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -390,3 +390,24 @@ def _tokens(n: float | None) -> str:
         if abs(n) >= size:
             return f"{n / size:.3g}{unit}"
     return f"{n:.0f}"
+
+
+def plot_learning_curves(ax, runs: Mapping[object, TrainedRun], label: Callable[[object], str], title: str = "") -> None:
+    """Draw every run's learning curve on ``ax``: validation perplexity (log axis) against
+    training tokens, one colour per model (``label(spec)``), the seeds of a model in the
+    same colour; the last quarter of the budget (the model gate's window) shaded."""
+    colours: dict[str, str] = {}
+    budget = 0.0
+    for spec, run in runs.items():
+        c = run.curve
+        if c is None:
+            continue
+        name = label(spec)
+        first = name not in colours
+        colours.setdefault(name, f"C{len(colours) % 10}")
+        ax.plot(c.tokens, c.valid_ppl, color=colours[name], lw=1.2, alpha=0.85, label=name if first else None)
+        budget = max(budget, c.budget)
+    if budget:
+        ax.axvspan((1 - SHARE) * budget, budget, color="0.92", zorder=0)
+    ax.set(yscale="log", xlabel="training tokens", ylabel="validation perplexity (curve subset)", title=title)
+    ax.legend(fontsize=7)

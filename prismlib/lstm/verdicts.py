@@ -1,0 +1,181 @@
+"""What every work-B perplexity claim carries besides its tests: convergence and seeds.
+
+A claim of notebooks 05-07 compares trained models on PTB test. Its tests are paired
+chunk bootstraps of seed-mean perplexities (:mod:`prismlib.lstm.evaluation`); this module
+adds what decides whether those tests say anything about the slides' claim:
+
+* the **model gate** (:func:`prismlib.lstm.models_gate`): every run the claim reads
+  improved by less than the profile's tolerance over the last share of its budget;
+* the **effect-stability gate**: each of the claim's tests computed again from the test
+  NLL stored at half the budget; every contrast moved by at most half its margin, or the
+  earlier value lies inside the final interval (:func:`prismlib.lstm.effect_stability_gate`);
+* the **seeds rule**: a test whose effect is under :data:`SMALL_EFFECT` of the reference's
+  perplexity needs at least :data:`MIN_SEEDS` seeds of every model the claim reads, and
+  the claim then also carries a **seed-level test** (Welch's interval over the seeds'
+  own perplexities, :meth:`WorkBClaims.seed_test`) beside the chunk bootstrap: a
+  ``held`` needs both.
+
+A failed gate makes the claim ``not testable``; the detail says how far the curve or the
+contrast still moved and, for the convergence gates, the budget at which power-law fits
+of the curves would pass (an extrapolation, :func:`prismlib.lstm.extrapolation`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prismlib.claims import Gate, Test
+from prismlib.lstm.convergence import (
+    SHARE, TOLERANCE, claim_margin, effect_stability_gate, extrapolation, fit_power_law, improvement, model_gate,
+    models_gate,
+)  # fmt: skip
+from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means
+from prismlib.stats import Interval, welch_difference
+
+SMALL_EFFECT = 0.05
+"""An effect under this fraction of the reference's perplexity is small: its claim needs seeds."""
+MIN_SEEDS = 3
+"""Seeds per model a claim about a small effect needs (a Welch interval over 2 seeds has 1 df)."""
+
+TestsOf = Callable[[SeedMeans], Sequence[Test]]
+"""A claim's tests as a function of the models' seed means (so they can be recomputed at half the budget)."""
+
+
+def stability_margin(test: Test) -> float:
+    """The margin the effect-stability gate halves for ``test``: an equivalence test's stated
+    margin, else the distance of the effect from the threshold (:func:`claim_margin`)."""
+    if test.kind == "equivalence":
+        return claim_margin(test.interval.effect, stated=test.threshold)
+    return claim_margin(test.interval.effect, test.threshold)
+
+
+@dataclass
+class WorkBClaims:
+    """The trained runs of one notebook, grouped by model, at the end and at half the budget.
+
+    Args:
+        runs: spec -> :class:`~prismlib.lstm.TrainedRun` (every seed of every model).
+        key: the model a spec belongs to (every seed of a model shares its key).
+        reference: the key contrasts and the seeds rule refer to (the baseline).
+        share, tolerance: the model gate (the profile's ``converge_share`` and
+            ``converge_tolerance``).
+
+    Attributes:
+        end: :class:`~prismlib.lstm.SeedMeans` of the final test NLL.
+        half: the same of the test NLL stored at half the budget; ``None`` when a run has
+            none (trained before snapshots were kept: every stability gate then fails).
+    """
+
+    runs: Mapping[Any, Any]
+    key: Callable[[Any], Hashable]
+    reference: Hashable
+    share: float = SHARE
+    tolerance: float = TOLERANCE
+    end: SeedMeans = field(init=False)
+    half: SeedMeans | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.end = seed_means(dict(self.runs), self.key, self.reference)
+        try:
+            self.half = seed_means(dict(self.runs), self.key, self.reference, at="half")
+        except ValueError:
+            self.half = None
+
+    def _runs_of(self, models: Sequence[Hashable]) -> dict[str, Any]:
+        unknown = [m for m in models if m not in self.end.nll]
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown}; the runs hold {list(self.end.nll)}")
+        return {f"{self.key(s)} seed {s.seed}": r for s, r in self.runs.items() if self.key(s) in models}
+
+    def seed_perplexities(self, model: Hashable) -> list[float]:
+        """Each seed's own test perplexity of ``model``."""
+        x = self.end.nll[model]
+        return [perplexity(row) for row in x] if x.ndim == 2 else [perplexity(x)]
+
+    def seed_test(self, a: Hashable, b: Hashable | None = None, sign: int = -1, threshold: float = 0.0) -> tuple[Test, ...]:
+        """The seed-level test of ``ppl(a) - ppl(b)`` (``b`` defaults to the reference):
+        Welch's interval over the seeds' perplexities, to be added beside the chunk
+        bootstrap of the same contrast. Empty when either model has fewer than two seeds
+        (the seeds gate of :meth:`gates` then fails the claim where its effect is small)."""
+        b = self.reference if b is None else b
+        pa, pb = self.seed_perplexities(a), self.seed_perplexities(b)
+        if len(pa) < 2 or len(pb) < 2:
+            return ()
+        iv = welch_difference(pa, pb)
+        return (Test(iv, sign, threshold, f"ppl({a}) - ppl({b}), Welch over seeds ({len(pa)} vs {len(pb)})"),)
+
+    def gates(self, models: Sequence[Hashable], tests_of: TestsOf) -> tuple[Gate, Gate, Gate]:
+        """The model gate, the effect-stability gate and the seeds gate of a claim that reads
+        ``models`` (keys; the reference included where a test uses it) and whose
+        chunk-bootstrap tests are ``tests_of(self.end)``."""
+        runs = self._runs_of(models)
+        curves = {name: r.curve for name, r in runs.items()}
+        trained = max((c.budget for c in curves.values() if c is not None), default=0.0)
+        fits = []
+        for c in curves.values():
+            try:
+                fits.append(None if c is None else fit_power_law(c))
+            except ValueError:
+                fits.append(None)
+        note = extrapolation(fits, trained, self.share, self.tolerance)
+        return self._model(curves, note), self._stability(tests_of), self._seeds(models, tests_of(self.end))
+
+    def _model(self, curves: dict[str, Any], note: str) -> Gate:
+        """:func:`models_gate`'s verdict, its detail shortened to the run that moved most."""
+        name = models_gate(curves, self.share, self.tolerance).name
+        per = {k: model_gate(k, c, self.share, self.tolerance) for k, c in curves.items()}
+
+        def moved(k: str) -> float:
+            try:
+                return improvement(curves[k], self.share)
+            except (ValueError, TypeError, AttributeError):
+                return math.inf
+
+        failed = [k for k, g in per.items() if not g.passed]
+        worst = max(failed or per, key=moved)
+        why = per[worst].detail.removeprefix("not converged: ")
+        if failed:
+            return Gate(name, False, f"not converged: {len(failed)} of {len(per)} runs still improving; most: {worst}, {why}; {note}")
+        return Gate(name, True, f"{len(per)} runs; most moved: {worst}, {why}")
+
+    def _stability(self, tests_of: TestsOf) -> Gate:
+        name = "stable: every contrast moved <= half its margin since half the budget"
+        if self.half is None:
+            return Gate(name, False, "not converged: no test NLL stored at half the budget (runs trained before snapshots were kept); retrain")
+        gates = []
+        for later, earlier in zip(tests_of(self.end), tests_of(self.half)):
+            moved = abs(later.interval.effect - earlier.interval.effect) / max(stability_margin(later), 1e-12)
+            gates.append((moved, later.label, effect_stability_gate(later.label, later.interval, earlier.interval.effect, stability_margin(later))))
+        if not gates:
+            return Gate(name, True, "no contrast")
+        failed = [g for g in gates if not g[2].passed]
+        _, label, worst = max(failed or gates, key=lambda g: g[0])  # the contrast that moved most for its margin
+        why = f"{label}: {worst.detail.removeprefix('not converged: ')}"
+        if failed:
+            return Gate(name, False, f"not converged: {len(failed)} of {len(gates)} contrasts moved more; most: {why}")
+        return Gate(name, True, f"{len(gates)} contrasts; most moved: {why}")
+
+    def _seeds(self, models: Sequence[Hashable], tests: Sequence[Test]) -> Gate:
+        ref = self.end.perplexity(self.reference)
+        small = [t for t in tests if abs(t.interval.effect) < SMALL_EFFECT * ref]
+        counts = {m: self.end.seeds(m) for m in models}
+        few = {m: n for m, n in counts.items() if n < MIN_SEEDS}
+        name = f"seeds: >= {MIN_SEEDS} per model where an effect is under {SMALL_EFFECT:.0%} of the reference's perplexity"
+        if not small:
+            return Gate(name, True, f"no effect under {SMALL_EFFECT:.0%} ({SMALL_EFFECT * ref:.1f} ppl)")
+        seeds = ", ".join(f"{m}: {n}" for m, n in counts.items())
+        if few:
+            return Gate(name, False, f"{small[0].label} = {small[0].interval.effect:+.2f} is under {SMALL_EFFECT:.0%} "
+                                     f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}")  # fmt: skip
+        return Gate(name, True, f"seeds {seeds}")
+
+
+def interval_row(iv: Interval | None, reference: float) -> str:
+    """``"+12.3 [+10.1, +14.6] (+7.5%)"``: a perplexity difference and its share of ``reference``."""
+    if iv is None:
+        return ""
+    return f"{iv.effect:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}] ({iv.effect / reference:+.1%})"

@@ -1,0 +1,161 @@
+"""The gates every work-B perplexity claim carries (prismlib.lstm.verdicts): the model gate,
+the effect-stability gate from the half-budget test NLL, the seeds rule and the seed-level
+Welch test, on synthetic runs with known answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from prismlib.claims import Claim, Test
+from prismlib.lstm import LearningCurve, WorkBClaims, perplexity, stability_margin
+from prismlib.lstm.verdicts import MIN_SEEDS, SMALL_EFFECT
+from prismlib.stats import Interval, welch_difference
+
+N = 2000  # test tokens: 20 chunks of 100
+TOKENS = np.linspace(1e5, 2e6, 20)
+
+
+@dataclass(frozen=True)
+class Spec:
+    variant: str
+    seed: int
+
+    @property
+    def label(self) -> str:
+        return self.variant
+
+
+@dataclass
+class Run:
+    spec: Spec
+    test_nll: np.ndarray
+    half_nll: np.ndarray | None
+    curve: LearningCurve | None
+
+    def test_nll_at_half(self):
+        return None if self.half_nll is None else (int(TOKENS[-1] / 2), self.half_nll)
+
+
+NOISE = np.random.default_rng(0).normal(0, 0.3, N)
+NOISE -= NOISE.mean()  # so that a model's perplexity is exactly the one asked for
+
+
+FLAT = LearningCurve(TOKENS, np.full(len(TOKENS), 150.0))
+FALLING = LearningCurve(TOKENS, 100 + 5e4 * TOKENS**-0.5)  # still ~2% over the last quarter
+
+
+def _runs(models: dict[str, tuple[float, float, int]], curve=FLAT, half: bool = True) -> dict:
+    """variant -> (end ppl, half ppl, seeds): runs sharing one test-token noise (seeds differ by 0.001 nats)."""
+    out = {}
+    for variant, (end, mid, seeds) in models.items():
+        for seed in range(seeds):
+            spec = Spec(variant, seed)
+            out[spec] = Run(spec, np.log(end) + NOISE + 0.001 * seed, (np.log(mid) + NOISE) if half else None, curve)
+    return out
+
+
+def _claims(runs) -> WorkBClaims:
+    return WorkBClaims(runs, key=lambda s: s.variant, reference="base", share=0.25, tolerance=0.01)
+
+
+def _beats(m) -> tuple[Test, ...]:
+    return (Test(m.delta("x"), -1, 0.0, "ppl(x) - ppl(base)"),)
+
+
+def test_a_contrast_that_stopped_moving_passes_and_one_that_moved_fails():
+    stable = _claims(_runs({"base": (150, 150, 3), "x": (120, 121, 3)}))
+    model, stability, seeds = stable.gates(["base", "x"], _beats)
+    assert model.passed and stability.passed and seeds.passed
+    # the contrast was -60 at half the budget and is -30 now: it moved 30, more than half the margin (30 / 2)
+    moving = _claims(_runs({"base": (150, 180, 3), "x": (120, 120, 3)}))
+    _, stability, _ = moving.gates(["base", "x"], _beats)
+    assert not stability.passed
+    assert stability.detail.startswith("not converged: 1 of 1 contrasts moved more; most: ppl(x) - ppl(base)")
+
+
+def test_no_half_budget_snapshot_fails_the_stability_gate_and_says_retrain():
+    c = _claims(_runs({"base": (150, 150, 3), "x": (120, 120, 3)}, half=False))
+    assert c.half is None
+    _, stability, _ = c.gates(["base", "x"], _beats)
+    assert not stability.passed and "retrain" in stability.detail
+
+
+def test_model_gate_names_the_run_that_moved_most_and_the_extrapolated_budget():
+    runs = _runs({"base": (150, 150, 1), "x": (120, 120, 1)})
+    steeper = LearningCurve(TOKENS, 100 + 2e5 * TOKENS**-0.5)
+    runs[Spec("x", 0)].curve = steeper
+    runs[Spec("base", 0)].curve = FALLING
+    model, _, _ = _claims(runs).gates(["base", "x"], _beats)
+    assert not model.passed
+    assert model.detail.startswith("not converged: 2 of 2 runs still improving; most: x seed 0, valid ppl")
+    assert "extrapolation by power-law fits" in model.detail
+    # only the runs of the models named are read: the baseline alone (flat) passes
+    runs[Spec("base", 0)].curve = FLAT
+    alone, _, _ = _claims(runs).gates(["base"], lambda m: ())
+    assert alone.passed and alone.detail.startswith("1 runs; most moved: base seed 0")
+
+
+def test_a_missing_curve_fails_the_model_gate():
+    runs = _runs({"base": (150, 150, 1), "x": (120, 120, 1)}, curve=None)
+    model, _, _ = _claims(runs).gates(["base", "x"], _beats)
+    assert not model.passed and "no learning curve recorded" in model.detail
+
+
+def test_an_unknown_model_is_an_error_naming_the_models():
+    c = _claims(_runs({"base": (150, 150, 1), "x": (120, 120, 1)}))
+    with pytest.raises(ValueError, match=r"unknown model\(s\) \['y'\]"):
+        c.gates(["base", "y"], _beats)
+
+
+@pytest.mark.parametrize(
+    ("x_ppl", "seeds", "passed"),
+    [(149.0, 1, False), (149.0, MIN_SEEDS - 1, False), (149.0, MIN_SEEDS, True), (120.0, 1, True)],
+)
+def test_a_small_effect_needs_three_seeds_of_every_model(x_ppl, seeds, passed):
+    c = _claims(_runs({"base": (150, 150, MIN_SEEDS), "x": (x_ppl, x_ppl, seeds)}))
+    _, _, gate = c.gates(["base", "x"], _beats)
+    assert gate.passed is passed
+    if x_ppl == 120.0:  # 20% is not small: no seeds needed
+        assert gate.detail.startswith(f"no effect under {SMALL_EFFECT:.0%}")
+
+
+def test_the_small_effect_threshold_is_five_percent_of_the_reference():
+    # 4.9% below the reference is small (needs seeds), 5.1% is not
+    for x_ppl, passed in ((150 * (1 - 0.049), False), (150 * (1 - 0.051), True)):
+        c = _claims(_runs({"base": (150, 150, MIN_SEEDS), "x": (x_ppl, x_ppl, 1)}))
+        assert c.gates(["base", "x"], _beats)[2].passed is passed, x_ppl
+
+
+def test_the_seed_level_test_is_welch_over_each_seeds_perplexity():
+    c = _claims(_runs({"base": (150, 150, 3), "x": (148, 148, 3)}))
+    (t,) = c.seed_test("x", sign=-1, threshold=0.0)
+    expected = welch_difference([perplexity(r) for r in c.end.nll["x"]], [perplexity(r) for r in c.end.nll["base"]])
+    assert (t.interval.effect, t.interval.low, t.interval.high) == pytest.approx((expected.effect, expected.low, expected.high))
+    assert t.interval.resampled == "runs" and t.sign == -1
+    assert t.label == "ppl(x) - ppl(base), Welch over seeds (3 vs 3)"
+    assert c.seed_perplexities("x") == pytest.approx([perplexity(r) for r in c.end.nll["x"]])
+    one = _claims(_runs({"base": (150, 150, 3), "x": (148, 148, 1)}))
+    assert one.seed_test("x") == ()
+
+
+def test_a_claim_needs_the_chunk_and_the_seed_level_test_to_agree():
+    # the chunk bootstrap sees a clear gain; the seeds spread far more than the gain
+    runs = _runs({"base": (150, 150, 3), "x": (147, 147, 3)})
+    for seed, shift in enumerate((-0.05, 0.0, 0.05)):
+        runs[Spec("x", seed)].test_nll = runs[Spec("x", seed)].test_nll + shift
+    c = _claims(runs)
+    chunk = _beats(c.end)
+    seed_level = c.seed_test("x")
+    assert chunk[0].verdict == "held" and seed_level[0].verdict == "inside noise"
+    claim = Claim("07", "x beats base", "", chunk + seed_level, ())
+    assert claim.verdict == "inside noise"
+
+
+def test_the_stability_margin_is_the_distance_to_the_threshold_or_the_stated_margin():
+    iv = Interval(-3.0, -4.0, -2.0, 20)
+    assert stability_margin(Test(iv, -1, 0.0)) == 3.0
+    assert stability_margin(Test(iv, -1, 2.0)) == 5.0
+    assert stability_margin(Test.equivalence(iv, 4.0)) == 4.0
