@@ -111,10 +111,12 @@ data_table
 #
 # One encoder pass per window; all six conditions are filtered from it, and for the
 # tasks of the measured choices below also the six filtered with `[CLS]`/`[SEP]` placed
-# the other way (conditions named `LOW|outside` and so on). Features of the sampled
-# positions are cached on disk (float16, `.cache/features/`), keyed by model, task,
-# split, layer, profile and a digest of windows and settings, so a second run skips this
-# step. For topic we also keep ORIG and LOW of every layer for the layer sweep at the end.
+# the other way (conditions named `LOW|outside` and so on). The pass stores each
+# window's full hidden states on disk (float16, `.cache/states/`, keyed by model, task,
+# split, layer, profile and a digest of windows and settings; `prismlib.probing.states`),
+# and every condition is filtered from them, so a second run, and notebooks 03 and 09,
+# which probe the same windows, skip the encoder. For topic we also keep ORIG and LOW of
+# every layer for the layer sweep at the end.
 
 # %%
 PROBED = ("pos", "swda", "topic")  # the tasks of the measured choices (the MLM probe, the slowest, is left out)

@@ -129,9 +129,10 @@ print("Haar levels per band at N = 512: " + ", ".join(f"{b.name} {b.lo}-{b.hi - 
 # %% [markdown]
 # ## Data and states
 #
-# The windows of notebook 02 (same profile sizes and seeds). One encoder pass per
-# window stores the last layer's full states (float16, cached in `.cache/states/`);
-# every fixed filter is applied to them and the learned gate trains on them.
+# The windows of notebook 02 (same profile sizes and seeds), and its cache: the last
+# layer's full states of each window (float16, `.cache/states/`), stored by notebook 02's
+# encoder pass (encoded here only when 02 has not run); every fixed filter is applied to
+# them and the learned gate trains on them.
 
 # %%
 t0 = time.perf_counter()
@@ -169,8 +170,8 @@ for name in TASKS:
     feats = {split: st.features(conditions) for split, st in states[name].items()}
     fixed = probe_conditions(feats, len(tasks[name].label_names), conditions, B.runs, P.seed, workers=S.workers,
                              batch_size=B.batch_size, device=encoder.device, **epochs)  # fmt: skip
-    gated[name] = gated_probe_runs(states[name], len(tasks[name].label_names), B.runs, P.seed, workers=S.workers,
-                                   gate_lr=B.gate_lr, grid_size=B.grid_size, batch_windows=windows_per_step[name],
+    gated[name] = gated_probe_runs(states[name], len(tasks[name].label_names), B.runs, P.seed, resample=B.resample,
+                                   workers=S.workers, gate_lr=B.gate_lr, grid_size=B.grid_size, batch_windows=windows_per_step[name],
                                    device=encoder.device, **epochs)  # fmt: skip
     probes[name] = combine_runs(fixed, gated[name])
     test_rows[name], groups[name] = feats["test"], tasks[name].row_groups("test", feats["test"].window)
@@ -313,8 +314,9 @@ shares.round(3)
 # centre is taken above the gate's least-passed band (`prismlib.probing.spectral_centre`),
 # a property of the gate's shape, not its level. A learned gate has no test set to
 # resample: its noise is the spread over probe runs (Student / Welch t intervals over
-# the runs; with two runs on the same data they measure seed noise only, which the
-# `paper` profile's five runs widen).
+# the runs). Each run trains on its own bootstrap resample of the training windows, so
+# that spread covers the training data as well as the seed (with two runs, as on the
+# cpu profile, the interval is wide; the `paper` profile has five).
 
 # %%
 MIN_EFFECT = 1.0  # accuracy points: the smallest difference a "beats" claim counts (our choice)

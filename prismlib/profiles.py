@@ -298,6 +298,9 @@ class BeyondSettings:
             ``batch_size`` sampled rows on average (:func:`prismlib.probing.matched_windows`),
             so that it takes about as many steps per epoch as the fixed filters' probes.
         spectrum_texts: WikiText-103 test articles of the spectral profile of the encoder.
+        resample: each learned-gate run trains on its own bootstrap resample of the
+            training windows, so the interval over runs of its profile covers the training
+            data as well as the seed (:func:`prismlib.probing.gated_probe_runs`).
     """
 
     runs: int
@@ -306,6 +309,7 @@ class BeyondSettings:
     grid_size: int = 512
     batch_windows: int | None = None
     spectrum_texts: int = 20
+    resample: bool = True
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import torch
 from transformers import BertConfig, BertModel
 
 from prismlib.probing import features as encode
-from prismlib.probing import CONDITIONS, Encoder, Unit, cached_features, encode_windows, pack_units, sample_positions
+from prismlib.probing import CONDITIONS, Encoder, Unit, encode_windows, pack_units, sample_positions
 from prismlib.spectral import allocate_bands, band_pass
 
 
@@ -60,23 +60,47 @@ def test_positions_are_labelled_seeded_and_capped():
     assert len(sample_positions(wins, 0, 0)[0]) == 40
 
 
-def test_cache_is_reused_and_keyed_by_settings(tiny_encoder, tmp_path, monkeypatch):
-    wins = windows([30, 12])
-    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path)
-    first = cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW")}, **kwargs)
+def test_one_encoder_pass_per_window_serves_every_layer_placement_and_notebook(tiny_encoder, tmp_path, monkeypatch):
+    from prismlib.probing import states as st
+
+    wins = {"train": windows([30, 12]), "test": windows([20], seed=1)}
+    kwargs = dict(task="t", profile="smoke", positions=4, seed=0)
+    monkeypatch.setattr(st, "cache_dir", lambda: tmp_path)
     calls = []
-    real = encode.encode_windows
-    monkeypatch.setattr(encode, "encode_windows", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
-    again = cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW")}, **kwargs)
-    assert calls == []
-    assert torch.equal(again[-1].x["LOW"], first[-1].x["LOW"])
-    # a new layer is encoded, the cached one is not
-    cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW"), 1: ("ORIG",)}, **kwargs)
-    assert calls == [{1: ("ORIG",)}]
+    real = st.encode_layer_states
+    monkeypatch.setattr(st, "encode_layer_states", lambda *a, **k: calls.append(tuple(a[2])) or real(*a, **k))
+    layers = {-1: CONDITIONS + ("LOW|outside",), 1: ("ORIG", "LOW")}
+    feats = st.encode_splits(tiny_encoder, wins, layers, **kwargs)
+    assert calls == [(-1, 1), (-1, 1)]  # one pass per split, both layers
+    # the features equal the direct (uncached, float32) filtering up to the float16 rounding of the states
+    direct = encode_windows(tiny_encoder, wins["train"], layers, positions=4, seed=0)
+    for layer, conds in layers.items():
+        for c in conds:
+            torch.testing.assert_close(feats[layer]["train"].x[c].float(), direct[layer].x[c].float(), atol=2e-2, rtol=1e-2)
+        assert torch.equal(feats[layer]["train"].labels, direct[layer].labels)
+        assert torch.equal(feats[layer]["train"].weights, direct[layer].weights)
+    # the learned gate's states (notebook 09) and another condition set read the same cache
+    again = st.encode_splits(tiny_encoder, wins, {-1: ("MID",)}, **kwargs)
+    gate_states = st.cached_states(tiny_encoder, wins["train"], -1, split="train", **kwargs)
+    assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 4
+    assert torch.equal(again[-1]["train"].x["MID"], feats[-1]["train"].x["MID"])
+    assert torch.equal(gate_states.features(("MID",)).x["MID"], feats[-1]["train"].x["MID"])
     # other positions -> another key
-    cached_features(tiny_encoder, wins, {-1: ("ORIG", "LOW")}, **{**kwargs, "positions": 5})
-    assert len(calls) == 2
-    assert len(list(tmp_path.rglob("*.pt"))) == 3
+    st.encode_splits(tiny_encoder, wins, {-1: ("ORIG",)}, **{**kwargs, "positions": 5})
+    assert len(calls) == 4
+
+
+def test_outside_placement_filters_the_real_tokens_only(tiny_encoder):
+    from prismlib.probing import encode_states
+
+    wins = windows([30, 12])
+    inside = encode_states(tiny_encoder, wins, -1, positions=4, seed=0)
+    outside = encode_states(tiny_encoder, wins, -1, positions=4, seed=0, specials="outside")
+    a, b = inside.features(("LOW|outside", "HIGH|outside")), outside.features(("LOW", "HIGH"))
+    for c in ("LOW", "HIGH"):
+        assert torch.equal(a.x[f"{c}|outside"], b.x[c])
+    with pytest.raises(ValueError, match="specials='inside'"):
+        outside.features(("LOW|inside",))
 
 
 def test_unknown_condition(tiny_encoder):
@@ -191,22 +215,20 @@ def test_smooth_and_haar_conditions_in_encode_windows(tiny_encoder):
         encode_windows(tiny_encoder, wins, {-1: ("smooth:ULTRA|outside",)}, positions=0, seed=0)
 
 
-def test_new_condition_names_get_their_own_cache_entries(tiny_encoder, tmp_path, monkeypatch):
-    wins = windows([30, 12])
-    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path)
-    layers = [{-1: ("ORIG", "LOW")}, {-1: ("ORIG", "smooth:LOW")}, {-1: ("ORIG", "haar:LOW")}, {-1: ("ORIG", "smooth:LOW|outside")}]
-    feats = [cached_features(tiny_encoder, wins, lay, **kwargs) for lay in layers]
-    assert len(list(tmp_path.rglob("*.pt"))) == 4
-    assert not torch.equal(feats[0][-1].x["LOW"], feats[1][-1].x["smooth:LOW"])
-    again = cached_features(tiny_encoder, wins, layers[1], **kwargs)
-    assert torch.equal(again[-1].x["smooth:LOW"], feats[1][-1].x["smooth:LOW"])
-    # the smooth edge settings are part of the key of smooth conditions only
-    brick, smooth = encode.features_digest(wins, 4, 0, ("LOW",)), encode.features_digest(wins, 4, 0, ("smooth:LOW",))
+def test_smooth_conditions_follow_the_current_edge_settings(tiny_encoder, tmp_path, monkeypatch):
+    """Features are filtered from the cached states at every call: a changed smooth edge
+    can never be served from a stale cache."""
+    from prismlib.probing import states as st
+
+    monkeypatch.setattr(st, "cache_dir", lambda: tmp_path)
+    wins = {"train": windows([30, 12])}
+    kwargs = dict(task="t", profile="smoke", positions=4, seed=0)
+    narrow = st.encode_splits(tiny_encoder, wins, {-1: ("LOW", "smooth:LOW", "haar:LOW")}, **kwargs)[-1]["train"]
+    assert not torch.equal(narrow.x["LOW"], narrow.x["smooth:LOW"]) and not torch.equal(narrow.x["LOW"], narrow.x["haar:LOW"])
     monkeypatch.setattr(encode, "SMOOTH_WIDTH", 0.5)
-    assert encode.features_digest(wins, 4, 0, ("LOW",)) == brick
-    assert encode.features_digest(wins, 4, 0, ("smooth:LOW",)) != smooth
-    cached_features(tiny_encoder, wins, layers[1], **kwargs)
-    assert len(list(tmp_path.rglob("*.pt"))) == 5
+    wide = st.encode_splits(tiny_encoder, wins, {-1: ("smooth:LOW",)}, **kwargs)[-1]["train"]
+    assert not torch.equal(wide.x["smooth:LOW"], narrow.x["smooth:LOW"])
+    assert len(list(tmp_path.rglob("*.pt"))) == 1
 
 
 def test_loading_the_encoder_prints_no_weight_loading_bar(capfd):

@@ -31,7 +31,7 @@ def test_cpu_grid_is_the_issue_grid():
     assert labels("exp1") == ["layerwise T=20", "layerwise T=70", "gradient T=70", "inverse T=70"]
     assert len(labels("exp2")) == 6 and len(labels("exp3")) == 4
     assert [s.label for s in grid.experiment("exp4", P) if s.variant == "layer2"] == [
-        f"layer2 X={x} (fixed)" for x in (5, 20, 70)
+        f"layer2 X={x} (fixed)" for x in (5, 10, 20, 30, 70)  # every X of the slides (issue 21)
     ]
     seeds = P.lstm.seeds
     assert [s.seed for s in grid.experiment("exp4", P) if s.variant == "pareto"] == list(seeds)

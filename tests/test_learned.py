@@ -78,8 +78,10 @@ def test_states_cache_is_reused_and_keyed(tiny_encoder, tmp_path, monkeypatch):
     kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path)
     first = cached_states(tiny_encoder, wins, -1, **kwargs)
     calls = []
-    real = learned.encode_states
-    monkeypatch.setattr(learned, "encode_states", lambda *a, **k: calls.append(1) or real(*a, **k))
+    from prismlib.probing import states as st
+
+    real = st.encode_layer_states
+    monkeypatch.setattr(st, "encode_layer_states", lambda *a, **k: calls.append(1) or real(*a, **k))
     again = cached_states(tiny_encoder, wins, -1, **kwargs)
     assert calls == []
     assert all(torch.equal(a, b) for a, b in zip(again.hidden, first.hidden))
@@ -221,6 +223,34 @@ def test_runs_pair_with_brick_wall_probes():
     assert np.isfinite(compare_accuracy(both, feats["test"], groups, GATED, "ORIG", n_boot=50).effect)
     with pytest.raises(ValueError, match="more than one"):
         combine_runs(orig, orig)
+
+
+def test_a_resample_keeps_each_drawn_windows_rows_and_weights():
+    s = synthetic(5, 0, "low")
+    s.weights = torch.rand(len(s))
+    r = s.resample([3, 0, 3])
+    assert len(r.hidden) == 3 and r.hidden[0] is s.hidden[3] and r.hidden[2] is s.hidden[3]
+    slices, old = r.row_slices(), s.row_slices()
+    for j, i in enumerate([3, 0, 3]):
+        for field in ("labels", "weights", "unit", "position"):
+            assert torch.equal(getattr(r, field)[slices[j]], getattr(s, field)[old[i]]), field
+    assert torch.equal(r.window, torch.cat([torch.full((old[i].stop - old[i].start,), j) for j, i in enumerate([3, 0, 3])]))
+    assert torch.equal(r.features().x["ORIG"][slices[1]], s.features().x["ORIG"][old[0]])
+    with pytest.raises(ValueError, match="window indices"):
+        s.resample([5])
+
+
+def test_resampled_runs_train_on_different_windows_drawn_from_their_seed():
+    states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
+    kw = {**FAST, "max_epochs": 2}
+    plain = gated_probe_runs(states, 2, runs=2, seed=0, progress=False, **kw)
+    resampled = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, progress=False, **kw)
+    again = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, progress=False, **kw)
+    assert not np.allclose(plain.gates, resampled.gates)  # another training set
+    np.testing.assert_array_equal(resampled.gates, again.gates)  # the same draw from the same seed
+    draw = np.random.default_rng([1, 1]).integers(0, 12, 12)  # run 1's windows
+    one = train_gated_probe(states["train"].resample(draw), states["val"], states["test"], 2, seed=1, **kw)
+    np.testing.assert_allclose(one.gate, resampled.gates[1])
 
 
 def test_training_rejects_bad_input():

@@ -202,3 +202,16 @@ def test_index_has_contents_banner_and_figures_grouped_by_notebook(tmp_path, mon
     assert figs.index(f"<h3><a href='{five}.html'>") < figs.index("exp1_chrono_init") < figs.index(
         f"<h3><a href='{six}.html'>") < figs.index("exp2_exp3_fixed_bias") < figs.index("zz_orphan")
     assert index.index("id='figures'") < index.index("id='claims'")
+
+
+def test_a_long_gate_text_is_collapsed_behind_its_start():
+    from prismlib.runs.report import GATE_SHOWN, _collapsed
+
+    short = "passed: baseline beats the bigram"
+    assert _collapsed(short) == short
+    long = "failed: converged (" + "x " * 200 + "<end>)"
+    out = _collapsed(long)
+    assert out.startswith("<details><summary>failed: converged (x x") and out.endswith("&lt;end&gt;)</details>")
+    summary = out[len("<details><summary>") : out.index("</summary>")]
+    assert len(summary) <= GATE_SHOWN + 2 and summary.endswith(" …")
+    assert "&lt;end&gt;)" in out[out.index("</summary>") :]  # the whole text behind the toggle

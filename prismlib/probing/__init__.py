@@ -4,7 +4,8 @@
 windows         labelled 512-token windows from a dataset's documents
 tasks           the POS, dialog-act, topic and MLM probing tasks
 encoders        the pretrained encoders (offline MiniLM, Hugging Face BERT)
-features        filtered features per condition, sampled positions, the cache
+features        filtered features per condition, sampled positions
+states          the encoder's full hidden states, cached once per window
 probes          the paper's softmax probe, its runs, accuracy comparisons
 spectral_gate   a learned per-frequency gate in front of the probe
 =============== =================================================================
@@ -29,7 +30,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "features": (
         "CONDITIONS", "SMOOTH_CONDITIONS", "HAAR_CONDITIONS", "SMOOTH_WIDTH", "SMOOTH_SHAPE",
         "parse_condition", "Features", "SPECIALS", "placement", "filter_conditions",
-        "sample_positions", "unit_weights", "encode_windows", "features_digest", "cached_features",
+        "sample_positions", "unit_weights", "encode_windows", "features_digest",
+    ),
+    "states": (
+        "STATES_VERSION", "States", "encode_layer_states", "encode_states", "cached_layer_states", "cached_states",
         "encode_splits",
     ),
     "probes": (
@@ -39,7 +43,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "accuracy_interval", "summarise", "ranking", "ProbeComparison",
     ),
     "spectral_gate": (
-        "GATED", "STATES_VERSION", "States", "encode_states", "cached_states", "SpectralGate",
+        "GATED", "SpectralGate",
         "GatedProbe", "GatedProbeResult", "matched_windows", "train_gated_probe", "GatedRuns",
         "gated_probe_runs", "combine_runs", "band_spread", "spectral_centre",
     ),

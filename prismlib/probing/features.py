@@ -1,23 +1,23 @@
 """Probe features: the encoder's hidden states filtered into the probing conditions.
 
-One encoder pass per window is filtered into every requested condition (the six
+A window's hidden states are filtered into every requested condition (the six
 brick-wall ones of Fig. 4, their smooth and Haar versions), with ``[CLS]``/``[SEP]``
 inside or outside the filtered sequence; the positions fed to the probe are sampled per
-window and weighted 1/|N| over the positions actually sampled (App. C). Features are
-cached on disk by a digest of the windows and settings.
+window and weighted 1/|N| over the positions actually sampled (App. C).
+:func:`encode_windows` does it in one encoder pass without a cache (the reference the
+tests hold the cached path to); the notebooks read their features from the states cache
+of :mod:`prismlib.probing.states`, keyed by :func:`features_digest`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from prismlib.paths import cache_dir, save_atomic
 from prismlib.probing.encoders import Encoder
 from prismlib.spectral.filters import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
 from prismlib.workers import progress_bar
@@ -36,11 +36,11 @@ HAAR_CONDITIONS: tuple[str, ...] = tuple(f"haar:{band}" for band in CONDITIONS[1
 
 
 SMOOTH_WIDTH: float = _SPECTRAL_SMOOTH_WIDTH
-"""Edge width (octaves of DCT index) of the ``smooth:`` conditions; part of the cache key."""
+"""Edge width (octaves of DCT index) of the ``smooth:`` conditions."""
 
 
 SMOOTH_SHAPE: str = "gaussian"
-"""Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``); part of the cache key."""
+"""Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``)."""
 
 
 def parse_condition(name: str) -> tuple[str, str]:
@@ -132,7 +132,13 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
     Returns:
         condition -> ``(batch, length, hidden)``; padding positions are zero for the bands.
     """
-    from prismlib.spectral.filters import BAND_NAMES, band_decomposition, band_pass, bands_for_lengths, smooth_band_pass
+    from prismlib.spectral.filters import (
+        BAND_NAMES,
+        band_decomposition,
+        band_pass,
+        bands_for_lengths,
+        smooth_band_pass,
+    )
     from prismlib.spectral.wavelets import haar_band_pass, haar_bands_for_lengths
 
     parsed = {name: parse_condition(name) for name in conditions}
@@ -263,77 +269,12 @@ _FEATURES_VERSION = "v2"  # v2: weights renormalised after sampling, unit ids, p
 
 
 def features_digest(windows, positions: int, seed: int, conditions: tuple[str, ...], specials: str = "inside") -> str:
+    """16 hex digits of a cache key: the windows' ids, labels and units, the position
+    sample, the conditions (or a version tag) and the specials' placement."""
     key = f"{_FEATURES_VERSION}|{positions}|{seed}|{specials}|{','.join(conditions)}"
-    if any(c.startswith("smooth:") for c in conditions):  # only then: older keys stay valid
-        key += f"|smooth={SMOOTH_SHAPE}:{SMOOTH_WIDTH!r}"
     h = hashlib.sha256(key.encode())
     for w in windows:
         h.update(w.input_ids.tobytes())
         h.update(w.labels.tobytes())
         h.update(w.unit_ids.tobytes())
     return h.hexdigest()[:16]
-
-
-def cached_features(
-    encoder: Encoder,
-    windows,
-    layers: dict[int, tuple[str, ...]],
-    *,
-    task: str,
-    split: str,
-    profile: str,
-    positions: int,
-    seed: int,
-    batch_size: int = 8,
-    specials: str = "inside",
-    cache: Path | None = None,
-) -> dict[int, Features]:
-    """:func:`encode_windows` with an on-disk cache (float16), one file per layer.
-
-    The key is model, task, split, layer, profile and a digest of the windows, the
-    position sample and the conditions, so a changed setting never reuses stale
-    features.  Layers found in the cache are loaded; the others are encoded in one pass.
-    """
-
-    root = (cache or cache_dir() / "features") / encoder.name.replace("/", "--") / task / split
-    paths = {
-        layer: root / f"layer{layer}-{profile}-{features_digest(windows, positions, seed, conds, specials)}.pt"
-        for layer, conds in layers.items()
-    }
-    found = {layer: Features(**torch.load(p, weights_only=True)) for layer, p in paths.items() if p.exists()}
-    missing = {layer: conds for layer, conds in layers.items() if layer not in found}
-    if missing:
-        fresh = encode_windows(encoder, windows, missing, positions, seed, batch_size, desc=f"{task}/{split}", specials=specials)
-        for layer, feats in fresh.items():
-            save_atomic(paths[layer], **vars(feats))
-        found.update(fresh)
-    return {layer: found[layer] for layer in layers}
-
-
-def encode_splits(
-    encoder: Encoder,
-    windows: dict[str, list],
-    layers: dict[int, tuple[str, ...]],
-    *,
-    task: str,
-    profile: str,
-    positions: int,
-    seed: int,
-    batch_size: int = 8,
-    specials: str = "inside",
-) -> dict[int, dict[str, Features]]:
-    """:func:`cached_features` for every split of a task (``specials``: see :data:`SPECIALS`).
-
-    Returns:
-        layer -> split -> :class:`Features`.
-    """
-    per_split = {
-        split: cached_features(
-            encoder, wins, layers, task=task, split=split, profile=profile, positions=positions, seed=seed,
-            batch_size=batch_size, specials=specials,
-        )
-        for split, wins in windows.items()
-    }
-    return {layer: {split: per_split[split][layer] for split in windows} for layer in layers}
-
-

@@ -29,12 +29,10 @@ only up to that factor's trade with the probe's weights (bounded by the sigmoid)
 read the profile's *shape*, low versus high.
 
 Data.  The gate needs each window's full hidden states, not just the sampled rows:
-:func:`encode_states` (and the cached :func:`cached_states`) keep them as float16
-``(n_i, hidden)`` tensors, with the row index of the sampled positions in exactly the
-order :func:`prismlib.probing.encode_windows` gives for the same windows, positions and
-seed, so per-row predictions pair with the brick-wall probes' (:func:`combine_runs`,
-:func:`prismlib.probing.compare_accuracy`, :func:`prismlib.probing.summarise`).
-Memory: ``2 * tokens * hidden`` bytes, e.g. 0.8 MB per 512-token window of bert-base.
+:class:`prismlib.probing.States` (:mod:`prismlib.probing.states`, cached once per window
+and shared with the fixed filters' features), whose rows pair with the brick-wall
+probes' (:func:`combine_runs`, :func:`prismlib.probing.compare_accuracy`,
+:func:`prismlib.probing.summarise`).
 """
 
 from __future__ import annotations
@@ -42,23 +40,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.paths import save_atomic
-from prismlib.probing.encoders import Encoder
-from prismlib.probing.features import (
-    SPECIALS,
-    Features,
-    features_digest,
-    filter_conditions,
-    sample_positions,
-    unit_weights,
-)
 from prismlib.probing.probes import (
     ProbeResult,
     ProbeRuns,
@@ -69,7 +56,7 @@ from prismlib.probing.probes import (
     weighted_accuracy,
     weighted_loss,
 )
-from prismlib.spectral.energy import hidden_batches
+from prismlib.probing.states import States
 from prismlib.spectral.filters import BAND_NAMES, allocate_bands, dct, dct_matrix, idct
 from prismlib.workers import run_pool
 
@@ -79,10 +66,7 @@ __all__ = [
     "GatedProbeResult",
     "GatedRuns",
     "SpectralGate",
-    "States",
-    "cached_states",
     "combine_runs",
-    "encode_states",
     "gated_probe_runs",
     "matched_windows",
     "train_gated_probe",
@@ -90,198 +74,6 @@ __all__ = [
 
 GATED = "GATED"
 """Default condition name of the gated probe in :class:`GatedRuns` (next to ORIG, LOW, ...)."""
-
-STATES_VERSION = "states-v1"
-"""Part of :func:`cached_states`' key: bump it when the stored layout changes."""
-
-
-# --------------------------------------------------------------------------- states
-
-
-@dataclass
-class States:
-    """Full hidden states of windows and the row index of their sampled positions.
-
-    Attributes:
-        hidden: per window ``i``, float16 ``(n_i, hidden)``: the layer's states over the
-            window's real length (``[CLS] .. [SEP]`` included with specials ``inside``,
-            left out with ``outside``).
-        labels: ``(rows,)`` int64 gold labels.
-        weights: ``(rows,)`` float32 ``1/|N|`` weights (:func:`prismlib.probing.unit_weights`).
-        window: ``(rows,)`` int64 window of each row, non-decreasing (rows are ordered by
-            window, then position, as in :class:`prismlib.probing.Features`).
-        unit: ``(rows,)`` int64 gold unit of each row.
-        position: ``(rows,)`` int64 position of each row in its window.
-        offset: ``hidden[window][position - offset]`` is a row's state (1 with specials
-            ``outside``, where ``[CLS]`` is not part of ``hidden``).
-    """
-
-    hidden: list[Tensor]
-    labels: Tensor
-    weights: Tensor
-    window: Tensor
-    unit: Tensor
-    position: Tensor
-    offset: int = 0
-
-    def __post_init__(self) -> None:
-        n = len(self.labels)
-        if not all(len(t) == n for t in (self.weights, self.window, self.unit, self.position)):
-            raise ValueError("labels, weights, window, unit and position must have one entry per row")
-        if not self.hidden:
-            raise ValueError("States need at least one window")
-        if len({int(h.shape[1]) for h in self.hidden}) != 1 or any(h.ndim != 2 for h in self.hidden):
-            raise ValueError("every window's states must be (length, hidden) with one hidden size")
-        if n and (bool((self.window[1:] < self.window[:-1]).any()) or int(self.window.min()) < 0 or int(self.window.max()) >= len(self.hidden)):
-            raise ValueError("row windows must be non-decreasing indices into hidden")
-        idx = self.position - self.offset
-        lengths = torch.tensor([len(h) for h in self.hidden])
-        if n and (bool((idx < 0).any()) or bool((idx >= lengths[self.window]).any())):
-            raise ValueError(f"a row's position - offset ({self.offset}) falls outside its window's states")
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    @property
-    def hidden_size(self) -> int:
-        return int(self.hidden[0].shape[1])
-
-    def row_slices(self) -> list[slice]:
-        """Per window, the slice of its rows (empty for a window without sampled positions)."""
-        bounds = np.searchsorted(self.window.numpy(), np.arange(len(self.hidden) + 1))
-        return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-
-    def picks(self) -> list[Tensor]:
-        """Per window, ``(k_i,)`` int64 indices into ``hidden[i]`` of its rows."""
-        idx = self.position - self.offset
-        return [idx[s] for s in self.row_slices()]
-
-    def features(self, conditions: Sequence[str] = ("ORIG",), batch_windows: int = 32) -> Features:
-        """The sampled rows under each of ``conditions`` (any name
-        :func:`prismlib.probing.filter_conditions` accepts: ``ORIG``, ``LOW``, ``smooth:LOW``,
-        ``haar:LOW`` ...), each window filtered over its own states, as
-        :class:`~prismlib.probing.Features` (float16; ``ORIG`` equal to ``encode_windows``'
-        ORIG rows, same order). Windows are filtered ``batch_windows`` at a time."""
-        parts: dict[str, list[Tensor]] = {c: [] for c in conditions}
-        picks = self.picks()
-        for start in range(0, len(self.hidden), batch_windows):
-            chunk = self.hidden[start : start + batch_windows]
-            lengths = [len(h) for h in chunk]
-            padded = torch.zeros(len(chunk), max(lengths), self.hidden_size)
-            for row, h in enumerate(chunk):
-                padded[row, : len(h)] = h.float()
-            filtered = filter_conditions(padded, lengths, tuple(conditions))
-            for c in conditions:
-                parts[c].extend(filtered[c][row, picks[start + row]].half() for row in range(len(chunk)))
-        x = {c: torch.cat(rows) for c, rows in parts.items()}
-        return Features(x, self.labels, self.weights, self.window, self.unit, self.position)
-
-    def to_dict(self) -> dict[str, Tensor]:
-        """Tensors only (for ``torch.save(..., weights_only=True)`` loading); see :meth:`from_dict`."""
-        return {
-            "hidden": torch.cat(self.hidden),
-            "lengths": torch.tensor([len(h) for h in self.hidden]),
-            "labels": self.labels,
-            "weights": self.weights,
-            "window": self.window,
-            "unit": self.unit,
-            "position": self.position,
-            "offset": torch.tensor(self.offset),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Tensor]) -> States:
-        hidden = list(torch.split(d["hidden"], d["lengths"].tolist()))
-        rest = {k: d[k] for k in ("labels", "weights", "window", "unit", "position")}
-        return cls(hidden, **rest, offset=int(d["offset"]))
-
-
-def _row_index(windows, picks: list[np.ndarray]) -> dict[str, Tensor]:
-    """``labels, weights, window, unit, position`` of the sampled rows, window by window."""
-    units = np.concatenate([w.unit_ids[p] for w, p in zip(windows, picks)])
-    return {
-        "labels": torch.from_numpy(np.concatenate([w.labels[p] for w, p in zip(windows, picks)]).astype(np.int64)),
-        "weights": torch.from_numpy(unit_weights(units)),
-        "window": torch.from_numpy(np.concatenate([np.full(len(p), i, dtype=np.int64) for i, p in enumerate(picks)])),
-        "unit": torch.from_numpy(units.astype(np.int64)),
-        "position": torch.from_numpy(np.concatenate(picks).astype(np.int64)),
-    }
-
-
-def encode_states(
-    encoder: Encoder,
-    windows,
-    layer: int = -1,
-    positions: int = 0,
-    seed: int = 0,
-    batch_size: int = 8,
-    *,
-    specials: str = "inside",
-    desc: str = "encoding",
-    progress: bool = True,
-) -> States:
-    """Hidden states of ``layer`` for every window, and the sampled rows' index.
-
-    The same batches (sorted by length), positions (:func:`~prismlib.probing.sample_positions`)
-    and weights as :func:`prismlib.probing.encode_windows`, so row ``r`` here is row ``r``
-    of its :class:`~prismlib.probing.Features` for the same arguments.
-
-    Args:
-        encoder: the encoder (eval mode).
-        windows: :class:`prismlib.probing.Window` objects.
-        layer: hidden-state index (``-1`` last layer, ``0`` embeddings).
-        positions: labelled positions kept per window (``<= 0``: all).
-        seed: seed of the position sample.
-        batch_size: windows per encoder call.
-        specials: ``inside``: keep ``[CLS] .. [SEP]`` (length ``n``, the gate filters them
-            too); ``outside``: keep only the real tokens (length ``n - 2``).
-        desc, progress: the progress bar.
-
-    Returns:
-        :class:`States` (float16 states on the CPU).
-    """
-    if specials not in SPECIALS:
-        raise ValueError(f"specials must be one of {SPECIALS}, got {specials!r}")
-    if not len(windows):
-        raise ValueError("no windows to encode")
-    cut = 1 if specials == "outside" else 0
-    picks = sample_positions(windows, positions, seed)
-    hidden: list[Tensor | None] = [None] * len(windows)
-    seqs = [w.input_ids for w in windows]
-    for batch, h, lengths in hidden_batches(encoder.model, seqs, layer, batch_size=batch_size, device=encoder.device, desc=desc, progress=progress):
-        for row, i in enumerate(batch):
-            hidden[i] = h[row, cut : lengths[row] - cut].half().cpu()
-    return States(hidden, **_row_index(windows, picks), offset=cut)
-
-
-def cached_states(
-    encoder: Encoder,
-    windows,
-    layer: int = -1,
-    *,
-    task: str,
-    split: str,
-    profile: str,
-    positions: int,
-    seed: int,
-    batch_size: int = 8,
-    specials: str = "inside",
-    cache: Path | None = None,
-) -> States:
-    """:func:`encode_states` with an on-disk cache (float16), like
-    :func:`prismlib.probing.cached_features`: ``<cache>/<model>/<task>/<split>/layer<L>-<profile>-<digest>.pt``
-    under ``.cache/states`` by default, the digest covering the windows' ids, labels and
-    units, the position sample, the specials and :data:`STATES_VERSION`."""
-    from prismlib.paths import cache_dir
-
-    root = (cache or cache_dir() / "states") / encoder.name.replace("/", "--") / task / split
-    path = root / f"layer{layer}-{profile}-{features_digest(windows, positions, seed, (STATES_VERSION,), specials)}.pt"
-    if path.exists():
-        return States.from_dict(torch.load(path, weights_only=True))
-    states = encode_states(encoder, windows, layer, positions, seed, batch_size, specials=specials, desc=f"{task}/{split}")
-    save_atomic(path, **states.to_dict())
-    return states
-
 
 # --------------------------------------------------------------------------- gate
 
@@ -554,9 +346,13 @@ class GatedRuns(ProbeRuns):
 
 
 def _gated_job(args: tuple) -> GatedProbeResult:
-    """One gated probe training: ``(states, n_classes, seed, kwargs)``."""
-    states, n_classes, seed, kwargs = args
-    return train_gated_probe(states["train"], states["val"], states["test"], n_classes, seed=seed, **kwargs)
+    """One gated probe training: ``(states, n_classes, seed, resample, kwargs)``; with
+    ``resample`` the training windows are a bootstrap resample drawn from ``seed``."""
+    states, n_classes, seed, resample, kwargs = args
+    train = states["train"]
+    if resample:
+        train = train.resample(np.random.default_rng([seed, 1]).integers(0, len(train.hidden), len(train.hidden)))
+    return train_gated_probe(train, states["val"], states["test"], n_classes, seed=seed, **kwargs)
 
 
 def gated_probe_runs(
@@ -566,6 +362,7 @@ def gated_probe_runs(
     seed: int,
     *,
     condition: str = GATED,
+    resample: bool = False,
     workers: int = 1,
     progress: bool = True,
     **kwargs,
@@ -579,6 +376,10 @@ def gated_probe_runs(
         runs: probe runs (the paper: 3).
         seed: base seed.
         condition: the name of the runs in the table and in ``correct``.
+        resample: train each run on its own bootstrap resample of the training windows
+            (drawn from the run's seed), so that the spread over runs of a learned
+            quantity (the gate's profile) covers the sampling of the training data, not
+            only the seed.
         workers: parallel processes, one torch thread each (1: in this process); the
             results do not depend on it.  Each worker receives its own copy of the states.
         progress: show a progress bar.
@@ -587,7 +388,7 @@ def gated_probe_runs(
     Returns:
         :class:`GatedRuns`; merge with the brick-wall probes' runs by :func:`combine_runs`.
     """
-    jobs = [(states, n_classes, seed + run, kwargs) for run in range(runs)]
+    jobs = [(states, n_classes, seed + run, resample, kwargs) for run in range(runs)]
     results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes", unit="probe")
     base = collect_runs({condition: results}, states["test"].labels, majority_class(states["train"]))
     return GatedRuns(

@@ -448,6 +448,20 @@ def _verdict_summary(table: pd.DataFrame, entries: list[Entry]) -> str:
     return f"<table><tr><th>notebook</th>{head}</tr>" + "".join(rows) + "</table>"
 
 
+GATE_SHOWN = 160
+"""Characters of a claim's gate text shown in the claims table; the rest opens on a click."""
+
+
+def _collapsed(text: str, shown: int = GATE_SHOWN) -> str:
+    """``text`` escaped; when longer than ``shown`` characters, its start with the whole of
+    it behind a ``<details>`` toggle (the gate details of a claim run to a paragraph)."""
+    if len(text) <= shown:
+        return html.escape(text)
+    cut = text.rfind(" ", 0, shown)
+    head = text[: cut if cut > shown // 2 else shown]
+    return f"<details><summary>{html.escape(head)} …</summary>{html.escape(text)}</details>"
+
+
 def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_claims: dict) -> str:
     """``figures/<profile>/claims.csv`` as a table (notebooks linked; a failed notebook's
     claims marked stale), else each notebook's claims cell."""
@@ -481,7 +495,7 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
         rows.append(
             f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}</td>"
             f"<td class='num'>{html.escape(effect)}<br><small>{html.escape(str(r.test))}</small></td>"
-            f"<td>{html.escape(str(r.paper))}</td><td><small>{html.escape(str(r.gate))}</small></td></tr>"
+            f"<td>{html.escape(str(r.paper))}</td><td><small>{_collapsed(str(r.gate))}</small></td></tr>"
         )
     return (
         f"<p>{summary} (of {len(table)}). Effects with their 95% paired-bootstrap intervals over the test set's "
