@@ -6,8 +6,9 @@
 #   benchmarks/gpu.sh OUT spectral prism     # some parts only (each well under 10 minutes)
 #   benchmarks/gpu.sh --quick OUT            # tiny sizes, smoke notebook 01 only: a check that it runs
 #
-#   spectral  benchmarks/spectral.py --device cuda --dtypes float32,float16,bfloat16
-#             five-band filter forward+backward, prismlib vs torch-dct, per dtype
+#   spectral  benchmarks/spectral.py --device cuda --dtypes float32,float16,bfloat16 --tables five,single,roofline
+#             five-band and single-band filters forward+backward, prismlib vs torch-dct, per
+#             dtype, and the decomposition against a plain copy's bandwidth (the roofline)
 #   lstm      benchmarks/lstm.py --profile paper --device cuda
 #             tokens/s of the prismlib LSTM LM (fixed biases included) vs plain nn.LSTM,
 #             and a check that every layer runs cuDNN (aten::_cudnn_rnn)
@@ -73,7 +74,7 @@ smoke() {
 failed=()
 for part in "${parts[@]}"; do
   case $part in
-    spectral) cmd=("$py" benchmarks/spectral.py --device cuda --dtypes float32,float16,bfloat16 "${spectral_args[@]}") ;;
+    spectral) cmd=("$py" benchmarks/spectral.py --device cuda --dtypes float32,float16,bfloat16 --tables five,single,roofline "${spectral_args[@]}") ;;
     lstm) cmd=("$py" benchmarks/lstm.py --device cuda "${lstm_args[@]}") ;;
     prism) cmd=("$py" benchmarks/prism.py --device cuda "${prism_args[@]}") ;;
     smoke) cmd=(smoke) ;;

@@ -4,6 +4,17 @@
     python benchmarks/spectral.py --quick         # fewer rounds, shorter sweep
     python benchmarks/spectral.py --device cuda --dtypes float32,float16,bfloat16
     python benchmarks/spectral.py --backends prismlib,scipy   # a pair alone (see below)
+    python benchmarks/spectral.py --tables single --lengths 512,1024   # each band alone
+    python benchmarks/spectral.py --device cuda --dtypes float16,bfloat16 --tables roofline
+
+Tables (--tables, comma-separated, default five,single):
+  five      the five-band decomposition (below);
+  single    band_pass of each band alone against scipy's and torch-dct's DCT -> mask ->
+            IDCT, with prismlib's path, GFLOP/s and the yardstick matmul; every ratio under
+            1 (prismlib slower) is listed after the table;
+  roofline  the decomposition against a plain copy of the same input: effective GB/s
+            (6 x the input's bytes: read once, five outputs written) as a share of the
+            copy's (2 x): the memory-bandwidth roofline, meant for float16/bfloat16 on GPUs.
 
 Each time is one full decomposition of a (batch, N, hidden) input into the five bands
 of allocate_bands(N): prismlib's band_decomposition (one forward transform shared by
@@ -39,7 +50,15 @@ import os
 import pandas as pd
 import torch
 
-from prismlib.runs import BACKENDS, SPREAD_WARNING, benchmark_device, describe_device, filter_timings
+from prismlib.runs import (
+    BACKENDS,
+    SPREAD_WARNING,
+    band_timings,
+    benchmark_device,
+    describe_device,
+    filter_timings,
+    roofline_timings,
+)
 from prismlib.spectral import allocate_bands, fft_width, split_plan
 
 FULL_SWEEP = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
@@ -78,11 +97,46 @@ def table(df: pd.DataFrame, device: torch.device) -> pd.DataFrame:
     return out
 
 
-def show(df: pd.DataFrame, title: str, device: torch.device) -> None:
+def single_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (n, band, pass): milliseconds, ratios over prismlib, prismlib's path and GFLOP/s, the matmul's."""
+    runs = df[df["backend"] != "matmul"]
+    ms = runs.pivot_table(index=["n", "band", "pass"], columns="backend", values="seconds", sort=False) * 1e3
+    out = pd.DataFrame(index=ms.index)
+    for backend in ("prismlib", "torch-dct", "scipy"):
+        if backend in ms:
+            out[f"{backend} ms"] = ms[backend]
+    for ref in ("torch-dct", "scipy"):
+        if ref in ms:
+            out[f"{ref}/prismlib"] = ms[ref] / ms["prismlib"]
+    mine = runs[runs["backend"] == "prismlib"].set_index(["n", "band", "pass"])
+    out["path"] = mine["path"]
+    out["prismlib GFLOP/s"] = mine["gflops"]
+    matmul = df[df["backend"] == "matmul"].groupby("n")["gflops"].max()
+    out["matmul GFLOP/s"] = [matmul.get(n, float("nan")) for n, _, _ in out.index]
+    return out
+
+
+def under_one(table_: pd.DataFrame) -> list[str]:
+    """Lines naming every ratio under 1 (prismlib slower than the reference) in ``table_``."""
+    lines = []
+    for col in [c for c in table_.columns if c.endswith("/prismlib")]:
+        for key, ratio in table_[col].items():
+            if ratio < 1:
+                lines.append(f"UNDER 1: {col} = {ratio:.2f} at {key}")
+    return lines
+
+
+def fmt(v: float) -> str:
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def show(df: pd.DataFrame, title: str, device: torch.device, single: bool = False) -> None:
     print(f"\n== {title} ==")
     ran_in = df[df["backend"] != "matmul"].groupby("backend")["dtype"].agg(lambda d: ",".join(sorted(set(d))))
     print("dtype per backend: " + ", ".join(f"{b} {d}" for b, d in ran_in.items()))
-    print(table(df, device).to_string(float_format=lambda v: f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"))
+    shown = single_table(df) if single else table(df, device)
+    print(shown.to_string(float_format=fmt))
+    print("\n".join(under_one(shown)) or "every ratio is above 1")
     noisy = df[df["spread"] > SPREAD_WARNING]
     for _, row in noisy.iterrows():
         print(
@@ -103,6 +157,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (no CUDA device: the CPU, said so)")
     parser.add_argument("--dtypes", default="float32", help="comma-separated: float32,float16,bfloat16,float64")
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, from " + ",".join(BACKENDS))
+    parser.add_argument("--tables", default="five,single", help="comma-separated: five, single, roofline")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--lengths", default=None, help="comma-separated sweep lengths (default by --quick)")
@@ -123,21 +178,37 @@ def main() -> None:
     shape = f"({args.batch}, N, {args.hidden})"
     print(describe_device(device))
     print(f"before: {load()}")
+    tables = set(args.tables.split(","))
+    unknown = tables - {"five", "single", "roofline"}
+    if unknown:
+        parser.error(f"unknown tables {sorted(unknown)}: choose from five, single, roofline")
+    short, long = [n for n in sweep if n <= LONG], [n for n in sweep if n > LONG]
+    long_rounds = max(3, rounds // 2)
+    counts = f"{rounds} rounds" + (f", {long_rounds} above N = {LONG}" if long else "")
     for dtype in dtypes:
         name = str(dtype).removeprefix("torch.")
-        head = filter_timings([512], args.batch, args.hidden, 2 * rounds, device=device, dtype=dtype, reference=True,
-                              backends=backends)  # fmt: skip
-        show(head, f"headline: {shape.replace('N', '512')} {name} on {device.type}, five bands, {2 * rounds} rounds", device)
-        # long inputs: fewer rounds (torch-dct's forward+backward takes a minute at N = 8192 on 2 cores)
-        short, long = [n for n in sweep if n <= LONG], [n for n in sweep if n > LONG]
-        long_rounds = max(3, rounds // 2)
-        sweep_df = pd.concat(
-            filter_timings(part, args.batch, args.hidden, r, device=device, dtype=dtype, reference=True, backends=backends)
-            for part, r in ((short, rounds), (long, long_rounds))
-            if part
-        )
-        counts = f"{rounds} rounds" + (f", {long_rounds} above N = {LONG}" if long else "")
-        show(sweep_df, f"sweep over N: {shape} {name} on {device.type}, five bands, {counts}", device)
+        if "five" in tables:
+            head = filter_timings([512], args.batch, args.hidden, 2 * rounds, device=device, dtype=dtype, reference=True,
+                                  backends=backends)  # fmt: skip
+            show(head, f"headline: {shape.replace('N', '512')} {name} on {device.type}, five bands, {2 * rounds} rounds", device)
+            # long inputs: fewer rounds (torch-dct's forward+backward takes a minute at N = 8192 on 2 cores)
+            sweep_df = pd.concat(
+                filter_timings(part, args.batch, args.hidden, r, device=device, dtype=dtype, reference=True, backends=backends)
+                for part, r in ((short, rounds), (long, long_rounds))
+                if part
+            )
+            show(sweep_df, f"sweep over N: {shape} {name} on {device.type}, five bands, {counts}", device)
+        if "single" in tables:
+            single = pd.concat(
+                band_timings(part, args.batch, args.hidden, r, device=device, dtype=dtype, backends=backends)
+                for part, r in ((short, rounds), (long, long_rounds))
+                if part
+            )
+            show(single, f"single bands: band_pass {shape} {name} on {device.type}, {counts}", device, single=True)
+        if "roofline" in tables:
+            roof = roofline_timings(sweep, args.batch, args.hidden, rounds, device=device, dtype=dtype)
+            print(f"\n== roofline: five-band decomposition {shape} {name} on {device.type} against a copy, {rounds} rounds ==")
+            print(roof.to_string(index=False, float_format=fmt))
     print(f"\nafter: {load()}")
 
 

@@ -84,3 +84,64 @@ def test_filter_timings_runs_only_the_backends_named():
     assert set(df["backend"]) == {"prismlib", "scipy"}
     with pytest.raises(ValueError, match="unknown backends \\['torch_dct'\\]"):
         filter_timings([16], batch=1, hidden=2, repeats=1, backends=("prismlib", "torch_dct"))
+
+
+def test_band_timings_time_each_band_alone_with_its_path_and_flops():
+    from prismlib.runs import band_flops, band_timings
+    from prismlib.spectral import allocate_bands
+
+    df = band_timings([32], batch=1, hidden=2, repeats=1)
+    bands = allocate_bands(32)
+    assert list(df["band"].unique()) == [b.name for b in bands]
+    mine = df[(df["backend"] == "prismlib") & (df["pass"] == "forward")].set_index("band")
+    assert set(mine["path"]) == {"matmul"}  # 32 tokens: every band is thinner than FFT_WIDTH
+    assert set(df.loc[df["backend"] != "prismlib", "path"]) == {""}
+    high = bands[-1]  # 11..32: the complement's 11 rows there and back
+    assert mine.loc["HIGH", "gflop"] == band_flops(32, high, "matmul") * 2 / 1e9 == 4 * 32 * 11 * 2 / 1e9
+    assert band_flops(32, high, "fft+fft") == 2 * 2.5 * 32 * 5 and band_flops(32, high, "identity") == 0
+    fb = df[(df["backend"] == "torch-dct")].set_index(["band", "pass"])["gflop"]
+    assert fb[("LOW", "forward+backward")] == 2 * fb[("LOW", "forward")]
+    assert {("scipy", "forward"), ("matmul", "reference")} <= set(zip(df["backend"], df["pass"]))
+
+
+def test_scipy_and_torch_dct_single_bands_are_the_band_pass():
+    import numpy as np
+
+    from prismlib.runs import scipy_band_pass, torch_dct_band_pass
+    from prismlib.spectral import Band, band_pass
+
+    x = torch.randn(2, 40, 3, dtype=torch.float64)
+    band = Band("b", 3, 17)
+    want = band_pass(x, band)
+    np.testing.assert_allclose(scipy_band_pass(x.numpy().copy(), band), want.numpy(), atol=1e-12)
+    torch.testing.assert_close(torch_dct_band_pass(x, band), want, atol=1e-10, rtol=0)
+
+
+def test_roofline_counts_six_passes_for_the_decomposition_and_two_for_the_copy():
+    from prismlib.runs import roofline_timings
+
+    df = roofline_timings([64], batch=1, hidden=4, repeats=1, dtype=torch.bfloat16)
+    row = df.iloc[0]
+    assert row["bytes"] == 64 * 4 * 2 and row["dtype"] == "bfloat16"
+    assert row["copy GB/s"] == pytest.approx(2 * row["bytes"] / row["copy s"] / 1e9)
+    assert row["decomposition GB/s"] == pytest.approx(6 * row["bytes"] / row["decomposition s"] / 1e9)
+    assert row["% of copy"] == pytest.approx(100 * row["decomposition GB/s"] / row["copy GB/s"])
+
+
+def test_benchmark_script_lists_every_ratio_under_one():
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "spectral.py"
+    spec = importlib.util.spec_from_file_location("bench_spectral", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    tab = pd.DataFrame({"scipy/prismlib": [1.5, 0.73], "prismlib ms": [1.0, 2.0]}, index=[(512, "LOW"), (512, "HIGH")])
+    assert mod.under_one(tab) == ["UNDER 1: scipy/prismlib = 0.73 at (512, 'HIGH')"]
+    from prismlib.runs import band_timings
+
+    single = mod.single_table(band_timings([32], batch=1, hidden=2, repeats=1))
+    assert list(single.index[:2]) == [(32, "LOW", "forward"), (32, "LOW", "forward+backward")]
+    assert {"prismlib ms", "scipy/prismlib", "torch-dct/prismlib", "path", "prismlib GFLOP/s", "matmul GFLOP/s"} <= set(single.columns)

@@ -90,8 +90,10 @@ def test_decomposition_keeps_the_dtype_and_sums_back(path, dtype):
     assert all(p.dtype == dtype and p.shape == x.shape for p in parts)
     eps = torch.finfo(dtype).eps
     scale = x.float().pow(2).mean().sqrt().item()
+    # two float32 computations of one band differ by their sums' rounding (300 terms), not one eps
+    tol = (8 * eps if dtype != torch.float32 else 1e-5) * scale
     for p, b in zip(parts, allocate_bands(300)):
-        torch.testing.assert_close(p.float(), band_pass(x.float(), b), atol=8 * eps * scale, rtol=0)
+        torch.testing.assert_close(p.float(), band_pass(x.float(), b), atol=tol, rtol=0)
     torch.testing.assert_close(sum(p.float() for p in parts), x.float(), atol=8 * eps * scale, rtol=0)
     leaf = x.clone().requires_grad_(True)
     torch.autograd.backward(band_decomposition(leaf), [torch.ones_like(x)] * 5)

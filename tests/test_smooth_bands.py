@@ -221,3 +221,21 @@ def test_smooth_errors_are_clear():
         smooth_band_pass(torch.full((10, 3), math.nan), Band("b", 0, 2))
     with pytest.raises(ValueError, match="floating-point"):
         smooth_band_pass(torch.ones(10, 3, dtype=torch.int64), Band("b", 0, 2))
+
+
+@pytest.mark.parametrize("width", [1, 10**9], ids=["fft", "matmul"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_both_smooth_paths_are_dct_gain_idct(width, dtype, monkeypatch):
+    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)
+    n = 70
+    x = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    for b in allocate_bands(n):
+        gain = smooth_gain(n, b).numpy()[None, :, None]
+        want = torch.from_numpy(scipy.fft.idct(scipy.fft.dct(x.numpy(), axis=1, norm="ortho") * gain, axis=1, norm="ortho"))
+        leaf = x.clone().to(dtype).requires_grad_(True)
+        got = smooth_band_pass(leaf, b)
+        assert got.dtype == dtype
+        eps = torch.finfo(dtype).eps
+        torch.testing.assert_close(got.double(), want, atol=16 * eps, rtol=0)
+        got.backward(x.to(dtype))  # symmetric: the gradient is the filtered gradient
+        torch.testing.assert_close(leaf.grad.double(), want, atol=16 * eps, rtol=0)

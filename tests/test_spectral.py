@@ -397,3 +397,71 @@ def test_an_empty_token_axis_says_so_instead_of_suggesting_allocate_bands_0():
         with pytest.raises(ValueError, match=r"token axis \(dim=-2\) has length 0") as err:
             call()
         assert "allocate_bands(0)" not in str(err.value)
+
+
+# ------------------------------------------------------------------ single-band paths
+
+
+def _switch_lengths(fft_width: int, top: int = 2100) -> list[int]:
+    """Lengths either side of every point where a paper band of ``allocate_bands(n)``
+    changes path under ``fft_width`` (:func:`~prismlib.spectral.band_path`)."""
+    def paths(n):
+        return [spectral.band_path(n, b.lo, b.hi, fft_width) for b in allocate_bands(n)]
+
+    out = set()
+    for n in range(33, top):
+        if paths(n) != paths(n - 1):
+            out.update((n - 1, n))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("n", _switch_lengths(spectral.FFT_WIDTH["cpu"]))
+def test_every_single_band_path_matches_scipy_either_side_of_each_switch(n):
+    from prismlib.spectral import filters
+
+    x = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(n), dtype=torch.float64)
+    for b in allocate_bands(n):
+        want = torch.from_numpy(reference_band_pass(x.numpy(), b, axis=1))
+        for path in ("matmul", "fft+fft"):
+            torch.testing.assert_close(filters._band_cpu(x, b.lo, b.hi, path), want, atol=1e-12, rtol=0)
+        torch.testing.assert_close(band_pass(x, b), want, atol=1e-12, rtol=0)  # the path the model picks
+        torch.testing.assert_close(band_pass(x[..., 1:], b), want[..., 1:], atol=1e-12, rtol=0)  # a strided sector
+
+
+def test_switch_points_exist_and_the_model_follows_the_thinner_side():
+    width = spectral.FFT_WIDTH["cpu"]
+    assert _switch_lengths(width), "no paper band changes path below 2100 tokens: the test above tests one path"
+    assert spectral.band_path(1000, 0, width, width) == "matmul"
+    assert spectral.band_path(1000, 0, width + 1, width) == "fft+fft"
+    assert spectral.band_path(1000, 1000 - width, 1000, width) == "matmul"  # the complement's rows
+    assert spectral.band_path(1000, 999 - width, 1000, width) == "fft+fft"
+    assert spectral.band_path(1000, 0, 1000, width) == "identity"
+    assert spectral.smooth_path(2 * width, width) == "matmul" and spectral.smooth_path(2 * width + 1, width) == "fft+fft"
+
+
+@pytest.mark.parametrize("width", [1, 10**9], ids=["fft", "matmul"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_single_band_paths_in_every_dtype_with_gradients(width, dtype, monkeypatch):
+    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)
+    n = 90
+    x = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(7)).to(dtype)
+    g = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(8)).to(dtype)
+    for b in allocate_bands(n):
+        leaf = x.clone().requires_grad_(True)
+        got = band_pass(leaf, b)
+        assert got.dtype == dtype
+        close = assert_close_to_float32 if dtype != torch.float32 else lambda a, b, _: torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+        want = torch.from_numpy(reference_band_pass(x.double().numpy(), b, axis=1)).float()
+        close(got, want, x)
+        got.backward(g)  # the filter is symmetric: its gradient is the filtered gradient
+        want_grad = torch.from_numpy(reference_band_pass(g.double().numpy(), b, axis=1)).float()
+        close(leaf.grad, want_grad, g)
+
+
+@pytest.mark.parametrize("width", [1, 10**9], ids=["fft", "matmul"])
+def test_single_band_cpu_path_is_twice_differentiable(width, monkeypatch):
+    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)
+    x = torch.randn(1, 24, 2, dtype=torch.float64, requires_grad=True)
+    b = allocate_bands(24)[3]
+    assert torch.autograd.gradcheck(lambda v: band_pass(v, b), (x,), fast_mode=True)
+    assert torch.autograd.gradgradcheck(lambda v: band_pass(v, b), (x,), fast_mode=True)

@@ -61,6 +61,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "torch_dct_decomposition", "scipy_decomposition", "NO_CUDA", "benchmark_device",
         "describe_device", "best_time", "interleaved_times", "SPREAD_WARNING", "spread", "BACKENDS",
         "REFERENCE_WIDTH", "filter_timings",
+        "scipy_band_pass", "torch_dct_band_pass", "band_flops", "band_timings", "roofline_timings",
     ),
 }
 

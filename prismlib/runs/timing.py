@@ -13,6 +13,10 @@
   band: torch-dct (the library the paper used) and ``scipy.fft`` (NumPy, CPU, forward
   only: no autograd), with a plain matrix product of the same size as the yardstick of
   this machine's speed.
+* :func:`band_timings`: each band of :func:`~prismlib.spectral.band_pass` alone against
+  scipy's and torch-dct's DCT -> mask -> IDCT.
+* :func:`roofline_timings`: the decomposition in half precision against the bandwidth of a
+  plain copy of the same input (the memory roofline).
 """
 
 from __future__ import annotations
@@ -254,3 +258,144 @@ def _backward(fn: Callable[[Tensor, list[Band]], list[Tensor]], leaf: Tensor, gr
 def _dtype_name(dtype: torch.dtype) -> str:
     """``torch.float16`` -> ``"float16"``."""
     return str(dtype).removeprefix("torch.")
+
+
+def scipy_band_pass(x: np.ndarray, band: Band, workers: int | None = None) -> np.ndarray:
+    """One brick-wall band along axis -2 by ``scipy.fft`` as a user writes it: DCT, the mask
+    in place, inverse DCT over the same buffer (forward only)."""
+    f = scipy.fft.dct(x, norm="ortho", axis=-2, workers=workers)
+    f[..., : band.lo, :] = 0
+    f[..., band.hi :, :] = 0
+    return scipy.fft.idct(f, norm="ortho", axis=-2, workers=workers, overwrite_x=True)
+
+
+def torch_dct_band_pass(x: Tensor, band: Band) -> Tensor:
+    """One brick-wall band along axis -2 by torch-dct: DCT, a mask, inverse DCT."""
+    import torch_dct
+
+    mask = torch.zeros(x.shape[-2], dtype=x.dtype, device=x.device)
+    mask[band.lo : band.hi] = 1
+    return torch_dct.idct(torch_dct.dct(x.transpose(-1, -2), norm="ortho") * mask, norm="ortho").transpose(-1, -2)
+
+
+def band_flops(n: int, band: Band, path: str) -> float:
+    """Arithmetic per column of one band-pass by ``path`` (:func:`~prismlib.spectral.band_path`):
+    ``4 n thin`` on the matrix path (``thin`` rows there and back), two DCTs by the FFT else."""
+    if path == "identity":
+        return 0.0
+    if path == "matmul":
+        return 4.0 * n * min(band.hi - band.lo, n - (band.hi - band.lo))
+    return 2 * fft_flops(n)
+
+
+def band_timings(
+    lengths: list[int] | tuple[int, ...],
+    batch: int = 8,
+    hidden: int = 768,
+    repeats: int = 5,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    backends: Collection[str] = BACKENDS,
+) -> pd.DataFrame:
+    """Time :func:`~prismlib.spectral.band_pass` of each band of ``allocate_bands(n)`` alone.
+
+    For every length and band: prismlib forward and forward+backward, torch-dct the same
+    (where it runs in ``dtype``, else in float32, said in ``dtype``), scipy forward on the
+    CPU (:func:`scipy_band_pass`, float32), all in turns (:func:`interleaved_times`), and
+    per length the yardstick matmul of :func:`filter_timings`.
+
+    Returns:
+        :func:`filter_timings`' columns plus ``band`` and ``path`` (prismlib's path, from
+        :func:`~prismlib.spectral.band_path`; empty for the other backends).
+    """
+    from prismlib.spectral.filters import band_pass, band_path
+
+    device = torch.device(device)
+    gen = torch.Generator().manual_seed(seed)
+    workers = torch.get_num_threads()
+    columns = batch * hidden
+    rows = []
+    for n in lengths:
+        x32 = torch.randn(batch, n, hidden, generator=gen)
+        grad32 = torch.randn(batch, n, hidden, generator=gen)
+        xn = x32.numpy()
+        width = min(n, REFERENCE_WIDTH)
+        a = torch.randn(columns, n, generator=gen).to(device, dtype)
+        b = torch.randn(n, width, generator=gen).to(device, dtype)
+        for band in allocate_bands(n):
+            path = band_path(n, band.lo, band.hi, fft_width(device))
+            flops = {"prismlib": band_flops(n, band, path) * columns, "torch-dct": 2 * fft_flops(n) * columns}
+            flops["scipy"] = flops["torch-dct"]
+            fns, meta = {}, {}
+            impls = {"prismlib": lambda v, band=band: band_pass(v, band, check_finite=False)}
+            if "torch-dct" in backends:
+                impls["torch-dct"] = lambda v, band=band: torch_dct_band_pass(v, band)
+            for name, fn in impls.items():
+                x, grad = x32.to(device, dtype), grad32.to(device, dtype)
+                try:
+                    fn(x[:1])
+                except RuntimeError:
+                    x, grad = x32.to(device), grad32.to(device)
+                leaf = x.detach().requires_grad_(True)
+                fns[(name, "forward")] = lambda fn=fn, x=x: fn(x)
+                fns[(name, "forward+backward")] = lambda fn=fn, leaf=leaf, grad=grad: fn(leaf).backward(grad)
+                meta[(name, "forward")] = (_dtype_name(x.dtype), flops[name])
+                meta[(name, "forward+backward")] = (_dtype_name(x.dtype), 2 * flops[name])
+            if device.type == "cpu" and "scipy" in backends:
+                fns[("scipy", "forward")] = lambda band=band: scipy_band_pass(xn, band, workers)
+                meta[("scipy", "forward")] = ("float32", flops["scipy"])
+            fns[("matmul", "reference")] = lambda: a @ b
+            meta[("matmul", "reference")] = (_dtype_name(dtype), 2.0 * columns * n * width)
+            times = interleaved_times(fns, repeats, device)
+            for (name, pass_), ts in times.items():
+                dtype_name, flop = meta[(name, pass_)]
+                best = min(ts)
+                rows.append((n, band.name, path if name == "prismlib" else "", name, pass_, dtype_name, best,
+                             float(np.median(ts)), spread(ts), flop / 1e9, flop / 1e9 / best))  # fmt: skip
+            del fns, times
+    cols = ["n", "band", "path", "backend", "pass", "dtype", "seconds", "median", "spread", "gflop", "gflops"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def roofline_timings(
+    lengths: list[int] | tuple[int, ...],
+    batch: int = 8,
+    hidden: int = 768,
+    repeats: int = 5,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float16,
+) -> pd.DataFrame:
+    """The five-band decomposition against the memory-bandwidth roofline of ``device``.
+
+    Per length, in turns: :func:`~prismlib.spectral.band_decomposition` forward of a
+    ``(batch, n, hidden)`` input in ``dtype``, and a plain copy of that input into a
+    preallocated tensor (``Tensor.copy_``), the device's practical bandwidth.  The
+    decomposition reads its input once and writes five outputs at least: ``6`` times the
+    input's bytes, where the copy moves ``2``.
+
+    Returns:
+        One row per length: ``n, dtype, bytes`` (the input's), ``decomposition s``,
+        ``copy s``, ``copy GB/s`` (``2 bytes / copy s``), ``decomposition GB/s``
+        (``6 bytes / decomposition s``) and ``% of copy`` (the ratio of the two bandwidths:
+        how close the decomposition runs to the memory roofline).
+    """
+    device = torch.device(device)
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    for n in lengths:
+        x = torch.randn(batch, n, hidden, generator=gen).to(device, dtype)
+        out = torch.empty_like(x)
+        bands = allocate_bands(n)
+        times = interleaved_times(
+            {"decomposition": lambda: band_decomposition(x, bands, check_finite=False), "copy": lambda: out.copy_(x)},
+            repeats,
+            device,
+        )
+        nbytes = x.numel() * x.element_size()
+        dec, cp = min(times["decomposition"]), min(times["copy"])
+        rows.append((n, _dtype_name(dtype), nbytes, dec, cp, 2 * nbytes / cp / 1e9, 6 * nbytes / dec / 1e9))
+    df = pd.DataFrame(rows, columns=["n", "dtype", "bytes", "decomposition s", "copy s", "copy GB/s", "decomposition GB/s"])
+    df["% of copy"] = 100 * df["decomposition GB/s"] / df["copy GB/s"]
+    return df

@@ -19,7 +19,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "BAND_NAMES", "FFT_THRESHOLD", "Norm", "POCKETFFT", "check_tensor", "check_band_arg", "check_length", "norm_dim",
         "dct_matrix", "dct", "idct", "Band", "allocation_table", "allocate_bands",
         "bands_for_lengths", "paper_period", "true_period", "FFT_WIDTH", "fft_width", "fft_flops",
-        "split_plan", "int_lengths", "as_lengths", "band_decomposition", "band_pass", "low_pass", "high_pass",
+        "split_plan", "band_path", "smooth_path", "int_lengths", "as_lengths", "band_decomposition", "band_pass", "low_pass", "high_pass",
         "SmoothShape", "SMOOTH_WIDTH", "SMOOTH_SHAPES", "smooth_step", "smooth_gain",
         "smooth_band_pass", "frequency_response",
     ),

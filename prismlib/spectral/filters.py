@@ -18,9 +18,13 @@ coefficients ``lo..hi-1`` is the orthogonal projection ``P = C_b^T C_b`` with
 ``C_b^T (C_b x)``, or as ``x - C_c^T (C_c x)`` through the complementary rows ``C_c``
 when those are fewer: ``4 * min(w, N - w) * N`` flops per column (``w = hi - lo``),
 exact up to float rounding, as large dense products that run near the machine's peak.
-When that would cost more than DCTs by the FFT (the cost model of :data:`FFT_WIDTH`),
-the band goes through one forward DCT by the FFT and comes back by its thin rows or an
-inverse FFT.  :func:`band_decomposition` computes all the bands of a partition at once:
+When that would cost more than DCTs by the FFT (the cost model of :data:`FFT_WIDTH`,
+:func:`band_path`), the band goes through a DCT by the FFT, the mask and the inverse DCT.
+A smooth band is one product with the ``N x N`` matrix ``C^T diag(g) C`` or the same two
+FFTs (:func:`smooth_path`).  On the CPU a single filter runs as its own autograd function
+(its backward pass is the same filter, the operator being symmetric) with the FFTs in
+place in one buffer and every product written into a preallocated output, so the FFT
+path moves less memory than scipy's ``idct(mask * dct(x))``.  :func:`band_decomposition` computes all the bands of a partition at once:
 one forward transform, each band back from its own coefficients, and the widest band
 as the signal minus the others; for the paper's five bands about ``N**2`` flops per
 column on the matrix path (half of five separate band-passes), or one forward and a
@@ -42,6 +46,7 @@ input's scale.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -64,6 +69,7 @@ __all__ = [
     "allocation_table",
     "band_decomposition",
     "band_pass",
+    "band_path",
     "bands_for_lengths",
     "dct",
     "dct_matrix",
@@ -73,6 +79,7 @@ __all__ = [
     "paper_period",
     "smooth_band_pass",
     "smooth_gain",
+    "smooth_path",
     "smooth_step",
     "true_period",
 ]
@@ -478,24 +485,117 @@ def fft_flops(n: int) -> float:
     return 2.5 * n * math.log2(n) if n > 1 else 0.0
 
 
+@lru_cache(maxsize=1024)
+def band_path(n: int, lo: int, hi: int, fft_width: int) -> str:
+    """How a single band-pass ``[lo, hi)`` of length ``n`` is computed, by the cost model of
+    :data:`FFT_WIDTH` (``fft_width`` DCT-matrix rows cost as much as one DCT by the FFT).
+
+    With ``thin = min(w, n - w)``, the rows of the band or of its complement, whichever
+    are fewer (``w = hi - lo``):
+
+    * ``"matmul"``: ``thin`` rows there and back (``2 thin`` rows), while ``thin <= fft_width``;
+    * ``"fft+fft"``: a DCT by the FFT, the mask and the inverse DCT (``2 fft_width``), beyond.
+
+    (One DCT by the FFT and the band back by its thin rows costs ``fft_width + thin``:
+    never below both.)  ``"identity"`` for the whole spectrum.
+    """
+    w = hi - lo
+    if w == n:
+        return "identity"
+    return "matmul" if min(w, n - w) <= fft_width else "fft+fft"
+
+
+def smooth_path(n: int, fft_width: int) -> str:
+    """How a smooth band (a gain on every DCT index) is computed: ``"matmul"``, one
+    product with the symmetric ``n x n`` matrix ``C^T diag(g) C`` (``n`` rows), or
+    ``"fft+fft"`` (two DCTs by the FFT), whichever :data:`FFT_WIDTH` says is cheaper."""
+    return "matmul" if n <= 2 * fft_width else "fft+fft"
+
+
+class _CpuFilter(torch.autograd.Function):
+    """A symmetric linear filter along axis -2 on the CPU (float32/float64), by ``fn``.
+
+    ``fn`` maps a detached ``(b, n, h)`` tensor to its filtered version (any strides in,
+    a fresh buffer out).  Brick-wall and smooth band-passes are ``C^T diag(g) C`` with
+    the orthonormal DCT ``C``: symmetric, so the backward pass is the same filter applied
+    to the gradient (itself differentiable again).
+    """
+
+    @staticmethod
+    def forward(ctx, x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:  # type: ignore[override]
+        ctx.fn = fn
+        n, h = x.shape[-2], x.shape[-1]
+        return fn(x.detach().reshape(-1, n, h)).view(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        return _CpuFilter.apply(grad, ctx.fn), None
+
+
+def _on_cpu_pocket(x: Tensor) -> bool:
+    """Whether ``x`` takes the pocketfft path of :class:`_CpuFilter` (CPU, a float dtype)."""
+    return x.device.type == "cpu" and POCKETFFT and (x.dtype in _NP_DTYPE or x.dtype in _FFT_DTYPE)
+
+
+def _cpu_filter(x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """:class:`_CpuFilter` of ``x``; float16/bfloat16 computed in float32 and rounded back."""
+    if x.dtype in _FFT_DTYPE:
+        return _CpuFilter.apply(x.to(_FFT_DTYPE[x.dtype]), fn).to(x.dtype)
+    return _CpuFilter.apply(x, fn)
+
+
+def _dct_in_copy(x3: Tensor) -> Tensor:
+    """The orthonormal DCT along axis 1 of ``x3`` in a fresh huge-page buffer (pocketfft in place)."""
+    return _pocket(_empty_cpu(x3.shape, x3.dtype).copy_(x3), inverse=False, overwrite=True, axis=1)
+
+
+def _band_cpu(x3: Tensor, lo: int, hi: int, path: str) -> Tensor:
+    """Band-pass ``[lo, hi)`` along axis 1 of ``x3`` ``(b, n, h)`` by ``path`` (:func:`band_path`):
+    every large buffer from :func:`_empty_cpu`, the FFTs in place (one buffer for both), the
+    products written by ``out=``."""
+    b, n, h = x3.shape
+    if path == "fft+fft":
+        coef = _dct_in_copy(x3)
+        coef[:, :lo] = 0
+        coef[:, hi:] = 0
+        return _pocket(coef, inverse=True, overwrite=True, axis=1)
+    complement, rows = _projector(n, lo, hi, x3.dtype, "cpu")
+    coef = torch.matmul(rows, x3)
+    out = _empty_cpu((b, n, h), x3.dtype)
+    if complement:  # x - C_c^T (C_c x)
+        return torch.baddbmm(x3, rows.T.expand(b, -1, -1), coef, alpha=-1, out=out)
+    return torch.matmul(rows.T, coef, out=out)
+
+
+def _gain_cpu(x3: Tensor, op: Tensor, path: str) -> Tensor:
+    """``C^T diag(g) C`` along axis 1 of ``x3`` ``(b, n, h)`` by ``path`` (:func:`smooth_path`):
+    ``op`` is the gain ``g`` ``(n,)`` for ``"fft+fft"``, the matrix ``C^T diag(g) C`` for ``"matmul"``."""
+    if path == "fft+fft":
+        coef = _dct_in_copy(x3)
+        coef.mul_(op[:, None])
+        return _pocket(coef, inverse=True, overwrite=True, axis=1)
+    return torch.matmul(op, x3, out=_empty_cpu(x3.shape, x3.dtype))
+
+
+@lru_cache(maxsize=64)
+def _smooth_matrix_cached(n: int, lo: int, hi: int, width: float, shape: str, dtype: torch.dtype) -> Tensor:
+    """``C^T diag(g) C`` (``n x n``, symmetric) of the smooth gain ``g`` of ``[lo, hi)``."""
+    c = _dct_matrix64(n)
+    gain = smooth_gain(n, Band("b", lo, hi), width=width, shape=shape)
+    return (c.T @ (gain[:, None] * c)).to(dtype).contiguous()
+
+
 def _filter_seq(x: Tensor, lo: int, hi: int) -> Tensor:
     """Band-pass ``[lo, hi)`` along axis -2 of ``x`` of shape ``(..., n, h)``."""
     n = x.shape[-2]
-    if lo == 0 and hi == n:
+    path = band_path(n, lo, hi, fft_width(x.device))
+    if path == "identity":
         return x
-    thin = min(hi - lo, n - (hi - lo))
-    fft = fft_width(x.device)
-    if 2 * thin > fft + min(thin, fft):
-        # one forward FFT, then the band back by its thin rows, by those of the
-        # complement, or by a second FFT
-        coef = _fft_dct(x, x.ndim - 2)
-        if hi - lo <= fft or n - (hi - lo) > fft:
-            return _from_coefficients(x, coef, ((lo, hi),), fft)[0]
-        outside = [(a, b) for a, b in ((0, lo), (hi, n)) if b > a]
-        return x - sum(_from_coefficients(x, coef, outside, fft))
+    if _on_cpu_pocket(x):
+        return _cpu_filter(x, functools.partial(_band_cpu, lo=lo, hi=hi, path=path))
+    if path == "fft+fft":
+        return _from_coefficients(x, _fft_dct(x, x.ndim - 2), ((lo, hi),), 0)[0]
     complement, rows = _projector(n, lo, hi, x.dtype, str(x.device))
-    if rows.shape[0] == 0:
-        return x
     kept = rows.T @ (rows @ x)
     return x - kept if complement else kept
 
@@ -995,6 +1095,13 @@ def _smooth_seq(x: Tensor, lo: int, hi: int, width: float, shape: str) -> Tensor
     n = x.shape[-2]
     if lo == 0 and hi == n:
         return x
+    if _on_cpu_pocket(x):
+        dtype, path = _FFT_DTYPE.get(x.dtype, x.dtype), smooth_path(n, fft_width(x.device))
+        if path == "matmul":
+            op = _smooth_matrix_cached(n, lo, hi, float(width), shape, dtype)
+        else:
+            op = _smooth_gain_cached(n, lo, hi, float(width), shape, dtype, "cpu")
+        return _cpu_filter(x, functools.partial(_gain_cpu, op=op, path=path))
     gain = _smooth_gain_cached(n, lo, hi, float(width), shape, x.dtype, str(x.device))
     return idct(dct(x, dim=-2) * gain[:, None], dim=-2)
 
