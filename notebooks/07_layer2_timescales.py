@@ -171,6 +171,21 @@ table = runs_table(list(runs.values()), S.bootstrap)
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens"]]
 
 # %% [markdown]
+# Validation perplexity on a fixed subset of PTB valid during training (notebook 05 says
+# what the model and effect-stability gates read off these curves); shaded: the last
+# quarter of the budget, over which a converged model improves by less than the tolerance.
+
+# %%
+save_learning_curves(runs, P.name)
+fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True, layout="constrained")
+for ax, (title, keep) in zip(axes, [("fixed layer-2 X", lambda s: s.variant in (BASE, "layer2")),
+                                    ("mixtures and ICLR grids", lambda s: s.variant != "layer2")]):  # fmt: skip
+    plot_learning_curves(ax, {s: r for s, r in runs.items() if keep(s)},
+                         lambda s: s.variant if s.variant != "layer2" else s.label, f"Experiment 4: {title} ({P.name})")  # fmt: skip
+save_figure(fig, "exp4_learning_curves", P.name)
+plt.show()
+
+# %% [markdown]
 # ## Experiment 4, in the slides' layout
 #
 # Every row's perplexity is the seed mean (per-token NLL averaged over the model's seeds,
