@@ -128,11 +128,17 @@ def test_incomplete_finds_errors_and_cells_that_never_ran():
 
 
 def test_an_old_manifest_gives_every_notebook_its_commit_flagged_inherited():
-    old = json.loads((project_root() / "results" / "cpu" / "manifest.json").read_text())
+    old = {  # the format before per-notebook records: one commit, start and packages for the profile
+        "profile": "cpu", "git_commit": "9d36e98", "started": "2026-11-22T01:00:00+00:00", "device": "cpu",
+        "packages": {"torch": "2.13.0"}, "seconds": {"01_spectral_filters": 171.0, "02_probing_filtered": 1344.2},
+    }  # fmt: skip
     records = notebook_records(old)
-    assert len(records) == 9 and all(r["inherited"] for r in records.values())
-    if "notebooks" not in old:  # the committed cpu manifest is still in the old format
-        assert {r["commit"] for r in records.values()} == {old["git_commit"]}
+    assert set(records) == {"01_spectral_filters", "02_probing_filtered"}
+    for stem, r in records.items():
+        assert r["inherited"] is True and r["commit"] == "9d36e98" and r["seconds"] == old["seconds"][stem]
+        assert r["started"] == old["started"] and r["packages"] == {"torch": "2.13.0"} and "git_commit" not in r
+    new = {"notebooks": {"01_spectral_filters": {"commit": "abc", "seconds": 1.0}}}
+    assert notebook_records(new) == {"01_spectral_filters": {"commit": "abc", "seconds": 1.0}}  # kept, not inherited
 
 
 @pytest.mark.parametrize(
