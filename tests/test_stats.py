@@ -262,3 +262,35 @@ def test_mean_interval_and_welch_with_two_runs_other_levels_and_equal_spreads():
     with pytest.raises(ValueError, match="zero variance"):
         welch_difference([1.0, 1.0], [2.0, 2.0])
     assert welch_difference([1.0, 1.0], [2.0, 3.0]).effect == -1.5  # one sample without spread is fine
+
+
+def test_one_infinite_edge_is_enough_to_refuse_the_interval():
+    x = np.array([0.0, 0.0, 1.0])  # a third of the resamples hold only zeros: log(0) there
+
+    def log_mean(a, axis, sign):
+        with np.errstate(divide="ignore"):
+            return sign * np.log(a.mean(axis))
+
+    for sign in (1, -1):  # -inf at the low edge only, then +inf at the high edge only
+        with pytest.raises(ValueError, match="non-finite statistic"):
+            paired_bootstrap(lambda a, axis: log_mean(a, axis, sign), (x,), n_boot=500)
+
+
+def test_the_units_are_the_last_axis_of_every_array():
+    """Arrays with a leading axis (e.g. three conditions per unit): the units resampled are
+    the last axis, for the effect and for the resamples alike."""
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(15)
+    x, y = rng.normal(size=(3, 20)), rng.normal(size=(3, 20))
+
+    def stat(a, b, axis):
+        return (a.mean(axis) - b.mean(axis)).sum(0)
+
+    iv = paired_bootstrap(stat, (x, y), n_boot=300, seed=2)
+    ref = scipy_stats.bootstrap((x, y), stat, n_resamples=300, axis=-1, paired=True, method="percentile",
+                                rng=np.random.default_rng(2)).confidence_interval  # fmt: skip
+    assert iv.units == 20 and iv.effect == pytest.approx((x.mean(1) - y.mean(1)).sum())
+    assert (iv.low, iv.high) == (ref.low, ref.high)
+    one = bootstrap_distribution(lambda a, axis: a.mean(axis).sum(0), (x[:1],), n_boot=50)  # one row, 20 units
+    assert one.shape == (50,)
