@@ -398,3 +398,26 @@ def test_bias_statistics_are_their_formulas_with_both_signs_and_their_seeds():
         with pytest.raises(ValueError, match="per-unit biases"):
             ts.bias_shift(bad, bad)
     assert ts.bias_shift(np.array([0.0, 1.0]), np.array([1.0, 1.0]), n_boot=20).units == 2
+
+
+def test_setting_biases_leaves_the_cell_and_output_gate_entries_alone():
+    from prismlib import lstm
+
+    torch.manual_seed(0)
+    plain = nn.LSTM(4, 3)
+    ih, hh = plain.bias_ih_l0.detach().clone(), plain.bias_hh_l0.detach().clone()
+    ts.apply_timescales([plain], [torch.ones(3)])
+    assert torch.equal(plain.bias_ih_l0[6:], ih[6:]) and torch.equal(plain.bias_hh_l0[6:], hh[6:])
+    layer = lstm.LSTMLayer(4, 3)
+    ih, hh = (t.detach().clone() for t in layer.effective_biases())
+    ts.apply_official([layer], [torch.ones(3)])
+    b_ih, b_hh = layer.effective_biases()
+    assert torch.equal(b_ih[6:], ih[6:]) and torch.equal(b_hh[6:], hh[6:])
+    with pytest.raises(ValueError, match="freeze must be one of"):  # checked even when nothing is frozen
+        ts.apply_timescales([nn.LSTM(4, 3)], [torch.ones(3)], freeze="gates")
+
+
+def test_pareto_variant_sets_layer_2_from_the_seeded_draw():
+    b = ts.variant_forget_biases("pareto", SIZES, generator=_g())
+    assert b[1].shape == (30,)
+    assert torch.equal(b[1], ts.bias_from_timescale(ts.pareto_timescales(30, _g())).float())

@@ -96,6 +96,8 @@ BIN_SWAPS = {
 KEEP_KEYWORDS = {"desc", "leave", "mininterval", "repr", "device", "dtype"}
 """Keyword arguments never dropped: progress bars, reprs, devices and dtypes (the project's
 arrays are float64 or int64 either way; torch's defaults are float32)."""
+COSMETIC_KEYWORDS = {"desc", "leave", "mininterval"}
+"""Keyword arguments whose values are not mutated either: how a progress bar looks."""
 NAME_SWAPS = {"low": "high", "high": "low", "min": "max", "max": "min", "any": "all", "all": "any",
               "argmin": "argmax", "argmax": "argmin", "nanmin": "nanmax", "nanmax": "nanmin"}  # fmt: skip
 
@@ -309,7 +311,11 @@ class _Sites(ast.NodeTransformer):
         return node
 
     def visit_Call(self, node):  # noqa: N802
-        self.generic_visit(node)
+        node.func = self.visit(node.func)
+        node.args = [self.visit(a) for a in node.args]
+        for kw in node.keywords:
+            if kw.arg not in COSMETIC_KEYWORDS:
+                kw.value = self.visit(kw.value)
         variants = []
         for i, kw in enumerate(node.keywords):
             if kw.arg is not None and kw.arg not in KEEP_KEYWORDS:  # not **kwargs
