@@ -459,3 +459,14 @@ def test_token_counts_are_written_short():
     cases = {None: "None", math.inf: "inf", 1.5e9: "1.5G", 1e9: "1G", 2.5e6: "2.5M", 1e6: "1M", 1e3: "1k", 999.0: "999",
              -2e6: "-2M", 5e8: "500M"}  # fmt: skip
     assert {n: cv._tokens(n) for n in cases} == cases
+
+
+def test_budgets_found_near_the_start_of_the_search():
+    # improvement(t) = 0.01 at t = 1.5 tokens: between the first token and the first doubling
+    b = 1 / (0.1547005 / math.sqrt(1.5) - 0.01 * (0.75 * 1.5) ** -0.5)
+    law = cv.PowerLaw(100.0, b, 0.5, 5, 0.0)
+    assert law.improvement(1.0) > 0.01 > law.improvement(2.0)
+    assert law.budget() == pytest.approx(1.5, rel=1e-4)
+    # a contrast 2 t^-0.5 moves 0.59 between 1 and 2 tokens: more than half a margin of 0.5, by less than 1
+    a, c = cv.PowerLaw(100.0, 3.0, 0.5, 5, 0.0), cv.PowerLaw(100.0, 1.0, 0.5, 5, 0.0)
+    assert cv.stable_budget(a, c, 0.5) == pytest.approx((2 * 2 * (math.sqrt(2) - 1) / 0.5) ** 2, rel=1e-4)
