@@ -470,3 +470,20 @@ def test_budgets_found_near_the_start_of_the_search():
     # a contrast 2 t^-0.5 moves 0.59 between 1 and 2 tokens: more than half a margin of 0.5, by less than 1
     a, c = cv.PowerLaw(100.0, 3.0, 0.5, 5, 0.0), cv.PowerLaw(100.0, 1.0, 0.5, 5, 0.0)
     assert cv.stable_budget(a, c, 0.5) == pytest.approx((2 * 2 * (math.sqrt(2) - 1) / 0.5) ** 2, rel=1e-4)
+
+
+def test_the_searches_give_up_beyond_1e15_tokens_and_not_before():
+    def law_passing_at(R):  # improvement(R) = 1%: 0.1547 u / (100 + 1.1547 u) = 0.01 with u = b R^-0.5
+        u = 0.01 * 100 / ((0.75**-0.5 - 1) - 0.01 * 0.75**-0.5)
+        return cv.PowerLaw(100.0, u * math.sqrt(R), 0.5, 5, 0.0)
+
+    beyond, within = law_passing_at(1.05e15), law_passing_at(8e14)
+    assert beyond.improvement(1.05e15) == pytest.approx(0.01) and within.improvement(8e14) == pytest.approx(0.01)
+    assert beyond.budget() == math.inf
+    assert within.budget(start=2.5e14) == pytest.approx(8e14, rel=1e-5)  # the search reaches 1e15 exactly
+
+    def contrast_stable_at(R, margin=1.0):  # moved(B) = k B^-0.5 (sqrt 2 - 1) - margin / 2
+        return cv.PowerLaw(100.0, margin / 2 * math.sqrt(R) / (math.sqrt(2) - 1), 0.5, 5, 0.0), cv.PowerLaw(100.0, 0.0, 0.5, 5, 0.0)
+
+    assert cv.stable_budget(*contrast_stable_at(1.05e15), 1.0) == math.inf
+    assert cv.stable_budget(*contrast_stable_at(8e14), 1.0, start=2.5e14) == pytest.approx(8e14, rel=1e-5)

@@ -8,19 +8,24 @@ runs that module's tests against it. A mutant the tests do not notice *survives*
 change of a verdict or of a reported number that no test guards. Survivors that change
 nothing observable are listed, each with its reason, in ``tests/mutants/equivalent.txt``.
 
-Hand-written rather than mutmut or cosmic-ray: both copy or rewrite the package and need
-the whole suite to map tests to code, and this machine's suite takes minutes; here a
-module maps to its own test files (:data:`MODULES`), and the runs are cheap:
+Hand-written rather than mutmut or cosmic-ray (no extra dependency to pin): on this
+machine importing torch in a fresh process costs seconds to minutes, and a tool that starts
+the test command once per mutant pays that a thousand times. Here a module maps to its own
+test files (:data:`MODULES`), and a mutant costs only the tests that can see it:
 
-* the parent process imports torch, numpy, scipy, pandas, pytest and hypothesis once;
-  every run is a ``fork`` of it, so a mutant costs only its tests;
-* the mutant is compiled from the AST and served by an import hook (no file is
-  written, the working tree is never touched);
-* a first, traced run of the module's tests records which test executes which line; a
-  mutant runs only the tests that execute its line (all of them for module-level and
-  class-level code and for ``def`` lines, whose defaults act at import), with ``-x``;
+* the parent process imports torch, numpy, scipy, pandas, pytest and hypothesis once, and a
+  fork of it collects the module's tests; every mutant runs in a fork of that one;
+* a mutant inside a function is compiled from the AST and swapped in as that function's
+  code object (its defaults too), so every reference to the function, however imported,
+  runs the mutant; a mutant of module- or class-level code (a constant, a dataclass field)
+  is served to a fresh pytest run by an import hook. No file is written;
+* a first, traced run of the tests records which test executes which line of the module;
+  a mutant runs only the tests that execute its statement (its function, for a default;
+  all of them, for module- and class-level code), cheapest first, stopping at the first
+  failure;
 * hypothesis runs derandomised and without its example database, so a score is
-  reproducible; a mutant that loops is stopped by a CPU-time limit.
+  reproducible; a mutant that loops is stopped by a CPU-time limit (a *timeout*, counted
+  as killed).
 
 Usage::
 
@@ -28,6 +33,7 @@ Usage::
     python tests/mutants/run.py stats claims    # some of them
     python tests/mutants/run.py --list stats    # the mutants only, no test run
     python tests/mutants/run.py --survivors stats   # re-test only last run's survivors
+    python tests/mutants/run.py --verbose stats     # a line per mutant, not only per survivor
 
 Output: a table per module (mutants, killed, timeout, survived, equivalent, score) and
 every survivor with its place and change; the results are kept under
@@ -490,12 +496,12 @@ def _in_child(fn, cpu_limit: float | None = None, wall_limit: float | None = Non
 
 
 def _progress(m: Mutant, status: str) -> None:
-    """One line per mutant run, as it finishes (``-q`` runs print only the survivors)."""
+    """A line per survivor as it is found (per mutant with ``--verbose``)."""
     if status == "survived" or not QUIET:
         print(f"  {status:<8} line {m.line}: {m.key}", file=sys.__stderr__, flush=True)
 
 
-QUIET = False
+QUIET = True
 
 
 def _cpu() -> float:
@@ -688,10 +694,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help=f"short names, of {', '.join(MODULES)} (default: all)")
     parser.add_argument("--list", action="store_true", help="list the mutants without running tests")
     parser.add_argument("--survivors", action="store_true", help="re-test only the previous run's survivors")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print only survivors while running")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant as it finishes (default: survivors)")
     args = parser.parse_args(argv)
     global QUIET
-    QUIET = args.quiet
+    QUIET = not args.verbose
     names = args.modules or list(MODULES)
     unknown = [n for n in names if n not in MODULES]
     if unknown:
