@@ -1,5 +1,6 @@
 # prism-companion: `make reproduce` regenerates every figure and table, `make test` runs the tests,
-# `make report` writes report/$(PROFILE)/index.html (the executed notebooks as a static site).
+# `make report` writes report/$(PROFILE)/index.html (the executed notebooks as a static site),
+# `make mutants` mutation-tests the verdict layer (MUTANTS=stats claims ...; slow, see README).
 #   PROFILE=smoke|cpu|paper   run profile (default cpu)
 #   EXECUTOR=local|inline|slurm  where the LSTM grid of notebooks 05-08 trains (default local:
 #                             one single-thread worker process per core)
@@ -20,7 +21,7 @@ export PRISMLIB_DATA
 
 PY := $(VENV)/bin/python
 
-.PHONY: all venv data reproduce test report paired benchmark clean-results lab lab-settings
+.PHONY: all venv data reproduce test mutants report paired benchmark clean-results lab lab-settings
 all: reproduce
 
 $(VENV)/.installed: pyproject.toml
@@ -51,6 +52,12 @@ reproduce: venv data
 
 test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q
+
+# mutation testing of the verdict layer (tests/mutants/run.py; slow, not part of `make test`):
+# MUTANTS=stats claims bigram timescales memory convergence verdicts (default: all of them)
+MUTANTS ?=
+mutants: venv
+	PRISMLIB_PROFILE=smoke OMP_NUM_THREADS=1 $(PY) tests/mutants/run.py $(MUTANTS)
 
 # static HTML site of results/$(PROFILE)/ (smoke without results/smoke/: the stored outputs of
 # notebooks/*.ipynb); fails when a link in it does not resolve

@@ -142,6 +142,7 @@ def _scipy_resample(
         tuple(arrays),
         fn,
         n_resamples=n_boot,
+        axis=-1,  # the units are the last axis (scipy's default is the first)
         paired=True,
         vectorized=vectorized,
         confidence_level=level,

@@ -155,3 +155,109 @@ def test_unigram_reference_is_add_one_and_aligned_with_the_lstm_positions():
     assert refs.iloc[-1].to_dict() == {"model": "baseline seed 0", "valid_ppl": 3.0, "test_ppl": 2.5, "test_tokens": 6}
     with pytest.raises(ValueError, match="ids must be a stream"):
         bigram.unigram_nll(train, np.array([0, 9]), vocab_size=4)
+
+
+# -- ids at the edges, exact NLL in nats, exact gate details (issue 23: the mutants of bigram are killed) --
+
+
+def test_nll_is_minus_the_natural_log_of_the_probability(lm):
+    ids = _markov_text(50, seed=9)
+    nll = bigram.bigram_nll(lm, ids)
+    np.testing.assert_allclose(nll[1:], -np.log(lm.prob(ids[:-1], ids[1:])), rtol=1e-15)
+    assert nll[1] == pytest.approx(-math.log(lm.distribution(int(ids[0]))[ids[1]]), rel=1e-12)  # nats, not bits
+    assert (nll[1:] > 0).all()
+    two = bigram.bigram_nll(lm, ids[:2])  # two tokens are enough
+    assert np.isnan(two[0]) and two[1] == nll[1]
+
+
+def test_ids_outside_the_vocabulary_are_refused_at_both_edges():
+    model = bigram.fit_bigram(_markov_text(2_000, seed=2), V)
+    for context, word in (([V], [0]), ([0], [V]), ([-1], [0]), ([0], [-1]), ([V - 1, V], [0, 0]), ([-1, 2], [0, 0])):
+        with pytest.raises(ValueError, match=rf"must lie in \[0, {V}\)"):
+            model.prob(np.array(context), np.array(word))
+    assert model.prob(np.array([V - 1, 0]), np.array([0, V - 1])).shape == (2,)
+    assert model.prob(np.array([], dtype=np.int64), np.array([], dtype=np.int64)).shape == (0,)
+    with pytest.raises(ValueError, match="integer token ids"):
+        model.prob(np.array([0.0]), np.array([1]))
+    with pytest.raises(ValueError, match="one shape"):
+        model.prob(np.array([0, 1]), np.array([1]))
+    for ids in (np.array([0, 1, V]), np.array([0, -1, 2]), np.array([0.0, 1.0, 2.0])):
+        with pytest.raises(ValueError, match=rf"integers in \[0, {V}\)"):
+            bigram.fit_bigram(np.concatenate([_markov_text(200, seed=3), ids]), V)
+    for bad in (np.array([0]), np.arange(4).reshape(2, 2), np.zeros((2, 3), dtype=np.int64)):
+        with pytest.raises(ValueError, match="stream of shape"):
+            bigram.bigram_nll(model, bad)
+    for bad in (np.zeros((5, 4), dtype=np.int64), np.array([0, 1])):
+        with pytest.raises(ValueError, match="stream of shape"):
+            bigram.fit_bigram(bad, V)
+
+
+def test_kneser_ney_needs_types_seen_once_and_twice():
+    with pytest.raises(ValueError, match=r"seen once and twice \(n1=0, n2=2\)"):
+        bigram.fit_bigram(np.array([0, 1, 0, 1, 0]), 2)  # every bigram twice
+    with pytest.raises(ValueError, match="seen once and twice"):
+        bigram.fit_bigram(np.array([0, 1, 0]), 2)  # three tokens: never both
+    with pytest.raises(ValueError, match="two types"):
+        bigram.fit_bigram(np.array([0, 0, 0, 0]), 1)
+    # the smallest vocabulary, two types; context 1 is seen exactly once (1 -> 1) and keeps its own counts
+    model = bigram.fit_bigram(np.array([0, 0, 0, 1, 1]), 2)
+    # bigram counts 00: 2, 01: 1, 11: 1, so D = 2 / (2 + 2 * 1) = 0.5; continuations 1 and 2, so D_u = 1/3
+    assert (model.discount, model.unigram_discount, model.train_tokens) == (0.5, pytest.approx(1 / 3), 5)
+    np.testing.assert_allclose(model.lower, [1 / 3, 2 / 3])
+    np.testing.assert_allclose(model.distribution(1), [0.5 * 1 / 3, 0.5 + 0.5 * 2 / 3])
+    np.testing.assert_allclose(model.distribution(0), [(2 - 0.5) / 3 + 0.5 * 2 / 3 / 3, (1 - 0.5) / 3 + 0.5 * 2 / 3 * 2 / 3])
+
+
+def test_versus_bigram_is_perplexity_difference_with_its_settings():
+    from prismlib.lstm.evaluation import perplexity_difference
+
+    model = bigram.fit_bigram(_markov_text(5_000, seed=0), V)
+    held_out = _markov_text(1_200, seed=5)
+    nll_b = bigram.bigram_nll(model, held_out, batch_size=2)
+    better = nll_b - 0.2 + np.random.default_rng(0).normal(0, 0.3, len(nll_b))
+    got = bigram.versus_bigram({"m": better}, nll_b, chunk=50, n_boot=300, seed=3)["m"]
+    want = perplexity_difference(better, nll_b, chunk=50, n_boot=300, seed=3)
+    assert (got.effect, got.low, got.high, got.units) == (want.effect, want.low, want.high, want.units)
+    got = bigram.versus_bigram({"m": better}, nll_b)["m"]
+    want = perplexity_difference(better, nll_b)
+    assert (got.low, got.high, got.units) == (want.low, want.high, want.units)
+
+
+def test_the_bigram_gate_details_are_exact():
+    nll = np.full(100, math.log(20.0))  # the bigram's perplexity: 20
+    d = {"a": Interval(-3.0, -4.0, -2.0, 30), "b": Interval(-1.0, -2.0, -0.5, 30), "c": Interval(-1.7, -1.8, -1.6, 30)}
+    gate = bigram.beats_bigram(d, nll)
+    assert gate.passed and gate.name == "LMs beat the PTB bigram"
+    assert gate.detail == "all 3 below the bigram's 20.0; closest b -1 [-2, -0.5]"
+    edge = bigram.beats_bigram({"a": Interval(-1.0, -2.0, 0.0, 30)}, nll)  # an interval ending at 0 is not below
+    assert not edge.passed
+    worse = {"w1": Interval(1.0, 0.5, 1.5, 30), "w2": Interval(3.0, 2.0, 4.0, 30), "w3": Interval(2.0, -1.0, 5.0, 30),
+             "w4": Interval(0.5, -0.5, 1.5, 30), "ok": Interval(-3.0, -4.0, -2.0, 30)}  # fmt: skip
+    gate = bigram.beats_bigram(worse, nll, ["ok", "w1", "w2"])
+    assert not gate.passed
+    assert gate.detail == "2 of 3 not below the bigram's 20.0: w2 23.0 (+3 [+2, +4]); w1 21.0 (+1 [+0.5, +1.5])"
+    gate = bigram.beats_bigram(worse, nll, ["w1", "w2", "w3"])
+    assert gate.detail == "3 of 3 not below the bigram's 20.0: w2 23.0 (+3 [+2, +4]); w3 22.0 (+2 [-1, +5]); 1 more"
+    gate = bigram.beats_bigram(worse, nll)
+    assert gate.detail.endswith("; 2 more") and gate.detail.startswith("4 of 5 not below")
+    with pytest.raises(ValueError, match="any model"):
+        bigram.beats_bigram(worse, nll, [])
+    with pytest.raises(ValueError, match=r"\['x'\]"):
+        bigram.beats_bigram(worse, nll, ["ok", "x"])
+
+
+def test_lm_references_number_their_rows():
+    table, _, _ = bigram.ptb_references(np.array([0, 0, 0, 1, 2, 0, 1, 1, 2, 0]), np.array([0, 1, 2, 0, 1]),
+                                        np.array([0, 1, 2, 3, 0, 1, 2, 3]), 4, eval_batch=2)  # fmt: skip
+    refs = bigram.lm_references(table, {"a": (3.0, 2.5), "b": (4.0, 3.5)})
+    assert list(refs.index) == [0, 1, 2, 3] and list(refs["model"])[2:] == ["a", "b"]
+    assert list(refs["test_tokens"]) == [6, 6, 6, 6]
+
+
+def test_unigram_reference_checks_its_ids():
+    train = np.array([0, 0, 0, 1, 2, 0])
+    for ids in (np.array([0, 4]), np.array([-1, 0]), np.array([0]), np.zeros((2, 2), dtype=np.int64)):
+        with pytest.raises(ValueError, match="ids must be a stream"):
+            bigram.unigram_nll(train, ids, vocab_size=4)
+    nll = bigram.unigram_nll(train, np.array([3, 0]), vocab_size=4)
+    assert np.isnan(nll[0]) and nll[1] == pytest.approx(-math.log(0.5))

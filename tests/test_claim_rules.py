@@ -43,6 +43,11 @@ def test_superiority_needs_the_smallest_effect_that_matters(interval, margin, si
 def test_a_negative_smallest_effect_is_refused():
     with pytest.raises(ValueError, match="size >= 0"):
         Test.superiority(iv(1, 0, 2), -1.0)
+    zero = Test.superiority(iv(1, 0.5, 2), 0.0)  # "A beats B" at all: a margin of 0 is allowed
+    assert (zero.sign, zero.threshold, zero.verdict) == (1, 0.0, "held")
+    half = Test.superiority(iv(1, 0.6, 2), 0.5)  # the sign defaults to +1
+    assert (half.sign, half.threshold, half.verdict) == (1, 0.5, "held")
+    assert Test.superiority(iv(-3, -4, -2.5), 2.0, -1).threshold == -2.0
 
 
 @pytest.mark.parametrize(
@@ -54,6 +59,9 @@ def test_a_negative_smallest_effect_is_refused():
         (iv(0.9, 0.6, 1.2), "not held"),
         (iv(0.1, -0.3, 0.7), "inside noise"),  # too wide to say
         (iv(0.0, -0.5, 0.5), "held"),  # edges exactly on the margin are inside
+        (iv(-0.2, -0.6, 0.2), "inside noise"),  # the low edge outside, the high inside
+        (iv(0.75, 0.5, 1.0), "inside noise"),  # an edge exactly on the margin, the rest outside
+        (iv(-0.75, -1.0, -0.5), "inside noise"),
     ],
 )
 def test_absence_is_an_equivalence_test(interval, verdict):
@@ -94,6 +102,12 @@ def test_a_condition_that_cannot_win_is_not_credited_but_can_lose():
     assert "not deciding" in loses.row()["gate"]
     unclear = claim(Test(iv(0.5, -1.0, 2.0)), win_gates=(at_majority,))
     assert unclear.verdict == "inside noise"
+    only_gates = claim(Test(iv(3.0, 1.0, 5.0)), gates=(Gate("ORIG probe beats the majority class", True),))
+    assert only_gates.row()["gate"] == "passed: ORIG probe beats the majority class"
+    only_wins = claim(Test(iv(3.0, 1.0, 5.0)), win_gates=(Gate("HIGH probe beats the majority class", True),))
+    assert only_wins.row()["gate"] == "passed: HIGH probe beats the majority class"
+    assert loses.row()["gate"] == ("passed: ; failed, not deciding (a condition that cannot win lost): HIGH probe beats "
+                                   "the majority class (HIGH 14.1% vs majority 14.1%)")  # fmt: skip
     passed = claim(Test(iv(3.0, 1.0, 5.0)), gates=(Gate("ORIG probe beats the majority class", True),),
                    win_gates=(Gate("HIGH probe beats the majority class", True),))  # fmt: skip
     assert passed.verdict == "held"
@@ -102,8 +116,12 @@ def test_a_condition_that_cannot_win_is_not_credited_but_can_lose():
 
 def test_too_few_independent_units_make_a_claim_not_testable_with_the_count_named():
     ten = claim(Test(iv(20.0, 15.0, 25.0, units=10), label="prism - baseline"))
-    assert ten.verdict == "not testable"
-    assert ten.row()["gate"] == f"failed: at least {MIN_UNITS} independent test units (prism - baseline: 10)"
+    assert ten.verdict == "not testable" and MIN_UNITS == 15
+    assert ten.row()["gate"] == "failed: at least 15 independent test units (prism - baseline: 10)"
+    assert not ten.failed_gates[0].passed
+    unnamed = claim(Test(iv(20.0, 15.0, 25.0, units=14)))
+    assert unnamed.row()["gate"] == "failed: at least 15 independent test units (effect: 14)"
+    assert claim(Test(iv(20.0, 15.0, 25.0, units=15))).verdict == "held"
     enough = claim(Test(iv(20.0, 15.0, 25.0, units=19)))  # SWDA's 19 test conversations
     assert MIN_UNITS <= 19 and enough.verdict == "held"
     edge = claim(Test(iv(20.0, 15.0, 25.0, units=MIN_UNITS)))
@@ -132,6 +150,7 @@ def test_rows_name_the_model_and_the_control_and_replace_keeps_one_units_gate():
     assert row["model"] == "all-MiniLM-L6-v2" and row["control"].startswith("the untrained prism")
     again = dataclasses.replace(c, model="other")
     assert len(again.failed_gates) == 1 and again.row()["model"] == "other"
+    assert "failed_gates" not in repr(c)
     frame = claims_frame([c])
     assert list(frame.columns)[-2:] == ["model", "control"]
     md = render([c])

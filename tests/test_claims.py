@@ -38,7 +38,8 @@ def test_claim_combines_tests_and_gates():
     gated = Claim("02", "c", "p", (held,), (Gate("probe beats majority", False, "1% vs 5%"), Gate("other", True)))
     assert gated.verdict == "not testable"
     row = gated.row()
-    assert row["gate"] == "failed: probe beats majority (1% vs 5%)" and row["verdict"] in VERDICTS
+    assert row["gate"] == "failed: probe beats majority (1% vs 5%)" and row["verdict"] == "not testable"
+    assert VERDICTS == ("held", "not held", "inside noise", "not testable")
     # the weakest test is the one reported
     c = Claim("02", "c", "p", (Test(iv(1, 2), label="a"), Test(iv(0.5, 3), label="b")))
     assert c.row()["test"].startswith("b > 0") and c.row()["ci_low"] == 0.5
@@ -78,3 +79,103 @@ def test_render_is_a_markdown_table():
 def test_gate_not_below():
     assert Gate.not_below("g", iv(-1, 1)).passed and Gate.not_below("g", iv(1, 2)).passed
     assert not Gate.not_below("g", iv(-2, -1)).passed
+
+
+# -- exact rows, both signs, boundaries (issue 23: every mutant of prismlib.claims is killed) --
+
+
+def test_a_row_reports_the_weakest_test_with_both_edges_and_an_exact_test_text():
+    one = Claim("02", "c", "p", (Test(Interval(1.5, 1.0, 2.5, 20)),)).row()
+    assert (one["effect"], one["ci_low"], one["ci_high"]) == (1.5, 1.0, 2.5)
+    assert one["test"] == "effect > 0" and one["gate"] == "" and one["verdict"] == "held"
+    three = Claim("02", "c", "p", (Test(iv(1, 2), label="a"), Test(iv(0.5, 3), label="b"), Test(iv(2, 4), label="c")))
+    assert three.row()["test"] == "b > 0 (weakest of 3)"
+
+
+def test_downward_tests_take_the_upper_edge_and_keep_their_sign_in_the_margin():
+    # "A is below B": the edge that decides is the high one; margin = -(high - threshold)
+    near = Test(Interval(-2.0, -2.8, -1.2, 20), -1, -1.0, "near")  # high -1.2 is 0.2 beyond -1
+    far = Test(Interval(-2.0, -2.4, -1.6, 20), -1, -1.0, "far")  # high -1.6 is 0.6 beyond -1
+    assert near.margin == pytest.approx(0.2) and far.margin == pytest.approx(0.6)
+    assert Test(Interval(0.5, 0.2, 0.8, 20), -1).margin == pytest.approx(-0.8)  # not held: negative margin
+    c = Claim("05", "c", "p", (far, near))
+    assert c.weakest is near and c.row()["ci_high"] == -1.2 and c.row()["test"] == "near < -1 (weakest of 2)"
+    up = Test(Interval(2.0, 1.5, 3.0, 20), 1, 1.0)
+    assert up.margin == pytest.approx(0.5)
+
+
+def test_exact_tests_and_the_test_class_is_not_collected():
+    t = Test.exact(1.0)
+    assert (t.sign, t.threshold, t.interval.units, t.interval.resampled) == (1, 0.0, 0, "none")
+    assert Test.__test__ is False  # pytest would try to collect a class named Test
+
+
+def test_gate_details_default_to_the_interval():
+    i = Interval(0.5, 0.25, 0.75, 20)
+    assert Gate.from_interval("g", i).detail == str(i) == "+0.5 [+0.25, +0.75]"
+    assert Gate.from_interval("g", i, detail="given").detail == "given"
+    assert Gate.not_below("g", i).detail == str(i) and Gate.not_below("g", i, detail="d").detail == "d"
+    assert str(Gate("g", True, "d")) == "g (d)" and str(Gate("g", True)) == "g"
+
+
+def test_gate_not_below_passes_an_interval_ending_at_zero_and_any_positive_one():
+    assert Gate.not_below("g", iv(-1, 0)).passed  # touching 0 is not "clearly worse"
+    assert Gate.not_below("g", iv(0.2, 0.5)).passed
+    assert not Gate.not_below("g", iv(-1, -0.01)).passed
+
+
+def test_render_gives_the_exact_row():
+    text = render([Claim("02", "a | b", "p", (Test(Interval(1.5, 1.0, 2.0, 20)),), unit="points")])
+    assert text.splitlines() == [
+        "| verdict | claim | effect [95% CI] | paper | gate |",
+        "|---|---|---|---|---|",
+        "| **held** | a \\| b | +1.50 [+1.00, +2.00] points<br>(effect > 0) | p |  |",
+    ]
+    assert render([Claim("02", "c", "p", (Test(Interval(1.5, 1.0, 2.0, 20)),))], digits=1).splitlines()[2] == (
+        "| **held** | c | +1.5 [+1.0, +2.0]<br>(effect > 0) | p |  |"
+    )
+    both = render([Claim("02", "c", "p", (Test(iv(1, 2)),), model="m", control="k")]).splitlines()[2]
+    assert both.startswith("| **held** | c<br>model: m<br>control: k | ")
+
+
+def test_claims_frame_of_no_claims_has_the_columns():
+    from prismlib.claims import COLUMNS, claims_frame
+
+    assert list(claims_frame([]).columns) == list(COLUMNS)
+
+
+def test_the_claims_files_keep_strings_columns_and_the_order_within_a_notebook(tmp_path, monkeypatch):
+    from prismlib.claims import COLUMNS
+
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
+    folder = tmp_path / "figures/smoke"
+    folder.mkdir(parents=True)
+    # a table written before the model and control columns existed, with empty gates
+    pd.DataFrame([{"notebook": "01", "claim": "old", "paper": "p", "effect": 1.0, "ci_low": 0.5, "ci_high": 1.5,
+                   "unit": "", "verdict": "held", "gate": "", "test": "effect > 0"}]).to_csv(folder / "claims.csv", index=False)  # fmt: skip
+    many = [Claim("03" if i % 2 else "02", f"c{i:02d}", "p", (Test(iv(1, 2)),)) for i in range(40)]
+    table = save_claims(many, "smoke")
+    csv = pd.read_csv(folder / "claims.csv", dtype={"notebook": str}, keep_default_na=False)
+    assert list(csv.columns) == list(COLUMNS) == list(table.columns)
+    assert list(csv["claim"]) == ["old"] + [f"c{i:02d}" for i in range(0, 40, 2)] + [f"c{i:02d}" for i in range(1, 40, 2)]
+    assert list(table.index) == list(range(41))
+    assert csv.loc[0, "model"] == "" and csv.loc[0, "gate"] == ""
+    md = (folder / "claims.md").read_text()
+    assert "nan" not in md
+    lines = md.splitlines()
+    assert lines[2] == ("41 held, 0 not held, 0 inside noise, 0 not testable (of 41). Effects with their 95% "
+                        "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.")  # fmt: skip
+    assert lines[4].startswith("| notebook ") and any(line.startswith("| 02 ") for line in lines)
+    assert any(line.startswith("| 01 ") and "| +1 [+0.5, +1.5] |" in line for line in lines)
+
+
+def test_report_names_the_model_behind_claims_that_name_none(tmp_path, monkeypatch):
+    pytest.importorskip("IPython")
+    from prismlib.claims import report
+
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
+    shown = report([Claim("04", "own", "p", (Test(iv(1, 2)),), model="X"), Claim("04", "none", "p", (Test(iv(1, 2)),))],
+                   "smoke", model="MiniLM")  # fmt: skip
+    csv = pd.read_csv(tmp_path / "figures/smoke/claims.csv", dtype={"notebook": str}, keep_default_na=False)
+    assert list(csv["model"]) == ["X", "MiniLM"]
+    assert "own<br>model: X" in shown.data and "none<br>model: MiniLM" in shown.data

@@ -240,3 +240,250 @@ def test_train_until_converged_runs_the_jobs_with_a_projection_bar(tmp_path):
     assert done_tokens == total == lstm_job.read_status(job, tmp_path)["tokens"] and seconds == 0
     with pytest.raises(ValueError, match="until_converged settings"):
         train_until_converged([lstm_job.Job(lstm.RunSpec(), TINY, "test")], "inline", 1, "cpu", {}, cache=tmp_path)
+
+
+# -- exact gates, boundaries and details on synthetic curves (issue 23: the mutants of convergence are killed) --
+
+
+def test_defaults_are_the_last_quarter_and_one_percent():
+    assert (cv.SHARE, cv.TOLERANCE) == (0.25, 0.01)
+    gate = cv.model_gate("m", cv.LearningCurve(TOKENS, np.full(len(TOKENS), 80.0)))
+    assert gate.name == "converged: m improved < 1% over the last 25% of its budget"
+    assert gate.detail.startswith("valid ppl 80.0 -> 80.0 (") and gate.detail.endswith("over the last 25% of 1M tokens; allowed 1%")
+
+
+def test_a_learning_curve_checks_its_points():
+    for tokens, ppl in ((np.ones((2, 2)), np.ones((2, 2)) * 2), (np.arange(1.0, 4.0), np.full(2, 2.0))):
+        with pytest.raises(ValueError, match="aligned"):
+            cv.LearningCurve(tokens, ppl)
+    for tokens in ([1.0, 2.0, 2.0, 3.0], [1.0, 3.0, 2.0, 4.0]):
+        with pytest.raises(ValueError, match="increase strictly"):
+            cv.LearningCurve(np.array(tokens), np.full(4, 2.0))
+    for ppl in ([2.0, np.inf, 2.0], [2.0, 0.5, 2.0], [np.nan, 2.0, 2.0]):
+        with pytest.raises(ValueError, match="finite and >= 1"):
+            cv.LearningCurve(np.arange(1.0, 4.0), np.array(ppl))
+    perfect = cv.LearningCurve(np.arange(1.0, 4.0), np.array([1.5, 1.0, 1.0]))  # a perplexity of 1 is allowed
+    assert perfect.budget == 3.0
+    empty = cv.LearningCurve(np.array([]), np.array([]))
+    assert empty.budget == 0.0
+    with pytest.raises(ValueError, match=r"outside the curve \(no points\)"):
+        empty.at(1.0)
+
+
+def test_at_interpolates_in_log_tokens_between_the_end_points_inclusive():
+    c = cv.LearningCurve(np.array([1e4, 1e5, 1e6]), np.array([300.0, 200.0, 150.0]))
+    assert c.at(1e4) == 300.0 and c.at(1e6) == 150.0 and c.at(1e5) == 200.0
+    assert c.at(10**5.5) == pytest.approx(175.0)
+    for outside in (9e3, 1.1e6):
+        with pytest.raises(ValueError, match=r"lie outside the curve \(1e\+04 to 1e\+06 tokens\)"):
+            c.at(outside)
+
+
+def test_improvement_and_the_model_gate_on_a_two_point_curve_at_the_boundary():
+    c = cv.LearningCurve(np.array([1e5, 2e5]), np.array([100.0, 99.0]))
+    assert cv.improvement(c, 0.5) == 0.01  # start exactly at the first point: allowed
+    at_tolerance = cv.model_gate("m", c, 0.5, 0.01)  # improved exactly the tolerance: not < it
+    assert not at_tolerance.passed
+    assert at_tolerance.detail == "not converged: valid ppl 100.0 -> 99.0 (-1.0%) over the last 50% of 200k tokens; allowed 1%"
+    assert at_tolerance.name == "converged: m improved < 1% over the last 50% of its budget"
+    assert cv.model_gate("m", c, 0.5, 0.02).passed
+    worse = cv.LearningCurve(np.array([1e5, 2e5]), np.array([99.0, 100.0]))
+    assert cv.improvement(worse, 0.5) == pytest.approx(-1 / 99) and cv.model_gate("w", worse, 0.5).detail.startswith("valid ppl 99.0 -> 100.0 (+1.0%)")
+    for share in (0.0, 1.0, -0.1):
+        with pytest.raises(ValueError, match="share must be in"):
+            cv.improvement(c, share)
+    one = cv.LearningCurve(np.array([1e5]), np.array([100.0]))
+    assert cv.model_gate("m", one).detail == "not converged: no learning curve recorded for m"
+    assert cv.model_gate("m", None).detail == "not converged: no learning curve recorded for m"
+    with pytest.raises(ValueError, match="does not reach back"):
+        cv.improvement(one, 0.5)
+
+
+def test_effect_stability_gate_boundaries_and_detail():
+    later = Interval(-3.0, -3.2, -2.8, 800)
+    edge = cv.effect_stability_gate("d", later, earlier=-3.5, margin=1.0)  # moved exactly half the margin
+    assert edge.passed and edge.name == "stable: d moved <= half its margin since half the budget"
+    assert edge.detail == ("contrast -3.50 at half the budget -> -3.00 [-3.20, -2.80] at the end: moved +0.50, allowed 0.50 "
+                           "(half the margin 1.00) or inside the final interval")  # fmt: skip
+    assert not cv.effect_stability_gate("d", later, earlier=-3.6, margin=1.0).passed  # 0.6 > 0.5, outside
+    assert not cv.effect_stability_gate("d", later, earlier=-2.4, margin=1.0).passed  # moved -0.6, outside
+    assert cv.effect_stability_gate("d", later, earlier=-3.4, margin=1.0).passed  # small move, outside the interval
+    assert cv.effect_stability_gate("d", later, earlier=-3.0, margin=0.0).passed  # a margin of 0 is allowed
+    assert cv.effect_stability_gate("d", later, earlier=-3.1, margin=0.5).passed
+    gate = cv.effect_stability_gate("d", later, earlier=-3.4, margin=0.2, earlier_tokens=1.5e6)
+    assert gate.detail == ("not converged: contrast -3.40 at 1.5M tokens -> -3.00 [-3.20, -2.80] at the end: moved +0.40, "
+                           "allowed 0.10 (half the margin 0.20) or inside the final interval")  # fmt: skip
+    for earlier, margin in ((np.inf, 1.0), (-3.0, np.nan), (-3.0, -0.1)):
+        with pytest.raises(ValueError, match="finite"):
+            cv.effect_stability_gate("d", later, earlier, margin)
+    assert cv.claim_margin(1.0, stated=-2.5) == 2.5
+
+
+def test_power_law_values_and_improvement():
+    law = cv.PowerLaw(100.0, 1e4, 0.5, 5, 0.0)
+    assert law(1e4) == 200.0 and isinstance(law(1e4), float)
+    np.testing.assert_allclose(law(np.array([1e4, 1e6])), [200.0, 110.0])
+    assert law.improvement(1e6) == pytest.approx((law(7.5e5) - 110.0) / law(7.5e5), rel=1e-12)  # share 0.25
+    assert law.improvement(1e6, 0.5) == pytest.approx((law(5e5) - 110.0) / law(5e5), rel=1e-12)
+    assert str(law) == "100.0 + 1e+04 * tokens^-0.500"
+    flat = cv.PowerLaw(100.0, 1e-9, 0.5, 5, 0.0)
+    assert flat.budget() == 1.0  # passes from the first token
+    B = law.budget(0.25, 0.01)
+    assert law.budget(0.25, 0.01, start=0.8 * B) == pytest.approx(B, rel=1e-5)  # the root just above the start
+    assert cv.PowerLaw(0.0, 1.0, 0.5, 5, 0.0).budget() == np.inf  # improves 13% per quarter forever
+
+
+def test_power_law_fit_bounds_points_and_rmse():
+    tokens = np.linspace(5e4, 1e6, 20)  # includes 1e5 = 10% of the budget
+    curve = cv.LearningCurve(tokens, 1.5 + 300.0 * (tokens / 1e6) ** -0.7)  # an asymptote of 1.5
+    fit = cv.fit_power_law(curve)
+    assert fit.points == int((tokens >= 1e5).sum()) == 19 and fit.a == pytest.approx(1.5, abs=1e-3)
+    assert cv.fit_power_law(curve, skip=0.5).points == int((tokens >= 5e5).sum())
+    rng = np.random.default_rng(0)
+    noisy = cv.LearningCurve(tokens, 150.0 + 3e3 * tokens**-0.4 + rng.normal(0, 0.5, 20))
+    fit = cv.fit_power_law(noisy)
+    keep = tokens >= 1e5
+    assert fit.rmse == pytest.approx(np.sqrt(np.mean((fit(tokens[keep]) - noisy.valid_ppl[keep]) ** 2)), rel=1e-9)
+    assert fit.rmse > 0.1
+    rising = cv.LearningCurve(tokens, 80.0 + np.linspace(0, 5, 20))  # overfitting: no decay to fit
+    assert cv.fit_power_law(rising).a <= rising.valid_ppl[keep].min() + 1e-9  # the asymptote is at most the best ppl
+    small = cv.LearningCurve(tokens, 100.0 + 200.0 * tokens**-0.5)  # b = 0.2 on the fit's scale (tokens / 1e6)
+    assert cv.fit_power_law(small).b == pytest.approx(200.0, rel=1e-2)
+    steep = cv.LearningCurve(tokens, 100.0 + 5.0 * (tokens / 1e6) ** -8.0)
+    assert cv.fit_power_law(steep).c <= 5.0  # the exponent is bounded
+    four = cv.LearningCurve(np.array([1e5, 2e5, 3e5, 4e5]), np.array([200.0, 150.0, 130.0, 120.0]))
+    assert cv.fit_power_law(four, skip=0.0).points == 4
+    with pytest.raises(ValueError, match="did not converge"):  # the asymptote bound collapses at ppl 1
+        cv.fit_power_law(cv.LearningCurve(tokens, np.linspace(3.0, 1.0, 20)))
+
+
+def test_stable_budget_boundaries_and_both_orders():
+    a = cv.PowerLaw(100.0, 3e3, 0.5, 10, 0.0)
+    b = cv.PowerLaw(100.0, 1e3, 0.5, 10, 0.0)
+    for margin in (2.0, 2.47, 0.5):
+        exact = (2 * 2e3 * (math.sqrt(2) - 1) / margin) ** 2
+        assert cv.stable_budget(a, b, margin) == pytest.approx(exact, rel=1e-4)
+        assert cv.stable_budget(b, a, margin) == pytest.approx(exact, rel=1e-4)  # the contrast falls instead
+    assert cv.stable_budget(a, a, 0.0) == math.inf and cv.stable_budget(a, b, -1.0) == math.inf
+    assert cv.stable_budget(a, a, 1.0) == 2.0 and cv.stable_budget(a, a, 1.0, start=5.0) == 5.0
+    assert cv.stable_budget(a, b, 2.0, start=1e7) == 1e7
+    assert cv.stable_budget(cv.PowerLaw(0.0, 1.0, -0.5, 5, 0.0), b, 1.0) == math.inf  # grows without end
+
+
+def test_extrapolation_sentences():
+    fast, slow = cv.PowerLaw(100.0, 1e2, 0.5, 10, 0.0), cv.PowerLaw(100.0, 1e4, 0.5, 10, 0.0)
+    need = slow.budget()
+    assert fast.budget() < need
+    assert cv.extrapolation([fast, slow], trained=1e5) == (
+        f"extrapolation by power-law fits: the model gate would pass at about {cv._tokens(need)} tokens "
+        f"({need / 1e5:.1f}x the 100k trained)"
+    )
+    assert cv.extrapolation([slow], trained=0.0).endswith(f"({need:.1f}x the 0 trained)")
+    more = cv.extrapolation([fast, slow], trained=1e5, stable=10 * need)
+    assert more.startswith("extrapolation by power-law fits: the model and effect-stability gates would pass at about "
+                           f"{cv._tokens(10 * need)} tokens")  # fmt: skip
+    less = cv.extrapolation([fast, slow], trained=1e5, stable=1.0)
+    assert f"the model and effect-stability gates would pass at about {cv._tokens(need)} tokens" in less
+    assert cv.extrapolation([cv.PowerLaw(0.0, 1.0, 0.5, 5, 0.0)], 1e5) == (
+        "extrapolation by power-law fits: the gates would not pass within 1e15 tokens"
+    )
+    for fits in ([], [None], [fast, None]):
+        assert cv.extrapolation(fits, trained=1e5) == "no budget extrapolated (a model has too few curve points for a fit)"
+
+
+def test_models_gate_details():
+    ok = cv.LearningCurve(TOKENS, np.full(len(TOKENS), 80.0))
+    moving = _power(100.0, 1e4, 0.5, TOKENS)
+    gate = cv.models_gate({"a": ok, "b": ok})
+    assert gate.passed and gate.detail == "; ".join(f"{k}: {cv.model_gate(k, ok).detail}" for k in "ab")
+    assert gate.name == "converged: every model improved < 1% over the last 25% of its budget"
+    failed = cv.models_gate({"a": ok, "b": moving})
+    assert not failed.passed
+    assert failed.detail == "not converged: b: " + cv.model_gate("b", moving).detail.removeprefix("not converged: ")
+    with pytest.raises(ValueError, match="at least one"):
+        cv.models_gate({})
+
+
+def _run(label: str, seed: int, curve):
+    return SimpleNamespace(spec=SimpleNamespace(label=label, seed=seed), curve=curve)
+
+
+def test_claim_gates_on_synthetic_runs():
+    short = np.geomspace(1e4, 5e5, 30)
+    base = [_run("base", 0, _power(100.0, 1e4, 0.5, TOKENS))]
+    x = [_run("x", 0, _power(90.0, 1e4, 0.5, short))]
+    later = Interval(-10.0, -11.0, -9.0, 40)
+    model, stable = cv.claim_gates({"base": base, "x": x}, "ppl(x) - ppl(base)", later, -9.5, 20.0)
+    fits = [cv.fit_power_law(r.curve) for r in (*base, *x)]
+    note = cv.extrapolation(fits, 1e6)
+    assert not model.passed and model.detail.endswith(f"; {note}") and "x the 1M trained" in note
+    assert stable.passed and stable.detail == cv.effect_stability_gate("ppl(x) - ppl(base)", later, -9.5, 20.0).detail
+    model, stable = cv.claim_gates({"base": base, "x": x}, "d", later, -2.0, 1.0, pair=("base", "x"))
+    both = cv.extrapolation(fits, 1e6, stable=cv.stable_budget(fits[0], fits[1], 1.0))
+    assert "the model and effect-stability gates" in both and model.detail.endswith(f"; {both}")
+    assert not stable.passed and stable.detail.endswith(f"; {both}")
+    model, stable = cv.claim_gates({"base": base, "x": x}, "d", later, None, 1.0)
+    assert not stable.passed and stable.name == "stable: d moved <= half its margin since half the budget"
+    assert stable.detail.startswith("not converged: no test NLL stored at half the budget")
+    few = [_run("x", 0, cv.LearningCurve(TOKENS[:3], np.array([300.0, 200.0, 150.0])))]  # too few points to fit
+    model, _ = cv.claim_gates({"base": base, "x": few}, "d", later, -10.0, 1.0, pair=("base", "x"))
+    assert model.detail.endswith("; no budget extrapolated (a model has too few curve points for a fit)")
+    none = [_run("x", 0, None)]
+    model, stable = cv.claim_gates({"x": none}, "d", later, -10.0, 1.0)
+    assert not model.passed and model.detail.endswith("no budget extrapolated (a model has too few curve points for a fit)")
+    assert stable.passed
+
+
+def test_curves_frame_and_save_learning_curves_on_synthetic_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.OUTPUT_ENV, str(tmp_path))
+    c1 = cv.LearningCurve(np.array([10.0, 20.0]), np.array([5.0, 4.0]))
+    runs = {1: _run("b", 0, c1), 2: _run("a", 1, cv.LearningCurve(np.array([10.0]), np.array([6.0]))), 3: _run("c", 0, None)}
+    frame = cv.curves_frame(runs)
+    assert frame.to_dict("records") == [{"model": "b", "seed": 0, "tokens": 10, "valid_ppl": 5.0},
+                                        {"model": "b", "seed": 0, "tokens": 20, "valid_ppl": 4.0},
+                                        {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}]  # fmt: skip
+    assert list(cv.curves_frame({}).columns) == list(cv.CURVE_COLUMNS)
+    table = cv.save_learning_curves(runs, "test")
+    assert list(table["model"]) == ["a", "b", "b"] and list(table.index) == [0, 1, 2]
+    again = cv.save_learning_curves({1: _run("b", 0, cv.LearningCurve(np.array([30.0]), np.array([3.0])))}, "test")
+    csv = paths.figure_dir("test") / f"{cv.CURVES_TABLE}.csv"
+    import pandas as pd
+
+    stored = pd.read_csv(csv)
+    assert list(stored.columns) == list(cv.CURVE_COLUMNS)
+    assert stored.to_dict("records") == again.to_dict("records") == [
+        {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}, {"model": "b", "seed": 0, "tokens": 30, "valid_ppl": 3.0}]  # fmt: skip
+
+
+def test_token_counts_are_written_short():
+    cases = {None: "None", math.inf: "inf", 1.5e9: "1.5G", 1e9: "1G", 2.5e6: "2.5M", 1e6: "1M", 1e3: "1k", 999.0: "999",
+             -2e6: "-2M", 5e8: "500M"}  # fmt: skip
+    assert {n: cv._tokens(n) for n in cases} == cases
+
+
+def test_budgets_found_near_the_start_of_the_search():
+    # improvement(t) = 0.01 at t = 1.5 tokens: between the first token and the first doubling
+    b = 1 / (0.1547005 / math.sqrt(1.5) - 0.01 * (0.75 * 1.5) ** -0.5)
+    law = cv.PowerLaw(100.0, b, 0.5, 5, 0.0)
+    assert law.improvement(1.0) > 0.01 > law.improvement(2.0)
+    assert law.budget() == pytest.approx(1.5, rel=1e-4)
+    # a contrast 2 t^-0.5 moves 0.59 between 1 and 2 tokens: more than half a margin of 0.5, by less than 1
+    a, c = cv.PowerLaw(100.0, 3.0, 0.5, 5, 0.0), cv.PowerLaw(100.0, 1.0, 0.5, 5, 0.0)
+    assert cv.stable_budget(a, c, 0.5) == pytest.approx((2 * 2 * (math.sqrt(2) - 1) / 0.5) ** 2, rel=1e-4)
+
+
+def test_the_searches_give_up_beyond_1e15_tokens_and_not_before():
+    def law_passing_at(R):  # improvement(R) = 1%: 0.1547 u / (100 + 1.1547 u) = 0.01 with u = b R^-0.5
+        u = 0.01 * 100 / ((0.75**-0.5 - 1) - 0.01 * 0.75**-0.5)
+        return cv.PowerLaw(100.0, u * math.sqrt(R), 0.5, 5, 0.0)
+
+    beyond, within = law_passing_at(1.05e15), law_passing_at(8e14)
+    assert beyond.improvement(1.05e15) == pytest.approx(0.01) and within.improvement(8e14) == pytest.approx(0.01)
+    assert beyond.budget() == math.inf
+    assert within.budget(start=2.5e14) == pytest.approx(8e14, rel=1e-5)  # the search reaches 1e15 exactly
+
+    def contrast_stable_at(R, margin=1.0):  # moved(B) = k B^-0.5 (sqrt 2 - 1) - margin / 2
+        return cv.PowerLaw(100.0, margin / 2 * math.sqrt(R) / (math.sqrt(2) - 1), 0.5, 5, 0.0), cv.PowerLaw(100.0, 0.0, 0.5, 5, 0.0)
+
+    assert cv.stable_budget(*contrast_stable_at(1.05e15), 1.0) == math.inf
+    assert cv.stable_budget(*contrast_stable_at(8e14), 1.0, start=2.5e14) == pytest.approx(8e14, rel=1e-5)

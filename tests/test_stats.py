@@ -118,3 +118,179 @@ def test_bootstrap_distribution_is_scipy_s_with_the_same_seed():
     assert dist.shape == (300,)
     with pytest.raises(ValueError, match="at least two units"):
         bootstrap_distribution(stat, (a[:1], b[:1]))
+
+
+# -- reference computations and boundaries (issue 23: every mutant of prismlib.stats is killed) --
+
+
+def _scipy_interval(statistic, data, *, n_boot: int, seed: int, level: float):
+    """``scipy.stats.bootstrap`` called directly: paired units, percentile interval, ``default_rng(seed)``."""
+    from scipy import stats as scipy_stats
+
+    res = scipy_stats.bootstrap(tuple(data), statistic, n_resamples=n_boot, paired=True, vectorized=True,
+                                confidence_level=level, method="percentile", rng=np.random.default_rng(seed))  # fmt: skip
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+def _diff_of_means(x, y, axis):  # no default for ``axis``: a call that drops it fails
+    return x.mean(axis) - y.mean(axis)
+
+
+def test_the_defaults_are_a_95_percent_percentile_interval_of_2000_resamples_seeded_0():
+    from prismlib.stats import LEVEL, N_BOOT
+
+    assert (LEVEL, N_BOOT) == (0.95, 2000)
+    rng = np.random.default_rng(11)
+    x, y = rng.normal(size=30), rng.normal(0.3, 1.0, size=30)
+    iv = paired_bootstrap(_diff_of_means, (x, y))
+    low, high = _scipy_interval(_diff_of_means, (x, y), n_boot=2000, seed=0, level=0.95)
+    assert (iv.low, iv.high) == (low, high)  # exactly scipy's, same resamples
+    assert iv.effect == pytest.approx(x.mean() - y.mean()) and iv.units == 30
+    assert iv.level == 0.95 and iv.resampled == "units"
+    assert Interval(0.0, -1.0, 1.0, 5).level == 0.95
+
+
+@pytest.mark.parametrize(("n_boot", "seed", "level"), [(300, 3, 0.9), (500, 8, 0.8)])
+def test_paired_bootstrap_passes_its_seed_resamples_and_level_to_scipy(n_boot, seed, level):
+    rng = np.random.default_rng(12)
+    x, y = rng.normal(size=25), rng.normal(size=25)
+    iv = paired_bootstrap(_diff_of_means, (x, y), n_boot=n_boot, seed=seed, level=level)
+    assert (iv.low, iv.high) == _scipy_interval(_diff_of_means, (x, y), n_boot=n_boot, seed=seed, level=level)
+    assert iv.level == level
+    other_seed = paired_bootstrap(_diff_of_means, (x, y), n_boot=n_boot, seed=seed + 1, level=level)
+    assert (other_seed.low, other_seed.high) != (iv.low, iv.high)
+
+
+def test_ratio_difference_is_scipy_s_bootstrap_of_the_ratio_difference_with_its_own_den_b():
+    rng = np.random.default_rng(13)
+    a, b = rng.random(40), rng.random(40)
+    den, den_b = rng.random(40) + 0.5, rng.random(40) + 2.0
+
+    def stat(x, y, d, db, axis):
+        return np.exp(x.sum(axis) / d.sum(axis)) - np.exp(y.sum(axis) / db.sum(axis))
+
+    iv = ratio_difference(a, b, den, den_b, transform=np.exp, n_boot=400, seed=5, level=0.9)
+    assert iv.effect == pytest.approx(np.exp(ratio(a, den)) - np.exp(ratio(b, den_b)))
+    assert (iv.low, iv.high) == pytest.approx(_scipy_interval(stat, (a, b, den, den_b), n_boot=400, seed=5, level=0.9))
+    assert iv.level == 0.9
+    default = ratio_difference(a, b, den)  # den_b defaults to den; seed 0, 2000 resamples, 95%
+    ref = _scipy_interval(lambda x, y, d, axis: x.sum(axis) / d.sum(axis) - y.sum(axis) / d.sum(axis),
+                          (a, b, den), n_boot=2000, seed=0, level=0.95)  # fmt: skip
+    assert (default.low, default.high) == pytest.approx(ref)
+    assert ratio(np.array([1.0, 2.0]), np.array([2.0, 2.0])) == 0.75
+
+
+def test_ratio_difference_warns_nothing_when_a_resample_divides_by_zero():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="divide by zero", category=RuntimeWarning)
+        warnings.filterwarnings("error", message="invalid value encountered in divide", category=RuntimeWarning)
+        with pytest.raises(ValueError, match="non-finite statistic"):
+            ratio_difference(np.array([1.0, 1.0, 1.0]), np.ones(3), np.array([1.0, 0.0, 0.0]), n_boot=200)
+        with pytest.raises(ValueError, match="non-finite statistic"):
+            ratio_difference(np.array([1.0, 0.0, 0.0]), np.ones(3), np.array([1.0, 0.0, 0.0]), n_boot=200)
+
+
+def test_the_statistic_gets_its_axis_and_a_non_vectorised_one_gets_none():
+    x = np.arange(10.0)
+    assert paired_bootstrap(lambda a, axis: a.mean(axis), (x,), n_boot=50).effect == 4.5
+
+    def no_axis(a):
+        assert a.ndim == 1  # one resample at a time
+        return float(np.median(a))
+
+    assert paired_bootstrap(no_axis, (x,), n_boot=50, vectorized=False).effect == 4.5
+
+
+def test_two_units_are_enough_and_the_level_lies_strictly_between_0_and_1():
+    two = paired_bootstrap(_diff_of_means, (np.array([1.0, 2.0]), np.array([0.0, 0.0])), n_boot=50)
+    assert two.units == 2 and two.effect == 1.5
+    for level in (0.0, 1.0, 1.5, -0.5):
+        with pytest.raises(ValueError, match="level must be in"):
+            paired_bootstrap(_diff_of_means, (np.ones(3), np.ones(3)), level=level)
+    with pytest.raises(ValueError, match="one entry per unit"):  # units are the last axis, not the first
+        paired_bootstrap(lambda x, y, axis: x.sum() - y.sum(), (np.ones((2, 5)), np.ones((2, 6))))
+
+
+def test_interval_contains_its_edges_and_prints_them_in_order():
+    iv = Interval(0.5, -1.0, 0.75, 9)
+    assert iv.contains() and iv.contains(-1.0) and iv.contains(0.75) and iv.contains(0.5) and iv.contains(-0.5)
+    assert not iv.contains(1.0) and not iv.contains(-1.01) and not iv.contains(0.76)
+    assert not Interval(0.5, 0.2, 0.9, 9).contains()  # the default value is 0
+    assert str(Interval(0.02, -0.01, 0.05, 10)) == "+0.02 [-0.01, +0.05]"
+    s = Interval(0.5, 0.25, 1.0, 7, 0.9, "runs").scaled(3.0)
+    assert (s.effect, s.low, s.high, s.units, s.level, s.resampled) == (1.5, 0.75, 3.0, 7, 0.9, "runs")
+
+
+def test_bootstrap_distribution_defaults_one_array_and_two_units():
+    rng = np.random.default_rng(14)
+    a = rng.normal(size=20)
+
+    def mean(x, axis):  # no default for ``axis``: scipy passes it to a vectorised statistic
+        return x.mean(axis)
+
+    dist = bootstrap_distribution(mean, (a,))
+    from scipy import stats as scipy_stats
+
+    ref = scipy_stats.bootstrap((a,), mean, n_resamples=2000, paired=True, vectorized=True, method="percentile",
+                                rng=np.random.default_rng(0)).bootstrap_distribution  # fmt: skip
+    np.testing.assert_array_equal(dist, ref)
+    assert bootstrap_distribution(mean, (a[:2],), n_boot=10).shape == (10,)
+    with pytest.raises(ValueError, match="at least two units"):
+        bootstrap_distribution(mean, (a, a[:-1]))
+    with pytest.raises(ValueError, match="at least two units"):
+        bootstrap_distribution(lambda x, y, axis: x.sum() - y.sum(), (np.ones((2, 5)), np.ones((2, 6))))
+
+
+def test_mean_interval_and_welch_with_two_runs_other_levels_and_equal_spreads():
+    from scipy import stats as sps
+
+    from prismlib.stats import mean_interval, welch_difference
+
+    two = mean_interval([0.5, 0.7], level=0.9)
+    low, high = sps.t.interval(0.9, 1, loc=0.6, scale=sps.sem([0.5, 0.7]))
+    assert (two.low, two.high) == (pytest.approx(low), pytest.approx(high)) and two.level == 0.9 and two.units == 2
+    for a, b in (([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]), ([1.0, 1.4], [0.2, 0.5]), ([1.0, 1.4, 1.1, 0.9, 2.0], [0.2, 0.5])):
+        iv = welch_difference(a, b, level=0.8)  # equal spreads; two runs a side; unequal sizes
+        ref = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.8)
+        assert (iv.low, iv.high) == (pytest.approx(ref.low), pytest.approx(ref.high)), (a, b)
+        assert iv.effect == pytest.approx(np.mean(a) - np.mean(b)) and iv.level == 0.8 and iv.resampled == "runs"
+        assert iv.units == min(len(a), len(b))
+    with pytest.raises(ValueError, match="two runs"):
+        welch_difference([1.0, 2.0], [0.5])
+    with pytest.raises(ValueError, match="zero variance"):
+        welch_difference([1.0, 1.0], [2.0, 2.0])
+    assert welch_difference([1.0, 1.0], [2.0, 3.0]).effect == -1.5  # one sample without spread is fine
+
+
+def test_one_infinite_edge_is_enough_to_refuse_the_interval():
+    x = np.array([0.0, 0.0, 1.0])  # a third of the resamples hold only zeros: log(0) there
+
+    def log_mean(a, axis, sign):
+        with np.errstate(divide="ignore"):
+            return sign * np.log(a.mean(axis))
+
+    for sign in (1, -1):  # -inf at the low edge only, then +inf at the high edge only
+        with pytest.raises(ValueError, match="non-finite statistic"):
+            paired_bootstrap(lambda a, axis: log_mean(a, axis, sign), (x,), n_boot=500)
+
+
+def test_the_units_are_the_last_axis_of_every_array():
+    """Arrays with a leading axis (e.g. three conditions per unit): the units resampled are
+    the last axis, for the effect and for the resamples alike."""
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(15)
+    x, y = rng.normal(size=(3, 20)), rng.normal(size=(3, 20))
+
+    def stat(a, b, axis):
+        return (a.mean(axis) - b.mean(axis)).sum(0)
+
+    iv = paired_bootstrap(stat, (x, y), n_boot=300, seed=2)
+    ref = scipy_stats.bootstrap((x, y), stat, n_resamples=300, axis=-1, paired=True, method="percentile",
+                                rng=np.random.default_rng(2)).confidence_interval  # fmt: skip
+    assert iv.units == 20 and iv.effect == pytest.approx((x.mean(1) - y.mean(1)).sum())
+    assert (iv.low, iv.high) == (ref.low, ref.high)
+    one = bootstrap_distribution(lambda a, axis: a.mean(axis).sum(0), (x[:1],), n_boot=50)  # one row, 20 units
+    assert one.shape == (50,)

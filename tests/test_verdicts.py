@@ -159,3 +159,81 @@ def test_the_stability_margin_is_the_distance_to_the_threshold_or_the_stated_mar
     assert stability_margin(Test(iv, -1, 0.0)) == 3.0
     assert stability_margin(Test(iv, -1, 2.0)) == 5.0
     assert stability_margin(Test.equivalence(iv, 4.0)) == 4.0
+
+
+# -- exact details, boundaries and the contrast that moved most (issue 23: the mutants of verdicts are killed) --
+
+
+def test_the_constants_and_the_exact_seeds_detail():
+    assert (SMALL_EFFECT, MIN_SEEDS) == (0.05, 3)
+    c = _claims(_runs({"base": (150, 150, 3), "x": (149, 149, 1)}))
+    _, _, gate = c.gates(["base", "x"], _beats)
+    ref = c.end.perplexity("base")
+    effect = c.end.delta("x").effect
+    assert gate.name == "seeds: >= 3 per model where an effect is under 5% of the reference's perplexity"
+    assert gate.detail == f"ppl(x) - ppl(base) = {effect:+.2f} is under 5% ({0.05 * ref:.1f} ppl) with seeds base: 3, x: 1"
+    ok = _claims(_runs({"base": (150, 150, 3), "x": (149, 149, 3)})).gates(["base", "x"], _beats)[2]
+    assert ok.passed and ok.detail == "seeds base: 3, x: 3"
+    big = _claims(_runs({"base": (150, 150, 1), "x": (120, 120, 1)})).gates(["base", "x"], _beats)[2]
+    assert big.detail == "no effect under 5% (7.5 ppl)"
+
+
+def test_an_effect_of_exactly_five_percent_is_not_small():
+    c = _claims(_runs({"base": (150, 150, 3), "x": (120, 120, 1)}))
+    edge = 0.05 * c.end.perplexity("base")
+
+    def tests_of(m):
+        return (Test(Interval(-edge, -edge - 1, -edge + 1, 20), -1, 0.0, "edge"),)
+
+    assert c.gates(["base", "x"], tests_of)[2].passed
+    just = c.gates(["base", "x"], lambda m: (Test(Interval(-0.99 * edge, -edge - 1, -edge + 1, 20), -1, 0.0, "in"),))[2]
+    assert not just.passed
+
+
+def test_seed_test_defaults_and_two_seeds_each():
+    c = _claims(_runs({"base": (150, 150, 2), "x": (148, 148, 2)}))
+    (t,) = c.seed_test("x")
+    assert (t.sign, t.threshold) == (-1, 0.0) and t.label == "ppl(x) - ppl(base), Welch over seeds (2 vs 2)"
+    (u,) = c.seed_test("base", "x", sign=1, threshold=0.5)
+    assert (u.sign, u.threshold, u.interval.effect) == (1, 0.5, pytest.approx(-t.interval.effect))
+    few = _claims(_runs({"base": (150, 150, 1), "x": (148, 148, 3)}))
+    assert few.seed_test("x") == ()
+
+
+def test_the_stability_gate_names_the_contrast_that_moved_most_for_its_margin():
+    c = _claims(_runs({"base": (150, 150, 3), "x": (120, 110, 3), "y": (145, 147, 3)}))
+
+    def two(m):  # "xx" moved 10 of a margin 30 (a third); "aa" moved 2 of a margin 5 (0.4): "aa" moved most
+        return (Test(m.delta("x"), -1, 0.0, "xx"), Test(m.delta("y"), -1, 0.0, "aa"))
+
+    _, stability, _ = c.gates(["base", "x", "y"], two)
+    assert stability.passed and stability.detail.startswith("2 contrasts; most moved: aa: contrast")
+    assert stability.name == "stable: every contrast moved <= half its margin since half the budget"
+
+    def small_margin(m):  # the same moves, the "aa" margin made 0.25: it moved 2, more than half of it
+        return (Test(m.delta("x"), -1, 0.0, "xx"), Test(m.delta("y"), -1, -4.75, "aa"))
+
+    _, stability, _ = c.gates(["base", "x", "y"], small_margin)
+    assert not stability.passed
+    assert stability.detail.startswith("not converged: 1 of 2 contrasts moved more; most: aa: contrast")
+    tie = c.gates(["base", "x"], lambda m: (Test(m.delta("x"), -1, 0.0, "a"), Test(m.delta("x"), -1, 0.0, "b")))[1]
+    assert tie.detail.startswith("2 contrasts; most moved: a: contrast")  # the first of equals
+    none = c.gates(["base"], lambda m: ())[1]
+    assert none.passed and none.detail == "no contrast"
+
+
+def test_the_model_gate_detail_reads_the_longest_budget_and_the_run_that_moved_most():
+    runs = _runs({"base": (150, 150, 1), "x": (120, 120, 1)})
+    runs[Spec("base", 0)].curve = LearningCurve(TOKENS[:10], FALLING.valid_ppl[:10])  # 4.9% over its last quarter
+    runs[Spec("x", 0)].curve = FALLING  # 3.9% over its last quarter, of twice the budget
+    model, _, _ = _claims(runs).gates(["base", "x"], _beats)
+    assert not model.passed and "x the 2M trained" in model.detail
+    assert model.detail.startswith("not converged: 2 of 2 runs still improving; most: base seed 0, valid ppl 157.8 -> 150.0")
+    assert model.name == "converged: every model improved < 1% over the last 25% of its budget"
+
+
+def test_interval_row():
+    from prismlib.lstm import interval_row
+
+    assert interval_row(Interval(12.3, 10.1, 14.6, 20), 164.0) == "+12.3 [+10.1, +14.6] (+7.5%)"
+    assert interval_row(None, 164.0) == ""
