@@ -465,3 +465,12 @@ def test_single_band_cpu_path_is_twice_differentiable(width, monkeypatch):
     b = allocate_bands(24)[3]
     assert torch.autograd.gradcheck(lambda v: band_pass(v, b), (x,), fast_mode=True)
     assert torch.autograd.gradgradcheck(lambda v: band_pass(v, b), (x,), fast_mode=True)
+
+
+def test_an_empty_batch_or_hidden_axis_filters_to_an_empty_tensor():
+    for shape in ((0, 40, 3), (2, 40, 0)):
+        x = torch.zeros(shape, requires_grad=True)
+        for fn in (lambda v: band_pass(v, allocate_bands(40)[2]), lambda v: spectral.smooth_band_pass(v, allocate_bands(40)[2])):
+            y = fn(x)
+            assert y.shape == shape
+            y.sum().backward()

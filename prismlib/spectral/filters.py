@@ -539,6 +539,8 @@ def _on_cpu_pocket(x: Tensor) -> bool:
 
 def _cpu_filter(x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
     """:class:`_CpuFilter` of ``x``; float16/bfloat16 computed in float32 and rounded back."""
+    if x.numel() == 0:  # an empty batch or hidden axis: nothing to filter
+        return x.clone()
     if x.dtype in _FFT_DTYPE:
         return _CpuFilter.apply(x.to(_FFT_DTYPE[x.dtype]), fn).to(x.dtype)
     return _CpuFilter.apply(x, fn)
