@@ -76,10 +76,8 @@ def path(n: int, device: torch.device) -> str:
     return f"fft 1+{inverse}"
 
 
-def table(df: pd.DataFrame, device: torch.device) -> pd.DataFrame:
-    """One row per (n, pass): milliseconds, ratios over prismlib, GFLOP/s of prismlib and of the matmul."""
-    runs = df[df["backend"] != "matmul"]
-    ms = runs.pivot_table(index=["n", "pass"], columns="backend", values="seconds") * 1e3
+def ms_and_ratios(ms: pd.DataFrame) -> pd.DataFrame:
+    """Milliseconds per backend and each reference's time over prismlib's, from a backend-column pivot."""
     out = pd.DataFrame(index=ms.index)
     for backend in ("prismlib", "torch-dct", "scipy"):
         if backend in ms:
@@ -87,6 +85,14 @@ def table(df: pd.DataFrame, device: torch.device) -> pd.DataFrame:
     for ref in ("torch-dct", "scipy"):
         if ref in ms:
             out[f"{ref}/prismlib"] = ms[ref] / ms["prismlib"]
+    return out
+
+
+def table(df: pd.DataFrame, device: torch.device) -> pd.DataFrame:
+    """One row per (n, pass): milliseconds, ratios over prismlib, GFLOP/s of prismlib and of the matmul."""
+    runs = df[df["backend"] != "matmul"]
+    ms = runs.pivot_table(index=["n", "pass"], columns="backend", values="seconds") * 1e3
+    out = ms_and_ratios(ms)
     mine = runs[runs["backend"] == "prismlib"].set_index(["n", "pass"])
     out["prismlib GFLOP/s"] = mine["gflops"]
     matmul = df[df["backend"] == "matmul"].set_index("n")["gflops"]
@@ -101,13 +107,7 @@ def single_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (n, band, pass): milliseconds, ratios over prismlib, prismlib's path and GFLOP/s, the matmul's."""
     runs = df[df["backend"] != "matmul"]
     ms = runs.pivot_table(index=["n", "band", "pass"], columns="backend", values="seconds", sort=False) * 1e3
-    out = pd.DataFrame(index=ms.index)
-    for backend in ("prismlib", "torch-dct", "scipy"):
-        if backend in ms:
-            out[f"{backend} ms"] = ms[backend]
-    for ref in ("torch-dct", "scipy"):
-        if ref in ms:
-            out[f"{ref}/prismlib"] = ms[ref] / ms["prismlib"]
+    out = ms_and_ratios(ms)
     mine = runs[runs["backend"] == "prismlib"].set_index(["n", "band", "pass"])
     out["path"] = mine["path"]
     out["prismlib GFLOP/s"] = mine["gflops"]
