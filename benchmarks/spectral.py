@@ -14,7 +14,10 @@ Tables (--tables, comma-separated, default five,single):
             1 (prismlib slower) is listed after the table;
   roofline  the decomposition against a plain copy of the same input: effective GB/s
             (6 x the input's bytes: read once, five outputs written) as a share of the
-            copy's (2 x): the memory-bandwidth roofline, meant for float16/bfloat16 on GPUs.
+            copy's (2 x): the memory-bandwidth roofline, meant for float16/bfloat16 on GPUs;
+  crossover the CPU's matrix path of a band [0, w) at several thin widths w against the
+            FFT path, and the w where a line through the matrix times meets the FFT's:
+            the measurement behind FFT_WIDTH (prismlib.spectral), which it prints beside.
 
 Each time is one full decomposition of a (batch, N, hidden) input into the five bands
 of allocate_bands(N): prismlib's band_decomposition (one forward transform shared by
@@ -55,6 +58,7 @@ from prismlib.runs import (
     SPREAD_WARNING,
     band_timings,
     benchmark_device,
+    crossover_timings,
     describe_device,
     filter_timings,
     roofline_timings,
@@ -157,7 +161,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (no CUDA device: the CPU, said so)")
     parser.add_argument("--dtypes", default="float32", help="comma-separated: float32,float16,bfloat16,float64")
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, from " + ",".join(BACKENDS))
-    parser.add_argument("--tables", default="five,single", help="comma-separated: five, single, roofline")
+    parser.add_argument("--tables", default="five,single", help="comma-separated: five, single, roofline, crossover")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--lengths", default=None, help="comma-separated sweep lengths (default by --quick)")
@@ -179,9 +183,9 @@ def main() -> None:
     print(describe_device(device))
     print(f"before: {load()}")
     tables = set(args.tables.split(","))
-    unknown = tables - {"five", "single", "roofline"}
+    unknown = tables - {"five", "single", "roofline", "crossover"}
     if unknown:
-        parser.error(f"unknown tables {sorted(unknown)}: choose from five, single, roofline")
+        parser.error(f"unknown tables {sorted(unknown)}: choose from five, single, roofline, crossover")
     short, long = [n for n in sweep if n <= LONG], [n for n in sweep if n > LONG]
     long_rounds = max(3, rounds // 2)
     counts = f"{rounds} rounds" + (f", {long_rounds} above N = {LONG}" if long else "")
@@ -209,6 +213,16 @@ def main() -> None:
             roof = roofline_timings(sweep, args.batch, args.hidden, rounds, device=device, dtype=dtype)
             print(f"\n== roofline: five-band decomposition {shape} {name} on {device.type} against a copy, {rounds} rounds ==")
             print(roof.to_string(index=False, float_format=fmt))
+    if "crossover" in tables:
+        if device.type != "cpu":
+            parser.error("the crossover table measures the CPU's paths: run it with --device cpu")
+        cross = crossover_timings(sweep, args.batch, args.hidden, rounds)
+        print(f"\n== crossover: matrix path vs FFT path, {shape} float32 forward on cpu, {rounds} rounds ==")
+        print(cross.to_string(index=False, float_format=fmt))
+        finite = cross["crossover"][cross["crossover"] < float("inf")]
+        if len(finite):
+            print(f"break-even thin width: median {finite.median():.0f} rows (from {finite.min():.0f} to "
+                  f"{finite.max():.0f}); FFT_WIDTH['cpu'] is {fft_width(device)}")
     print(f"\nafter: {load()}")
 
 

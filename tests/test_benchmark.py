@@ -145,3 +145,32 @@ def test_benchmark_script_lists_every_ratio_under_one():
     single = mod.single_table(band_timings([32], batch=1, hidden=2, repeats=1))
     assert list(single.index[:2]) == [(32, "LOW", "forward"), (32, "LOW", "forward+backward")]
     assert {"prismlib ms", "scipy/prismlib", "torch-dct/prismlib", "path", "prismlib GFLOP/s", "matmul GFLOP/s"} <= set(single.columns)
+
+
+def test_crossover_times_both_paths_meets_them_on_a_line_and_restores_fft_width(monkeypatch):
+    import prismlib.runs.timing as timing
+    import prismlib.spectral.filters as filters
+    from prismlib.spectral import FFT_WIDTH
+
+    before, seen, real_band_pass = dict(FFT_WIDTH), [], filters.band_pass
+
+    def probe(x, band, **kw):  # records the FFT_WIDTH in force while each path runs
+        seen.append((band.hi, FFT_WIDTH["cpu"]))
+        return real_band_pass(x, band, **kw)
+
+    def fake_times(fns, rounds, device="cpu", warmup=1):
+        for fn in fns.values():
+            fn()
+        return {k: [float(i + 1)] for i, k in enumerate(fns)}  # fft 1 s, then the widths 2 s, 3 s
+
+    monkeypatch.setattr(filters, "band_pass", probe)
+    monkeypatch.setattr(timing, "interleaved_times", fake_times)
+    df = timing.crossover_timings([64], batch=1, hidden=2, repeats=1, widths=(4, 16, 40))
+    assert FFT_WIDTH == before
+    assert seen == [(32, 0), (4, 64), (16, 64)]  # FFT path forced by 0, matrix path by n; 40 > 64 / 2 left out
+    row = df.iloc[0]
+    assert (row["fft+fft s"], row["matmul s at 4"], row["matmul s at 16"]) == (1.0, 2.0, 3.0)
+    assert row["matmul s at 40"] != row["matmul s at 40"]  # NaN: not timed
+    assert row["s per row"] == pytest.approx(1 / 12)  # (3 - 2) / (16 - 4)
+    assert row["crossover"] == pytest.approx(-8.0)  # the line 2 + (w - 4) / 12 meets 1 s at w = -8
+    assert timing.crossover_timings([16], batch=1, hidden=2, repeats=1).iloc[0]["crossover"] == float("inf")

@@ -399,3 +399,69 @@ def roofline_timings(
     df = pd.DataFrame(rows, columns=["n", "dtype", "bytes", "decomposition s", "copy s", "copy GB/s", "decomposition GB/s"])
     df["% of copy"] = 100 * df["decomposition GB/s"] / df["copy GB/s"]
     return df
+
+
+CROSSOVER_WIDTHS = (16, 64, 128, 192, 256)
+"""Thin widths (DCT-matrix rows) at which :func:`crossover_timings` times the matrix path."""
+
+
+def crossover_timings(
+    lengths: list[int] | tuple[int, ...],
+    batch: int = 8,
+    hidden: int = 768,
+    repeats: int = 5,
+    seed: int = 0,
+    widths: tuple[int, ...] = CROSSOVER_WIDTHS,
+) -> pd.DataFrame:
+    """Where the CPU's matrix path stops beating two DCTs by the FFT: the data behind
+    :data:`~prismlib.spectral.FFT_WIDTH`.
+
+    Per length ``n``, in turns (:func:`interleaved_times`), float32 ``(batch, n, hidden)``,
+    forward: the ``"fft+fft"`` path of one band (its cost does not depend on the band) and
+    the ``"matmul"`` path of a band ``[0, w)`` for each ``w`` of ``widths`` below ``n / 2``
+    (``2 w`` DCT-matrix rows, there and back).  A least-squares line through the matrix
+    times, ``a + b w``, gives the break-even thin width ``(fft - a) / b``: the cost model's
+    ``FFT_WIDTH`` for that length.  (The backward pass is the same filter: same costs.)
+
+    Returns:
+        One row per length: ``n``, ``fft+fft s``, ``matmul s at w`` for each width,
+        ``s per row`` (``b``), ``crossover`` (rows; ``inf`` when no width was timed or the
+        matrix time does not grow with ``w``) and ``spread`` (the largest median over
+        minimum of the timings, :func:`spread`).
+    """
+    from prismlib.spectral.filters import FFT_WIDTH, band_pass
+
+    def forced(width: int, band: Band) -> Callable[[], object]:
+        """``band_pass`` of ``x`` with the CPU's FFT_WIDTH set to ``width`` for the call
+        (0 forces the FFT path, ``n`` the matrix path)."""
+
+        def run() -> object:
+            saved, FFT_WIDTH["cpu"] = FFT_WIDTH["cpu"], width
+            try:
+                return band_pass(x, band, check_finite=False)
+            finally:
+                FFT_WIDTH["cpu"] = saved
+
+        return run
+
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    for n in lengths:
+        x = torch.randn(batch, n, hidden, generator=gen)
+        ws = [w for w in widths if 2 * w < n]
+        fns: dict[object, Callable[[], object]] = {"fft": forced(0, Band("b", 0, n // 2))}
+        for w in ws:
+            fns[w] = forced(n, Band("b", 0, w))
+        times = interleaved_times(fns, repeats)
+        best = {k: min(v) for k, v in times.items()}
+        slope, crossover = float("nan"), float("inf")
+        if len(ws) >= 2:
+            slope, intercept = np.polyfit(ws, [best[w] for w in ws], 1)
+            if slope > 0:
+                crossover = (best["fft"] - intercept) / slope
+        row = {"n": n, "fft+fft s": best["fft"]}
+        row.update({f"matmul s at {w}": best.get(w, float("nan")) for w in widths})
+        row.update({"s per row": slope, "crossover": crossover, "spread": max(spread(v) for v in times.values())})
+        rows.append(row)
+        del fns, times
+    return pd.DataFrame(rows)

@@ -469,10 +469,13 @@ FFT_WIDTH = {"cpu": 150, "cuda": 1024}
 """Cost of one DCT of length ``n`` by the FFT, as the number of DCT-matrix rows whose thin
 matrix product (``2 n`` flops per row and column) takes as long.  The filters pick the
 cheaper of matrix products and FFTs by this model.  The CPU value was measured on a
-2-core AMD EPYC (pocketfft with 2 workers against MKL's matrix products; 80 to 300 ran
-within the noise of each other for n = 256..4096); the CUDA value is an untuned guess
-that keeps long inputs on matrix products, as the GPU path always did.
-``benchmarks/spectral.py`` prints the path chosen for each length and its speed."""
+2-core AMD EPYC (pocketfft with 2 workers against MKL's matrix products), idle, by
+``python benchmarks/spectral.py --tables crossover``: the break-even thin width of one
+band-pass of ``(8, n, 768)`` float32 was 125 to 175 rows for n = 512..8192 (median 159)
+and scattered from 73 to 185 below (the FFT's time there varies by 2x between runs);
+the CUDA value is an untuned guess that keeps long inputs on matrix products, as the GPU
+path always did.  ``benchmarks/spectral.py`` prints the path chosen for each length and
+its speed."""
 
 
 def fft_width(device: torch.device | str) -> int:
@@ -547,19 +550,24 @@ def _cpu_filter(x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
 
 
 def _dct_in_copy(x3: Tensor) -> Tensor:
-    """The orthonormal DCT along axis 1 of ``x3`` in a fresh huge-page buffer (pocketfft in place)."""
-    return _pocket(_empty_cpu(x3.shape, x3.dtype).copy_(x3), inverse=False, overwrite=True, axis=1)
+    """The orthonormal DCT along axis 1 of ``x3`` in a fresh C-contiguous buffer: pocketfft
+    writes it out of place into NumPy's memory (huge pages for large arrays), so the input
+    is read once and no copy of it is made first."""
+    return _pocket(x3, inverse=False, overwrite=False, axis=1)
 
 
 def _band_cpu(x3: Tensor, lo: int, hi: int, path: str) -> Tensor:
     """Band-pass ``[lo, hi)`` along axis 1 of ``x3`` ``(b, n, h)`` by ``path`` (:func:`band_path`):
-    every large buffer from :func:`_empty_cpu`, the FFTs in place (one buffer for both), the
-    products written by ``out=``."""
+    the DCT out of place into a fresh buffer, the mask and the inverse in place over it (by
+    NumPy and pocketfft alone: a torch operation between the two transforms leaves its
+    OpenMP threads spinning against pocketfft's, measured 8% slower at N = 4096 on 2
+    cores), the matrix products written by ``out=``."""
     b, n, h = x3.shape
     if path == "fft+fft":
         coef = _dct_in_copy(x3)
-        coef[:, :lo] = 0
-        coef[:, hi:] = 0
+        c = coef.numpy()
+        c[:, :lo] = 0
+        c[:, hi:] = 0
         return _pocket(coef, inverse=True, overwrite=True, axis=1)
     complement, rows = _projector(n, lo, hi, x3.dtype, "cpu")
     coef = torch.matmul(rows, x3)
@@ -574,7 +582,8 @@ def _gain_cpu(x3: Tensor, op: Tensor, path: str) -> Tensor:
     ``op`` is the gain ``g`` ``(n,)`` for ``"fft+fft"``, the matrix ``C^T diag(g) C`` for ``"matmul"``."""
     if path == "fft+fft":
         coef = _dct_in_copy(x3)
-        coef.mul_(op[:, None])
+        c = coef.numpy()
+        np.multiply(c, op.numpy()[:, None], out=c)  # NumPy, not torch: see _band_cpu
         return _pocket(coef, inverse=True, overwrite=True, axis=1)
     return torch.matmul(op, x3, out=_empty_cpu(x3.shape, x3.dtype))
 
