@@ -15,6 +15,7 @@ from prismlib.probing import (
     SpectralGate,
     States,
     Unit,
+    cached_layer_states,
     cached_states,
     combine_runs,
     compare_accuracy,
@@ -89,6 +90,12 @@ def test_states_cache_is_reused_and_keyed(tiny_encoder, tmp_path, monkeypatch):
     cached_states(tiny_encoder, wins, -1, **{**kwargs, "positions": 5})
     cached_states(tiny_encoder, wins, -1, **{**kwargs, "specials": "outside"})
     assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 3
+    last = tiny_encoder.num_layers  # the last layer by number (notebook 02) is the file of -1 (notebook 09)
+    by_number = cached_layer_states(tiny_encoder, wins, (last, -1), **kwargs)
+    assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 3
+    assert by_number[last] is by_number[-1] and torch.equal(by_number[last].hidden[0], first.hidden[0])
+    with pytest.raises(ValueError, match=r"out of range: .* hidden states 0\.\.%d" % last):
+        cached_layer_states(tiny_encoder, wins, (last + 1,), **kwargs)
 
 
 def test_states_reject_inconsistent_rows():

@@ -255,20 +255,27 @@ def cached_layer_states(
     """:func:`encode_layer_states` with an on-disk cache (float16), one file per layer:
     ``<cache>/<model>/<task>/<split>/layer<L>-<profile>-<digest>.pt`` under
     ``.cache/states`` by default, the digest covering the windows' ids, labels and units,
-    the position sample, the specials and :data:`STATES_VERSION`. Layers found are
-    loaded; the others come from one encoder pass."""
+    the position sample, the specials and :data:`STATES_VERSION`. ``L`` is the layer's
+    non-negative index (``-1`` and ``encoder.num_layers`` are one file: notebook 02 asks
+    for the last layer by number, 09 by ``-1``). Layers found are loaded; the others come
+    from one encoder pass."""
+    count = encoder.num_layers + 1  # hidden states: the embeddings and each layer's output
+    bad = [layer for layer in layers if not -count <= layer < count]
+    if bad:
+        raise ValueError(f"layers {bad} out of range: {encoder.name} has hidden states 0..{count - 1} (-1 the last)")
+    index = {layer: layer % count for layer in layers}
     root = (cache or cache_dir() / "states") / encoder.name.replace("/", "--") / task / split
     digest = features_digest(windows, positions, seed, (STATES_VERSION,), specials)
-    paths = {layer: root / f"layer{layer}-{profile}-{digest}.pt" for layer in layers}
-    found = {layer: States.from_dict(torch.load(p, weights_only=True)) for layer, p in paths.items() if p.exists()}
-    missing = [layer for layer in layers if layer not in found]
+    paths = {i: root / f"layer{i}-{profile}-{digest}.pt" for i in dict.fromkeys(index.values())}
+    found = {i: States.from_dict(torch.load(p, weights_only=True)) for i, p in paths.items() if p.exists()}
+    missing = [i for i in paths if i not in found]
     if missing:
         fresh = encode_layer_states(encoder, windows, missing, positions, seed, batch_size, specials=specials,
                                     desc=f"{task}/{split}")  # fmt: skip
-        for layer, states in fresh.items():
-            save_atomic(paths[layer], **states.to_dict())
+        for i, states in fresh.items():
+            save_atomic(paths[i], **states.to_dict())
         found.update(fresh)
-    return {layer: found[layer] for layer in layers}
+    return {layer: found[index[layer]] for layer in layers}
 
 
 def cached_states(encoder: Encoder, windows, layer: int = -1, **kwargs) -> States:
