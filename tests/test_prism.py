@@ -188,4 +188,10 @@ def test_prism_layer_refuses_nan_instead_of_spreading_it():
     h[1, 3, 7] = float("nan")
     with pytest.raises(ValueError, match=r"NaN or infinite values \(first at batch 1, position 3, unit 7\)"):
         layer(h)
+    h[1, 3, 7] = float("-inf")
+    with pytest.raises(ValueError, match=r"NaN or infinite values \(first at batch 1, position 3, unit 7\)"):
+        layer(h.half())
     assert torch.isfinite(layer(torch.randn(2, 16, 10))).all()
+    huge = torch.full((2, 16, 10), 3e38)  # finite entries whose sum overflows: not refused
+    layer(huge)
+    layer(torch.full((2, 16, 10), 6e4, dtype=torch.float16))

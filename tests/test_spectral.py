@@ -436,7 +436,7 @@ def test_switch_points_exist_and_the_model_follows_the_thinner_side():
     assert spectral.band_path(1000, 1000 - width, 1000, width) == "matmul"  # the complement's rows
     assert spectral.band_path(1000, 999 - width, 1000, width) == "fft+fft"
     assert spectral.band_path(1000, 0, 1000, width) == "identity"
-    assert spectral.smooth_path(2 * width, width) == "matmul" and spectral.smooth_path(2 * width + 1, width) == "fft+fft"
+    assert spectral.smooth_path(width, width) == "matmul" and spectral.smooth_path(width + 1, width) == "fft+fft"
 
 
 @pytest.mark.parametrize("width", [1, 10**9], ids=["fft", "matmul"])
@@ -474,3 +474,74 @@ def test_an_empty_batch_or_hidden_axis_filters_to_an_empty_tensor():
             y = fn(x)
             assert y.shape == shape
             y.sum().backward()
+
+
+# ------------------------------------------------------------------ sectors (the prism layer's filter)
+
+
+@pytest.mark.parametrize("width", [1, 10**9], ids=["fft", "matmul"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_sector_band_pass_band_passes_each_sector_on_every_path_with_gradients(width, dtype, monkeypatch):
+    from prismlib.prism import sector_slices
+
+    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)
+    n, h = 70, 11
+    gen = torch.Generator().manual_seed(5)
+    x, g = (torch.randn(2, 3, n, h, generator=gen).to(dtype) for _ in range(2))  # two batch axes
+    bands, slices = allocate_bands(n), sector_slices(h)
+
+    def want(v):
+        parts = [reference_band_pass(v.double().numpy()[..., sl], b, axis=2) for b, sl in zip(bands, slices)]
+        return torch.from_numpy(np.concatenate(parts, axis=-1)).float()
+
+    leaf = x.clone().requires_grad_(True)
+    got = spectral.sector_band_pass(leaf, bands, slices)
+    assert got.dtype == dtype and got.shape == x.shape
+    half = dtype in (torch.float16, torch.bfloat16)
+    close = assert_close_to_float32 if half else lambda a, b, _: torch.testing.assert_close(a.float(), b, atol=1e-5, rtol=0)
+    close(got, want(x), x)
+    got.backward(g)  # block-diagonal of symmetric projections: the gradient is the filtered gradient
+    close(leaf.grad, want(g), g)
+
+
+def test_sector_band_pass_off_the_pocketfft_path_and_twice_differentiable(monkeypatch):
+    from prismlib.prism import sector_slices
+    from prismlib.spectral import filters
+
+    x = torch.randn(2, 24, 7, dtype=torch.float64, requires_grad=True)
+    bands, slices = allocate_bands(24), sector_slices(7)
+    fast = spectral.sector_band_pass(x, bands, slices)
+    assert torch.autograd.gradcheck(lambda v: spectral.sector_band_pass(v, bands, slices), (x,), fast_mode=True)
+    assert torch.autograd.gradgradcheck(lambda v: spectral.sector_band_pass(v, bands, slices), (x,), fast_mode=True)
+    monkeypatch.setattr(filters, "POCKETFFT", False)  # the path of GPUs: one band_pass per sector, concatenated
+    torch.testing.assert_close(spectral.sector_band_pass(x, bands, slices), fast, atol=1e-12, rtol=0)
+
+
+def test_sector_band_pass_errors_name_the_fix():
+    from prismlib.prism import sector_slices
+
+    x, bands = torch.randn(1, 16, 10), allocate_bands(16)
+    with pytest.raises(ValueError, match="5 bands for 4 sectors"):
+        spectral.sector_band_pass(x, bands, sector_slices(10, 4))
+    with pytest.raises(ValueError, match=r"do not cover the 10 units in order; .*sector_slices\(10, k\)"):
+        spectral.sector_band_pass(x, bands, [slice(0, 2), slice(3, 5), slice(5, 7), slice(7, 9), slice(9, 10)])
+    with pytest.raises(ValueError, match="do not cover the 10 units"):
+        spectral.sector_band_pass(x, bands, sector_slices(9))
+    with pytest.raises(ValueError):
+        spectral.sector_band_pass(x[:, :8], bands, sector_slices(10))  # bands of 16 tokens on 8
+    with pytest.raises(ValueError, match="length, hidden"):
+        spectral.sector_band_pass(x[0, 0], bands, sector_slices(10))
+
+
+def test_all_finite_reads_the_sum_and_looks_closer_only_when_it_overflows():
+    x = torch.randn(3, 20, 4)
+    assert spectral.all_finite(x) and spectral.all_finite(x[:0])
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        y = x.clone()
+        y[2, 19, 3] = bad
+        assert not spectral.all_finite(y) and not spectral.all_finite(y.half())
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            band_pass(y, allocate_bands(20)[1])
+    huge = torch.full((3, 20, 4), 3e38)  # finite, but the float32 sum overflows
+    assert spectral.all_finite(huge) and spectral.all_finite(torch.full((2, 4), 6e4, dtype=torch.float16))
+    band_pass(huge, allocate_bands(20)[1])

@@ -27,7 +27,15 @@ from functools import lru_cache
 import torch
 from torch import Tensor, nn
 
-from prismlib.spectral.filters import BAND_NAMES, Band, allocate_bands, band_pass, bands_for_lengths
+from prismlib.spectral.filters import (
+    BAND_NAMES,
+    Band,
+    all_finite,
+    allocate_bands,
+    band_pass,
+    bands_for_lengths,
+    sector_band_pass,
+)
 
 __all__ = ["PrismHandle", "PrismLayer", "attach_prism", "encoder_layers", "sector_sizes", "sector_slices"]
 
@@ -116,7 +124,7 @@ class PrismLayer(nn.Module):
             raise ValueError(f"expected (batch, length, {self.hidden_size}) hidden states, got {tuple(h.shape)}")
         n = h.shape[1]
         lengths = None if attention_mask is None else _lengths_from_mask(attention_mask, n)
-        if not bool(torch.isfinite(h).all()):
+        if not all_finite(h):
             bad = (~torch.isfinite(h)).nonzero()[0].tolist()
             raise ValueError(
                 f"hidden states contain NaN or infinite values (first at batch {bad[0]}, position {bad[1]}, unit "
@@ -132,12 +140,10 @@ class PrismLayer(nn.Module):
         return self._filter(h, n, lengths)
 
     def _filter_full(self, x: Tensor) -> Tensor:
-        """Filter rows that are all of real length ``x.shape[1]``: five thin products."""
+        """Filter rows that are all of real length ``x.shape[1]``: one thin product there and
+        back per sector (:func:`~prismlib.spectral.sector_band_pass`)."""
         bands = _bands(x.shape[1], len(self.bands), self.base)
-        return torch.cat(
-            [band_pass(x[..., sl], bands[name], dim=-2, check_finite=False) for name, sl in zip(self.bands, self.slices)],
-            dim=-1,
-        )
+        return sector_band_pass(x, [bands[name] for name in self.bands], self.slices, check_finite=False)
 
     def _filter(self, h: Tensor, n: int, lengths: list[int] | None) -> Tensor:
         if lengths is None:

@@ -3,7 +3,8 @@ Haar filters across tokens, and the band energy of any Hugging Face model.
 
 ============== ==================================================================
 filters        DCT-II and its inverse, the bands and their allocation (App. A),
-               ``band_pass`` / ``low_pass`` / ``high_pass`` and the smooth bands
+               ``band_pass`` / ``low_pass`` / ``high_pass``, ``sector_band_pass`` (the
+               prism layer's filter) and the smooth bands
 wavelets       the Haar multiresolution across tokens, grouped like the bands
 energy         ``spectral_profile``: energy share per band per hidden unit
 ============== ==================================================================
@@ -16,10 +17,11 @@ from prismlib.lazy import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "filters": (
-        "BAND_NAMES", "FFT_THRESHOLD", "Norm", "POCKETFFT", "check_tensor", "check_band_arg", "check_length", "norm_dim",
+        "BAND_NAMES", "FFT_THRESHOLD", "Norm", "POCKETFFT", "all_finite", "check_tensor", "check_band_arg", "check_length", "norm_dim",
         "dct_matrix", "dct", "idct", "Band", "allocation_table", "allocate_bands",
         "bands_for_lengths", "paper_period", "true_period", "FFT_WIDTH", "fft_width", "fft_flops",
-        "split_plan", "band_path", "smooth_path", "int_lengths", "as_lengths", "band_decomposition", "band_pass", "low_pass", "high_pass",
+        "split_plan", "band_path", "smooth_path", "int_lengths", "as_lengths", "band_decomposition", "band_pass",
+        "sector_band_pass", "low_pass", "high_pass",
         "SmoothShape", "SMOOTH_WIDTH", "SMOOTH_SHAPES", "smooth_step", "smooth_gain",
         "smooth_band_pass", "frequency_response",
     ),
