@@ -527,6 +527,8 @@ def test_sector_band_pass_errors_name_the_fix():
         spectral.sector_band_pass(x, bands, [slice(0, 2), slice(3, 5), slice(5, 7), slice(7, 9), slice(9, 10)])
     with pytest.raises(ValueError, match="do not cover the 10 units"):
         spectral.sector_band_pass(x, bands, sector_slices(9))
+    with pytest.raises(ValueError, match="do not cover the 10 units"):
+        spectral.sector_band_pass(x, [], [])
     with pytest.raises(ValueError):
         spectral.sector_band_pass(x[:, :8], bands, sector_slices(10))  # bands of 16 tokens on 8
     with pytest.raises(ValueError, match="length, hidden"):

@@ -17,7 +17,8 @@ from prismlib.lazy import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "filters": (
-        "BAND_NAMES", "FFT_THRESHOLD", "Norm", "POCKETFFT", "all_finite", "check_tensor", "check_band_arg", "check_length", "norm_dim",
+        "BAND_NAMES", "FFT_THRESHOLD", "Norm", "POCKETFFT", "all_finite", "check_tensor", "check_band_arg", "check_length",
+        "norm_dim",
         "dct_matrix", "dct", "idct", "Band", "allocation_table", "allocate_bands",
         "bands_for_lengths", "paper_period", "true_period", "FFT_WIDTH", "fft_width", "fft_flops",
         "split_plan", "band_path", "smooth_path", "int_lengths", "as_lengths", "band_decomposition", "band_pass",

@@ -567,7 +567,7 @@ def _cpu_filter(x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
     return _CpuFilter.apply(x, fn)
 
 
-def _dct_in_copy(x3: Tensor) -> Tensor:
+def _dct_fresh(x3: Tensor) -> Tensor:
     """The orthonormal DCT along axis 1 of ``x3`` in a fresh C-contiguous buffer: pocketfft
     writes it out of place into NumPy's memory (huge pages for large arrays), so the input
     is read once and no copy of it is made first."""
@@ -582,7 +582,7 @@ def _band_cpu(x3: Tensor, lo: int, hi: int, path: str) -> Tensor:
     cores), the matrix products written by ``out=``."""
     b, n, h = x3.shape
     if path == "fft+fft":
-        coef = _dct_in_copy(x3)
+        coef = _dct_fresh(x3)
         c = coef.numpy()
         c[:, :lo] = 0
         c[:, hi:] = 0
@@ -623,7 +623,7 @@ def _gain_cpu(x3: Tensor, op: Tensor, path: str) -> Tensor:
     """``C^T diag(g) C`` along axis 1 of ``x3`` ``(b, n, h)`` by ``path`` (:func:`smooth_path`):
     ``op`` is the gain ``g`` ``(n,)`` for ``"fft+fft"``, the matrix ``C^T diag(g) C`` for ``"matmul"``."""
     if path == "fft+fft":
-        coef = _dct_in_copy(x3)
+        coef = _dct_fresh(x3)
         c = coef.numpy()
         np.multiply(c, op.numpy()[:, None], out=c)  # NumPy, not torch: see _band_cpu
         return _pocket(coef, inverse=True, overwrite=True, axis=1)
@@ -1053,8 +1053,10 @@ def sector_band_pass(
     if len(bands) != len(slices):
         raise ValueError(f"got {len(bands)} bands for {len(slices)} sectors: give one band per sector")
     starts = [0] + [sl.stop for sl in slices[:-1]]
-    if any(sl.step not in (None, 1) or sl.start != a or sl.stop <= sl.start for sl, a in zip(slices, starts)) or (
-        slices and slices[-1].stop != h
+    if (
+        not slices
+        or slices[-1].stop != h
+        or any(sl.step not in (None, 1) or sl.start != a or sl.stop <= sl.start for sl, a in zip(slices, starts))
     ):
         raise ValueError(
             f"sectors {slices} do not cover the {h} units in order; build them with prismlib.prism.sector_slices({h}, k)"
