@@ -71,7 +71,8 @@ def test_one_encoder_pass_per_window_serves_every_layer_placement_and_notebook(t
     monkeypatch.setattr(st, "encode_layer_states", lambda *a, **k: calls.append(tuple(a[2])) or real(*a, **k))
     layers = {-1: CONDITIONS + ("LOW|outside",), 1: ("ORIG", "LOW")}
     feats = st.encode_splits(tiny_encoder, wins, layers, **kwargs)
-    assert calls == [(-1, 1), (-1, 1)]  # one pass per split, both layers
+    last = tiny_encoder.num_layers  # the cache keys -1 by its index
+    assert calls == [(last, 1), (last, 1)]  # one pass per split, both layers
     # the features equal the direct (uncached, float32) filtering up to the float16 rounding of the states
     direct = encode_windows(tiny_encoder, wins["train"], layers, positions=4, seed=0)
     for layer, conds in layers.items():
@@ -82,8 +83,10 @@ def test_one_encoder_pass_per_window_serves_every_layer_placement_and_notebook(t
     # the learned gate's states (notebook 09) and another condition set read the same cache
     again = st.encode_splits(tiny_encoder, wins, {-1: ("MID",)}, **kwargs)
     gate_states = st.cached_states(tiny_encoder, wins["train"], -1, split="train", **kwargs)
+    by_number = st.encode_splits(tiny_encoder, wins, {last: ("MID",)}, **kwargs)  # notebook 02 names the last layer
     assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 4
     assert torch.equal(again[-1]["train"].x["MID"], feats[-1]["train"].x["MID"])
+    assert torch.equal(by_number[last]["train"].x["MID"], feats[-1]["train"].x["MID"])
     assert torch.equal(gate_states.features(("MID",)).x["MID"], feats[-1]["train"].x["MID"])
     # other positions -> another key
     st.encode_splits(tiny_encoder, wins, {-1: ("ORIG",)}, **{**kwargs, "positions": 5})
