@@ -17,7 +17,10 @@ Tables (--tables, comma-separated, default five,single):
             copy's (2 x): the memory-bandwidth roofline, meant for float16/bfloat16 on GPUs;
   crossover the CPU's matrix path of a band [0, w) at several thin widths w against the
             FFT path, and the w where a line through the matrix times meets the FFT's:
-            the measurement behind FFT_WIDTH (prismlib.spectral), which it prints beside.
+            the measurement behind FFT_WIDTH (prismlib.spectral), which it prints beside;
+  sectors   the prism layer's filter (sector_band_pass of five sectors of the hidden
+            units) and smooth_band_pass of each band against scipy's DCT -> mask or
+            gain -> IDCT (CPU, forward), every ratio under 1 listed.
 
 Each time is one full decomposition of a (batch, N, hidden) input into the five bands
 of allocate_bands(N): prismlib's band_decomposition (one forward transform shared by
@@ -59,6 +62,7 @@ from prismlib.runs import (
     band_timings,
     benchmark_device,
     crossover_timings,
+    sector_timings,
     describe_device,
     filter_timings,
     roofline_timings,
@@ -161,7 +165,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (no CUDA device: the CPU, said so)")
     parser.add_argument("--dtypes", default="float32", help="comma-separated: float32,float16,bfloat16,float64")
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, from " + ",".join(BACKENDS))
-    parser.add_argument("--tables", default="five,single", help="comma-separated: five, single, roofline, crossover")
+    parser.add_argument("--tables", default="five,single", help="comma-separated: five, single, roofline, crossover, sectors")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--lengths", default=None, help="comma-separated sweep lengths (default by --quick)")
@@ -183,9 +187,11 @@ def main() -> None:
     print(describe_device(device))
     print(f"before: {load()}")
     tables = set(args.tables.split(","))
-    unknown = tables - {"five", "single", "roofline", "crossover"}
+    unknown = tables - {"five", "single", "roofline", "crossover", "sectors"}
     if unknown:
-        parser.error(f"unknown tables {sorted(unknown)}: choose from five, single, roofline, crossover")
+        parser.error(f"unknown tables {sorted(unknown)}: choose from five, single, roofline, crossover, sectors")
+    if tables & {"crossover", "sectors"} and device.type != "cpu":
+        parser.error("the crossover and sectors tables measure the CPU's paths: run them with --device cpu")
     short, long = [n for n in sweep if n <= LONG], [n for n in sweep if n > LONG]
     long_rounds = max(3, rounds // 2)
     counts = f"{rounds} rounds" + (f", {long_rounds} above N = {LONG}" if long else "")
@@ -214,8 +220,6 @@ def main() -> None:
             print(f"\n== roofline: five-band decomposition {shape} {name} on {device.type} against a copy, {rounds} rounds ==")
             print(roof.to_string(index=False, float_format=fmt))
     if "crossover" in tables:
-        if device.type != "cpu":
-            parser.error("the crossover table measures the CPU's paths: run it with --device cpu")
         cross = crossover_timings(sweep, args.batch, args.hidden, rounds)
         print(f"\n== crossover: matrix path vs FFT path, {shape} float32 forward on cpu, {rounds} rounds ==")
         print(cross.to_string(index=False, float_format=fmt))
@@ -223,6 +227,11 @@ def main() -> None:
         if len(finite):
             print(f"break-even thin width: median {finite.median():.0f} rows (from {finite.min():.0f} to "
                   f"{finite.max():.0f}); FFT_WIDTH['cpu'] is {fft_width(device)}")
+    if "sectors" in tables:
+        sect = sector_timings(sweep, args.batch, args.hidden, rounds).set_index(["n", "filter"])
+        print(f"\n== sectors and smooth bands: {shape} float32 forward on cpu against scipy, {rounds} rounds ==")
+        print(sect.to_string(float_format=fmt))
+        print("\n".join(under_one(sect)) or "every ratio is above 1")
     print(f"\nafter: {load()}")
 
 

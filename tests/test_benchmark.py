@@ -174,3 +174,24 @@ def test_crossover_times_both_paths_meets_them_on_a_line_and_restores_fft_width(
     assert row["s per row"] == pytest.approx(1 / 12)  # (3 - 2) / (16 - 4)
     assert row["crossover"] == pytest.approx(-8.0)  # the line 2 + (w - 4) / 12 meets 1 s at w = -8
     assert timing.crossover_timings([16], batch=1, hidden=2, repeats=1).iloc[0]["crossover"] == float("inf")
+
+
+def test_sector_timings_compare_the_prism_filter_and_smooth_bands_with_scipy():
+    import numpy as np
+
+    from prismlib.prism import sector_slices
+    from prismlib.runs import scipy_gain_filter, sector_timings
+    from prismlib.spectral import allocate_bands, sector_band_pass, smooth_band_pass, smooth_gain
+
+    df = sector_timings([40], batch=1, hidden=10, repeats=1)
+    assert df["filter"].tolist() == ["sectors"] + [f"smooth {b.name}" for b in allocate_bands(40)]
+    assert df["path"].iloc[0].count("/") == 4 and set(df["path"].iloc[1:]) == {"matmul"}
+    assert np.allclose(df["scipy/prismlib"], df["scipy s"] / df["prismlib s"])
+    x = torch.randn(2, 40, 10, dtype=torch.float64)  # the scipy references compute the same filters
+    bands, slices = allocate_bands(40), sector_slices(10)
+    mask = np.zeros((40, 10))
+    for b, sl in zip(bands, slices):
+        mask[b.lo : b.hi, sl] = 1
+    np.testing.assert_allclose(scipy_gain_filter(x.numpy(), mask), sector_band_pass(x, bands, slices).numpy(), atol=1e-12)
+    gain = smooth_gain(40, bands[2]).double().numpy()[:, None]
+    np.testing.assert_allclose(scipy_gain_filter(x.numpy(), gain), smooth_band_pass(x, bands[2]).numpy(), atol=1e-12)

@@ -547,3 +547,22 @@ def test_all_finite_reads_the_sum_and_looks_closer_only_when_it_overflows():
     huge = torch.full((3, 20, 4), 3e38)  # finite, but the float32 sum overflows
     assert spectral.all_finite(huge) and spectral.all_finite(torch.full((2, 4), 6e4, dtype=torch.float16))
     band_pass(huge, allocate_bands(20)[1])
+
+
+@pytest.mark.parametrize("order", ["adjacent", "apart"])
+def test_sector_band_pass_mixes_paths_and_shares_one_fft_between_adjacent_sectors(order, monkeypatch):
+    from prismlib.spectral import filters
+
+    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", 8)
+    n, h = 60, 9
+    wide, thin = Band("w", 5, 40), Band("t", 0, 3)  # thin sides 25 (FFT path) and 3 (matrix path)
+    bands = [thin, wide, wide] if order == "adjacent" else [wide, thin, wide]
+    slices = [slice(0, 3), slice(3, 6), slice(6, 9)]
+    calls = []
+    real = filters._dct_fresh
+    monkeypatch.setattr(filters, "_dct_fresh", lambda v: calls.append(v.shape[-1]) or real(v))
+    x = torch.randn(2, n, h, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    got = spectral.sector_band_pass(x, bands, slices)
+    want = np.concatenate([reference_band_pass(x.numpy()[..., sl], b, axis=1) for b, sl in zip(bands, slices)], axis=-1)
+    torch.testing.assert_close(got, torch.from_numpy(want), atol=1e-12, rtol=0)
+    assert calls == ([6] if order == "adjacent" else [3, 3])  # one DCT for both FFT sectors, or one each

@@ -62,7 +62,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "describe_device", "best_time", "interleaved_times", "SPREAD_WARNING", "spread", "BACKENDS",
         "REFERENCE_WIDTH", "filter_timings",
         "scipy_band_pass", "torch_dct_band_pass", "band_flops", "band_timings", "roofline_timings",
-        "CROSSOVER_WIDTHS", "crossover_timings",
+        "CROSSOVER_WIDTHS", "crossover_timings", "scipy_gain_filter", "sector_timings",
     ),
 }
 

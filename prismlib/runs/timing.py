@@ -465,3 +465,61 @@ def crossover_timings(
         rows.append(row)
         del fns, times
     return pd.DataFrame(rows)
+
+
+def scipy_gain_filter(x: np.ndarray, gain: np.ndarray, workers: int | None = None) -> np.ndarray:
+    """``idct(gain * dct(x))`` along axis -2 by ``scipy.fft``, ``gain`` of shape ``(n, h)`` or
+    ``(n, 1)``: a smooth band (one gain per index) or the prism layer (a 0/1 mask per sector)."""
+    f = scipy.fft.dct(x, norm="ortho", axis=-2, workers=workers)
+    f *= gain
+    return scipy.fft.idct(f, norm="ortho", axis=-2, workers=workers, overwrite_x=True)
+
+
+def sector_timings(
+    lengths: list[int] | tuple[int, ...], batch: int = 8, hidden: int = 768, repeats: int = 5, seed: int = 0
+) -> pd.DataFrame:
+    """The prism layer's filter and each smooth band against scipy on the CPU, forward, float32.
+
+    Per length, in turns (:func:`interleaved_times`): :func:`~prismlib.spectral.sector_band_pass`
+    of the five sectors of ``hidden`` units (:func:`prismlib.prism.sector_slices`, bands of
+    ``allocate_bands(n)``) against scipy's DCT -> one mask per sector -> IDCT, and
+    :func:`~prismlib.spectral.smooth_band_pass` of each band against scipy's DCT -> gain -> IDCT
+    (:func:`scipy_gain_filter`).
+
+    Returns:
+        One row per (n, filter): ``n``, ``filter`` (``sectors`` or ``smooth <band>``), ``path``
+        (``matmul``/``fft+fft`` for a smooth band, the sectors' paths joined by ``/``),
+        ``prismlib s``, ``scipy s``, ``scipy/prismlib`` and ``spread`` (the larger of the two).
+    """
+    from prismlib.prism import sector_slices
+    from prismlib.spectral.filters import band_path, sector_band_pass, smooth_band_pass, smooth_gain, smooth_path
+
+    gen = torch.Generator().manual_seed(seed)
+    workers = torch.get_num_threads()
+    slices = sector_slices(hidden)
+    rows = []
+    for n in lengths:
+        x = torch.randn(batch, n, hidden, generator=gen)
+        xn = x.numpy()
+        bands = allocate_bands(n)
+        mask = np.zeros((n, hidden), dtype=np.float32)
+        for band, sl in zip(bands, slices):
+            mask[band.lo : band.hi, sl] = 1
+        fns: dict[tuple[str, str], Callable[[], object]] = {
+            ("sectors", "prismlib"): lambda: sector_band_pass(x, bands, slices, check_finite=False),
+            ("sectors", "scipy"): lambda: scipy_gain_filter(xn, mask, workers),
+        }
+        paths = {"sectors": "/".join(band_path(n, b.lo, b.hi, fft_width("cpu")) for b in bands)}
+        for band in bands:
+            gain = smooth_gain(n, band).numpy().astype(np.float32)[:, None]
+            name = f"smooth {band.name}"
+            fns[(name, "prismlib")] = lambda band=band: smooth_band_pass(x, band, check_finite=False)
+            fns[(name, "scipy")] = lambda gain=gain: scipy_gain_filter(xn, gain, workers)
+            paths[name] = smooth_path(n, fft_width("cpu"))
+        times = interleaved_times(fns, repeats)
+        for name, path in paths.items():
+            mine, ref = times[(name, "prismlib")], times[(name, "scipy")]
+            rows.append((n, name, path, min(mine), min(ref), min(ref) / min(mine), max(spread(mine), spread(ref))))
+        del fns, times
+    cols = ["n", "filter", "path", "prismlib s", "scipy s", "scipy/prismlib", "spread"]
+    return pd.DataFrame(rows, columns=cols)

@@ -598,13 +598,28 @@ def _band_cpu(x3: Tensor, lo: int, hi: int, path: str) -> Tensor:
 def _sectors_cpu(x3: Tensor, spans: tuple[tuple[int, int], ...], slices: tuple[slice, ...]) -> Tensor:
     """Band ``spans[j]`` of the units ``slices[j]`` along axis 1 of ``x3`` ``(b, n, h)``, all
     written into one fresh buffer (no concatenation): each sector by :func:`band_path`'s path,
-    the matrix products reading the sector in place (a strided view) and writing by ``out=``."""
+    the matrix products reading the sector in place (a strided view) and writing by ``out=``;
+    adjacent sectors on the FFT path share one DCT, their masks and one inverse DCT (as
+    scipy does for all the units)."""
     b, n, h = x3.shape
     out = _empty_cpu((b, n, h), x3.dtype)
     width = fft_width("cpu")
-    for (lo, hi), sl in zip(spans, slices):
+    paths = [band_path(n, lo, hi, width) for lo, hi in spans]
+    fft = [j for j, path in enumerate(paths) if path == "fft+fft"]
+    if fft and fft == list(range(fft[0], fft[-1] + 1)):  # adjacent sectors: one DCT pair for all of them
+        cols = slice(slices[fft[0]].start, slices[fft[-1]].stop)
+        coef = _dct_fresh(x3[..., cols])
+        c = coef.numpy()
+        for j in fft:
+            local = slice(slices[j].start - cols.start, slices[j].stop - cols.start)
+            c[:, : spans[j][0], local] = 0
+            c[:, spans[j][1] :, local] = 0
+        out[..., cols].copy_(_pocket(coef, inverse=True, overwrite=True, axis=1))
+        paths = [("done" if j in fft else path) for j, path in enumerate(paths)]
+    for (lo, hi), sl, path in zip(spans, slices, paths):
         xs, target = x3[..., sl], out[..., sl]
-        path = band_path(n, lo, hi, width)
+        if path == "done":
+            continue
         if path == "identity":
             target.copy_(xs)
         elif path == "fft+fft":
