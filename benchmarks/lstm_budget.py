@@ -3,6 +3,8 @@
     python benchmarks/lstm_budget.py batch                 # tokens/s of the cpu model vs batch size, one thread
     python benchmarks/lstm_budget.py batch --quality 560000  # + validation ppl after the same tokens at each batch
     python benchmarks/lstm_budget.py freeze --steps 500    # layer-wise T=70 and layer-2 X=70 under each convention
+    python benchmarks/lstm_budget.py study                 # the annealed recipe: sizes x batches, until it stops by rule
+    python benchmarks/lstm_budget.py study --table         # the table of what has finished so far
 
 ``batch`` runs the real training loop (:func:`prismlib.lstm.train_lm`, the cpu profile's
 model and regularisation, adaptive softmax) on PTB train for ``--steps`` steps of
@@ -19,14 +21,32 @@ perplexity, the test difference from the baseline with its paired-bootstrap inte
 100-token chunks, and the mean input gate at zero pre-activation of the fixed layers.
 These are small-scale numbers (a fraction of a pass over PTB): they say which
 convention makes a model learn more slowly at first, not where it ends.
+
+``study`` chooses work B's cpu recipe by measurement: for each model size
+(``hidden/emb``, three layers) and batch size it trains the baseline and the slowest
+learner of the grid (fixed layer-wise T = 200) with the ``anneal`` schedule
+(:mod:`prismlib.lstm.schedule`: SGD at lr 20, the rate divided by 4 when the full
+validation perplexity, checked four times a pass, fails to improve by 0.2%; stop at the
+first failure after four decays; no decay in the first pass nor before the model beats
+the PTB bigram) until it stops by that rule or reaches ``--cap-passes``. Two
+single-thread worker processes train at once (the grid's real condition). Each run
+writes ``<out>/<run>.json`` (tokens/s of the training loop, wall seconds with
+validation and checkpoints, passes, why it stopped, best validation and test
+perplexity, the validation curve and the decays) and checkpoints every round under
+``<cache>``, so a stopped study resumes where it was. ``--table`` prints the markdown
+table of the finished runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import multiprocessing
+import os
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +107,90 @@ def freeze_sweep(steps: int, batch: int, seed: int, cache: Path, conventions: li
         print(f"{spec.label:40s} {r.val_ppl:7.1f} {r.test_ppl:7.1f} {d:>28s} {gates:>24s}", flush=True)
 
 
+STUDY_SIZES = ("128/128", "192/160", "256/200")
+"""Model sizes of the recipe study, ``hidden/emb`` (three layers; the last is ``emb`` wide, tied)."""
+STUDY_MODELS = {"baseline": RunSpec(seed=0), "layerwise T=200 (fixed)": RunSpec("layerwise", 200.0, fixed=True, seed=0)}
+"""The grid's fastest and slowest learners (the slowest: issue 31's measurement, and the
+cpu grid's learning curves, where fixed layer-wise T = 200 ends last)."""
+
+
+def study_settings(size: str, batch: int, cap_passes: int):
+    """The cpu profile's LSTM settings with the annealed recipe at ``size`` (``hidden/emb``) and ``batch``."""
+    hidden, emb = (int(x) for x in size.split("/"))
+    return dataclasses.replace(
+        get_profile("cpu").lstm, hidden=hidden, emb=emb, batch_size=batch, dropout=0.25, dropouth=0.25, dropouti=0.25,
+        optimizer="anneal", steps_per_epoch=None, checks_per_pass=4, epochs=4 * cap_passes, average_last=0,
+        curve_every=None, valid_tokens=None, test_tokens=None,
+    )  # fmt: skip
+
+
+def _run_name(size: str, batch: int, model: str) -> str:
+    return f"{size.replace('/', 'x')}-b{batch}-{model.split()[0]}{'-T200' if 'T=200' in model else ''}"
+
+
+def study_run(size: str, batch: int, model: str, cap_passes: int, out: Path, cache: Path) -> dict:
+    """Train one model of the study (resuming from ``cache``) and write ``out/<run>.json``."""
+    from prismlib.lstm import perplexity, token_nll
+    from prismlib.lstm.job import bigram_valid_ppl
+
+    torch.set_num_threads(1)
+    name = _run_name(size, batch, model)
+    corpus = _corpus()
+    s = study_settings(size, batch, cap_passes)
+    spec = STUDY_MODELS[model]
+    rank = frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
+    net = build_model(spec, len(corpus.vocab), s, rank)
+    load0, t0 = os.getloadavg()[0], time.perf_counter()
+    learn_below = bigram_valid_ppl(corpus, s)
+    hist = train_lm(net, corpus.train, corpus.valid, s, spec.seed, cache / f"{name}.pt", desc=name, progress=False, learn_below=learn_below)
+    test_ppl = perplexity(token_nll(net, corpus.test, s.eval_batch, s.bptt))
+    wall = time.perf_counter() - t0
+    row = {
+        "run": name, "size": size, "batch": batch, "model": model, "cap_passes": cap_passes,
+        "stop": hist.stop_reason, "rounds": hist.epochs, "passes": hist.tokens / len(corpus.train),
+        "tokens": hist.tokens, "train_seconds": hist.seconds, "tokens_per_s": hist.tokens / hist.seconds,
+        "wall_seconds_this_call": wall, "best_valid_ppl": min(hist.val_ppl), "test_ppl": test_ppl,
+        "bigram_valid_ppl": learn_below, "decayed_at": list(hist.anneal.decayed_at), "valid_ppl": hist.val_ppl,
+        "load_before": load0, "load_after": os.getloadavg()[0], "finished": time.strftime("%Y-%m-%d %H:%M"),
+        "torch": torch.__version__,
+    }  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f"{name}.json.tmp"
+    tmp.write_text(json.dumps(row, indent=1))
+    tmp.replace(out / f"{name}.json")
+    return row
+
+
+def study_table(out: Path) -> str:
+    """Markdown table of the finished runs under ``out``."""
+    rows = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
+    lines = [
+        "| size hidden/emb | batch | model | stop | passes | decays at pass | tokens/s | train min | best valid | test | bigram valid | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(rows, key=lambda r: (int(r["size"].split("/")[0]), r["batch"], r["model"])):
+        decays = ", ".join(f"{d / 4:.2f}" for d in r["decayed_at"]) or "-"
+        lines.append(
+            f"| {r['size']} | {r['batch']} | {r['model']} | {r['stop']} | {r['passes']:.2f} | {decays} | {r['tokens_per_s']:,.0f} "
+            f"| {r['train_seconds'] / 60:.1f} | {r['best_valid_ppl']:.1f} | {r['test_ppl']:.1f} | {r['bigram_valid_ppl']:.1f} "
+            f"| {r['load_before']:.1f} / {r['load_after']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def study(sizes: list[str], batches: list[int], models: list[str], cap_passes: int, out: Path, cache: Path, workers: int) -> None:
+    todo = [(z, b, m) for z in sizes for b in batches for m in models if not (out / f"{_run_name(z, b, m)}.json").exists()]
+    cache.mkdir(parents=True, exist_ok=True)
+    print(f"{len(todo)} runs to train, {workers} single-thread workers; results in {out}", flush=True)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(study_run, z, b, m, cap_passes, out, cache): (z, b, m) for z, b, m in todo}
+        for f in futures:
+            r = f.result()
+            print(f"{r['run']}: {r['stop']} after {r['passes']:.2f} passes, valid {r['best_valid_ppl']:.1f}, "
+                  f"test {r['test_ppl']:.1f}, {r['tokens_per_s']:,.0f} tokens/s", flush=True)  # fmt: skip
+    print(study_table(out))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
@@ -101,8 +205,22 @@ def main() -> None:
     f.add_argument("--conventions", nargs="+", choices=list(FREEZE), default=list(FREEZE))
     for p in (b, f):
         p.add_argument("--seed", type=int, default=0)
+    st = sub.add_parser("study")
+    st.add_argument("--sizes", nargs="+", default=list(STUDY_SIZES), help="hidden/emb, e.g. 128/128")
+    st.add_argument("--batches", type=int, nargs="+", default=[20, 40])
+    st.add_argument("--models", nargs="+", choices=list(STUDY_MODELS), default=list(STUDY_MODELS))
+    st.add_argument("--cap-passes", type=int, default=20)
+    st.add_argument("--out", type=Path, default=Path("results/cpu/recipe_study"))
+    st.add_argument("--cache", type=Path, default=Path(".cache/recipe_study"))
+    st.add_argument("--workers", type=int, default=2)
+    st.add_argument("--table", action="store_true", help="print the table of the finished runs and exit")
     args = parser.parse_args()
-    if args.what == "batch":
+    if args.what == "study":
+        if args.table:
+            print(study_table(args.out))
+        else:
+            study(args.sizes, args.batches, args.models, args.cap_passes, args.out, args.cache, args.workers)
+    elif args.what == "batch":
         batch_sweep(args.batches, args.steps, args.quality, args.seed)
     else:
         torch.set_num_threads(1)

@@ -53,7 +53,9 @@ class LSTMSettings:
         emb, hidden, layers: embedding size (= last layer, tied), other layers' width, depth.
         dropout, dropouth, dropouti, dropoute, wdrop: AWD-LSTM's output, between-layer,
             input, embedding and hidden-to-hidden (DropConnect) dropout rates.
-        optimizer: ``ntasgd`` (SGD -> ASGD, the slides' baseline) or ``adam``.
+        optimizer: ``ntasgd`` (SGD -> ASGD, the slides' baseline), ``anneal`` (SGD whose rate
+            falls on a validation plateau and which stops by that rule,
+            :mod:`prismlib.lstm.schedule`; the cpu recipe) or ``adam``.
         lr, clip, wdecay: learning rate, gradient-norm clip, weight decay.
         alpha, beta: AR and TAR regularisation weights.
         nonmono: NT-ASGD's non-monotone window (validation checks).
@@ -91,6 +93,14 @@ class LSTMSettings:
             less than ``converge_tolerance`` (a fraction) over the last ``converge_share`` of
             the budget.
         freeze: what the grid's fixed variants freeze (:data:`prismlib.lstm.FREEZE`).
+        checks_per_pass: with ``steps_per_epoch=None``, the "epochs" (rounds: validation,
+            checkpoint, a schedule decision) per pass over PTB train (1: one per pass).
+        decay_factor, decay_tolerance, decays, min_rounds: the ``anneal`` schedule
+            (:class:`prismlib.lstm.schedule.AnnealRule`): divide the rate by ``decay_factor``
+            when full validation fails to improve by ``decay_tolerance`` (a fraction); stop
+            at the first failure after ``decays`` decays; no decay in the first
+            ``min_rounds`` rounds nor before the model beats the PTB bigram on validation.
+            ``epochs`` is the cap in rounds.
     """
 
     emb: int
@@ -132,8 +142,31 @@ class LSTMSettings:
     converge_share: float = 0.25
     converge_tolerance: float = 0.01
     freeze: str = "input_forget"
+    checks_per_pass: int = 1
+    decay_factor: float = 4.0
+    decay_tolerance: float = 0.002
+    decays: int = 4
+    min_rounds: int = 4
 
     def __post_init__(self) -> None:
+        if self.optimizer not in ("ntasgd", "anneal", "adam"):
+            raise ValueError(f"optimizer must be 'ntasgd', 'anneal' or 'adam', got {self.optimizer!r}")
+        if self.checks_per_pass < 1:
+            raise ValueError(f"checks_per_pass must be >= 1, got {self.checks_per_pass}")
+        if self.optimizer == "anneal":
+            if not self.decay_factor > 1:
+                raise ValueError(f"decay_factor must be > 1 (the rate must fall), got {self.decay_factor}")
+            if not self.decay_tolerance > 0:
+                raise ValueError(f"decay_tolerance must be > 0, or the anneal schedule may never stop; got {self.decay_tolerance}")
+            if self.decays < 1:
+                raise ValueError(f"decays must be >= 1, or the anneal schedule never stops by its rule; got {self.decays}")
+            if self.min_rounds < 0 or self.epochs <= self.min_rounds:
+                raise ValueError(
+                    f"epochs (the cap, {self.epochs} rounds) must exceed min_rounds ({self.min_rounds}, >= 0): "
+                    "below it the anneal schedule can never decay"
+                )
+            if self.until_converged or self.average_last:
+                raise ValueError("the anneal schedule stops by its own rule: set until_converged=False and average_last=0")
         if self.until_converged and self.average_last:
             raise ValueError("until_converged stops at an epoch not known in advance: set average_last=0 (NT-ASGD's own switch)")
         if self.curve_every is not None and self.curve_every < 1:

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from prismlib.lstm.bigram import bigram_nll, fit_bigram
 from prismlib.lstm.convergence import LearningCurve, fit_power_law
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, frequency_rank
@@ -159,7 +160,10 @@ _ADDED: dict[str, tuple[str, Any]] = {
     "until_converged": ("until_converged", False),
     "converge_share": ("until_converged", False),
     "converge_tolerance": ("until_converged", False),
+    "checks_per_pass": ("checks_per_pass", 1),
 }
+_ANNEAL_ONLY = frozenset({"decay_factor", "decay_tolerance", "decays", "min_rounds"})
+"""Settings of the ``anneal`` schedule: in a key only for jobs trained with it."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,7 @@ class Job:
         s = {
             k: v for k, v in full.items()
             if k not in _NOT_TRAINING and not (k in _ADDED and full[_ADDED[k][0]] == _ADDED[k][1])
+            and not (k in _ANNEAL_ONLY and full["optimizer"] != "anneal")
         }  # fmt: skip
         return {"profile": self.profile, "spec": self.spec.description(), "settings": s}
 
@@ -201,15 +206,23 @@ class Job:
         model = build_model(self.spec, len(corpus.vocab), s, _rank(corpus)).to(device)
         init = forget_gate_biases(list(model.rnns))
         test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
+        learn_below = bigram_valid_ppl(corpus, s) if s.optimizer == "anneal" else None
         with torch_threads(s.threads):
             hist = train_lm(
                 model, corpus.train, corpus.valid, s, self.spec.seed, folder / "partial.pt", desc=self.label, progress=progress,
-                test_ids=test, on_epoch=lambda h: write_status(folder, h, s),
+                test_ids=test, on_epoch=lambda h: write_status(folder, h, s), learn_below=learn_below,
             )  # fmt: skip
             nll = token_nll(model, test, s.eval_batch, s.bptt)
         final = forget_gate_biases(list(model.rnns))
         save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
         (folder / "partial.pt").unlink(missing_ok=True)
+
+
+def bigram_valid_ppl(corpus: Any, s: LSTMSettings) -> float:
+    """The Kneser-Ney bigram of ``corpus.train`` on the validation tokens a run is checked on
+    (the ``anneal`` schedule's guard: no decay before a model beats it)."""
+    valid = corpus.valid if s.valid_tokens is None else corpus.valid[: s.valid_tokens]
+    return perplexity(bigram_nll(fit_bigram(corpus.train, len(corpus.vocab)), valid))
 
 
 STATUS = "status.json"
@@ -235,6 +248,8 @@ def write_status(folder: Path, hist: TrainHistory, s: LSTMSettings) -> None:
         "projected_tokens": projected if projected is None or math.isfinite(projected) else None,
         "cap_tokens": round(hist.tokens / max(hist.epochs, 1) * s.epochs),
     }
+    if hist.anneal is not None:
+        status |= {"decays": len(hist.anneal.decayed_at), "lr_scale": hist.anneal.scale, "stop": hist.anneal.stop}
     tmp = folder / (STATUS + ".tmp")
     tmp.write_text(json.dumps(status))
     tmp.replace(folder / STATUS)

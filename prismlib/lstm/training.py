@@ -2,9 +2,11 @@
 
 :func:`train_lm` trains in place: variable-length BPTT, activation (AR) and temporal
 activation (TAR) regularisation, gradient clipping, and NT-ASGD (SGD that switches to
-averaged SGD when the validation loss stops improving for ``nonmono`` evaluations) or
-Adam. After every epoch the validation perplexity is recorded and a checkpoint written;
-a second call with the same checkpoint resumes exactly (the RNG states are in it).
+averaged SGD when the validation loss stops improving for ``nonmono`` evaluations), the
+annealed SGD of :mod:`prismlib.lstm.schedule` (which stops by its own rule) or Adam.
+After every epoch (round) the validation perplexity is recorded and a checkpoint
+written; a second call with the same checkpoint resumes exactly (the RNG states and the
+schedule's state are in it).
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +26,7 @@ from torch import nn
 from prismlib.lstm.convergence import LearningCurve, model_gate
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, batchify, detach_state
+from prismlib.lstm.schedule import STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
 from prismlib.paths import load_checkpoint, save_atomic
 from prismlib.profiles import LSTMSettings
 from prismlib.workers import progress_bar
@@ -44,6 +48,12 @@ class TrainHistory:
         snapshots: training tokens -> per-token test NLL ``(n,)`` float32 of the model as
             evaluated then (averaged weights once NT-ASGD switched): at half the budget
             (fixed budgets) or after epochs 1, 2, 3, 4, 6, 8, 12, ... (``until_converged``).
+        anneal: the ``anneal`` schedule's state (decays, why the run stopped; ``None`` for
+            the other optimizers).
+        lr_scale: per epoch (round), the learning rate it trained at over the initial one.
+        val_snapshots: ``anneal`` only: round -> per-token validation NLL ``(n,)`` float32 of
+            the best-validation model so far, at every decay and when the run stops (the
+            effect-stability gate compares a claim's contrast between the last two).
 
     Fields added after the first cpu runs default to ``None`` at class level, so histories
     pickled before them load (they read as empty).
@@ -60,6 +70,15 @@ class TrainHistory:
     curve_ppl: list[float] | None = None
     snapshots: dict[int, np.ndarray] | None = None
     curve_source: str | None = None
+    anneal: AnnealState | None = None
+    lr_scale: list[float] | None = None
+    val_snapshots: dict[int, np.ndarray] | None = None
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why an ``anneal`` run ended (:data:`prismlib.lstm.schedule.STOP_REASONS`), ``None``
+        while it runs and for the other optimizers."""
+        return None if self.anneal is None else self.anneal.stop
 
     def learning_curve(self) -> LearningCurve | None:
         """The validation curve: the subset points if any were recorded, else the per-epoch
@@ -109,6 +128,11 @@ class _Averaged:
         self.saved = []
 
 
+def anneal_rule(s: LSTMSettings, learn_below: float | None) -> AnnealRule:
+    """The ``anneal`` schedule of ``s`` (cap: ``s.epochs`` rounds), with the bigram guard ``learn_below``."""
+    return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below)
+
+
 def train_lm(
     model: LSTMLM,
     train_ids: np.ndarray,
@@ -120,11 +144,13 @@ def train_lm(
     progress: bool = True,
     test_ids: np.ndarray | None = None,
     on_epoch: Callable[[TrainHistory], None] | None = None,
+    learn_below: float | None = None,
 ) -> TrainHistory:
     """Train ``model`` in place (AWD-LSTM recipe), keep the weights of the best validation epoch.
 
     An *epoch* is a full pass over ``train_ids`` or, if ``s.steps_per_epoch`` is set, that
-    many BPTT steps (the data cursor carries on where the last epoch stopped). After each
+    many BPTT steps (the data cursor carries on where the last epoch stopped), or
+    ``1 / s.checks_per_pass`` of a pass. After each
     epoch the validation perplexity is computed (on the averaged weights once NT-ASGD has
     switched) and a checkpoint is written; calling again with the same ``checkpoint``
     resumes. All randomness comes from ``seed`` (the global RNG is restored afterwards).
@@ -137,13 +163,15 @@ def train_lm(
     1, 2, 3, 4, 6, 8, 12, ...), for the effect-stability gate. With ``s.until_converged``
     ``s.epochs`` is a cap: training stops after the first epoch at which the model gate
     (:func:`prismlib.lstm.model_gate` with ``s.converge_share``, ``s.converge_tolerance``)
-    passes on the curve. ``on_epoch(history)`` is called after every epoch's checkpoint.
+    passes on the curve. With ``s.optimizer == "anneal"`` the schedule of
+    :func:`anneal_rule` decides after every epoch (round), on the full validation
+    perplexity, whether to divide the rate or stop; ``learn_below`` is its bigram guard
+    (the PTB bigram's validation perplexity). ``on_epoch(history)`` is called after every
+    epoch's checkpoint.
 
     Returns:
         The history; the model holds the best-validation weights on return.
     """
-    if s.optimizer not in ("ntasgd", "adam"):
-        raise ValueError(f"optimizer must be 'ntasgd' or 'adam', got {s.optimizer!r}")
     device = next(model.parameters()).device
     data = batchify(train_ids, s.batch_size).to(device)
     valid = valid_ids if s.valid_tokens is None else valid_ids[: s.valid_tokens]
@@ -152,7 +180,7 @@ def train_lm(
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
         hist, opt, cursor, state = TrainHistory(), _make_optimizer(model, s, asgd=False), 0, None
-        best: tuple[float, dict] | None = None
+        best: tuple[Any, ...] | None = None  # (val ppl, state dict[, val NLL (n,)])
         if checkpoint is not None and checkpoint.exists():
             ck = load_checkpoint(checkpoint, map_location=device)
             model.load_state_dict(ck["model"])
@@ -164,8 +192,14 @@ def train_lm(
             torch.set_rng_state(ck["torch_rng"])
             if device.type == "cuda" and ck.get("cuda_rng") is not None:
                 torch.cuda.set_rng_state(ck["cuda_rng"], device)
-        steps = s.steps_per_epoch or math.ceil((data.size(1) - 1) / s.bptt)
-        half_step = None if s.until_converged else max(1, s.epochs * steps // 2)
+        rule = anneal_rule(s, learn_below) if s.optimizer == "anneal" else None
+        if rule is not None and hist.anneal is None:
+            hist.anneal = AnnealState()
+        elif rule is not None and hist.anneal is not None and hist.anneal.stop != STOPPED_BY_RULE and hist.epochs < s.epochs:
+            hist.anneal = replace(hist.anneal, stop=None)  # a run that ended at a smaller cap goes on
+        steps = s.steps_per_epoch or math.ceil((data.size(1) - 1) / s.bptt / s.checks_per_pass)
+        carry = s.steps_per_epoch is not None or s.checks_per_pass > 1  # the cursor runs on between epochs
+        half_step = None if s.until_converged or rule is not None else max(1, s.epochs * steps // 2)
         curve_valid = valid_ids[: s.curve_tokens]
         if hist.steps == 0 and hist.epochs > 0:  # a history pickled before steps were counted
             hist.steps = hist.epochs * steps
@@ -179,18 +213,22 @@ def train_lm(
             if test_ids is not None:
                 hist.snapshots = {**(hist.snapshots or {}), hist.tokens: evaluate(test_ids).astype(np.float32)}
 
-        while hist.epochs < s.epochs and not (s.until_converged and _converged(hist, s)):
+        def stopped() -> bool:
+            return (hist.anneal is not None and hist.anneal.stop is not None) or (s.until_converged and _converged(hist, s))
+
+        while hist.epochs < s.epochs and not stopped():
+            scale = 1.0 if hist.anneal is None else hist.anneal.scale
             model.train()
             t0 = time.perf_counter()
             for _ in range(steps):
                 if cursor >= data.size(1) - 2:
                     cursor, state = 0, None
-                    if s.steps_per_epoch is None:
+                    if not carry:
                         break
                 bptt = s.bptt if rng.random() < 0.95 else s.bptt / 2
                 seq = min(max(5, int(rng.normal(bptt, 5))), s.bptt + 20, data.size(1) - 1 - cursor)
                 for group in opt.param_groups:
-                    group["lr"] = s.lr * seq / s.bptt if s.optimizer == "ntasgd" else s.lr
+                    group["lr"] = s.lr * scale * seq / s.bptt if s.optimizer != "adam" else s.lr
                 x, y = data[:, cursor : cursor + seq], data[:, cursor + 1 : cursor + 1 + seq]
                 state = None if state is None else detach_state(state)
                 out = model(x, state)
@@ -215,21 +253,29 @@ def train_lm(
                 if hist.steps == half_step:
                     snapshot()
                     model.train()
-            if s.steps_per_epoch is None:
+            if not carry:
                 cursor, state = 0, None
             hist.seconds += time.perf_counter() - t0
             with _Averaged(opt):
-                val = perplexity(token_nll(model, valid, s.eval_batch, s.bptt))
+                val_nll = token_nll(model, valid, s.eval_batch, s.bptt)
+                val = perplexity(val_nll)
                 if best is None or val < best[0]:
-                    best = (val, copy.deepcopy(model.state_dict()))
+                    best = (val, copy.deepcopy(model.state_dict()), val_nll.astype(np.float32))
             hist.val_ppl.append(val)
+            hist.lr_scale = [*(hist.lr_scale or []), scale]
             hist.epoch_tokens = [*(hist.epoch_tokens or []), hist.tokens]
             hist.epochs += 1
             if s.until_converged and _snapshot_epoch(hist.epochs):
                 snapshot()
             bar.set_postfix(val_ppl=f"{val:.1f}")
+            if rule is not None and hist.anneal is not None:
+                hist.anneal, action = anneal_check(hist.anneal, val, rule)
+                if action != "continue":  # a decay or the end: the best model so far on validation
+                    hist.val_snapshots = {**(hist.val_snapshots or {}), hist.epochs: best[2]}
+            # AWD-LSTM's trigger: the new loss against the losses before it, older than nonmono checks
             losses = [math.log(v) for v in hist.val_ppl]
-            stalled = len(losses) > s.nonmono and losses[-1] > min(losses[: -s.nonmono])
+            before = losses[:-1]
+            stalled = len(before) > s.nonmono and losses[-1] > min(before[: -s.nonmono])
             last_ones = 0 < s.average_last == s.epochs - hist.epochs  # switch for the last average_last epochs
             if s.optimizer == "ntasgd" and hist.asgd_from is None and (stalled or last_ones):
                 hist.asgd_from = hist.epochs

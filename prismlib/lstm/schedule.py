@@ -1,0 +1,108 @@
+"""The annealed learning-rate schedule of work B's cpu recipe, and its stopping rule.
+
+Plain SGD whose learning rate is divided by ``decay_factor`` whenever the full-validation
+perplexity, checked after every round (a fraction of a pass over PTB train), fails to
+improve on the best so far by ``decay_tolerance`` (a fraction). The run stops, *by its
+rule*, at the first such failure after ``decays`` decays. Two guards keep the rule from
+firing on a model that has not started learning:
+
+- no decay before ``min_rounds`` rounds;
+- no decay while the best validation perplexity is not below ``learn_below`` (the
+  Kneser-Ney bigram of PTB train, :func:`prismlib.lstm.bigram.ptb_references`): a model on
+  the unigram plateau keeps its learning rate.
+
+A run that reaches its cap before stopping by rule ends ``cap`` if it beat ``learn_below``
+and ``did not learn`` otherwise; neither is converged.
+
+:func:`anneal_check` is pure (a state and a validation perplexity in, the next state and
+what to do out), so the rule is tested on synthetic curves without training anything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+STOPPED_BY_RULE = "rule"
+STOPPED_AT_CAP = "cap"
+DID_NOT_LEARN = "did not learn"
+STOP_REASONS = (STOPPED_BY_RULE, STOPPED_AT_CAP, DID_NOT_LEARN)
+"""Why an annealed run ended; only ``rule`` is a converged run."""
+
+Action = Literal["continue", "decay", "stop"]
+
+
+@dataclass(frozen=True)
+class AnnealRule:
+    """The schedule's settings (from :class:`prismlib.profiles.LSTMSettings`, which refuses
+    a schedule that cannot stop).
+
+    Attributes:
+        factor: the learning rate is divided by this at every decay (> 1).
+        tolerance: an improvement smaller than this fraction of the best validation
+            perplexity counts as none (> 0).
+        decays: decays before the next failure stops the run (>= 1).
+        min_rounds: rounds before the first decay may happen (>= 0).
+        cap: rounds at most (> ``min_rounds``).
+        learn_below: validation perplexity a model must beat before any decay (``None``:
+            no such guard).
+    """
+
+    factor: float
+    tolerance: float
+    decays: int
+    min_rounds: int
+    cap: int
+    learn_below: float | None = None
+
+
+@dataclass(frozen=True)
+class AnnealState:
+    """Where the schedule stands after some rounds.
+
+    Attributes:
+        rounds: rounds checked so far.
+        scale: current learning rate over the initial one (``factor ** -decays_done``).
+        best: best validation perplexity so far (``inf`` before the first check).
+        decayed_at: the round (1-based) of each decay so far.
+        stop: why the run ended (one of :data:`STOP_REASONS`), ``None`` while it runs.
+    """
+
+    rounds: int = 0
+    scale: float = 1.0
+    best: float = math.inf
+    decayed_at: tuple[int, ...] = field(default_factory=tuple)
+    stop: str | None = None
+
+    @property
+    def converged(self) -> bool:
+        """Whether the run stopped by its rule (the only converged ending)."""
+        return self.stop == STOPPED_BY_RULE
+
+
+def anneal_check(state: AnnealState, val_ppl: float, rule: AnnealRule) -> tuple[AnnealState, Action]:
+    """The schedule's decision after one more round whose validation perplexity is ``val_ppl``.
+
+    Returns:
+        ``(next_state, action)``: ``decay`` (divide the rate by ``rule.factor``), ``stop``
+        (``next_state.stop`` says why) or ``continue``. A non-finite ``val_ppl`` counts as no
+        improvement.
+    """
+    if state.stop is not None:
+        raise ValueError(f"the run already stopped ({state.stop}); nothing more to check")
+    rounds = state.rounds + 1
+    improved = math.isfinite(val_ppl) and val_ppl < state.best * (1 - rule.tolerance)
+    best = min(state.best, val_ppl) if math.isfinite(val_ppl) else state.best
+    nxt = replace(state, rounds=rounds, best=best)
+    learned = rule.learn_below is None or best < rule.learn_below
+    if not improved and learned and rounds > rule.min_rounds:
+        if len(state.decayed_at) >= rule.decays:
+            return replace(nxt, stop=STOPPED_BY_RULE), "stop"
+        nxt = replace(nxt, scale=state.scale / rule.factor, decayed_at=(*state.decayed_at, rounds))
+        action: Action = "decay"
+    else:
+        action = "continue"
+    if rounds >= rule.cap:
+        return replace(nxt, stop=STOPPED_AT_CAP if learned else DID_NOT_LEARN), "stop"
+    return nxt, action

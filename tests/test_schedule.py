@@ -1,0 +1,157 @@
+"""The annealed schedule of work B's cpu recipe: synthetic validation curves with known
+decisions, the settings that cannot stop are refused, and a real run killed mid-way resumes
+with the same schedule state."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from prismlib import lstm
+from prismlib.lstm.schedule import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
+from prismlib.profiles import get_profile
+
+RULE = AnnealRule(factor=4.0, tolerance=0.002, decays=2, min_rounds=2, cap=30, learn_below=300.0)
+
+
+def _replay(curve: list[float], rule: AnnealRule = RULE) -> tuple[AnnealState, list[str]]:
+    """Feed ``curve`` to the rule until it stops; the final state and the actions taken."""
+    state, actions = AnnealState(), []
+    for v in curve:
+        state, action = anneal_check(state, v, rule)
+        actions.append(action)
+        if action == "stop":
+            break
+    return state, actions
+
+
+def test_an_annealed_curve_that_flattens_after_its_decays_stops_by_rule():
+    # falls, stalls (decay), falls a little, stalls (decay), stalls again: stop
+    curve = [600, 250, 200, 201, 190, 190.5, 186, 186.1]
+    state, actions = _replay(curve)
+    assert actions == ["continue", "continue", "continue", "decay", "continue", "decay", "continue", "stop"]
+    assert state.stop == STOPPED_BY_RULE and state.converged
+    assert state.decayed_at == (4, 6) and state.scale == pytest.approx(1 / 16)
+    assert state.best == 186
+
+
+def test_an_improvement_smaller_than_the_tolerance_counts_as_none():
+    # 0.1% better than the best is a failure at tolerance 0.2%; 0.3% better is not
+    _, actions = _replay([600, 250, 200, 199.8])
+    assert actions[-1] == "decay"
+    _, actions = _replay([600, 250, 200, 199.4])
+    assert actions[-1] == "continue"
+
+
+def test_a_still_falling_curve_never_stops_by_rule():
+    curve = list(np.geomspace(700, 150, 30))
+    state, actions = _replay(curve)
+    assert "decay" not in actions
+    assert state.stop == STOPPED_AT_CAP and not state.converged and state.rounds == 30
+
+
+def test_a_plateau_at_the_unigram_level_does_not_decay_and_learning_afterwards_is_kept():
+    # sits near the unigram's 685 (above the bigram guard 300) for 10 rounds, then learns
+    curve = [700, 690, 688, 689, 690, 688, 689, 690, 689, 688, 500, 290, 250, 240, 241, 235, 236, 234.9]
+    state, actions = _replay(curve)
+    assert actions[:11] == ["continue"] * 11
+    assert state.decayed_at[0] > 11  # the first decay only once below the bigram
+    assert state.stop == STOPPED_BY_RULE
+
+
+def test_a_plateau_that_never_leaves_the_unigram_level_did_not_learn():
+    state, actions = _replay([700, 690] + [688.0] * 28)
+    assert "decay" not in actions
+    assert state.stop == DID_NOT_LEARN and not state.converged
+
+
+def test_a_run_stopped_at_its_cap_is_not_converged_even_after_decays():
+    rule = dataclasses.replace(RULE, cap=6)
+    state, actions = _replay([600, 250, 200, 201, 190, 190.5], rule)
+    assert actions[-1] == "stop" and state.decayed_at == (4, 6)
+    assert state.stop == STOPPED_AT_CAP and not state.converged
+
+
+def test_no_decay_before_min_rounds():
+    _, actions = _replay([250, 251, 252, 253], dataclasses.replace(RULE, min_rounds=3))
+    assert actions == ["continue", "continue", "continue", "decay"]
+
+
+def test_a_non_finite_validation_counts_as_no_improvement_and_a_stopped_run_takes_no_more_checks():
+    state, actions = _replay([250, 240, 230, float("nan")])
+    assert actions[-1] == "decay" and state.best == 230
+    done, _ = _replay([600, 250, 200, 201, 190, 190.5, 186, 186.1])
+    with pytest.raises(ValueError, match="already stopped"):
+        anneal_check(done, 180.0, RULE)
+
+
+LSTM = get_profile("smoke").lstm
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"decays": 0}, "decays must be >= 1"),
+        ({"decay_tolerance": 0.0}, "decay_tolerance must be > 0"),
+        ({"decay_factor": 1.0}, "decay_factor must be > 1"),
+        ({"epochs": 4, "min_rounds": 4}, r"epochs \(the cap, 4 rounds\) must exceed min_rounds"),
+        ({"checks_per_pass": 0}, "checks_per_pass must be >= 1"),
+        ({"average_last": 1}, "stops by its own rule"),
+    ],
+)
+def test_a_schedule_that_cannot_stop_is_refused_naming_the_setting(change, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(LSTM, **{"optimizer": "anneal", "average_last": 0, "min_rounds": 1, "epochs": 5, **change})
+
+
+def test_an_unknown_optimizer_is_refused():
+    with pytest.raises(ValueError, match="optimizer must be"):
+        dataclasses.replace(LSTM, optimizer="sgd")
+
+
+VOCAB = 30
+ANNEAL = dataclasses.replace(
+    LSTM, emb=6, hidden=10, batch_size=4, bptt=8, steps_per_epoch=None, checks_per_pass=2, eval_batch=2,
+    valid_tokens=None, test_tokens=None, cutoffs=(), average_last=0, optimizer="anneal", lr=5.0, epochs=8,
+    min_rounds=1, decays=2, decay_tolerance=0.5, curve_every=None,
+)  # fmt: skip
+
+
+def _ids(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, VOCAB, n)
+
+
+def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(tmp_path):
+    torch.set_num_threads(1)
+    train, valid = _ids(800, 1), _ids(200, 2)
+    ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    hist_ref = lstm.train_lm(ref, train, valid, ANNEAL, seed=3)
+    # a 50% tolerance: every round after the first is a failure, so 2 decays then a stop
+    assert hist_ref.stop_reason == STOPPED_BY_RULE and hist_ref.anneal.decayed_at == (2, 3)
+    assert hist_ref.epochs == 4 and hist_ref.lr_scale == [1.0, 1.0, 0.25, 0.0625]
+    assert sorted(hist_ref.val_snapshots) == [2, 3, 4]
+    assert len(hist_ref.val_snapshots[4]) == len(valid)
+    best = int(np.argmin(hist_ref.val_ppl))
+    assert lstm.perplexity(lstm.token_nll(ref, valid, 2, 8)) == pytest.approx(hist_ref.val_ppl[best], rel=1e-5)
+    # two rounds per pass: the cursor runs on, so two rounds see as many tokens as one pass
+    assert hist_ref.epoch_tokens[1] == pytest.approx(len(train) - 4, rel=0.1)
+    # killed after 3 rounds (the cap stands in for the kill), resumed from the checkpoint
+    ck = tmp_path / "ck.pt"
+    part = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    lstm.train_lm(part, train, valid, dataclasses.replace(ANNEAL, epochs=3), seed=3, checkpoint=ck)
+    resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    hist = lstm.train_lm(resumed, train, valid, ANNEAL, seed=3, checkpoint=ck)
+    assert hist.val_ppl == hist_ref.val_ppl and hist.anneal == hist_ref.anneal and hist.lr_scale == hist_ref.lr_scale
+    for a, b in zip(ref.state_dict().values(), resumed.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it():
+    torch.set_num_threads(1)
+    train, valid = _ids(800, 1), _ids(200, 2)
+    model = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    hist = lstm.train_lm(model, train, valid, ANNEAL, seed=3, learn_below=1.0)  # no model beats perplexity 1
+    assert hist.stop_reason == DID_NOT_LEARN and hist.anneal.decayed_at == () and set(hist.lr_scale) == {1.0}
