@@ -1,7 +1,8 @@
 """Command line: ``python -m prismlib data {fetch,verify,list,check-urls} [NAME ...]``,
 ``python -m prismlib train [--profile P] [--executor E]``,
 ``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``,
-``python -m prismlib plan [--profile P] [--measure]`` and
+``python -m prismlib plan [--profile P] [--measure]``,
+``python -m prismlib cache {list,verify,clean}`` and
 ``python -m prismlib report [--profile P] [--out DIR]``."""
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ commands:
   reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
   plan [--profile P] [--measure]
                             estimated jobs, GPU-hours, memory and disk per notebook
+  cache list [--profile P]  what the caches hold: jobs (spec, recipe version, size, age, in use), states
+  cache verify [--move-aside]
+                            check every cached file against its digest (exit 1 if one is broken)
+  cache clean [--dry-run]   remove what no current profile uses, and the entries moved aside
   report [--profile P] [--out DIR]
                             static HTML site of the executed notebooks, claims and manifest
                             -> report/P/index.html; fails on a link that does not resolve
@@ -34,12 +39,13 @@ commands:
 def user_errors() -> tuple[type[BaseException], ...]:
     """Exceptions that are a user's to fix (a wrong name, missing data, a failed notebook):
     printed as one line without a traceback."""
+    from prismlib.artifacts import CorruptArtifact
     from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
     from prismlib.runs.notebooks import NotebookFailed
     from prismlib.runs.preflight import PreflightError
 
     return (ValueError, KeyError, FileNotFoundError, FileExistsError, PermissionError, ImportError,
-            DataNotFoundError, ChecksumError, DownloadError, PreflightError, NotebookFailed)  # fmt: skip
+            DataNotFoundError, ChecksumError, DownloadError, PreflightError, NotebookFailed, CorruptArtifact)  # fmt: skip
 
 
 def error_text(err: BaseException) -> str:
@@ -92,6 +98,10 @@ def _run(argv: list[str]) -> int:
         from prismlib.runs.notebooks import main as reproduce_main
 
         return reproduce_main(rest)
+    if command == "cache":
+        from prismlib.runs.cache import main as cache_main
+
+        return cache_main(rest)
     if command == "report":
         from prismlib.runs.report import main as report_main
 

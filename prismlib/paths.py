@@ -6,7 +6,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 OUTPUT_ENV = "PRISMLIB_OUTPUT"
 
@@ -79,50 +78,3 @@ def locked(path: Path) -> Iterator[None]:
         os.unlink(lock)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-
-
-def save_atomic(path: Path, **obj: object) -> None:
-    """``torch.save(obj)`` to ``path`` through a temporary file in the same folder, so a
-    reader (or an interrupted run) never sees half a file; creates the folder."""
-    import torch
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    tmp.replace(path)
-
-
-# Modules whose pickled classes (in ``done.pt``, ``partial.pt``, ``head.pt`` of the job cache)
-# now live in a package that re-exports them: checkpoints written before the library was
-# grouped into packages load unchanged.
-MOVED_MODULES: dict[str, str] = {
-    "prismlib.mlm": "prismlib.prism",
-    "prismlib.continued": "prismlib.prism",
-    "prismlib.staged": "prismlib.prism",
-    "prismlib.encode": "prismlib.probing",
-    "prismlib.probe": "prismlib.probing",
-    "prismlib.learned": "prismlib.probing",
-    "prismlib.jobs": "prismlib.lstm",
-    "prismlib.memory": "prismlib.lstm",
-    "prismlib.timescales": "prismlib.lstm",
-}
-
-
-def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict[str, Any]:
-    """``torch.load`` of a checkpoint written by :func:`save_atomic` (trusted: our own
-    cache, so full unpickling), mapping the classes of :data:`MOVED_MODULES` to where
-    they live now."""
-    import pickle
-    import types
-
-    import torch
-
-    class Unpickler(pickle.Unpickler):
-        def find_class(self, module: str, name: str) -> Any:
-            return super().find_class(MOVED_MODULES.get(module, module), name)
-
-    moved = types.ModuleType("moved_pickle")
-    moved.__dict__.update({k: getattr(pickle, k) for k in dir(pickle) if not k.startswith("__")})
-    moved.Unpickler = Unpickler
-    return torch.load(path, map_location=map_location, weights_only=False, pickle_module=moved)

@@ -240,3 +240,33 @@ def test_loading_the_encoder_prints_no_weight_loading_bar(capfd):
     load_encoder("minilm", "cpu")
     out, err = capfd.readouterr()
     assert "Loading weights" not in out + err and "it/s]" not in err, err[-300:]
+
+
+def test_a_states_file_from_another_encoder_or_truncated_is_moved_aside_and_encoded_again(tiny_encoder, tmp_path, capsys):
+    import shutil
+
+    from prismlib.probing import states as st
+
+    wins = windows([20, 9])
+    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path / "states")
+    torch.manual_seed(1)
+    cfg = BertConfig(vocab_size=300, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    other = Encoder(name="other-bert", tokenizer=None, model=BertModel(cfg).eval(), device=torch.device("cpu"))
+    mine = st.cached_states(other, wins, -1, **kwargs).features(("ORIG",)).x["ORIG"]
+    theirs = st.cached_states(tiny_encoder, wins, -1, **kwargs)
+    [path] = (tmp_path / "states" / "other-bert").rglob("*.pt")
+    [tiny_path] = (tmp_path / "states" / "tiny-bert").rglob("*.pt")
+    for damage in ("other encoder", "truncated"):
+        if damage == "other encoder":
+            shutil.copy(tiny_path, path)
+            shutil.copy(st_digest := tiny_path.with_name(tiny_path.name + ".sha256"), path.with_name(path.name + ".sha256"))
+            assert st_digest.exists()
+        else:
+            path.write_bytes(path.read_bytes()[:500])
+        capsys.readouterr()
+        again = st.cached_states(other, wins, -1, **kwargs).features(("ORIG",)).x["ORIG"]
+        err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("prismlib:")]  # (not the bar)
+        assert len(err) == 1 and "moved aside" in err[0], err
+        assert ("tiny-bert" in err[0]) == (damage == "other encoder")
+        assert torch.equal(again, mine) and not torch.equal(again, theirs.features(("ORIG",)).x["ORIG"])
+    assert len(list((tmp_path / "quarantine").glob("*.pt"))) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from types import SimpleNamespace
 
@@ -117,3 +118,93 @@ def test_bad_executor_and_untrained_job_are_named(tmp_path):
         jobs.run_missing([_job()], "threads", cache=tmp_path)
     with pytest.raises(FileNotFoundError, match="has not been trained"):
         lstm_job.load_run(_job(), cache=tmp_path, corpus=_corpus())
+
+
+def test_a_truncated_or_bit_flipped_done_checkpoint_is_moved_aside_and_the_job_retrains(tmp_path, capsys):
+    corpus, job = _corpus(), _job(seed=4)
+    first = _weights(jobs.run_job(job, tmp_path, "cpu", False, corpus))
+    folder = jobs.job_dir(job, tmp_path)
+    for damage in ("truncate", "flip"):
+        raw = bytearray((folder / "done.pt").read_bytes())
+        if damage == "truncate":
+            raw = raw[:1000]
+        else:
+            raw[len(raw) // 3] ^= 0x10
+        (folder / "done.pt").write_bytes(bytes(raw))
+        capsys.readouterr()
+        assert not jobs.is_done(job, tmp_path)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "done.pt" in err[0] and "moved aside" in err[0], err
+        assert not folder.exists()
+        assert jobs.run_missing([job], "inline", cache=tmp_path, data=corpus) == [job]
+        again = _weights(str(folder))
+        for name in first:
+            assert torch.equal(first[name], again[name]), name
+    assert len(list((tmp_path / "quarantine").glob("*"))) == 2  # both broken entries kept for inspection
+
+
+def test_a_spec_json_that_does_not_match_its_folder_is_moved_aside(tmp_path, capsys):
+    corpus, job = _corpus(), _job(seed=5)
+    jobs.run_job(job, tmp_path, "cpu", False, corpus)
+    folder = jobs.job_dir(job, tmp_path)
+    spec = json.loads((folder / "spec.json").read_text())
+    spec["spec"]["seed"] = 6  # another job's description in this folder
+    (folder / "spec.json").write_text(json.dumps(spec))
+    assert not jobs.is_done(job, tmp_path)
+    assert "spec.json describes job" in capsys.readouterr().err
+    assert jobs.run_missing([job], "inline", cache=tmp_path, data=corpus) == [job] and jobs.is_done(job, tmp_path)
+
+
+def test_a_corrupt_partial_checkpoint_starts_the_job_over(tmp_path, monkeypatch, capsys):
+    corpus, job = _corpus(), _job(seed=3)
+    straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
+    real_save = training.save_atomic
+
+    def save_then_die(path, **obj):
+        real_save(path, **obj)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "save_atomic", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
+    monkeypatch.setattr(training, "save_atomic", real_save)
+    partial = jobs.job_dir(job, tmp_path / "killed") / "partial.pt"
+    partial.write_bytes(partial.read_bytes()[:-10])
+    resumed = jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
+    assert "partial.pt" in capsys.readouterr().err
+    a, b = _weights(straight), _weights(resumed)
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+
+
+def test_two_processes_asking_for_the_same_job_train_it_once(tmp_path):
+    import threading
+
+    corpus, calls, barrier = _corpus(), [], threading.Barrier(2)
+
+    @dataclasses.dataclass(frozen=True)
+    class Counted(lstm_job.Job):
+        def train(self, folder, device, progress, data):
+            calls.append(threading.get_ident())
+            super().train(folder, device, progress, data)
+
+    job = Counted(lstm.RunSpec(seed=7), TINY, "test")
+
+    def ask():
+        barrier.wait()
+        jobs.run_job(job, tmp_path, "cpu", False, corpus)
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and jobs.is_done(job, tmp_path)
+    assert not list(jobs.job_dir(job, tmp_path).glob("*.lock"))
+
+
+def test_a_run_that_may_not_train_stops_naming_the_command_that_trains(tmp_path, monkeypatch):
+    monkeypatch.setenv(jobs.NO_TRAIN_ENV, "1")
+    with pytest.raises(FileNotFoundError, match=r"1 model\(s\) are not in the cache .*layer2 X=5 \(fixed\) seed 1.*"
+                                                r"`python -m prismlib train --profile test`"):  # fmt: skip
+        jobs.run_missing([_job()], "inline", cache=tmp_path, data=_corpus())

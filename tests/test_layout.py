@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from prismlib.lazy import lazy_exports
-from prismlib.paths import load_checkpoint, save_atomic
+from prismlib.artifacts import load_checkpoint, save_atomic
 
 LIB = Path(__file__).resolve().parents[1] / "prismlib"
 PACKAGES = ("spectral", "probing", "prism", "lstm", "runs")
@@ -66,18 +66,28 @@ def test_at_most_twelve_modules_sit_directly_in_the_package():
     assert len(top) <= 12, top
 
 
-def test_job_keys_are_those_recorded_before_the_library_moved_into_packages():
-    """The cache folder of every job hashes its spec; moving code must not move a cache."""
+def test_job_keys_are_those_recorded_before_the_library_moved_into_packages(monkeypatch):
+    """The cache folder of every job hashes its spec; moving code must not move a cache. The
+    keys were recorded at recipe version 1: at that version they are unchanged, and a
+    bumped version (the LSTM recipe is at 2) gives every job of that kind a new key."""
     from prismlib.lstm import all_specs, jobs_for
+    from prismlib.lstm import job as lstm_job
     from prismlib.prism import TRAINED, ArmJob
     from prismlib.profiles import PROFILES
 
-    recorded = json.loads((Path(__file__).parent / "fixtures" / "job_keys.json").read_text())
-    for name, keys in recorded.items():
-        p = PROFILES[name]
+    def keys(p, name):
         now = {j.label: j.key for j in jobs_for(all_specs(p), p.lstm, name)}
-        now |= {f"arm {a}": ArmJob(a, p.encoder, p.name, p.seed, p.prism, "data-digest").key for a in TRAINED}
-        assert now == keys, name
+        return now | {f"arm {a}": ArmJob(a, p.encoder, p.name, p.seed, p.prism, "data-digest").key for a in TRAINED}
+
+    recorded = json.loads((Path(__file__).parent / "fixtures" / "job_keys.json").read_text())
+    current = {name: keys(PROFILES[name], name) for name in recorded}
+    assert lstm_job.RECIPE_VERSION > 1
+    for name, pinned in recorded.items():
+        moved = {k for k in pinned if current[name][k] != pinned[k]}
+        assert moved == {k for k in pinned if not k.startswith("arm ")}, name  # exactly the LSTM jobs, bumped
+    monkeypatch.setattr(lstm_job, "RECIPE_VERSION", 1)
+    for name, pinned in recorded.items():
+        assert keys(PROFILES[name], name) == pinned, name
 
 
 

@@ -3,7 +3,8 @@
 ============ ====================================================================
 model        the AWD-style LSTM LM (weight drop, fixed bias entries, tied softmax)
 timescales   timescale <-> forget-gate bias, chrono and the slides' variants
-training     the AWD-LSTM training loop (NT-ASGD or Adam, exact resume)
+training     the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, exact resume)
+schedule     the annealed schedule's rule: when the rate falls, when a run has converged
 evaluation   per-token NLL, perplexity, paired chunk bootstraps, frequency bins
 job          ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
 grid         which models each experiment trains on each profile
@@ -33,7 +34,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "bias_override", "FREEZE", "DEFAULT_FREEZE", "freeze_mask",
     ),
     "training": (
-        "TrainHistory", "train_lm",
+        "TrainHistory", "train_lm", "anneal_rule",
+    ),
+    "schedule": (
+        "AnnealRule", "AnnealState", "anneal_check", "STOP_REASONS", "STOPPED_BY_RULE", "STOPPED_AT_CAP", "DID_NOT_LEARN",
     ),
     "evaluation": (
         "token_nll", "perplexity", "N_BOOT_PTB", "CHUNK", "predicted_mask", "seed_mean_nll",
@@ -44,7 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "job": (
         "RunSpec", "TrainedRun", "build_model", "Job", "jobs_for", "load_run", "trained", "STATUS", "write_status",
-        "read_status", "untrained_model",
+        "read_status", "untrained_model", "RECIPE_VERSION", "recipe_code", "bigram_valid_ppl",
     ),
     "convergence": (
         "SHARE", "TOLERANCE", "LearningCurve", "improvement", "model_gate", "effect_stability_gate", "claim_margin",

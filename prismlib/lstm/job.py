@@ -33,9 +33,9 @@ from prismlib.lstm.timescales import (
     variant_forget_biases,
 )
 from prismlib.lstm.training import TrainHistory, train_lm
-from prismlib.paths import save_atomic
+from prismlib.artifacts import load_checkpoint, save_atomic
 from prismlib.profiles import LSTMSettings
-from prismlib.runs.jobs import job_dir, job_key, run_missing
+from prismlib.runs.jobs import job_dir, job_key, run_missing, with_recipe
 from prismlib.workers import resolve_device, torch_threads
 
 
@@ -148,6 +148,28 @@ def untrained_model(spec: RunSpec, settings: LSTMSettings, corpus: Any = None, d
     return build_model(spec, len(corpus.vocab), settings, _rank(corpus)).to(resolve_device(device)).eval()
 
 
+RECIPE_VERSION = 2
+"""Version of the code that trains an LSTM job (:func:`recipe_code`); it enters every key
+from version 2 on, so a bump retrains the models of the old code. 1: the first cpu runs;
+2: NT-ASGD's stall check in AWD-LSTM's order (one check later), the ``anneal`` schedule."""
+
+
+def recipe_code() -> list[Any]:
+    """The functions and classes whose code defines what an LSTM job trains (a test pins their
+    :func:`~prismlib.runs.jobs.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
+    from prismlib.lstm import evaluation, model, schedule, timescales, training
+
+    return [
+        training.train_lm, training.anneal_rule, training._make_optimizer, training._Averaged, training._converged,
+        training._snapshot_epoch, schedule.anneal_check, model.LSTMLayer, model.LSTMLM, model.embedded_dropout,
+        model.locked_dropout, model.batchify, evaluation.token_nll, timescales.variant_forget_biases,
+        timescales.chrono_bias, timescales.gradient_bias, timescales.pareto_timescales, timescales.inverse_gamma_timescales,
+        timescales._mixture, timescales.official_layer2_biases, timescales.bias_from_timescale,
+        timescales.forget_from_timescale, timescales.freeze_mask, timescales._checked, timescales._bias_tensors,
+        timescales.apply_timescales, timescales.apply_official, build_model, Job.train, bigram_valid_ppl,
+    ]  # fmt: skip
+
+
 _NOT_TRAINING = (
     "seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid",
     "freeze",  # the grid's default; a spec carries its own
@@ -182,7 +204,7 @@ class Job:
             if k not in _NOT_TRAINING and not (k in _ADDED and full[_ADDED[k][0]] == _ADDED[k][1])
             and not (k in _ANNEAL_ONLY and full["optimizer"] != "anneal")
         }  # fmt: skip
-        return {"profile": self.profile, "spec": self.spec.description(), "settings": s}
+        return with_recipe({"profile": self.profile, "spec": self.spec.description(), "settings": s}, RECIPE_VERSION)
 
     @property
     def key(self) -> str:
@@ -286,7 +308,7 @@ def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: 
         raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.runs.run_missing")
     corpus = corpus if corpus is not None else _ptb()
     dev = resolve_device(device)
-    done = torch.load(path, map_location=dev, weights_only=False)
+    done = load_checkpoint(path, map_location=dev)
     model = build_model(job.spec, len(corpus.vocab), job.settings, _rank(corpus)).to(dev)
     model.load_state_dict(done["model"])
     model.eval()

@@ -27,7 +27,7 @@ from prismlib.lstm.convergence import LearningCurve, model_gate
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, batchify, detach_state
 from prismlib.lstm.schedule import STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
-from prismlib.paths import load_checkpoint, save_atomic
+from prismlib.artifacts import load_or_discard, save_atomic
 from prismlib.profiles import LSTMSettings
 from prismlib.workers import progress_bar
 
@@ -181,8 +181,8 @@ def train_lm(
         rng = np.random.default_rng(seed)
         hist, opt, cursor, state = TrainHistory(), _make_optimizer(model, s, asgd=False), 0, None
         best: tuple[Any, ...] | None = None  # (val ppl, state dict[, val NLL (n,)])
-        if checkpoint is not None and checkpoint.exists():
-            ck = load_checkpoint(checkpoint, map_location=device)
+        ck = None if checkpoint is None else load_or_discard(checkpoint, map_location=device)  # a corrupt one: start over
+        if ck is not None:
             model.load_state_dict(ck["model"])
             hist = ck["history"]
             opt = _make_optimizer(model, s, asgd=hist.asgd_from is not None)

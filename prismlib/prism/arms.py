@@ -37,7 +37,8 @@ import torch
 from torch import Tensor, nn
 
 from prismlib.claims import Gate
-from prismlib.paths import cache_dir, load_checkpoint, save_atomic
+from prismlib.artifacts import load_checkpoint, load_or_discard, save_atomic
+from prismlib.paths import cache_dir
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, load_mlm_tokenizer, train_mlm
 from prismlib.prism.span_analysis import heldout_logprobs, heldout_mask
@@ -49,7 +50,7 @@ from prismlib.prism.staged_recipe import (
     train_top,
     warm_up_head,
 )
-from prismlib.runs.jobs import job_key, run_missing
+from prismlib.runs.jobs import job_key, run_missing, with_recipe
 from prismlib.stats import Interval
 
 ARMS = ("original", "prism_untrained", "baseline", "prism", "prism-every")
@@ -203,6 +204,26 @@ def prism_layers(arm: str, n_layers: int, S) -> list[int] | None:
     raise ValueError(f"unknown arm {arm!r}; choose from {ARMS}")
 
 
+RECIPE_VERSION = 1
+"""Version of the code that trains a section-4 arm (:func:`recipe_code`); from version 2 on it
+enters every arm's key, so a bump retrains."""
+
+
+def recipe_code() -> list[Any]:
+    """The functions and classes whose code defines what an arm job trains (a test pins their
+    :func:`~prismlib.runs.jobs.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
+    from prismlib.prism import layer, masking, mlm_training, staged_recipe
+
+    return [
+        ArmJob.train, ArmJob.model, prism_layers, training_inputs, mlm_training.load_mlm_model, mlm_training.mlm_loss,
+        mlm_training.training_batch, mlm_training.batch_indices, mlm_training.derived_seed, mlm_training.train_mlm,
+        masking.mask_batch, staged_recipe.first_trained, staged_recipe.lower_states, staged_recipe.top_states,
+        staged_recipe.set_trainable, staged_recipe.mask_version, staged_recipe.build_state_cache,
+        staged_recipe.head_features, staged_recipe.warm_up_head, staged_recipe.lr_factor, staged_recipe.train_top,
+        layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
+    ]  # fmt: skip
+
+
 @dataclass(frozen=True, eq=False)
 class ArmJob:
     """One continued-trained arm (``baseline``, ``prism``, ``prism-every``) of a profile.
@@ -217,8 +238,8 @@ class ArmJob:
 
     def describe(self) -> dict[str, Any]:
         recipe = {k: v for k, v in asdict(self.settings).items() if k in _RECIPE_FIELDS}
-        return {"kind": "mlm-arm", "arm": self.arm, "encoder": self.encoder, "profile": self.profile, "seed": self.seed,
-                "settings": recipe, "data": self.data}  # fmt: skip
+        return with_recipe({"kind": "mlm-arm", "arm": self.arm, "encoder": self.encoder, "profile": self.profile,
+                            "seed": self.seed, "settings": recipe, "data": self.data}, RECIPE_VERSION)  # fmt: skip
 
     @property
     def key(self) -> str:
@@ -259,8 +280,8 @@ class ArmJob:
             start = first_trained(model, S.train_layers)
             cache = open_state_cache(data.states)
             head_file = folder / "head.pt"
-            if head_file.exists():
-                ck = load_checkpoint(head_file, map_location=device)
+            ck = load_or_discard(head_file, map_location=device)  # a corrupt one: warm the head up again
+            if ck is not None:
                 model.load_state_dict(ck["model"])
                 record = ck["record"]
             else:

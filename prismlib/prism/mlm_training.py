@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from prismlib.paths import load_checkpoint, save_atomic
+from prismlib.artifacts import load_or_discard, save_atomic
 from prismlib.prism.masking import LOSS_IGNORE, mask_batch
 from prismlib.workers import progress_bar
 
@@ -271,8 +271,8 @@ def train_mlm(
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     result = TrainResult()
     path = Path(checkpoint_path) if checkpoint_path is not None else None
-    if path is not None and path.exists():
-        ckpt = load_checkpoint(path, map_location=device)
+    ckpt = None if path is None else load_or_discard(path, map_location=device)  # a corrupt one: start over
+    if path is not None and ckpt is not None:
         if ckpt["meta"] != meta:
             raise ValueError(
                 f"checkpoint {path} was written with other settings ({ckpt['meta']}, now {meta}); "

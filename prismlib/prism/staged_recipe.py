@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from prismlib.paths import load_checkpoint, save_atomic
+from prismlib.artifacts import CorruptArtifact, check, load_or_discard, move_aside, save_atomic, write_digest
 from prismlib.prism.layer import encoder_layers
 from prismlib.prism.masking import LOSS_IGNORE, mask_batch
 from prismlib.prism.mlm_training import TrainResult, batch_indices, derived_seed, mlm_head
@@ -168,6 +168,7 @@ def build_state_cache(
     ``versions`` maskings of ``sequences`` into ``folder``; the rows done are recorded
     after every batch, so a restart continues where it stopped."""
 
+    _discard_if_corrupt(folder)
     folder.mkdir(parents=True, exist_ok=True)
     n, length = sequences.shape
     hidden = int(model.config.hidden_size)
@@ -192,12 +193,28 @@ def build_state_cache(
                 bar.update(hi - lo)
     labels.flush()
     del states, labels
+    for path in (states_path, labels_path):
+        if check(path) is not None:
+            write_digest(path)
     return open_state_cache(folder)
+
+
+def _discard_if_corrupt(folder: Path) -> None:
+    """Move a finished state cache whose arrays no longer match their digests aside (it is rebuilt)."""
+    for name in ("states.npy", "labels.npy"):
+        problem = check(folder / name)
+        if problem not in (None, "missing", "no digest"):
+            move_aside(folder, f"{name}: {problem}")
+            return
 
 
 def open_state_cache(folder: str | Path) -> StateCache:
     """The finished cache of :func:`build_state_cache` in ``folder`` (memory-mapped, read-only)."""
     folder = Path(folder)
+    for name in ("states.npy", "labels.npy"):
+        problem = check(folder / name)
+        if problem not in (None, "no digest"):
+            raise CorruptArtifact(folder / name, f"{problem}; run `python -m prismlib train --profile P --section4` to rebuild it")
     states = np.load(folder / "states.npy", mmap_mode="r")
     done = json.loads((folder / "rows_done.json").read_text())
     if done != [states.shape[1]] * states.shape[0]:
@@ -314,8 +331,8 @@ def train_top(
     params = set_trainable(model, start)
     opt = torch.optim.Adam(params, lr=lr)
     result = TrainResult()
-    if checkpoint is not None and checkpoint.exists():
-        ck = load_checkpoint(checkpoint, map_location=next(model.parameters()).device)
+    ck = None if checkpoint is None else load_or_discard(checkpoint, map_location=next(model.parameters()).device)
+    if ck is not None:  # (a corrupt checkpoint was moved aside: start over)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         result.losses, result.steps = list(ck["losses"]), int(ck["step"])

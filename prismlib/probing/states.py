@@ -22,7 +22,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from prismlib.paths import cache_dir, save_atomic
+from prismlib.artifacts import load_or_discard, move_aside, save_atomic
+from prismlib.paths import cache_dir
 from prismlib.probing.encoders import Encoder
 from prismlib.probing.features import (
     SPECIALS,
@@ -264,16 +265,24 @@ def cached_layer_states(
     if bad:
         raise ValueError(f"layers {bad} out of range: {encoder.name} has hidden states 0..{count - 1} (-1 the last)")
     index = {layer: layer % count for layer in layers}
-    root = (cache or cache_dir() / "states") / encoder.name.replace("/", "--") / task / split
+    cache_root = cache.parent if cache else cache_dir()
+    root = (cache or cache_root / "states") / encoder.name.replace("/", "--") / task / split
     digest = features_digest(windows, positions, seed, (STATES_VERSION,), specials)
     paths = {i: root / f"layer{i}-{profile}-{digest}.pt" for i in dict.fromkeys(index.values())}
-    found = {i: States.from_dict(torch.load(p, weights_only=True)) for i, p in paths.items() if p.exists()}
+    found = {}
+    for i, path in paths.items():
+        stored = load_or_discard(path, weights_only=True, cache=cache_root)  # None: absent, or corrupt and moved aside
+        meta = {"encoder": encoder.name, "layer": i, "digest": digest}
+        if stored is not None and stored.get("meta", meta) != meta:  # files written before the meta: trusted by path
+            move_aside(path, f"holds the states of {stored['meta']}, not of {meta}", cache=cache_root)
+        elif stored is not None:
+            found[i] = States.from_dict(stored)
     missing = [i for i in paths if i not in found]
     if missing:
         fresh = encode_layer_states(encoder, windows, missing, positions, seed, batch_size, specials=specials,
                                     desc=f"{task}/{split}")  # fmt: skip
         for i, states in fresh.items():
-            save_atomic(paths[i], **states.to_dict())
+            save_atomic(paths[i], **states.to_dict(), meta={"encoder": encoder.name, "layer": i, "digest": digest})
         found.update(fresh)
     return {layer: found[index[layer]] for layer in layers}
 

@@ -26,6 +26,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "jobs": (
         "EXECUTORS", "TRAINING_RECORD", "EXECUTOR_ENV", "Trainable", "job_key", "job_dir",
         "is_done", "run_job", "pool_size", "run_missing", "training_runs", "record_training",
+        "code_fingerprint", "with_recipe", "entry_problem", "NO_TRAIN_ENV",
     ),
     "train": (
         "SECTION4", "projection", "train_until_converged",

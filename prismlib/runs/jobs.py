@@ -28,9 +28,12 @@ profile's LSTM grid (:mod:`prismlib.lstm.grid`) and, with ``--section4``, sectio
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import inspect
 import json
 import os
+import textwrap
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -38,6 +41,7 @@ from typing import Any, Protocol
 
 import torch
 
+from prismlib.artifacts import CorruptArtifact, check, load_checkpoint, move_aside
 from prismlib.paths import cache_dir, locked
 from prismlib.workers import progress_bar, resolve_device, run_pool
 
@@ -45,6 +49,9 @@ EXECUTORS = ("inline", "local", "slurm")
 TRAINING_RECORD = "training.json"
 """Per profile, every ``python -m prismlib train`` run: when, how long, how many models trained."""
 EXECUTOR_ENV = "PRISMLIB_EXECUTOR"
+NO_TRAIN_ENV = "PRISMLIB_NO_TRAIN"
+"""Set (to anything but empty): :func:`run_missing` refuses to train and names the command that
+does (``reproduce --no-train``, and the paper profile's notebooks, whose models are days of GPU)."""
 """Settings that change neither a trained model nor its stored test NLL (not in the key)."""
 
 
@@ -63,6 +70,29 @@ class Trainable(Protocol):
     def train(self, folder: Path, device: torch.device, progress: bool, data: Any) -> None: ...
 
 
+def code_fingerprint(objects: Sequence[Any]) -> str:
+    """16 hex digits of the SHA-256 of the code of ``objects`` (functions, classes): their
+    syntax trees without docstrings, so comments, docstrings and formatting do not count.
+    A job kind pins the fingerprint of the code that defines its recipe beside its recipe
+    version (``tests/fixtures/recipe_fingerprints.json``)."""
+    h = hashlib.sha256()
+    for obj in objects:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                    and isinstance(body[0].value.value, str):  # fmt: skip
+                node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+        h.update(f"{obj.__module__}.{obj.__qualname__}\n{ast.dump(tree)}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def with_recipe(description: dict[str, Any], version: int) -> dict[str, Any]:
+    """``description`` with the job kind's recipe ``version`` in it from version 2 on (so the
+    keys of jobs cached before versions existed stay those of version 1)."""
+    return description if version == 1 else {**description, "recipe": version}
+
+
 def job_key(description: dict[str, Any]) -> str:
     """16 hex digits of the SHA-256 of a job's description (its cache folder's name)."""
     text = json.dumps(description, sort_keys=True, default=list)
@@ -78,9 +108,40 @@ def job_dir(job: Trainable, cache: Path | None = None) -> Path:
     return Path(cache or cache_dir()) / "jobs" / job.key
 
 
+def entry_problem(folder: Path, key: str) -> str | None:
+    """What is wrong with the finished cache entry ``folder`` of the job ``key``: ``None`` when
+    its ``done.pt`` matches its digest (one written before digests is adopted if it loads)
+    and its ``spec.json`` hashes to ``key``."""
+    spec = folder / "spec.json"
+    if spec.exists():
+        try:
+            described = job_key(json.loads(spec.read_text()))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return "its spec.json is unreadable"
+        if described != key:
+            return f"its spec.json describes job {described}, not {key} (the folder's name)"
+    try:
+        if check(folder / "done.pt") == "no digest":
+            load_checkpoint(folder / "done.pt")  # adopt: loads, then its digest is written
+        elif (problem := check(folder / "done.pt")) is not None:
+            return f"done.pt is {problem}" if problem == "missing" else f"done.pt: {problem}"
+    except CorruptArtifact as err:
+        return f"done.pt: {err.problem}"
+    return None
+
+
 def is_done(job: Trainable, cache: Path | None = None) -> bool:
-    """Whether ``job`` has finished (its ``done.pt`` exists)."""
-    return (job_dir(job, cache) / "done.pt").exists()
+    """Whether ``job`` has finished: its ``done.pt`` exists and :func:`entry_problem` finds
+    nothing wrong. A broken entry is moved aside (one line on stderr, kept under
+    ``.cache/quarantine/``) and the job counts as not done, so it trains again."""
+    folder = job_dir(job, cache)
+    if not (folder / "done.pt").exists():
+        return False
+    problem = entry_problem(folder, job.key)
+    if problem is None:
+        return True
+    move_aside(folder, problem, cache=folder.parent.parent)
+    return False
 
 
 
@@ -103,7 +164,9 @@ def run_job(
     with locked(folder / "train"):
         if (folder / "done.pt").exists():
             return str(folder)
-        (folder / "spec.json").write_text(json.dumps(job.describe(), indent=1, sort_keys=True, default=list))
+        tmp = folder / "spec.json.tmp"
+        tmp.write_text(json.dumps(job.describe(), indent=1, sort_keys=True, default=list))
+        tmp.replace(folder / "spec.json")
         job.train(folder, resolve_device(device), progress, data)
     return str(folder)
 
@@ -146,6 +209,14 @@ def run_missing(
     missing = [j for j in dict.fromkeys(jobs) if not is_done(j, cache)]
     if not missing:
         return []
+    if os.environ.get(NO_TRAIN_ENV):
+        profile = getattr(missing[0], "profile", "P")
+        arms = " --section4" if any(getattr(j, "arm", None) for j in missing) else ""
+        shown = ", ".join(j.label for j in missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        raise FileNotFoundError(
+            f"{len(missing)} model(s) are not in the cache (never trained, or broken and moved aside): {shown}; "
+            f"train them first with `python -m prismlib train --profile {profile}{arms}` ({NO_TRAIN_ENV} is set: this run does not train)"
+        )
     where = None if cache is None else str(cache)
     desc = f"training {len(missing)} job(s) [{executor}]"
     if executor == "slurm":

@@ -145,7 +145,8 @@ def _stderr_to(log: Path) -> Iterator[None]:
 
 
 def reproduce(
-    profile: str | None = None, only: list[str] | None = None, *, check: bool = True, notebooks_dir: Path | None = None
+    profile: str | None = None, only: list[str] | None = None, *, check: bool = True, notebooks_dir: Path | None = None,
+    train: bool = True,
 ) -> Path:
     """Execute the notebooks on ``profile`` with papermill and record each run in the manifest.
 
@@ -160,6 +161,8 @@ def reproduce(
         only: notebook name prefixes (default: all).
         check: run :func:`prismlib.runs.preflight.preflight_problems` first (datasets, encoder).
         notebooks_dir: where the ``NN_*.py`` sources are (default ``notebooks/``).
+        train: whether a notebook may train a model missing from the job cache (``False``,
+            and always on the paper profile: :data:`prismlib.runs.jobs.NO_TRAIN_ENV`).
 
     Returns:
         Path of ``results/<profile>/manifest.json``.
@@ -173,6 +176,7 @@ def reproduce(
     import nbformat
     import papermill
 
+    from prismlib.runs.jobs import NO_TRAIN_ENV
     from prismlib.runs.manifest import source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
 
@@ -187,7 +191,8 @@ def reproduce(
     logs.mkdir(parents=True, exist_ok=True)
     manifest_path = out_dir / "manifest.json"
     run = {"commit": _git_commit(), "device": _device(), "profile_device": prof.device, "packages": _versions()}
-    with _environ({PROFILE_ENV: prof.name}), tempfile.TemporaryDirectory() as tmp:
+    no_train = {NO_TRAIN_ENV: "1"} if not train or prof.name == "paper" else {}
+    with _environ({PROFILE_ENV: prof.name, **no_train}), tempfile.TemporaryDirectory() as tmp:
         for src in sources:
             nb_in = Path(tmp) / f"{src.stem}.ipynb"
             jupytext.write(jupytext.read(src), nb_in)
@@ -268,11 +273,16 @@ def main(argv: list[str]) -> int:
         "--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)"
     )
     parser.add_argument("--no-check", action="store_true", help="skip the pre-flight check of datasets and encoder")
+    parser.add_argument(
+        "--no-train", action="store_true",
+        help="never train in a notebook: a model missing from the cache stops the run, naming the command that trains it "
+        "(always on for the paper profile)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.paired:
         refresh_paired(args.only)
         return 0
-    path = reproduce(args.profile, args.only, check=not args.no_check)
+    path = reproduce(args.profile, args.only, check=not args.no_check, train=not args.no_train)
     print(f"manifest: {path.relative_to(output_root()).as_posix()}")
     return 0
 

@@ -1,0 +1,234 @@
+"""``python -m prismlib cache list|verify|clean``: what the caches hold, whether it is intact,
+and removing what no profile uses.
+
+``list``
+    every job of ``.cache/jobs/`` (profile, kind, spec label, recipe version, state, size,
+    age, and whether a current profile still uses it), then the encoder-states and
+    frozen-layer caches per profile, and the entries moved aside;
+``verify``
+    a full digest check of every cached file (:func:`prismlib.artifacts.check`); with
+    ``--move-aside`` the broken entries are moved to ``.cache/quarantine/`` (what reading
+    them would do). Exit status 1 when anything is wrong;
+``clean``
+    removes the job entries no current profile uses, the states of profiles that no longer
+    exist, partial files left by an interrupted save, and the quarantine (``--dry-run``:
+    only say what would go).
+
+"In use" is exact for LSTM jobs (their keys are recomputed from every profile's grid) and
+for states of an existing profile; a section-4 arm counts as in use when its profile,
+encoder, recipe version and settings are the current ones (the key also hashes the
+tokenised corpus, which only the notebooks build).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from prismlib.artifacts import DIGEST_SUFFIX, QUARANTINE, check, move_aside
+from prismlib.paths import cache_dir
+from prismlib.profiles import PROFILES
+
+
+@dataclass
+class Entry:
+    """One cached thing: a job folder, a states file or a frozen-layer cache."""
+
+    kind: str
+    path: Path
+    profile: str
+    label: str
+    recipe: int | None
+    state: str
+    used: bool
+
+    @property
+    def size(self) -> int:
+        """Bytes on disk."""
+        if self.path.is_file():
+            return self.path.stat().st_size
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+    @property
+    def age_days(self) -> float:
+        """Days since the entry last changed."""
+        return (time.time() - self.path.stat().st_mtime) / 86400
+
+
+def _lstm_keys() -> set[str]:
+    from prismlib.lstm.grid import all_specs
+    from prismlib.lstm.job import jobs_for
+
+    return {j.key for name, p in PROFILES.items() for j in jobs_for(all_specs(p), p.lstm, name)}
+
+
+def _arm_in_use(spec: dict[str, Any]) -> bool:
+    from prismlib.prism.arms import _RECIPE_FIELDS, RECIPE_VERSION
+
+    p = PROFILES.get(spec.get("profile", ""))
+    if p is None or spec.get("recipe", 1) != RECIPE_VERSION or spec.get("encoder") != p.encoder:
+        return False
+    settings = {k: v for k, v in asdict(p.prism).items() if k in _RECIPE_FIELDS}
+    return json.loads(json.dumps(settings, default=list)) == spec.get("settings")
+
+
+def _job_entries(root: Path) -> Iterator[Entry]:
+    from prismlib.lstm.job import RECIPE_VERSION
+    from prismlib.lstm.timescales import describe
+
+    keys = _lstm_keys()
+    for folder in sorted(p for p in (root / "jobs").glob("*") if p.is_dir()):
+        try:
+            spec = json.loads((folder / "spec.json").read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            spec = {}
+        state = "done" if (folder / "done.pt").exists() else "partial" if (folder / "partial.pt").exists() else "empty"
+        if spec.get("kind") == "mlm-arm":
+            yield Entry("mlm arm", folder, spec.get("profile", "?"), f"arm {spec.get('arm')}", spec.get("recipe", 1), state,
+                        _arm_in_use(spec))  # fmt: skip
+        elif "spec" in spec:
+            s = spec["spec"]
+            label = f"{describe(s['variant'], s.get('T'), s.get('fixed', False), s.get('freeze', 'input_forget'))} seed {s.get('seed', 0)}"
+            version = spec.get("recipe", 1)
+            yield Entry("lstm", folder, spec.get("profile", "?"), label, version, state, folder.name in keys and version == RECIPE_VERSION)
+        else:
+            yield Entry("unknown", folder, "?", "(no spec.json)", None, state, False)
+
+
+def _states_entries(root: Path) -> Iterator[Entry]:
+    encoders = {p.encoder.replace("/", "--") for p in PROFILES.values()}
+    for path in sorted((root / "states").rglob("layer*.pt")):
+        profile = "-".join(path.stem.split("-")[1:-1]) or "?"  # layer<i>-<profile>-<digest>
+        encoder = path.relative_to(root / "states").parts[0]
+        task = "/".join(path.relative_to(root / "states").parts[1:3])
+        yield Entry("states", path, profile, f"{encoder} {task} {path.stem.split('-')[0]}", None, "done",
+                    profile in PROFILES and encoder in encoders)  # fmt: skip
+    for folder in sorted((root / "mlm").glob("states-*")):
+        used = any(folder.name.startswith(f"states-{p.encoder.replace('/', '--')}-") for p in PROFILES.values())
+        state = "done" if (folder / "states.npy").exists() else "partial"
+        yield Entry("frozen states", folder, "?", folder.name, None, state, used)
+
+
+def entries(root: Path | None = None) -> list[Entry]:
+    """Every cached job and state under ``root`` (default ``.cache/``)."""
+    root = Path(root or cache_dir())
+    return [*_job_entries(root), *_states_entries(root)]
+
+
+def _files(entry: Entry) -> list[Path]:
+    """The digested files of an entry (checkpoints, states, arrays)."""
+    if entry.path.is_file():
+        return [entry.path]
+    return sorted(p for p in entry.path.rglob("*") if p.suffix in (".pt", ".npy") and not p.name.endswith(".tmp"))
+
+
+def problems(entry: Entry) -> list[str]:
+    """What is wrong with ``entry``'s files (a file without a digest is not a problem: it was
+    written before digests and is adopted when read)."""
+    out = []
+    if entry.kind in ("lstm", "mlm arm") and entry.state == "done":
+        from prismlib.runs.jobs import entry_problem
+
+        problem = entry_problem(entry.path, entry.path.name)
+        if problem is not None:
+            out.append(problem)
+    for path in _files(entry):
+        if entry.kind in ("lstm", "mlm arm") and path.name == "done.pt":
+            continue  # entry_problem checked it
+        problem = check(path)
+        if problem not in (None, "no digest"):
+            out.append(problem if path == entry.path else f"{path.relative_to(entry.path)}: {problem}")
+    return out
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def list_cache(root: Path, profile: str | None) -> int:
+    rows = [e for e in entries(root) if profile is None or e.profile == profile]
+    print(f"cache {root}: {len(rows)} entries, {_human(sum(e.size for e in rows))}")
+    print(f"{'kind':14s} {'profile':9s} {'label':44s} {'recipe':>6s} {'state':8s} {'size':>9s} {'age':>7s}  in use")
+    for e in rows:
+        recipe = "" if e.recipe is None else str(e.recipe)
+        print(f"{e.kind:14s} {e.profile:9s} {e.label[:44]:44s} {recipe:>6s} {e.state:8s} {_human(e.size):>9s} "
+              f"{e.age_days:6.1f}d  {'yes' if e.used else 'no'}")  # fmt: skip
+    aside = sorted((root / QUARANTINE).glob("*")) if (root / QUARANTINE).exists() else []
+    if aside:
+        print(f"moved aside ({root / QUARANTINE}): {len(aside)} entries; `python -m prismlib cache clean` removes them")
+    return 0
+
+
+def verify_cache(root: Path, move: bool) -> int:
+    rows = entries(root)
+    bad = 0
+    for e in rows:
+        for problem in problems(e):
+            bad += 1
+            if move and e.path.exists():
+                move_aside(e.path, problem, log=print)
+            elif not move:
+                print(f"{e.path}: {problem}")
+    checked = sum(len(_files(e)) for e in rows)
+    if bad and not move:
+        print(f"{bad} problem(s) in {checked} files; `python -m prismlib cache verify --move-aside` moves the broken entries "
+              "aside, and the next run recomputes them")  # fmt: skip
+        return 1
+    print(f"{checked} files checked" + (f"; {bad} broken entries moved aside" if bad else ": all match their digests"))
+    return 1 if bad else 0
+
+
+def clean_cache(root: Path, dry_run: bool) -> int:
+    doomed: list[tuple[Path, str]] = [(e.path, f"{e.kind} {e.profile} {e.label}: no current profile uses it")
+                                      for e in entries(root) if not e.used]  # fmt: skip
+    doomed += [(p, "left by an interrupted save") for p in root.rglob("*.tmp")]
+    if (root / QUARANTINE).exists():
+        doomed += [(p, "moved aside earlier") for p in sorted((root / QUARANTINE).glob("*"))]
+    total = 0
+    for path, why in doomed:
+        if not path.exists() and not path.is_symlink():
+            continue
+        size = path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        total += size
+        print(f"{'would remove' if dry_run else 'removed'} {path} ({_human(size)}): {why}")
+        if not dry_run:
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+                side = path.with_name(path.name + DIGEST_SUFFIX)
+                side.unlink(missing_ok=True)
+    verb = "would free" if dry_run else "freed"
+    print(f"{len(doomed)} entries, {verb} {_human(total)}" + (" (run without --dry-run to remove them)" if dry_run and doomed else ""))
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m prismlib cache list|verify|clean``."""
+    parser = argparse.ArgumentParser(prog="python -m prismlib cache", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--cache", type=Path, default=None, help="the cache folder (default: .cache of the checkout)")
+    sub = parser.add_subparsers(dest="what", required=True)
+    ls = sub.add_parser("list", help="what is cached, per profile")
+    ls.add_argument("--profile", default=None, help="only this profile's entries")
+    v = sub.add_parser("verify", help="check every cached file against its digest")
+    v.add_argument("--move-aside", action="store_true", help="move broken entries to .cache/quarantine/")
+    c = sub.add_parser("clean", help="remove entries no current profile uses (and the quarantine)")
+    c.add_argument("--dry-run", action="store_true", help="only say what would be removed")
+    args = parser.parse_args(argv)
+    root = Path(args.cache) if args.cache else cache_dir()
+    if args.what == "list":
+        return list_cache(root, args.profile)
+    if args.what == "verify":
+        return verify_cache(root, args.move_aside)
+    return clean_cache(root, args.dry_run)

@@ -1,0 +1,74 @@
+"""``python -m prismlib cache list|verify|clean`` on a cache laid out by hand: what is in use,
+what is broken, what cleaning removes (and keeps)."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from prismlib.__main__ import main as cli
+from prismlib.artifacts import save_atomic
+from prismlib.lstm import RunSpec
+from prismlib.lstm.job import Job
+from prismlib.profiles import PROFILES
+from prismlib.runs.jobs import job_key
+
+
+def _job_folder(cache, description, key=None):
+    folder = cache / "jobs" / (key or job_key(description))
+    folder.mkdir(parents=True)
+    (folder / "spec.json").write_text(json.dumps(description, default=list))
+    save_atomic(folder / "done.pt", model={"w": torch.ones(3)})
+    return folder
+
+
+def _layout(tmp_path):
+    cache = tmp_path / ".cache"
+    smoke = PROFILES["smoke"]
+    used = _job_folder(cache, Job(RunSpec(seed=smoke.lstm.seeds[0]), smoke.lstm, "smoke").describe())
+    gone = _job_folder(cache, {**Job(RunSpec(seed=0), smoke.lstm, "smoke").describe(), "profile": "gone"})
+    states = cache / "states" / smoke.encoder.replace("/", "--") / "pos" / "train"
+    save_atomic(states / "layer6-smoke-0123456789abcdef.pt", hidden=torch.zeros(2))
+    save_atomic(states / "layer6-oldprofile-0123456789abcdef.pt", hidden=torch.zeros(2))
+    (cache / "quarantine" / "20260101T000000-jobs-abc").mkdir(parents=True)
+    (used / "done.pt.tmp").write_bytes(b"left by a kill")
+    return cache, used, gone, states
+
+
+def test_list_says_what_each_entry_is_and_whether_a_profile_uses_it(tmp_path, capsys):
+    cache, used, gone, _ = _layout(tmp_path)
+    assert cli(["cache", "--cache", str(cache), "list"]) == 0
+    out = capsys.readouterr().out
+    line = {w: next(ln for ln in out.splitlines() if w in ln) for w in ("smoke ", "gone", "oldprofile", "layer6-smoke")[:3]}
+    assert "baseline seed 0" in line["smoke "] and line["smoke "].rstrip().endswith("yes") and " 2 " in line["smoke "]
+    assert line["gone"].rstrip().endswith("no")
+    assert line["oldprofile"].rstrip().endswith("no")
+    assert "moved aside" in out and "1 entries" in out
+
+
+def test_verify_finds_a_broken_file_names_it_and_moves_it_aside_on_request(tmp_path, capsys):
+    cache, used, _, states = _layout(tmp_path)
+    assert cli(["cache", "--cache", str(cache), "verify"]) == 0
+    assert "all match their digests" in capsys.readouterr().out
+    bad = states / "layer6-smoke-0123456789abcdef.pt"
+    bad.write_bytes(bad.read_bytes()[:100])
+    (used / "done.pt").write_bytes((used / "done.pt").read_bytes()[:-1] + b"x")
+    assert cli(["cache", "--cache", str(cache), "verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}: truncated or changed" in out and f"{used}: done.pt: " in out and "--move-aside" in out
+    assert bad.exists() and used.exists()  # reporting moves nothing
+    assert cli(["cache", "--cache", str(cache), "verify", "--move-aside"]) == 1
+    assert not bad.exists() and not used.exists()
+    assert cli(["cache", "--cache", str(cache), "verify"]) == 0
+
+
+def test_clean_removes_what_no_profile_uses_after_a_dry_run(tmp_path, capsys):
+    cache, used, gone, states = _layout(tmp_path)
+    assert cli(["cache", "--cache", str(cache), "clean", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would remove" in out and gone.exists() and (cache / "quarantine").exists()
+    assert cli(["cache", "--cache", str(cache), "clean"]) == 0
+    assert not gone.exists() and not (states / "layer6-oldprofile-0123456789abcdef.pt").exists()
+    assert not list((cache / "quarantine").iterdir()) and not (used / "done.pt.tmp").exists()
+    assert (used / "done.pt").exists() and (states / "layer6-smoke-0123456789abcdef.pt").exists()
