@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pickle
 import shutil
 import sys
@@ -222,10 +221,8 @@ def load_or_discard(path: Path, map_location: Any = "cpu", weights_only: bool = 
         return None
 
 
-def remove_leftovers(folder: Path) -> None:
-    """Delete the ``*.tmp`` files an interrupted :func:`save_atomic` left in ``folder``."""
-    for tmp in Path(folder).glob("*.tmp"):
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+def remove(path: Path) -> None:
+    """Delete ``path`` and its sidecar (either may be missing)."""
+    Path(path).unlink(missing_ok=True)
+    digest_path(path).unlink(missing_ok=True)
+    _VERIFIED.pop(Path(path), None)

@@ -211,7 +211,7 @@ def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_
     job = continued.ArmJob("prism", "tiny", "test", 0, S, data.digest())
     jobs.run_job(job, tmp_path / "cache", "cpu", False, data)
     folder = jobs.job_dir(job, tmp_path / "cache")
-    assert sorted(p.name for p in folder.iterdir()) == ["done.pt", "spec.json"]  # no lock file left
+    assert sorted(p.name for p in folder.iterdir()) == ["done.pt", "done.pt.sha256", "spec.json"]  # no lock or checkpoint left
     done = torch.load(folder / "done.pt", weights_only=False)
     assert done["result"].steps == 2
     sums, counts = done["record"]["heldout_final"]

@@ -105,13 +105,16 @@ def test_full_data_mlm_reads_wikitext103_train_and_valid(dry_env, tokenizer):
 
 def test_ntasgd_switches_to_averaging_when_validation_stalls(monkeypatch):
     """AWD's rule at the paper's settings (full softmax, DropConnect): validation worse than
-    the best of the epochs before the last ``nonmono`` switches to ASGD (forced early here
-    with a validation perplexity that rises after epoch 1)."""
+    the best of the epochs before the last ``nonmono`` *earlier* checks switches to ASGD
+    (forced early here with a validation perplexity that rises after epoch 1). The official
+    loop compares the new loss with the list before appending it: with ``nonmono = 1`` the
+    rise at epoch 2 is compared with nothing yet, and the switch comes at epoch 3 (the
+    loop before the fix switched one epoch early, at 2)."""
     s = dataclasses.replace(DRY.lstm, epochs=3, steps_per_epoch=2, batch_size=4, bptt=10, eval_batch=2)
     assert s.optimizer == "ntasgd" and s.average_last == 0 and s.nonmono == 1
     rng = np.random.default_rng(0)
     train, valid = rng.integers(0, 50, 400), rng.integers(0, 50, 100)
-    for ppl, switch in (([30.0, 40.0, 35.0], 2), ([30.0, 25.0, 20.0], None)):
+    for ppl, switch in (([30.0, 40.0, 35.0], 3), ([30.0, 25.0, 20.0], None), ([30.0, 40.0, 29.0], None)):
         values = iter(ppl)
         monkeypatch.setattr(training, "perplexity", lambda nll: next(values))
         model = lstm.build_model(lstm.RunSpec(), 50, s)

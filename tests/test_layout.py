@@ -87,7 +87,8 @@ def test_job_keys_are_those_recorded_before_the_library_moved_into_packages(monk
         assert moved == {k for k in pinned if not k.startswith("arm ")}, name  # exactly the LSTM jobs, bumped
     monkeypatch.setattr(lstm_job, "RECIPE_VERSION", 1)
     for name, pinned in recorded.items():
-        assert keys(PROFILES[name], name) == pinned, name
+        now = keys(PROFILES[name], name)
+        assert {k: now.get(k) for k in pinned} == pinned, name  # (models added to a grid since are not pinned)
 
 
 

@@ -237,3 +237,77 @@ def test_interval_row():
 
     assert interval_row(Interval(12.3, 10.1, 14.6, 20), 164.0) == "+12.3 [+10.1, +14.6] (+7.5%)"
     assert interval_row(None, 164.0) == ""
+
+
+# ---------------------------------------------------------------- annealed runs (the cpu recipe)
+from prismlib.lstm.schedule import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealState  # noqa: E402
+
+
+@dataclass
+class History:
+    anneal: AnnealState
+    val_ppl: list
+    epochs: int = 30
+    tokens: int = 7_000_000
+
+    @property
+    def stop_reason(self):
+        return self.anneal.stop
+
+
+@dataclass
+class AnnealedRun:
+    spec: Spec
+    test_nll: np.ndarray
+    valid: dict  # "end" / "previous" -> validation NLL
+    history: History
+
+    def valid_nll_at(self, which):
+        return self.valid.get(which)
+
+    def test_nll_at_half(self):
+        raise AssertionError("the stability gate of annealed runs must not read test")
+
+
+def _annealed(models: dict[str, tuple[float, float, float, str]]) -> dict:
+    """variant -> (test ppl, valid ppl at the end, valid ppl at the previous decay, stop reason), one seed each."""
+    out = {}
+    for variant, (test, v_end, v_prev, stop) in models.items():
+        spec = Spec(variant, 0)
+        valid = {"end": np.log(v_end) + NOISE, "previous": np.log(v_prev) + NOISE}
+        out[spec] = AnnealedRun(spec, np.log(test) + NOISE, valid, History(AnnealState(rounds=30, stop=stop), [v_end]))
+    return out
+
+
+def _gates_of(runs, margin_test=lambda s: [Test(s.delta("b"), 1, 0.0, "ppl(b) - ppl(a)")]):
+    checks = WorkBClaims(runs, key=lambda s: s.variant, reference="a")
+    assert checks.annealed
+    return checks.gates(["a", "b"], margin_test)
+
+
+def test_annealed_runs_stopped_by_rule_whose_validation_contrast_held_still_pass_both_gates():
+    model, stable, _ = _gates_of(_annealed({"a": (100, 110, 111, STOPPED_BY_RULE), "b": (120, 130, 131.5, STOPPED_BY_RULE)}))
+    assert model.passed and "stopped by rule" in model.detail
+    assert stable.passed and "validation" in stable.name
+
+
+def test_an_annealed_run_stopped_at_its_cap_is_not_converged_and_one_that_never_learned_did_not_learn():
+    model, _, _ = _gates_of(_annealed({"a": (100, 110, 111, STOPPED_BY_RULE), "b": (120, 130, 131, STOPPED_AT_CAP)}))
+    assert not model.passed and model.detail.startswith("not converged: 1 of 2 runs stopped at their cap, e.g. b seed 0")
+    model, _, _ = _gates_of(_annealed({"a": (100, 110, 111, STOPPED_BY_RULE), "b": (680, 690, 690, DID_NOT_LEARN)}))
+    assert not model.passed and model.detail.startswith("did not learn: 1 of 2 runs never beat the bigram")
+
+
+def test_a_validation_contrast_that_still_moved_over_the_last_decay_fails_stability_whatever_test_says():
+    # test says b - a = +20 at the end; on validation the contrast went +40 -> +20 over the last phase
+    _, stable, _ = _gates_of(_annealed({"a": (100, 110, 110, STOPPED_BY_RULE), "b": (120, 130, 150, STOPPED_BY_RULE)}))
+    assert not stable.passed and "previous post-decay checkpoint" in stable.name
+
+
+def test_annealed_runs_without_two_post_decay_checkpoints_fail_stability():
+    runs = _annealed({"a": (100, 110, 111, STOPPED_BY_RULE), "b": (120, 130, 131, STOPPED_BY_RULE)})
+    for r in runs.values():
+        r.valid = {"end": r.valid["end"]}
+    checks = WorkBClaims(runs, key=lambda s: s.variant, reference="a")
+    _, stable, _ = checks.gates(["a", "b"], lambda s: [Test(s.delta("b"), 1, 0.0, "x")])
+    assert not stable.passed and "fewer than two post-decay checkpoints" in stable.detail

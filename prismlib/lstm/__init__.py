@@ -56,7 +56,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "CURVE_COLUMNS", "curves_frame", "save_learning_curves", "plot_learning_curves",
     ),
     "verdicts": (
-        "SMALL_EFFECT", "MIN_SEEDS", "TestsOf", "stability_margin", "WorkBClaims", "interval_row",
+        "SMALL_EFFECT", "MIN_SEEDS", "TestsOf", "stability_margin", "WorkBClaims", "interval_row", "stopped_by_rule",
     ),
     "grid": (
         "EXPERIMENTS", "experiment", "all_specs",

@@ -2,8 +2,10 @@
 
 A perplexity claim of work B compares models trained for a budget of tokens. Early in
 training a difference between two variants measures how fast each learns, not where each
-ends (the official baseline is at validation 409 / 222 / 177 after epochs 1-3 and within 2%
-of its final value only near epoch 270 of 1000). Two gates, returned as
+ends (the training log shipped with the official code, ``expected_mts_train_result``, is
+the multi-timescale model's, ``PTB_l1_3_4_l2_invgamma.pt``, not a baseline's: validation
+409 / 222 / 177 after epochs 1-3 and within 2% of its final value only near epoch 270 of
+1000). Two gates, returned as
 :class:`prismlib.claims.Gate` objects, decide whether a claim is testable:
 
 * :func:`model_gate`: the model's validation perplexity improved by less than
@@ -395,9 +397,11 @@ def _tokens(n: float | None) -> str:
 def plot_learning_curves(ax, runs: Mapping[object, TrainedRun], label: Callable[[object], str], title: str = "") -> None:
     """Draw every run's learning curve on ``ax``: validation perplexity (log axis) against
     training tokens, one colour per model (``label(spec)``), the seeds of a model in the
-    same colour; the last quarter of the budget (the model gate's window) shaded."""
+    same colour; the last quarter of the budget (the model gate's window) shaded. Runs of
+    the annealed schedule mark each learning-rate decay with a dot and their end with a
+    cross (stopped by rule) or a square (at the cap, or did not learn); no window is shaded."""
     colours: dict[str, str] = {}
-    budget = 0.0
+    budget, annealed = 0.0, False
     for spec, run in runs.items():
         c = run.curve
         if c is None:
@@ -407,7 +411,14 @@ def plot_learning_curves(ax, runs: Mapping[object, TrainedRun], label: Callable[
         colours.setdefault(name, f"C{len(colours) % 10}")
         ax.plot(c.tokens, c.valid_ppl, color=colours[name], lw=1.2, alpha=0.85, label=name if first else None)
         budget = max(budget, c.budget)
-    if budget:
+        state = getattr(run.history, "anneal", None)
+        if state is not None and len(c.tokens) >= state.rounds:
+            annealed = True
+            at = [r - 1 for r in state.decayed_at]
+            ax.plot(c.tokens[at], c.valid_ppl[at], "o", ms=3.5, color=colours[name])
+            ax.plot(c.tokens[-1], c.valid_ppl[-1], "x" if state.converged else "s", ms=6, color=colours[name])
+    if budget and not annealed:
         ax.axvspan((1 - SHARE) * budget, budget, color="0.92", zorder=0)
-    ax.set(yscale="log", xlabel="training tokens", ylabel="validation perplexity (curve subset)", title=title)
+    source = "full split" if annealed else "curve subset"
+    ax.set(yscale="log", xlabel="training tokens", ylabel=f"validation perplexity ({source})", title=title)
     ax.legend(fontsize=7)

@@ -420,15 +420,22 @@ def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, 
     ``at="half"`` stacks the test NLL stored at half of each run's budget instead
     (:meth:`~prismlib.lstm.job.TrainedRun.test_nll_at_half`): the same contrasts then give
     the earlier value of the effect-stability gate (:func:`prismlib.lstm.claim_gates`).
+    ``at="valid_end"`` / ``"valid_previous"`` stack an annealed run's *validation* NLL at its
+    last two post-decay checkpoints (:meth:`~prismlib.lstm.job.TrainedRun.valid_nll_at`):
+    the stability gate of annealed runs, which never reads test.
 
     Raises:
-        ValueError: ``at="half"`` and a run has no snapshot (trained before they were kept).
+        ValueError: a run has no such snapshot (trained before they were kept, or not annealed).
     """
-    if at not in ("end", "half"):
-        raise ValueError(f"at must be 'end' or 'half', got {at!r}")
+    if at not in ("end", "half", "valid_end", "valid_previous"):
+        raise ValueError(f"at must be 'end', 'half', 'valid_end' or 'valid_previous', got {at!r}")
     groups: dict[Any, list[np.ndarray]] = {}
     for spec, run in runs.items():
-        if at == "half":
+        if at.startswith("valid_"):
+            nll = run.valid_nll_at(at.removeprefix("valid_"))
+            if nll is None:
+                raise ValueError(f"{run.spec.label} seed {run.spec.seed} has fewer than two post-decay validation checkpoints")
+        elif at == "half":
             snap = run.test_nll_at_half()
             if snap is None:
                 raise ValueError(f"{run.spec.label} seed {run.spec.seed} has no test NLL stored at half its budget; retrain it")

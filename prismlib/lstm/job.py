@@ -33,7 +33,7 @@ from prismlib.lstm.timescales import (
     variant_forget_biases,
 )
 from prismlib.lstm.training import TrainHistory, train_lm
-from prismlib.artifacts import load_checkpoint, save_atomic
+from prismlib.artifacts import load_checkpoint, remove, save_atomic
 from prismlib.profiles import LSTMSettings
 from prismlib.runs.jobs import job_dir, job_key, run_missing, with_recipe
 from prismlib.workers import resolve_device, torch_threads
@@ -111,6 +111,18 @@ class TrainedRun:
         """The learning curve (:meth:`TrainHistory.learning_curve`; ``None`` for runs trained
         before curves were kept)."""
         return self.history.learning_curve()
+
+    def valid_nll_at(self, which: str) -> np.ndarray | None:
+        """Per-token validation NLL ``(n,)`` of an annealed run's best model at its last
+        (``"end"``) or second-to-last (``"previous"``) post-decay checkpoint (``None`` when the
+        run has fewer than two: not annealed, or stopped before a decay)."""
+        snaps = self.history.val_snapshots or {}
+        if which not in ("end", "previous"):
+            raise ValueError(f"which must be 'end' or 'previous', got {which!r}")
+        rounds = sorted(snaps)
+        if len(rounds) < 2:
+            return None
+        return snaps[rounds[-1] if which == "end" else rounds[-2]].astype(np.float64)
 
     def test_nll_at_half(self) -> tuple[int, np.ndarray] | None:
         """``(tokens, (n,) NLL)``: the stored test NLL snapshot nearest to half the training
@@ -237,7 +249,7 @@ class Job:
             nll = token_nll(model, test, s.eval_batch, s.bptt)
         final = forget_gate_biases(list(model.rnns))
         save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
-        (folder / "partial.pt").unlink(missing_ok=True)
+        remove(folder / "partial.pt")
 
 
 def bigram_valid_ppl(corpus: Any, s: LSTMSettings) -> float:

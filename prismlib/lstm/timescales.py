@@ -264,7 +264,11 @@ def variant_forget_biases(
         out[1] = _mixture(sizes[1], 0.5 if name == "mod5" else 0.8).float()
     elif name == "pareto":
         out[1] = bias_from_timescale(pareto_timescales(sizes[1], generator)).float()  # type: ignore[arg-type]
-    elif name in ("published", "official"):  # layer 1 alike: half the units at T = 3, half at T = 4
+    elif name in ("published", "official"):
+        # layer 1 alike: half the units at T = 3, half at T = 4 with b = -log(exp(1/T) - 1),
+        # i.e. b = 0.927 and 1.259, as the released code (model_mts.py) sets them; the log the
+        # official code ships ("l1_3_4") may have used ln 2 and ln 3 (T = 3, 4 under the logit
+        # convention): `official` follows the released code
         half = sizes[0] // 2
         t1 = torch.cat([torch.full((half,), 3.0), torch.full((sizes[0] - half,), 4.0)]).double()
         out[0] = bias_from_timescale(t1, "exp").float()

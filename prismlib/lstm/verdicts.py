@@ -5,10 +5,14 @@ chunk bootstraps of seed-mean perplexities (:mod:`prismlib.lstm.evaluation`); th
 adds what decides whether those tests say anything about the slides' claim:
 
 * the **model gate** (:func:`prismlib.lstm.models_gate`): every run the claim reads
-  improved by less than the profile's tolerance over the last share of its budget;
+  improved by less than the profile's tolerance over the last share of its budget; for
+  runs of the annealed schedule (:mod:`prismlib.lstm.schedule`): every run *stopped by its
+  rule*, not at its cap (a run that never beat the bigram "did not learn");
 * the **effect-stability gate**: each of the claim's tests computed again from the test
-  NLL stored at half the budget; every contrast moved by at most half its margin, or the
-  earlier value lies inside the final interval (:func:`prismlib.lstm.effect_stability_gate`);
+  NLL stored at half the budget (annealed runs: on *validation*, at the last two
+  post-decay checkpoints; test is never read for it); every contrast moved by at most half
+  its margin, or the earlier value lies inside the later interval
+  (:func:`prismlib.lstm.effect_stability_gate`);
 * the **seeds rule**: a test whose effect is under :data:`SMALL_EFFECT` of the reference's
   perplexity needs at least :data:`MIN_SEEDS` seeds of every model the claim reads, and
   the claim then also carries a **seed-level test** (Welch's interval over the seeds'
@@ -34,6 +38,7 @@ from prismlib.lstm.convergence import (
     models_gate,
 )  # fmt: skip
 from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means
+from prismlib.lstm.schedule import DID_NOT_LEARN, STOPPED_BY_RULE
 from prismlib.stats import Interval, welch_difference
 
 SMALL_EFFECT = 0.05
@@ -67,7 +72,11 @@ class WorkBClaims:
     Attributes:
         end: :class:`~prismlib.lstm.SeedMeans` of the final test NLL.
         half: the same of the test NLL stored at half the budget; ``None`` when a run has
-            none (trained before snapshots were kept: every stability gate then fails).
+            none (trained before snapshots were kept, or annealed).
+        annealed: every run was trained with the annealed schedule.
+        stable: the ``(later, earlier)`` seed means the stability gate compares: the final
+            and half-budget test NLL, or for annealed runs the validation NLL at the last
+            two post-decay checkpoints; ``None`` when a run lacks them.
     """
 
     runs: Mapping[Any, Any]
@@ -77,13 +86,23 @@ class WorkBClaims:
     tolerance: float = TOLERANCE
     end: SeedMeans = field(init=False)
     half: SeedMeans | None = field(init=False)
+    annealed: bool = field(init=False)
+    stable: tuple[SeedMeans, SeedMeans] | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.end = seed_means(dict(self.runs), self.key, self.reference)
+        runs = dict(self.runs)
+        self.end = seed_means(runs, self.key, self.reference)
+        self.annealed = bool(runs) and all(getattr(getattr(r, "history", None), "anneal", None) is not None for r in runs.values())
+        self.half, self.stable = None, None
         try:
-            self.half = seed_means(dict(self.runs), self.key, self.reference, at="half")
+            if self.annealed:
+                self.stable = (seed_means(runs, self.key, self.reference, at="valid_end"),
+                               seed_means(runs, self.key, self.reference, at="valid_previous"))  # fmt: skip
+            else:
+                self.half = seed_means(runs, self.key, self.reference, at="half")
+                self.stable = (self.end, self.half)
         except ValueError:
-            self.half = None
+            pass
 
     def _runs_of(self, models: Sequence[Hashable]) -> dict[str, Any]:
         unknown = [m for m in models if m not in self.end.nll]
@@ -113,6 +132,8 @@ class WorkBClaims:
         ``models`` (keys; the reference included where a test uses it) and whose
         chunk-bootstrap tests are ``tests_of(self.end)``."""
         runs = self._runs_of(models)
+        if self.annealed:
+            return stopped_by_rule(runs), self._stability(tests_of), self._seeds(models, tests_of(self.end))
         curves = {name: r.curve for name, r in runs.items()}
         trained = max((c.budget for c in curves.values() if c is not None), default=0.0)
         fits = []
@@ -143,11 +164,14 @@ class WorkBClaims:
         return Gate(name, True, f"{len(per)} runs; most moved: {worst}, {why}")
 
     def _stability(self, tests_of: TestsOf) -> Gate:
-        name = "stable: every contrast moved <= half its margin since half the budget"
-        if self.half is None:
-            return Gate(name, False, "not converged: no test NLL stored at half the budget (runs trained before snapshots were kept); retrain")
+        since = "the previous post-decay checkpoint (validation)" if self.annealed else "half the budget"
+        name = f"stable: every contrast moved <= half its margin since {since}"
+        if self.stable is None:
+            why = ("a run has fewer than two post-decay checkpoints" if self.annealed
+                   else "no test NLL stored at half the budget (runs trained before snapshots were kept); retrain")  # fmt: skip
+            return Gate(name, False, f"not converged: {why}")
         gates = []
-        for later, earlier in zip(tests_of(self.end), tests_of(self.half)):
+        for later, earlier in zip(tests_of(self.stable[0]), tests_of(self.stable[1])):
             moved = abs(later.interval.effect - earlier.interval.effect) / max(stability_margin(later), 1e-12)
             gates.append((moved, later.label, effect_stability_gate(later.label, later.interval, earlier.interval.effect, stability_margin(later))))
         if not gates:
@@ -172,6 +196,33 @@ class WorkBClaims:
             return Gate(name, False, f"{small[0].label} = {small[0].interval.effect:+.2f} is under {SMALL_EFFECT:.0%} "
                                      f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}")  # fmt: skip
         return Gate(name, True, f"seeds {seeds}")
+
+
+def stopped_by_rule(runs: Mapping[str, Any]) -> Gate:
+    """The model gate of annealed runs (name -> :class:`~prismlib.lstm.TrainedRun`): passed when
+    every run stopped by its schedule's rule. A run that ended at its cap is ``not
+    converged``; one that never beat the bigram on validation ``did not learn``."""
+    name = "converged: every run stopped by its schedule's rule (not at its cap)"
+    if not runs:
+        raise ValueError("stopped_by_rule needs at least one run")
+    reasons = {k: r.history.stop_reason for k, r in runs.items()}
+
+    def passes(k: str) -> str:
+        h = runs[k].history
+        return f"{h.epochs} rounds ({h.tokens / 1e6:.1f}M tokens)"
+
+    unlearned = [k for k, why in reasons.items() if why == DID_NOT_LEARN]
+    capped = [k for k, why in reasons.items() if why != STOPPED_BY_RULE and why != DID_NOT_LEARN]
+    if unlearned:
+        k = unlearned[0]
+        return Gate(name, False, f"did not learn: {len(unlearned)} of {len(runs)} runs never beat the bigram on validation "
+                                 f"within their cap, e.g. {k} (best valid {min(runs[k].history.val_ppl):.1f})")  # fmt: skip
+    if capped:
+        k = capped[0]
+        return Gate(name, False, f"not converged: {len(capped)} of {len(runs)} runs stopped at their cap, e.g. {k} after "
+                                 f"{passes(k)} ({len(runs[k].history.anneal.decayed_at)} decays)")  # fmt: skip
+    last = max(runs, key=lambda k: len(runs[k].history.val_ppl))
+    return Gate(name, True, f"{len(runs)} runs stopped by rule; longest: {last} after {passes(last)}")
 
 
 def interval_row(iv: Interval | None, reference: float) -> str:

@@ -35,7 +35,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "arms": (
         "ARMS", "TRAINED", "MLMCorpus", "mlm_corpus", "training_inputs", "fig5_inputs",
         "Section4Data", "prism_layers", "ArmJob", "TrainedMLM", "section4_data", "arm_jobs",
-        "section4_models", "MLMSanity", "mlm_sanity", "RECIPE_VERSION", "recipe_code",
+        "section4_models", "MLMSanity", "mlm_sanity", "RECIPE_VERSION", "recipe_code", "recipe_settings",
     ),
     "span_analysis": (
         "masked_span_logprobs", "heldout_logprobs", "heldout_mask", "unigram_logprobs",

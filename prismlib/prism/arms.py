@@ -37,7 +37,7 @@ import torch
 from torch import Tensor, nn
 
 from prismlib.claims import Gate
-from prismlib.artifacts import load_checkpoint, load_or_discard, save_atomic
+from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.paths import cache_dir
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, load_mlm_tokenizer, train_mlm
@@ -204,6 +204,11 @@ def prism_layers(arm: str, n_layers: int, S) -> list[int] | None:
     raise ValueError(f"unknown arm {arm!r}; choose from {ARMS}")
 
 
+def recipe_settings(settings: Any) -> dict[str, Any]:
+    """The prism settings (``PrismSettings``) that change a trained arm: what its key hashes."""
+    return {k: v for k, v in asdict(settings).items() if k in _RECIPE_FIELDS}
+
+
 RECIPE_VERSION = 1
 """Version of the code that trains a section-4 arm (:func:`recipe_code`); from version 2 on it
 enters every arm's key, so a bump retrains."""
@@ -237,7 +242,7 @@ class ArmJob:
     data: str  # Section4Data.digest()
 
     def describe(self) -> dict[str, Any]:
-        recipe = {k: v for k, v in asdict(self.settings).items() if k in _RECIPE_FIELDS}
+        recipe = recipe_settings(self.settings)
         return with_recipe({"kind": "mlm-arm", "arm": self.arm, "encoder": self.encoder, "profile": self.profile,
                             "seed": self.seed, "settings": recipe, "data": self.data}, RECIPE_VERSION)  # fmt: skip
 
@@ -305,7 +310,7 @@ class ArmJob:
         record["heldout_final"] = heldout()
         save_atomic(folder / "done.pt", model=model.state_dict(), result=result, record=record)
         for name in ("partial.pt", "head.pt"):
-            (folder / name).unlink(missing_ok=True)
+            remove(folder / name)
 
 
 @dataclass

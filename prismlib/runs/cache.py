@@ -27,7 +27,7 @@ import json
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +69,12 @@ def _lstm_keys() -> set[str]:
 
 
 def _arm_in_use(spec: dict[str, Any]) -> bool:
-    from prismlib.prism.arms import _RECIPE_FIELDS, RECIPE_VERSION
+    from prismlib.prism.arms import RECIPE_VERSION, recipe_settings
 
     p = PROFILES.get(spec.get("profile", ""))
     if p is None or spec.get("recipe", 1) != RECIPE_VERSION or spec.get("encoder") != p.encoder:
         return False
-    settings = {k: v for k, v in asdict(p.prism).items() if k in _RECIPE_FIELDS}
-    return json.loads(json.dumps(settings, default=list)) == spec.get("settings")
+    return json.loads(json.dumps(recipe_settings(p.prism), default=list)) == spec.get("settings")
 
 
 def _job_entries(root: Path) -> Iterator[Entry]:
