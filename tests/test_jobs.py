@@ -190,9 +190,11 @@ def test_two_processes_asking_for_the_same_job_train_it_once(tmp_path):
 
     job = Counted(lstm.RunSpec(seed=7), TINY, "test")
 
+    reported = []
+
     def ask():
         barrier.wait()
-        jobs.run_job(job, tmp_path, "cpu", False, corpus)
+        reported.append(jobs.run_missing([job], "inline", cache=tmp_path, data=corpus))
 
     threads = [threading.Thread(target=ask) for _ in range(2)]
     for t in threads:
@@ -200,6 +202,7 @@ def test_two_processes_asking_for_the_same_job_train_it_once(tmp_path):
     for t in threads:
         t.join()
     assert len(calls) == 1 and jobs.is_done(job, tmp_path)
+    assert sorted(len(r) for r in reported) == [0, 1]  # the one that waited says it trained nothing
     assert not list(jobs.job_dir(job, tmp_path).glob("*.lock"))
 
 

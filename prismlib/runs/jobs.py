@@ -34,6 +34,7 @@ import inspect
 import json
 import os
 import textwrap
+import uuid
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -150,14 +151,21 @@ def is_done(job: Trainable, cache: Path | None = None) -> bool:
 
 
 
+TRAINED_BY = "trained_by"
+"""Per job folder: the token of the :func:`run_missing` call whose worker trained it."""
+
+
 def run_job(
-    job: Trainable, cache: str | Path | None = None, device: str = "auto", progress: bool = True, data: Any = None
+    job: Trainable, cache: str | Path | None = None, device: str = "auto", progress: bool = True, data: Any = None,
+    token: str | None = None,
 ) -> str:
     """Train ``job`` unless it is done; returns its folder. Safe to call from many processes.
 
     Holds the lock of the job's folder, writes ``spec.json`` (what the key hashes) and
     calls ``job.train(folder, device, progress, data)``; ``data`` is whatever that job
-    type reads (LSTM jobs: the corpus, ``None`` = PTB).
+    type reads (LSTM jobs: the corpus, ``None`` = PTB). ``token``, when given, is written
+    to ``trained_by`` if this call trained the job (another process may have while this
+    one waited for the lock).
     """
     folder = job_dir(job, Path(cache) if cache else None)
     folder.mkdir(parents=True, exist_ok=True)
@@ -168,6 +176,8 @@ def run_job(
         tmp.write_text(json.dumps(job.describe(), indent=1, sort_keys=True, default=list))
         tmp.replace(folder / "spec.json")
         job.train(folder, resolve_device(device), progress, data)
+        if token is not None:
+            (folder / TRAINED_BY).write_text(token)
     return str(folder)
 
 
@@ -189,7 +199,8 @@ def run_missing(
     slurm: dict[str, Any] | None = None,
     data: Any = None,
 ) -> list[Trainable]:
-    """Run every job of ``jobs`` that is not done, on ``executor``; returns those it ran.
+    """Run every job of ``jobs`` that is not done, on ``executor``; returns those it trained
+    (not those another process trained while this one waited for them).
 
     Args:
         executor: ``inline``, ``local`` or ``slurm`` (see the module docstring); ``None``
@@ -219,18 +230,26 @@ def run_missing(
         )
     where = None if cache is None else str(cache)
     desc = f"training {len(missing)} job(s) [{executor}]"
+    token = uuid.uuid4().hex
     if executor == "slurm":
         with progress_bar(total=len(missing), desc=desc, unit="job", mininterval=1) as bar:
-            _run_submitit(missing, where, device, slurm or {}, bar, data)
-        return missing
-    n = 1 if executor == "inline" else min(pool_size(workers, device), len(missing))
-    train = partial(run_job, cache=where, device=device, progress=executor == "inline", data=data)
-    run_pool(train, missing, n, desc=desc, unit="job", label=lambda job: job.label)
-    return missing
+            _run_submitit(missing, where, device, slurm or {}, bar, data, token)
+    else:
+        n = 1 if executor == "inline" else min(pool_size(workers, device), len(missing))
+        train = partial(run_job, cache=where, device=device, progress=executor == "inline", data=data, token=token)
+        run_pool(train, missing, n, desc=desc, unit="job", label=lambda job: job.label)
+    return [j for j in missing if _read(job_dir(j, cache) / TRAINED_BY) == token]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
 
 
 def _run_submitit(
-    missing: list[Trainable], where: str | None, device: str, params: dict[str, Any], bar: Any, data: Any
+    missing: list[Trainable], where: str | None, device: str, params: dict[str, Any], bar: Any, data: Any, token: str
 ) -> None:
     try:
         import submitit
@@ -244,7 +263,7 @@ def _run_submitit(
         params.setdefault("timeout_min", 24 * 60)
     ex.update_parameters(**params)
     n = len(missing)
-    handles = ex.map_array(run_job, missing, [where] * n, [device] * n, [False] * n, [data] * n)
+    handles = ex.map_array(run_job, missing, [where] * n, [device] * n, [False] * n, [data] * n, [token] * n)
     for handle in handles:
         handle.result()
         bar.update(1)
