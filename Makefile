@@ -54,7 +54,7 @@ test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q
 
 # mutation testing of the verdict layer (tests/mutants/run.py; slow, not part of `make test`):
-# MUTANTS=stats claims bigram timescales memory convergence verdicts (default: all of them)
+# MUTANTS=stats claims bigram timescales memory convergence verdicts schedule artifacts (default: all)
 MUTANTS ?=
 mutants: venv
 	PRISMLIB_PROFILE=smoke OMP_NUM_THREADS=1 $(PY) tests/mutants/run.py $(MUTANTS)

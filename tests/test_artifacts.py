@@ -4,6 +4,8 @@ mid-save, written before digests), each gives one clear line and is recomputed, 
 from __future__ import annotations
 
 import json
+import re
+import zipfile
 
 import pytest
 import torch
@@ -47,7 +49,7 @@ def test_a_flipped_bit_of_the_same_size_is_caught(tmp_path):
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0x01
     path.write_bytes(bytes(raw))
-    assert "changed since written" in check(path)
+    assert re.fullmatch(r"changed since written: SHA-256 [0-9a-f]{12}\.\.\., [0-9a-f]{12}\.\.\. when written", check(path))
     with pytest.raises(CorruptArtifact, match="changed since written"):
         load_checkpoint(path)
 
@@ -75,3 +77,67 @@ def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(CorruptArtifact, match="nothing.pt: missing"):
         load_checkpoint(tmp_path / "nothing.pt")
     assert load_or_discard(tmp_path / "nothing.pt") is None
+
+
+def test_saving_again_into_the_same_folder_and_loading_onto_another_device(tmp_path):
+    path = _saved(tmp_path)
+    save_atomic(path, weights=torch.arange(3.0))  # the folder exists already
+    for weights_only in (False, True):
+        assert load_checkpoint(path, map_location="meta", weights_only=weights_only)["weights"].device.type == "meta"
+
+
+def test_full_unpickling_is_the_default_and_weights_only_refuses_our_classes(tmp_path):
+    from prismlib.lstm.training import TrainHistory
+
+    path = tmp_path / "h.pt"
+    save_atomic(path, history=TrainHistory(epochs=2))
+    assert load_checkpoint(path)["history"].epochs == 2
+    assert load_or_discard(path)["history"].epochs == 2
+    with pytest.raises(CorruptArtifact, match="unreadable"):
+        load_checkpoint(path, weights_only=True)
+
+
+def test_a_checkpoint_naming_a_module_that_moved_still_loads(tmp_path):
+    from prismlib.lstm.training import TrainHistory
+
+    new, old = tmp_path / "new.pt", tmp_path / "old.pt"
+    save_atomic(new, history=TrainHistory(epochs=3))
+    with zipfile.ZipFile(new) as zin, zipfile.ZipFile(old, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("data.pkl"):
+                data = data.replace(b"prismlib.lstm.training", b"prismlib.timescales")  # a module of before the packages
+            zout.writestr(item, data)
+    assert load_checkpoint(old)["history"].epochs == 3
+
+
+def test_entries_moved_aside_get_distinct_names_under_the_cache_given(tmp_path, capsys, monkeypatch):
+    from datetime import datetime as real
+
+    class Frozen(real):
+        @classmethod
+        def now(cls, tz=None):
+            return real(2026, 1, 2, 3, 4, 5, tzinfo=tz)
+
+    monkeypatch.setattr(artifacts, "datetime", Frozen)  # both moves in the same second
+    first, second = _saved(tmp_path), tmp_path / "other" / "k" / "partial.pt"  # the same names
+    save_atomic(second, x=torch.ones(1))
+    where = tmp_path / "elsewhere" / "deeper"
+    a = artifacts.move_aside(first, "broken", cache=where)
+    b = artifacts.move_aside(second, "broken", cache=where)
+    assert a.parent == b.parent == where / "quarantine"
+    assert a.name == "20260102T030405-k-partial.pt" and a.exists()
+    assert b.name == "20260102T030405.2-k-partial.pt"  # the same second and names: numbered
+    assert b.exists() and artifacts.digest_path(b).exists()
+    third = tmp_path / "third.pt"
+    save_atomic(third, x=torch.ones(1))
+    third.write_bytes(b"x")
+    assert load_or_discard(third, cache=where) is None
+    assert len(list((where / "quarantine").glob("*third.pt"))) == 1
+
+
+def test_remove_deletes_a_file_and_its_digest_and_accepts_a_missing_one(tmp_path):
+    path = _saved(tmp_path)
+    artifacts.remove(path)
+    assert not path.exists() and not artifacts.digest_path(path).exists()
+    artifacts.remove(path)  # nothing left: no error

@@ -155,3 +155,11 @@ def test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it():
     model = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
     hist = lstm.train_lm(model, train, valid, ANNEAL, seed=3, learn_below=1.0)  # no model beats perplexity 1
     assert hist.stop_reason == DID_NOT_LEARN and hist.anneal.decayed_at == () and set(hist.lr_scale) == {1.0}
+
+
+def test_the_boundaries_exactly_at_the_tolerance_and_at_the_bigram_count_as_failures():
+    # an improvement of exactly the tolerance is not enough; a best exactly at the bigram has not beaten it
+    _, actions = _replay([600, 250, 200, 200 * (1 - RULE.tolerance)])
+    assert actions[-1] == "decay"
+    _, actions = _replay([700, 650, 300.0, 300.0])
+    assert actions[-1] == "continue"

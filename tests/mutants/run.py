@@ -69,6 +69,10 @@ _TRAINING = ("test_training_records_the_curve_and_the_half_budget_snapshot_witho
              "test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate",
              "test_a_resumed_until_converged_run_continues_its_curve", "test_claim_gates_and_the_learning_curve_table",
              "test_train_until_converged_runs_the_jobs_with_a_projection_bar")  # fmt: skip
+_SCHEDULE_TRAINING = (
+    "test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly",
+    "test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it",
+)
 MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "stats": ("prismlib.stats", ("tests/test_stats.py", "tests/test_claim_rules.py"), ()),
     "claims": ("prismlib.claims", ("tests/test_claims.py", "tests/test_claim_rules.py"), ()),
@@ -79,6 +83,9 @@ MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "convergence": ("prismlib.lstm.convergence", ("tests/test_convergence.py", "tests/test_verdicts.py"),
                     tuple(f"tests/test_convergence.py::{t}" for t in _TRAINING)),
     "verdicts": ("prismlib.lstm.verdicts", ("tests/test_verdicts.py",), ()),
+    "schedule": ("prismlib.lstm.schedule", ("tests/test_schedule.py",),
+                 tuple(f"tests/test_schedule.py::{t}" for t in _SCHEDULE_TRAINING)),
+    "artifacts": ("prismlib.artifacts", ("tests/test_artifacts.py",), ()),
 }  # fmt: skip
 """Short name -> (module, the test files that guard it, tests left out of the mutation run:
 the ones that train models for a minute, whose subject is another module, the training loop
