@@ -12,12 +12,14 @@ One package per work, and a few modules both share:
 ``lstm``         work B: the LSTM LM, timescales and the slides' variants, training,
                  evaluation, the experiment grid, the bigram gate, the cell-state ablation
 ``runs``         the job cache and executors (inline, local pool, SLURM) and the
-                 ``python -m prismlib`` commands: train, plan, reproduce, report
+                 ``python -m prismlib`` commands: train, plan, reproduce, report, cache
 ``data``         one module per dataset, a data directory, a registry with checksums
 ``profiles``     every size, step and seed of the smoke, cpu, paper and dryrun profiles
 ``stats``        the paired bootstrap over independent units behind every verdict
 ``claims``       claims, their tests and gates, the four verdicts, the claims table
-``paths``        where outputs and caches go; atomic checkpoint save and load
+``paths``        where outputs and caches go; locks
+``artifacts``    atomic checkpoint save and load, each file's SHA-256 checked on read,
+                 broken entries moved to ``.cache/quarantine/``
 ``plots``        the figure theme and saving (png + pdf), tables (csv + md)
 ``workers``      device, torch threads, the single-thread worker pool, progress bars
 ================ ==================================================================
