@@ -88,6 +88,23 @@ def test_state_cache_holds_every_masking_and_resumes(tmp_path, monkeypatch):
     np.testing.assert_array_equal(resumed.labels, straight.labels)
 
 
+def test_a_changed_state_cache_is_refused_when_opened_and_rebuilt_when_built_again(tmp_path, capsys):
+    from prismlib.artifacts import CorruptArtifact
+
+    model = _tiny()
+    straight = np.array(_cache(model, tmp_path).states)
+    folder = tmp_path / "states"
+    raw = bytearray((folder / "states.npy").read_bytes())
+    raw[-7] ^= 0x40  # one value of the last row
+    (folder / "states.npy").write_bytes(bytes(raw))
+    with pytest.raises(CorruptArtifact, match="states.npy: changed since written"):
+        C.open_state_cache(folder)
+    rebuilt = _cache(model, tmp_path)
+    assert "moved aside" in capsys.readouterr().err
+    np.testing.assert_array_equal(rebuilt.states, straight)
+    assert len(list((tmp_path / "quarantine").glob("*states"))) == 1
+
+
 def test_head_warm_up_changes_the_head_only_and_leaves_the_encoder_bit_identical(tmp_path):
     model = _tiny()
     cache = _cache(model, tmp_path)
