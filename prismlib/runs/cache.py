@@ -214,7 +214,7 @@ def clean_cache(root: Path, dry_run: bool) -> int:
 
 def main(argv: Sequence[str]) -> int:
     """``python -m prismlib cache list|verify|clean``."""
-    parser = argparse.ArgumentParser(prog="python -m prismlib cache", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m prismlib cache", description=(__doc__ or "").replace("``", ""),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--cache", type=Path, default=None, help="the cache folder (default: .cache of the checkout)")
     sub = parser.add_subparsers(dest="what", required=True)
