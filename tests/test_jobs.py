@@ -211,3 +211,16 @@ def test_a_run_that_may_not_train_stops_naming_the_command_that_trains(tmp_path,
     with pytest.raises(FileNotFoundError, match=r"1 model\(s\) are not in the cache .*layer2 X=5 \(fixed\) seed 1.*"
                                                 r"`python -m prismlib train --profile test`"):  # fmt: skip
         jobs.run_missing([_job()], "inline", cache=tmp_path, data=_corpus())
+
+
+def test_an_entry_cached_before_digests_is_adopted_when_it_loads_and_moved_aside_when_it_does_not(tmp_path, capsys):
+    corpus, job = _corpus(), _job(seed=8)
+    jobs.run_job(job, tmp_path, "cpu", False, corpus)
+    folder = jobs.job_dir(job, tmp_path)
+    side = folder / "done.pt.sha256"
+    side.unlink()  # as written before digests existed
+    assert jobs.is_done(job, tmp_path) and side.exists()
+    side.unlink()
+    (folder / "done.pt").write_bytes(b"not a checkpoint")
+    assert not jobs.is_done(job, tmp_path)
+    assert "done.pt: unreadable" in capsys.readouterr().err

@@ -50,10 +50,10 @@ EXECUTORS = ("inline", "local", "slurm")
 TRAINING_RECORD = "training.json"
 """Per profile, every ``python -m prismlib train`` run: when, how long, how many models trained."""
 EXECUTOR_ENV = "PRISMLIB_EXECUTOR"
+"""The executor :func:`run_missing` uses when none is named (default ``local``)."""
 NO_TRAIN_ENV = "PRISMLIB_NO_TRAIN"
 """Set (to anything but empty): :func:`run_missing` refuses to train and names the command that
 does (``reproduce --no-train``, and the paper profile's notebooks, whose models are days of GPU)."""
-"""Settings that change neither a trained model nor its stored test NLL (not in the key)."""
 
 
 class Trainable(Protocol):
@@ -121,14 +121,14 @@ def entry_problem(folder: Path, key: str) -> str | None:
             return "its spec.json is unreadable"
         if described != key:
             return f"its spec.json describes job {described}, not {key} (the folder's name)"
-    try:
-        if check(folder / "done.pt") == "no digest":
+    problem = check(folder / "done.pt")
+    if problem == "no digest":
+        try:
             load_checkpoint(folder / "done.pt")  # adopt: loads, then its digest is written
-        elif (problem := check(folder / "done.pt")) is not None:
-            return f"done.pt is {problem}" if problem == "missing" else f"done.pt: {problem}"
-    except CorruptArtifact as err:
-        return f"done.pt: {err.problem}"
-    return None
+        except CorruptArtifact as err:
+            return f"done.pt: {err.problem}"
+        return None
+    return None if problem is None else f"done.pt: {problem}"
 
 
 def is_done(job: Trainable, cache: Path | None = None) -> bool:
