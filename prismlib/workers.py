@@ -133,8 +133,24 @@ def run_pool(
                 done(i, fn(job))
             return out
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=one_thread) as pool:
+        pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=one_thread)
+        try:
             futures = {pool.submit(partial(_call, fn), job): i for i, job in enumerate(jobs)}
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
+        except BaseException:  # Ctrl-C or a failed job: start nothing more, stop the workers (they keep their checkpoints)
+            _stop(pool)
+            raise
+        pool.shutdown()
     return out
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel ``pool``'s pending jobs and terminate its workers, so that an interrupted run
+    ends now instead of running every queued job first (``with pool`` would wait for them)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.terminate()
+    for proc in processes:
+        proc.join(timeout=10)

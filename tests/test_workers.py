@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -31,6 +34,26 @@ def test_a_failing_job_raises_in_the_caller():
         run_pool(_fail_on_three, [1, 2, 3], 2, progress=False)
     with pytest.raises(RuntimeError, match="job 3 failed"):
         run_pool(_fail_on_three, [1, 2, 3], 1, progress=False)
+
+
+def _interrupt_first(job: tuple[int, str]) -> int:
+    i, folder = job
+    if i == 0:
+        raise KeyboardInterrupt  # what Ctrl-C raises in a worker
+    time.sleep(0.3)
+    (Path(folder) / f"{i}.done").touch()
+    return i
+
+
+def test_an_interrupted_pool_starts_no_more_jobs_and_stops_its_workers(tmp_path):
+    jobs = [(i, str(tmp_path)) for i in range(12)]
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        run_pool(_interrupt_first, jobs, 2, progress=False)
+    # without the stop, leaving the pool ran every queued job (11 x 0.3 s on 2 workers) before re-raising
+    assert len(list(tmp_path.glob("*.done"))) < 4 and time.perf_counter() - t0 < 30
+    time.sleep(1.0)
+    assert len(list(tmp_path.glob("*.done"))) < 4  # and nothing ran on after the call returned
 
 
 def test_threads_are_restored_and_devices_resolved():

@@ -7,11 +7,13 @@ adds the continued-MLM arms of section 4 (:mod:`prismlib.prism.arms`, notebooks 
 job (``--partition``, ``--gpus``, ``--timeout-min``). Notebooks then only read the cache.
 Every run is appended to ``results/<profile>/training.json`` (the run manifest shows it).
 
-``--until-converged`` trains the same grid under the profile's ``-long`` twin
-(:func:`prismlib.profiles.until_converged`, e.g. ``cpu-long``): every model until it passes
-the model gate. It is resumable (each job continues from its checkpoint); a progress bar
-counts training tokens against the budget the power-law fits of the curves project
-(:func:`prismlib.lstm.write_status`), with the projected remaining time.
+``--until-converged`` trains the grid of the profile's ``-long`` twin
+(:func:`prismlib.profiles.until_converged`): for the annealed ``cpu`` profile that is
+``cpu-long``, the same models with three paired seeds each (the first seed's models are
+shared with ``cpu``); for an NT-ASGD profile, every model until it passes the model gate,
+with a progress bar of training tokens against the budget the power-law fits of the curves
+project (:func:`prismlib.lstm.write_status`). Both are resumable (each job continues from
+its checkpoint).
 """
 
 from __future__ import annotations
@@ -132,15 +134,15 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--timeout-min", type=int, default=None, help="slurm: time limit per job (minutes)")
     parser.add_argument(
         "--until-converged", action="store_true",
-        help="train the grid until every model passes the model gate (the profile's -long twin, e.g. cpu-long; resumable)",
+        help="train the profile's -long twin (cpu: cpu-long, three seeds of every model; resumable)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     profile = get_profile(args.profile)
-    if args.until_converged and not profile.lstm.until_converged:
+    if args.until_converged and not profile.name.endswith("-long"):
         profile = until_converged(profile)
     lstm_experiments = [e for e in (args.only or EXPERIMENTS) if e != SECTION4]
     specs = list(dict.fromkeys(s for e in lstm_experiments for s in experiment(e, profile))) if args.only else all_specs(profile)
-    jobs = jobs_for(specs, profile.lstm, profile.name)
+    jobs = jobs_for(specs, profile.lstm, profile.job_profile)
     slurm = {
         k: v
         for k, v in (("slurm_partition", args.partition), ("gpus_per_node", args.gpus), ("timeout_min", args.timeout_min))
@@ -150,17 +152,28 @@ def main(argv: Sequence[str]) -> int:
     print(f"profile {profile.name}: {len(jobs)} LSTM models, {done} already trained, cache {cache_dir() / 'jobs'}")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    if profile.lstm.until_converged:
-        ran = train_until_converged(jobs, args.executor, args.workers, profile.device, slurm)
-    else:
-        ran = run_missing(jobs, args.executor, args.workers, device=profile.device, slurm=slurm)
-    arms = _section4(profile, args.executor, slurm) if args.section4 or SECTION4 in (args.only or ()) else 0
-    seconds = round(time.perf_counter() - t0, 1)
-    print(f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache" + (f", and {arms} section 4 arms" if arms else ""))
-    record_training(profile.name, {
-        "started": started, "seconds": seconds, "models": len(jobs), "trained": len(ran),
-        "executor": args.executor or os.environ.get(EXECUTOR_ENV, "local"),
-        "workers": pool_size(args.workers, profile.device), "experiments": args.only or "all",
-        "section4_arms": arms,
-    })  # fmt: skip
+    ran: list[Job] = []
+    arms, completed = 0, False
+    try:
+        if profile.lstm.until_converged:
+            ran = train_until_converged(jobs, args.executor, args.workers, profile.device, slurm)
+        else:
+            ran = run_missing(jobs, args.executor, args.workers, device=profile.device, slurm=slurm)
+        arms = _section4(profile, args.executor, slurm) if args.section4 or SECTION4 in (args.only or ()) else 0
+        completed = True
+    finally:  # an interrupted run is recorded too (its models are in the cache; the same command resumes)
+        seconds = round(time.perf_counter() - t0, 1)
+        now_done = sum(is_done(j) for j in jobs)
+        if completed:
+            print(f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache"
+                  + (f", and {arms} section 4 arms" if arms else ""))  # fmt: skip
+        else:
+            print(f"interrupted after {seconds:.0f} s: {now_done} of {len(jobs)} LSTM models in the cache; the same command resumes")
+        record_training(profile.name, {
+            "started": started, "seconds": seconds, "models": len(jobs),
+            "trained": len(ran) if completed else now_done - done, "completed": completed,
+            "executor": args.executor or os.environ.get(EXECUTOR_ENV, "local"),
+            "workers": pool_size(args.workers, profile.device), "experiments": args.only or "all",
+            "section4_arms": arms,
+        })  # fmt: skip
     return 0
