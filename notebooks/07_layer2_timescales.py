@@ -66,9 +66,9 @@ from scipy.stats import spearmanr
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    WorkBClaims, bigram, forget_gate_means, grid, perplexity, perplexity_by_frequency, perplexity_contrast,
-    plot_learning_curves, runs_table, save_learning_curves, seed_spread, timescales, trained,
-)
+    MIN_SEEDS, WorkBClaims, bigram, forget_gate_means, grid, perplexity, perplexity_by_frequency, perplexity_contrast,
+    plot_learning_curves, recipe_summary, runs_table, save_learning_curves, seed_spread, timescales, trained,
+)  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 
@@ -80,8 +80,7 @@ corpus = load_ptb_corpus()
 test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
 seed = S.seeds[0]
 BASE = "baseline"
-print(f"profile={P.name}: layers {[S.hidden] * (S.layers - 1) + [S.emb]}, {S.optimizer}, seeds {S.seeds}, "
-      f"test on {len(test_ids):,} tokens")  # fmt: skip
+print(f"profile={P.name}: {recipe_summary(S)}; seeds {S.seeds}; test on {len(test_ids):,} tokens")
 
 # %% [markdown]
 # ## The layer-2 timescales of each variant
@@ -160,7 +159,7 @@ for r in refs.itertuples():
 
 # %%
 specs = grid.experiment("baseline", P) + grid.experiment("exp4", P) + grid.experiment("official", P)
-runs = trained(specs, S, P.name, executor=executor, device=P.device)
+runs = trained(specs, S, P.job_profile, executor=executor, device=P.device)
 baseline_specs = [s for s in runs if s.variant == BASE]
 save_table(
     bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline_specs}),
@@ -168,12 +167,12 @@ save_table(
     P.name,
 )
 table = runs_table(list(runs.values()), S.bootstrap)
-table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens"]]
+table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens", "stopped"]]
 
 # %% [markdown]
-# Validation perplexity on a fixed subset of PTB valid during training (notebook 05 says
-# what the model and effect-stability gates read off these curves); shaded: the last
-# quarter of the budget, over which a converged model improves by less than the tolerance.
+# Validation perplexity during training (notebook 05 says what the model and
+# effect-stability gates read off these curves; the key under each title says what the
+# marks are).
 
 # %%
 save_learning_curves(runs, P.name)
@@ -396,8 +395,10 @@ plt.show()
 # seeds" compares seed means (the slides' seed column). "Best" and "worst" of a set
 # compare the named model with the best (or worst) of the others, taken per resample:
 # "X = 70 is the worst" is X = 70 minus the worst of the other trained X (claimed > 0),
-# "Pareto is the best mixture" is Pareto minus the better of MOD5 and MOD8 (claimed < 0),
-# Pareto's seed mean against MOD5's and MOD8's (one seed each). Single-seed models are
+# "Pareto is the best mixture" is Pareto minus the better of MOD5 and MOD8 (claimed < 0).
+# These two gaps are 0.9% and 0.3% on the slides, inside the slides' own seed spread, so
+# they are claims only where every model they compare has 3 seeds (`cpu-long`, `paper`);
+# otherwise the table after the claims shows them without a verdict. Single-seed models are
 # compared with the baseline's seed mean, as in the table. Gates of every claim: the
 # baseline is clearly below the Kneser-Ney bigram (a model that has not learnt
 # word-pair statistics cannot tell whether a timescale helps); every model the claim
@@ -460,12 +461,6 @@ claims = [
         [BASE, "pareto"], beats_baseline("pareto"), checks.seed_test("pareto"),
     ),
     claim(
-        f"Pareto is the best of the mixtures (ours: Pareto {ppl['pareto']:.1f} over {seeds_note}, MOD5 {ppl['mod5']:.1f}, "
-        f"MOD8 {ppl['mod8']:.1f})",
-        "Experiment 4: Pareto 59.52 vs MOD8 59.88 and MOD5 60.16 (seed means 59.66 / 59.83 / 60.34)",
-        ["pareto", "mod5", "mod8"], pareto_best,
-    ),
-    claim(
         f"The multi-timescale LSTM (official assignment) beats the baseline on PTB test (ours: {ppl['official']:.1f} vs "
         f"{ppl[BASE]:.1f})",
         "ICLR 2021 (official code): test perplexity 57.58 (multi-timescale) vs 58.98 (baseline)",
@@ -478,15 +473,34 @@ claims = [
         [BASE, "official"], rare_words,
     ),
 ]
+# The slides' gaps between variants (X = 70 against the next worst X: 0.9%; Pareto against
+# MOD8: 0.3%) lie inside their own seed spread (baseline seed sd 0.28 of 61.64): they are
+# claims only where every model they compare has MIN_SEEDS seeds, otherwise descriptive.
+between = []
 if 70.0 in XS and len(XS) > 1:
-    claims.insert(1, claim(
+    between.append((
         f"X = 70 is the worst fixed value (ours: {ppl['layer2 X=70']:.1f}; best {SHORT[min(FIXED_X, key=ppl.get)]})",
-        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)",
-        FIXED_X, x70_worst,
+        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)", FIXED_X, x70_worst,
     ))  # fmt: skip
+between.append((
+    f"Pareto is the best of the mixtures (ours: Pareto {ppl['pareto']:.1f} over {seeds_note}, MOD5 {ppl['mod5']:.1f}, "
+    f"MOD8 {ppl['mod8']:.1f})",
+    "Experiment 4: Pareto 59.52 vs MOD8 59.88 and MOD5 60.16 (seed means 59.66 / 59.83 / 60.34)",
+    ["pareto", "mod5", "mod8"], pareto_best,
+))  # fmt: skip
+descriptive = []
+for text, paper, models, tests_of in between:
+    few = {SHORT[k]: seeds.seeds(k) for k in models if seeds.seeds(k) < MIN_SEEDS}
+    if few:
+        descriptive.append({"comparison (no verdict)": text, "slides": paper, "ours [95% CI]": str(tests_of(seeds)[0].interval),
+                            "why no verdict": f"needs {MIN_SEEDS} seeds of each model; has "
+                                              + ", ".join(f"{k} {n}" for k, n in few.items())})  # fmt: skip
+    else:
+        claims.append(claim(text, paper, models, tests_of))
 print(f"baseline {ppl[BASE]:.2f} (seed mean; seed sd {bsd:.2f}); bigram {perplexity(kn_nll):.1f}; "
       f"baseline - bigram {vs_bigram[BASE]}")  # fmt: skip
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
+pd.DataFrame(descriptive)
 
 # %% [markdown]
 # ## Which effects this scale can resolve

@@ -81,7 +81,12 @@ class LSTMSettings:
             at the latest (0: only when validation stalls for ``nonmono`` epochs, AWD's rule;
             a run of a few epochs never stalls).
         grid: which models the notebooks train (:mod:`prismlib.lstm.grid`): ``slides`` (every
-            model the slides tabulate) or ``cpu`` (the subset that tests each claim).
+            model the slides tabulate) or ``cpu`` (a subset that tests each claim; the smoke
+            profile's).
+        all_seeds: every model of the grid trains with every seed of ``seeds`` (paired: seed
+            k of every model shares its data order and dropout masks); otherwise only the
+            baseline, Pareto and, on the slides grid, MOD5 and MOD8 do (the others: the first
+            seed).
         curve_every: BPTT steps between the points of a model's learning curve (perplexity
             of the first ``curve_tokens`` tokens of PTB valid); ``None``: the per-epoch
             validation perplexities are the curve.
@@ -147,6 +152,7 @@ class LSTMSettings:
     decay_tolerance: float = 0.002
     decays: int = 4
     min_rounds: int = 4
+    all_seeds: bool = False
 
     def __post_init__(self) -> None:
         if self.optimizer not in ("ntasgd", "anneal", "adam"):
@@ -364,6 +370,9 @@ class Profile:
         data: the probing data (:mod:`prismlib.probing.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).
+        jobs_as: the profile name work B's trained models are cached under (``None``: this
+            profile's own); a twin that only adds seeds (``cpu-long``) shares the models of
+            the profile it extends.
     """
 
     name: str
@@ -377,6 +386,12 @@ class Profile:
     prism: PrismSettings
     beyond: BeyondSettings = BeyondSettings(runs=2)
     data: str = "offline"
+    jobs_as: str | None = None
+
+    @property
+    def job_profile(self) -> str:
+        """The profile name in the keys of this profile's LSTM jobs (:mod:`prismlib.lstm.job`)."""
+        return self.jobs_as or self.name
 
     def __post_init__(self) -> None:
         if self.data not in ("offline", "full"):
@@ -392,31 +407,33 @@ _LSTM_PAPER = LSTMSettings(
     batch_size=20, bptt=70, epochs=1000, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
     seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None, grid="slides",
 )  # fmt: skip
-# A model that learns on 2 cores (measured on the 2-core build machine): 3 layers 256/256/200, embeddings
-# tied to the adaptive softmax (cutoffs 2000/6000), dropout 0.3, SGD at lr 20 with gradient
-# clipping; 3 rounds of 1000 steps of 20 x 35 tokens (2.1M tokens, 2.26 passes over PTB
-# train), averaged SGD in the last round; one torch thread per training process, two
-# processes at once, about 6.6 minutes per model. Three full passes (test 146) made the
-# grid 105 minutes; 1000-step rounds bring a model to about 7.4 minutes. Three seeds for the
-# baseline and Pareto (the claims about differences under 5% need a seed-level test) and
-# every X of the slides' experiment 4 (5, 10, 20, 30, 70) make 29 models
-# (results/cpu/training.json has the measured seconds).
-# A learning curve every 250 steps on the first 10k tokens of PTB valid (12 points, about 1 s
-# each) and the test NLL at half the budget feed the convergence gates (prismlib.lstm.convergence).
+# Work B's cpu recipe, chosen by the recipe study (benchmarks/lstm_budget.py study; the README's
+# table): 3 layers 96/96/96, embeddings tied to the adaptive softmax (cutoffs 2000/6000),
+# dropout 0.25, SGD at lr 20 with gradient clipping 0.25, batch 20 x 35, one torch thread per
+# process, two processes at once; the rate is divided by 4 whenever the full validation
+# perplexity, checked four times a pass, fails to improve by 0.2%, and a run stops by that
+# rule at the first failure after four decays (no decay in the first pass nor before the
+# model beats the PTB bigram on validation); cap 20 passes (80 rounds). In the study the
+# baseline stopped after 6.3 passes (test 148) and the slowest learner, fixed layer-wise
+# T = 200, after 9.2 (test 159); 128/128 learns more (test 133) but its grid would take
+# about 1.4 times as long (7.1k against 10k training tokens/s per process, two at once).
+# Every model of the slides' grid, one seed each (28 models): the claims about effects under
+# 5% are not testable here for want of seeds, and cpu-long (seeds 0, 1, 2) trains them.
 _LSTM_CPU = LSTMSettings(
-    emb=200, hidden=256, layers=3, dropout=0.3, dropouth=0.3, dropouti=0.3, dropoute=0.0, wdrop=0.0,
-    optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
-    batch_size=20, bptt=35, epochs=3, steps_per_epoch=1000, eval_batch=10, valid_tokens=None, test_tokens=None,
-    seeds=(0, 1, 2), bootstrap=1000, memory_contexts=100, context=70, threads=1, cutoffs=(2000, 6000), average_last=1,
-    curve_every=250, curve_tokens=10_000,
+    emb=96, hidden=96, layers=3, dropout=0.25, dropouth=0.25, dropouti=0.25, dropoute=0.0, wdrop=0.0,
+    optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
+    batch_size=20, bptt=35, epochs=80, steps_per_epoch=None, checks_per_pass=4, eval_batch=20, valid_tokens=None,
+    test_tokens=None, seeds=(0,), bootstrap=1000, memory_contexts=100, context=70, threads=1, cutoffs=(2000, 6000),
+    average_last=0, grid="slides", decay_factor=4.0, decay_tolerance=0.002, decays=4, min_rounds=4,
 )  # fmt: skip
-# Tiny models on the first tokens of PTB: exercises every code path in seconds.
+# Tiny models on the first tokens of PTB with the cpu recipe's schedule (rounds of 4 steps, at
+# most 6): exercises every code path in seconds; they stop at their cap or "did not learn".
 _LSTM_SMOKE = LSTMSettings(
     emb=16, hidden=32, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.1, wdrop=0.2,
-    optimizer="ntasgd", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
-    batch_size=8, bptt=20, epochs=2, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
-    seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, cutoffs=(200, 1000), average_last=1,
-    memory_fit=(2, 20), curve_every=2, curve_tokens=1000,
+    optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
+    batch_size=8, bptt=20, epochs=6, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
+    seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, cutoffs=(200, 1000), average_last=0,
+    memory_fit=(2, 20), decays=2, min_rounds=2,
 )  # fmt: skip
 
 # Probing (notebooks 02-03).  Sizes are windows per split; windows are 512 tokens
@@ -621,17 +638,27 @@ def dry_run(paper: Profile) -> Profile:
 PROFILES["dryrun"] = dry_run(PROFILES["paper"])
 
 LONG_CAP_EPOCHS = 300
-"""Epoch cap of a ``-long`` profile (cpu: 300 rounds of 1000 steps, about 226 passes over
-PTB train; the official multi-timescale model, whose training log the official code ships,
-came within 2% of its final validation perplexity near epoch 270)."""
+"""Epoch cap of the ``-long`` twin of an NT-ASGD profile (300 rounds; the official
+multi-timescale model, whose training log the official code ships, came within 2% of its
+final validation perplexity near epoch 270)."""
+LONG_SEEDS = (0, 1, 2)
+"""Seeds of every model in the ``-long`` twin of an annealed profile (``cpu-long``): the
+claims about effects under 5% need three (:data:`prismlib.lstm.verdicts.MIN_SEEDS`)."""
 
 
 def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Profile:
-    """``profile`` as a ``<name>-long`` profile: the same models and grid, each trained until it
-    passes the model gate (``until_converged``; at most ``cap_epochs`` epochs), NT-ASGD
-    switching to averaging by AWD's own rule (``average_last=0``), a learning curve every
-    250 steps where the profile records none."""
+    """``profile``'s ``<name>-long`` twin.
+
+    An annealed profile (``cpu``) already trains every model until it stops by its rule: its
+    twin trains the same models with every seed of :data:`LONG_SEEDS` (paired), sharing the
+    first seed's models with ``profile`` (``jobs_as``). An NT-ASGD profile's twin trains each
+    model until it passes the model gate (``until_converged``; at most ``cap_epochs``
+    epochs), switching to averaging by AWD's own rule (``average_last=0``), with a learning
+    curve every 250 steps where the profile records none."""
     s = profile.lstm
+    if s.optimizer == "anneal":
+        lstm = replace(s, seeds=tuple(dict.fromkeys(s.seeds + LONG_SEEDS)), all_seeds=True)
+        return replace(profile, name=f"{profile.name}-long", lstm=lstm, jobs_as=profile.job_profile)
     lstm = replace(s, epochs=cap_epochs, until_converged=True, average_last=0, curve_every=s.curve_every or 250)
     return replace(profile, name=f"{profile.name}-long", lstm=lstm)
 

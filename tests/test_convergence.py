@@ -23,7 +23,8 @@ from prismlib.stats import Interval
 
 VOCAB = 30
 TINY = dataclasses.replace(
-    get_profile("smoke").lstm, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2, steps_per_epoch=3, eval_batch=2,
+    get_profile("smoke").lstm, optimizer="ntasgd", average_last=1, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2,
+    steps_per_epoch=3, eval_batch=2,
     valid_tokens=None, test_tokens=None, cutoffs=(10, 20), curve_every=1, curve_tokens=100,
 )  # fmt: skip
 
@@ -148,9 +149,13 @@ def test_new_settings_keep_old_keys_and_enter_the_key_when_switched_on():
     assert "curve_tokens" not in old.describe()["settings"] and "until_converged" not in old.describe()["settings"]
     assert "freeze" not in old.describe()["spec"] and "freeze" not in old.describe()["settings"]
     assert lstm_job.Job(lstm.RunSpec(), TINY, "test").key != old.key  # recording a curve is stored output
-    long = until_converged(PROFILES["cpu"])
-    assert long.name == "cpu-long" and long.lstm.until_converged and long.lstm.average_last == 0
-    assert PROFILES["cpu-long"].lstm == long.lstm
+    paper_long = until_converged(PROFILES["paper"])  # an NT-ASGD profile's twin trains until the model gate passes
+    assert paper_long.name == "paper-long" and paper_long.lstm.until_converged and paper_long.lstm.average_last == 0
+    assert paper_long.job_profile == "paper-long" and paper_long.lstm.seeds == PROFILES["paper"].lstm.seeds
+    long = until_converged(PROFILES["cpu"])  # an annealed profile's twin adds seeds and shares the first seed's models
+    assert long.name == "cpu-long" and not long.lstm.until_converged and long.lstm.all_seeds and long.job_profile == "cpu"
+    assert PROFILES["cpu-long"].lstm == long.lstm and long.lstm.seeds == (0, 1, 2)
+    assert dataclasses.replace(long.lstm, seeds=(0,), all_seeds=False) == PROFILES["cpu"].lstm
     with pytest.raises(ValueError, match="average_last=0"):
         dataclasses.replace(TINY, until_converged=True, average_last=1)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from prismlib import lstm
@@ -25,18 +27,37 @@ def _small(P):  # the paper's grid at toy sizes (its 1150-unit models are slow t
     return dataclasses.replace(P.lstm, emb=8, hidden=12)
 
 
-def test_cpu_grid_is_the_issue_grid():
+def test_the_cpu_grid_is_every_row_of_the_slides_once_and_cpu_long_adds_paired_seeds():
     P = get_profile("cpu")
     labels = lambda e: [s.label for s in grid.experiment(e, P)]  # noqa: E731
-    assert labels("exp1") == ["layerwise T=20", "layerwise T=70", "gradient T=70", "inverse T=70"]
+    assert labels("exp1") == [f"{v} T={T}" for v in ("layerwise", "gradient") for T in (20, 70, 200)] + ["inverse T=70"]
     assert len(labels("exp2")) == 6 and len(labels("exp3")) == 4
     assert [s.label for s in grid.experiment("exp4", P) if s.variant == "layer2"] == [
         f"layer2 X={x} (fixed)" for x in (5, 10, 20, 30, 70)  # every X of the slides (issue 21)
     ]
-    seeds = P.lstm.seeds
-    assert [s.seed for s in grid.experiment("exp4", P) if s.variant == "pareto"] == list(seeds)
-    assert [s.seed for s in grid.experiment("baseline", P)] == list(seeds)
+    specs = grid.all_specs(P)
+    assert len(specs) == 28 and {s.seed for s in specs} == set(P.lstm.seeds) == {0}  # 7 + 6 + 4 + 9 + official + baseline
     memory = set(grid.experiment("memory", P))  # the ablation reads models the experiments train anyway
     assert memory <= set(s for e in ("baseline", "exp2", "exp3", "exp4") for s in grid.experiment(e, P))
     with pytest.raises(ValueError, match="unknown experiment"):
         grid.experiment("exp9", P)
+
+    long = get_profile("cpu-long")
+    seeded = grid.all_specs(long)
+    assert long.lstm.all_seeds and long.lstm.seeds == (0, 1, 2)
+    assert len(seeded) == 3 * len(specs)
+    assert {replace(s, seed=0) for s in seeded} == set(specs)  # every model, every seed
+    for e in grid.EXPERIMENTS:
+        assert {s.seed for s in grid.experiment(e, long)} == {0, 1, 2}, e
+    # the first seed's models are cpu's own: cpu-long trains only the seeds it adds
+    cpu_keys = {j.key for j in lstm.jobs_for(specs, P.lstm, P.job_profile)}
+    long_keys = {j.key for j in lstm.jobs_for(seeded, long.lstm, long.job_profile)}
+    assert cpu_keys < long_keys and len(long_keys - cpu_keys) == 2 * len(specs)
+
+
+def test_without_all_seeds_only_the_seeded_models_train_every_seed():
+    P = get_profile("smoke")
+    assert not P.lstm.all_seeds and len(P.lstm.seeds) == 2
+    seeds = {s.variant: {x.seed for x in grid.all_specs(P) if x.variant == s.variant} for s in grid.all_specs(P)}
+    assert seeds["baseline"] == seeds["pareto"] == {0, 1}
+    assert all(v == {0} for k, v in seeds.items() if k not in ("baseline", "pareto")), seeds

@@ -14,6 +14,7 @@ import torch
 from prismlib.lazy import lazy_exports
 from prismlib.artifacts import load_checkpoint, save_atomic
 
+KEYS = Path(__file__).parent / "fixtures" / "job_keys.json"
 LIB = Path(__file__).resolve().parents[1] / "prismlib"
 PACKAGES = ("spectral", "probing", "prism", "lstm", "runs")
 
@@ -66,31 +67,32 @@ def test_at_most_twelve_modules_sit_directly_in_the_package():
     assert len(top) <= 12, top
 
 
-def test_job_keys_are_those_recorded_before_the_library_moved_into_packages(monkeypatch):
-    """The cache folder of every job hashes its spec; moving code must not move a cache. The
-    keys were recorded at recipe version 1: at that version they are unchanged, and a
-    bumped version (the LSTM recipe is at 2) gives every job of that kind a new key."""
+def _job_keys(name: str) -> dict[str, str]:
     from prismlib.lstm import all_specs, jobs_for
-    from prismlib.lstm import job as lstm_job
     from prismlib.prism import TRAINED, ArmJob
     from prismlib.profiles import PROFILES
 
-    def keys(p, name):
-        now = {j.label: j.key for j in jobs_for(all_specs(p), p.lstm, name)}
-        return now | {f"arm {a}": ArmJob(a, p.encoder, p.name, p.seed, p.prism, "data-digest").key for a in TRAINED}
+    p = PROFILES[name]
+    now = {j.label: j.key for j in jobs_for(all_specs(p), p.lstm, p.job_profile)}
+    return now | {f"arm {a}": ArmJob(a, p.encoder, p.name, p.seed, p.prism, "data-digest").key for a in TRAINED}
 
-    recorded = json.loads((Path(__file__).parent / "fixtures" / "job_keys.json").read_text())
-    current = {name: keys(PROFILES[name], name) for name in recorded}
-    assert lstm_job.RECIPE_VERSION > 1
+
+def test_job_keys_are_those_recorded_and_a_recipe_version_moves_exactly_its_kind(monkeypatch):
+    """The cache folder of every job hashes its spec; moving code must not move a cache. The
+    keys were recorded with the current settings and recipe versions (``python
+    tests/test_layout.py --update`` records them again after a deliberate change of a
+    profile); bumping the LSTM recipe version gives every LSTM job, and only those, a new key."""
+    from prismlib.lstm import job as lstm_job
+
+    recorded = json.loads(KEYS.read_text())
     for name, pinned in recorded.items():
-        moved = {k for k in pinned if current[name][k] != pinned[k]}
-        assert moved == {k for k in pinned if not k.startswith("arm ")}, name  # exactly the LSTM jobs, bumped
-    monkeypatch.setattr(lstm_job, "RECIPE_VERSION", 1)
-    for name, pinned in recorded.items():
-        now = keys(PROFILES[name], name)
+        now = _job_keys(name)
         assert {k: now.get(k) for k in pinned} == pinned, name  # (models added to a grid since are not pinned)
-
-
+    monkeypatch.setattr(lstm_job, "RECIPE_VERSION", lstm_job.RECIPE_VERSION + 1)
+    for name, pinned in recorded.items():
+        now = _job_keys(name)
+        moved = {k for k in pinned if now[k] != pinned[k]}
+        assert moved == {k for k in pinned if not k.startswith("arm ")}, name
 
 
 def test_checkpoints_that_name_the_old_modules_still_load(tmp_path):
@@ -151,3 +153,12 @@ def test_the_core_needs_torch_numpy_and_scipy_only():
     out = subprocess.run([sys.executable, "-c", CORE_CHECK], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "core ok" in out.stdout
+
+
+if __name__ == "__main__":  # python tests/test_layout.py --update: record the job keys of every profile again
+    import sys
+
+    if sys.argv[1:] != ["--update"]:
+        raise SystemExit("usage: python tests/test_layout.py --update")
+    KEYS.write_text(json.dumps({name: _job_keys(name) for name in ("cpu", "dryrun", "paper", "smoke")}, indent=1) + "\n")
+    print(f"recorded the job keys of cpu, dryrun, paper and smoke in {KEYS}")

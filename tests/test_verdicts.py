@@ -4,7 +4,8 @@ Welch test, on synthetic runs with known answers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -34,6 +35,7 @@ class Run:
     test_nll: np.ndarray
     half_nll: np.ndarray | None
     curve: LearningCurve | None
+    history: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(seconds=600.0))  # 10 minutes of training
 
     def test_nll_at_half(self):
         return None if self.half_nll is None else (int(TOKENS[-1] / 2), self.half_nll)
@@ -171,7 +173,10 @@ def test_the_constants_and_the_exact_seeds_detail():
     ref = c.end.perplexity("base")
     effect = c.end.delta("x").effect
     assert gate.name == "seeds: >= 3 per model where an effect is under 5% of the reference's perplexity"
-    assert gate.detail == f"ppl(x) - ppl(base) = {effect:+.2f} is under 5% ({0.05 * ref:.1f} ppl) with seeds base: 3, x: 1"
+    assert gate.detail == (f"ppl(x) - ppl(base) = {effect:+.2f} is under 5% ({0.05 * ref:.1f} ppl) with seeds base: 3, x: 1; "
+                           "2 more runs would test it (about 20 worker-minutes; the profile's -long twin trains them)")
+    few = _claims(_runs({"base": (150, 150, 1), "x": (149, 149, 2)})).gates(["base", "x"], _beats)[2]
+    assert few.detail.endswith("; 3 more runs would test it (about 30 worker-minutes; the profile's -long twin trains them)")
     ok = _claims(_runs({"base": (150, 150, 3), "x": (149, 149, 3)})).gates(["base", "x"], _beats)[2]
     assert ok.passed and ok.detail == "seeds base: 3, x: 3"
     big = _claims(_runs({"base": (150, 150, 1), "x": (120, 120, 1)})).gates(["base", "x"], _beats)[2]

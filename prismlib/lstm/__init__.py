@@ -34,7 +34,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "bias_override", "FREEZE", "DEFAULT_FREEZE", "freeze_mask",
     ),
     "training": (
-        "TrainHistory", "train_lm", "anneal_rule",
+        "TrainHistory", "train_lm", "anneal_rule", "recipe_summary",
     ),
     "schedule": (
         "AnnealRule", "AnnealState", "anneal_check", "STOP_REASONS", "STOPPED_BY_RULE", "STOPPED_AT_CAP", "DID_NOT_LEARN",
@@ -57,6 +57,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "verdicts": (
         "SMALL_EFFECT", "MIN_SEEDS", "TestsOf", "stability_margin", "WorkBClaims", "interval_row", "stopped_by_rule",
+        "converged_gate",
     ),
     "grid": (
         "EXPERIMENTS", "experiment", "all_specs",

@@ -420,5 +420,7 @@ def plot_learning_curves(ax, runs: Mapping[object, TrainedRun], label: Callable[
     if budget and not annealed:
         ax.axvspan((1 - SHARE) * budget, budget, color="0.92", zorder=0)
     source = "full split" if annealed else "curve subset"
-    ax.set(yscale="log", xlabel="training tokens", ylabel=f"validation perplexity ({source})", title=title)
+    key = "dots: rate decays; x: stopped by rule; square: at its cap" if annealed else f"shaded: the model gate's last {SHARE:.0%}"
+    ax.set(yscale="log", xlabel="training tokens", ylabel=f"validation perplexity ({source})",
+           title=f"{title}\n({key})" if title else f"({key})")  # fmt: skip
     ax.legend(fontsize=7)

@@ -349,7 +349,9 @@ def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, 
 
 
 def runs_table(runs: Sequence[TrainedRun], bootstrap_samples: int = 1000) -> pd.DataFrame:
-    """One row per run: variant, T, fixed, seed, val/test perplexity, bootstrapped test mean and sd."""
+    """One row per run: variant, T, fixed, seed, val/test perplexity, bootstrapped test mean and
+    sd, training tokens and seconds, and why training stopped (``rule``, ``cap``, ``did not
+    learn`` for annealed runs; ``epochs`` for a run that trained its set epochs)."""
     rows = []
     for r in runs:
         b = bootstrap_perplexity(r.test_nll, samples=bootstrap_samples, seed=r.spec.seed)
@@ -366,6 +368,7 @@ def runs_table(runs: Sequence[TrainedRun], bootstrap_samples: int = 1000) -> pd.
                 "bootstrap sd": b.sd,
                 "train tokens": r.history.tokens,
                 "train s": r.history.seconds,
+                "stopped": getattr(r.history, "stop_reason", None) or "epochs",
             }
         )
     return pd.DataFrame(rows)

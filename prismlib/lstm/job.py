@@ -185,6 +185,7 @@ def recipe_code() -> list[Any]:
 _NOT_TRAINING = (
     "seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid",
     "freeze",  # the grid's default; a spec carries its own
+    "all_seeds",  # which seeds the grid trains, not how a model trains
 )  # fmt: skip
 _ADDED: dict[str, tuple[str, Any]] = {
     # settings added after jobs were first cached: in a key only where they change what is

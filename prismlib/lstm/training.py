@@ -128,6 +128,21 @@ class _Averaged:
         self.saved = []
 
 
+def recipe_summary(s: LSTMSettings) -> str:
+    """One line a notebook prints: the model of ``s`` and how it is trained."""
+    sizes = [s.hidden] * (s.layers - 1) + [s.emb]
+    output = f"adaptive softmax, cutoffs {s.cutoffs}" if s.cutoffs else "full softmax"
+    round_ = f"{s.steps_per_epoch} steps" if s.steps_per_epoch else f"1/{s.checks_per_pass} pass" if s.checks_per_pass > 1 else "a pass"
+    if s.optimizer == "anneal":
+        how = (f"SGD at lr {s.lr:g}, divided by {s.decay_factor:g} when full validation improves by less than "
+               f"{s.decay_tolerance:.1%} (checked every {round_}), stopped by that rule after {s.decays} decays "
+               f"(cap {s.epochs} rounds)")  # fmt: skip
+    else:
+        name = "NT-ASGD" if s.optimizer == "ntasgd" else s.optimizer
+        how = f"{name} at lr {s.lr:g}, {s.epochs} epochs of {round_}"
+    return f"{s.layers} layers {sizes}, emb {s.emb} (tied; {output}); {how}; batch {s.batch_size} x ~{s.bptt} tokens"
+
+
 def anneal_rule(s: LSTMSettings, learn_below: float | None) -> AnnealRule:
     """The ``anneal`` schedule of ``s`` (cap: ``s.epochs`` rounds), with the bigram guard ``learn_below``."""
     return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below)

@@ -134,6 +134,11 @@ class WorkBClaims:
         runs = self._runs_of(models)
         if self.annealed:
             return stopped_by_rule(runs), self._stability(tests_of), self._seeds(models, tests_of(self.end))
+        return self._curves_gate(runs), self._stability(tests_of), self._seeds(models, tests_of(self.end))
+
+    def _curves_gate(self, runs: Mapping[str, Any]) -> Gate:
+        """The model gate of constant-rate runs: their learning curves, with the budget the
+        power-law fits would need where a curve still moved."""
         curves = {name: r.curve for name, r in runs.items()}
         trained = max((c.budget for c in curves.values() if c is not None), default=0.0)
         fits = []
@@ -143,7 +148,7 @@ class WorkBClaims:
             except ValueError:
                 fits.append(None)
         note = extrapolation(fits, trained, self.share, self.tolerance)
-        return self._model(curves, note), self._stability(tests_of), self._seeds(models, tests_of(self.end))
+        return self._model(curves, note)
 
     def _model(self, curves: dict[str, Any], note: str) -> Gate:
         """:func:`models_gate`'s verdict, its detail shortened to the run that moved most."""
@@ -194,8 +199,29 @@ class WorkBClaims:
         seeds = ", ".join(f"{m}: {n}" for m, n in counts.items())
         if few:
             return Gate(name, False, f"{small[0].label} = {small[0].interval.effect:+.2f} is under {SMALL_EFFECT:.0%} "
-                                     f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}")  # fmt: skip
+                                     f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}; {self._seed_cost(few)}")  # fmt: skip
         return Gate(name, True, f"seeds {seeds}")
+
+
+    def _seed_cost(self, few: Mapping[Hashable, int]) -> str:
+        """What the missing seeds of ``few`` (model -> seeds it has) cost: each missing run at
+        the mean training seconds of that model's runs."""
+        seconds = 0.0
+        for m, n in few.items():
+            own = [getattr(getattr(r, "history", None), "seconds", math.nan) for s, r in self.runs.items() if self.key(s) == m]
+            seconds += (MIN_SEEDS - n) * (sum(own) / len(own) if own else math.nan)
+        runs = sum(MIN_SEEDS - n for n in few.values())
+        cost = f"about {seconds / 60:.0f} worker-minutes" if math.isfinite(seconds) else "training time unknown"
+        return f"{runs} more runs would test it ({cost}; the profile's -long twin trains them)"
+
+
+def converged_gate(runs: Mapping[str, Any], share: float = SHARE, tolerance: float = TOLERANCE) -> Gate:
+    """The model gate of ``runs`` (name -> :class:`~prismlib.lstm.TrainedRun`), whatever their
+    schedule: :func:`stopped_by_rule` for annealed runs, the learning-curve gate
+    (:func:`prismlib.lstm.models_gate`, ``share`` and ``tolerance``) otherwise."""
+    if runs and all(getattr(getattr(r, "history", None), "anneal", None) is not None for r in runs.values()):
+        return stopped_by_rule(runs)
+    return models_gate({k: r.curve for k, r in runs.items()}, share, tolerance)
 
 
 def stopped_by_rule(runs: Mapping[str, Any]) -> Gate:

@@ -65,7 +65,7 @@ def _lstm_keys() -> set[str]:
     from prismlib.lstm.grid import all_specs
     from prismlib.lstm.job import jobs_for
 
-    return {j.key for name, p in PROFILES.items() for j in jobs_for(all_specs(p), p.lstm, name)}
+    return {j.key for p in PROFILES.values() for j in jobs_for(all_specs(p), p.lstm, p.job_profile)}
 
 
 def _arm_in_use(spec: dict[str, Any]) -> bool:
