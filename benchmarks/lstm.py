@@ -19,6 +19,14 @@ show ``aten::lstm_cell`` instead) and, on CUDA, how many of them ran cuDNN
 column the adaptive/full ratio of the same configuration. tokens/s is ``batch * bptt``
 over the minimum step time of ``--steps`` timed steps after two warm-up steps (CUDA
 events on a GPU).
+
+Then, for the profile's model as it trains (adaptive softmax, regularisation): its training
+FLOPs per token (the matrix products of the LSTM layers and the output layer, forward and
+backward = 3 x forward), the FLOP/s it reaches at the measured tokens/s against the
+same-run rate of a 1024 x 1024 matrix product on the same threads, where one training
+step's time goes (torch profiler: LSTM kernels, matrix products, log-softmax, the rest),
+and with PTB (``PRISMLIB_DATA``) what one round of the annealed schedule costs besides
+training: a full validation pass and a checkpoint, as a share of the round.
 """
 
 from __future__ import annotations
@@ -91,6 +99,88 @@ def tokens_per_second(model: nn.Module, batch: int, bptt: int, steps: int, devic
     return batch * bptt / seconds, names.count(FUSED), names.count(CUDNN)
 
 
+def matmul_gflops(device: torch.device, n: int = 1024, repeats: int = 10) -> float:
+    """GFLOP/s of an ``n x n`` float32 matrix product on ``device`` (best of ``repeats``)."""
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    return 2 * n**3 / best_time(lambda: a @ b, repeats, device, warmup=2) / 1e9
+
+
+def flops_per_token(sizes: list[int], emb: int, cutoffs: tuple[int, ...], targets: Tensor) -> float:
+    """Training FLOPs per token of an LSTM LM's matrix products (forward x 3): the layers
+    (``4h x (in + h)`` per layer) and the output layer (full softmax, or the adaptive
+    softmax's head plus each tail cluster, ``emb x emb`` then ``emb x size``, for the share
+    of ``targets`` (frequency ranks) that falls in it)."""
+    inputs = [emb] + sizes[:-1]
+    layers = sum(2 * 4 * h * (i + h) for i, h in zip(inputs, sizes))
+    if not cutoffs:
+        out = 2.0 * emb * VOCAB
+    else:
+        bounds = [*cutoffs, VOCAB]
+        out = 2.0 * emb * (cutoffs[0] + len(cutoffs))
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            share = float(((targets >= lo) & (targets < hi)).float().mean())
+            out += share * (2 * emb * emb + 2 * emb * (hi - lo))
+    return 3.0 * (layers + out)
+
+
+def step_breakdown(model: nn.Module, x: Tensor, steps: int = 5) -> dict[str, float]:
+    """Share of one training step's CPU time in LSTM kernels, matrix products, log-softmax and the rest."""
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+
+    def step() -> None:
+        loss = loss_of(model, x)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    step()
+    with torch.profiler.profile() as prof:
+        for _ in range(steps):
+            step()
+    groups = {"LSTM kernels": 0.0, "matrix products": 0.0, "log-softmax": 0.0, "the rest": 0.0}
+    for e in prof.key_averages():
+        name = e.key.lower()
+        group = ("LSTM kernels" if "rnn" in name or "lstm" in name else "matrix products" if name in ("aten::mm", "aten::addmm", "aten::bmm")
+                 else "log-softmax" if "log_softmax" in name else "the rest")  # fmt: skip
+        groups[group] += e.self_cpu_time_total
+    total = sum(groups.values())
+    return {k: v / total for k, v in groups.items()}
+
+
+def round_overhead(model: LSTMLM, s, tokens_per_s: float) -> str:
+    """One round of the annealed schedule on PTB: training time at ``tokens_per_s``, a full
+    validation pass and a checkpoint, and their share of the round (needs the PTB data)."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    import numpy as np
+
+    from prismlib.artifacts import save_atomic
+    from prismlib.data.ptb import load_ptb_corpus
+    from prismlib.lstm import token_nll
+
+    try:
+        corpus = load_ptb_corpus()
+    except (FileNotFoundError, OSError) as err:
+        return f"round overhead: not measured ({err})"
+    rank = torch.as_tensor(np.argsort(np.argsort(-np.bincount(corpus.train, minlength=VOCAB), kind="stable")))
+    model.rank.copy_(rank)  # ids are PTB's now
+    train_s = len(corpus.train) / s.checks_per_pass / tokens_per_s
+    t0 = time.perf_counter()
+    token_nll(model, corpus.valid, s.eval_batch, s.bptt)
+    valid_s = time.perf_counter() - t0
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        save_atomic(Path(tmp) / "partial.pt", model=model.state_dict(), optimizer=opt.state_dict())
+        save_s = time.perf_counter() - t0
+    share = (valid_s + save_s) / (train_s + valid_s + save_s)
+    return (f"one round (1/{s.checks_per_pass} pass, {len(corpus.train) // s.checks_per_pass:,} tokens): training "
+            f"{train_s:.1f} s at {tokens_per_s:,.0f} tokens/s, full validation ({len(corpus.valid):,} tokens, batch "
+            f"{s.eval_batch}) {valid_s:.1f} s, checkpoint {save_s:.2f} s: evaluation and checkpointing {share:.0%} of the round")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", default="cpu", help="sizes of this profile's LSTM (smoke, cpu, paper)")
@@ -132,6 +222,19 @@ def main() -> None:
     if bad:
         raise SystemExit(f"not every layer ran the fused {FUSED} kernel in: {bad}")
     print(f"\nevery model: {len(sizes)} fused {FUSED} calls per forward (one per layer)")
+    if not on_cuda:
+        torch.manual_seed(0)
+        model = build_model(RunSpec(), VOCAB, dataclasses.replace(s, cutoffs=cutoffs))
+        x = zipf_ids((s.batch_size, s.bptt + 1), device)
+        tps = results["prismlib, profile regularisation, adaptive"][0]
+        flops = flops_per_token(sizes, s.emb, cutoffs, x[:, 1:])
+        peak = matmul_gflops(device)
+        print(f"\nthe profile's model as it trains (adaptive softmax, regularisation): {flops / 1e6:.2f} MFLOP per training token "
+              f"(matrix products, forward + backward); at {tps:,.0f} tokens/s that is {tps * flops / 1e9:.1f} GFLOP/s, "
+              f"{tps * flops / 1e9 / peak:.0%} of a 1024 x 1024 matrix product on the same threads ({peak:.1f} GFLOP/s)")  # fmt: skip
+        shares = step_breakdown(model, x)
+        print("one training step's CPU time: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()))
+        print(round_overhead(model, s, tps))
     if on_cuda:
         off = [name for name, (_, _, n) in results.items() if n != len(sizes)]
         if off:

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from prismlib.lstm import FREEZE, RunSpec, build_model, frequency_rank, perplexity, perplexity_difference, token_nll, train_lm, trained
+from prismlib.lstm import FREEZE, RunSpec, build_model, frequency_rank, perplexity_difference, train_lm, trained
 from prismlib.profiles import get_profile
 
 
@@ -71,7 +71,8 @@ def batch_sweep(batches: list[int], steps: int, quality: int | None, seed: int) 
     print(f"{'batch':>6s} {'steps':>6s} {'tokens':>9s} {'train s':>8s} {'tokens/s':>9s}" + (f" {'valid ppl @ ' + str(quality):>20s}" if quality else ""))
     for b in batches:
         n = steps if quality is None else max(1, round(quality / (b * s0.bptt)))
-        s = dataclasses.replace(s0, batch_size=b, epochs=1, steps_per_epoch=n, average_last=0, valid_tokens=None if quality else 2000)
+        s = dataclasses.replace(s0, optimizer="ntasgd", batch_size=b, epochs=1, steps_per_epoch=n, average_last=0,
+                                valid_tokens=None if quality else 2000)  # fmt: skip
         model = build_model(RunSpec(seed=seed), len(corpus.vocab), s, rank)
         hist = train_lm(model, corpus.train, corpus.valid, s, seed, progress=False)
         row = f"{b:6d} {n:6d} {hist.tokens:9d} {hist.seconds:8.1f} {hist.tokens / hist.seconds:9.0f}"
@@ -89,7 +90,7 @@ def input_gate_at_zero(model: torch.nn.Module, layer: int) -> float:
 
 def freeze_sweep(steps: int, batch: int, seed: int, cache: Path, conventions: list[str]) -> None:
     corpus = _corpus()
-    s = dataclasses.replace(get_profile("cpu").lstm, batch_size=batch, epochs=1, steps_per_epoch=steps, average_last=0)
+    s = dataclasses.replace(get_profile("cpu").lstm, optimizer="ntasgd", batch_size=batch, epochs=1, steps_per_epoch=steps, average_last=0)
     specs = [RunSpec(seed=seed)] + [
         RunSpec(v, T, fixed=True, seed=seed, freeze=f) for v, T in (("layerwise", 70.0), ("layer2", 70.0)) for f in conventions
     ]
@@ -120,7 +121,7 @@ def study_settings(size: str, batch: int, cap_passes: int):
     return dataclasses.replace(
         get_profile("cpu").lstm, hidden=hidden, emb=emb, batch_size=batch, dropout=0.25, dropouth=0.25, dropouti=0.25,
         optimizer="anneal", steps_per_epoch=None, checks_per_pass=4, epochs=4 * cap_passes, average_last=0,
-        curve_every=None, valid_tokens=None, test_tokens=None,
+        curve_every=None, valid_tokens=None, test_tokens=None, eval_batch=10,  # the study's runs validated on 10 streams
     )  # fmt: skip
 
 

@@ -195,3 +195,21 @@ def test_sector_timings_compare_the_prism_filter_and_smooth_bands_with_scipy():
     np.testing.assert_allclose(scipy_gain_filter(x.numpy(), mask), sector_band_pass(x, bands, slices).numpy(), atol=1e-12)
     gain = smooth_gain(40, bands[2]).double().numpy()[:, None]
     np.testing.assert_allclose(scipy_gain_filter(x.numpy(), gain), smooth_band_pass(x, bands[2]).numpy(), atol=1e-12)
+
+
+def test_lstm_benchmark_counts_training_flops_of_the_layers_and_the_clusters_each_target_reaches():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "lstm.py"
+    spec = importlib.util.spec_from_file_location("bench_lstm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    layers = 2 * (2 * 4 * 4 * (4 + 4))  # two layers of 4 units on 4 inputs: 4 gates x 4 x (4 + 4) multiply-adds each
+    head = torch.zeros(10, dtype=torch.long)  # every target in the head
+    assert mod.flops_per_token([4, 4], 4, (), head) == 3 * (layers + 2 * 4 * mod.VOCAB)
+    assert mod.flops_per_token([4, 4], 4, (2000, 6000), head) == 3 * (layers + 2 * 4 * (2000 + 2))
+    half = torch.tensor([0] * 5 + [3000] * 5)  # half in the first tail cluster (4000 words behind a 4 x 4 projection)
+    expected = 3 * (layers + 2 * 4 * 2002 + 0.5 * (2 * 4 * 4 + 2 * 4 * 4000))
+    assert mod.flops_per_token([4, 4], 4, (2000, 6000), half) == pytest.approx(expected)
+    assert mod.matmul_gflops(torch.device("cpu"), n=64, repeats=1) > 0

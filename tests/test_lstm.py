@@ -154,6 +154,35 @@ def test_training_resumes_exactly_from_checkpoint(tmp_path):
         assert torch.equal(a, b)
 
 
+def test_seed_k_of_every_model_draws_the_same_data_order_and_dropout_masks(monkeypatch):
+    """Seeds are paired across the grid: the random draws of training (BPTT lengths, dropout
+    masks) depend on the seed only, not on the variant, so seed k of two models differs only
+    by the models."""
+    from prismlib.lstm import model as lstm_model
+
+    draws: list[tuple] = []
+    original = lstm_model.locked_dropout
+
+    def recorded(x, p, training):
+        out = original(x, p, training)
+        if training and p > 0:  # the mask this call drew, and the BPTT length it was drawn for
+            draws.append((x.shape[1], round(float((out == 0).float().sum()), 1), round(float(torch.rand(())), 6)))
+        return out
+
+    monkeypatch.setattr(lstm_model, "locked_dropout", recorded)
+    train, valid = _ids(600, 1), _ids(200, 2)
+    s = dataclasses.replace(TINY, dropout=0.3, dropouth=0.3, dropouti=0.3, epochs=1)
+    seen = {}
+    for spec in (lstm.RunSpec(seed=5), lstm.RunSpec("layerwise", 70.0, fixed=True, seed=5), lstm.RunSpec("pareto", fixed=True, seed=5),
+                 lstm.RunSpec("gradient", 20.0, fixed=False, seed=5), lstm.RunSpec(seed=6)):  # fmt: skip
+        draws.clear()
+        lstm.train_lm(lstm.build_model(spec, VOCAB, s), train, valid, s, seed=spec.seed)
+        seen[(spec.label, spec.seed)] = list(draws)
+    five = [v for (_, seed), v in seen.items() if seed == 5]
+    assert len(five[0]) > 10 and all(v == five[0] for v in five)
+    assert seen[("baseline", 6)] != five[0]
+
+
 def test_chunk_sums_pair_models_and_drop_empty_chunks():
     nll = np.arange(10, dtype=float)
     nll[[0, 5, 8, 9]] = np.nan
