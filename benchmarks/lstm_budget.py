@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from prismlib.lstm import FREEZE, RunSpec, build_model, frequency_rank, perplexity_difference, train_lm, trained
+from prismlib.lstm import FREEZE, RunSpec, build_model, frequency_rank, perplexity, perplexity_difference, train_lm, trained
 from prismlib.profiles import get_profile
 
 
@@ -131,7 +131,7 @@ def _run_name(size: str, batch: int, model: str) -> str:
 
 def study_run(size: str, batch: int, model: str, cap_passes: int, out: Path, cache: Path) -> dict:
     """Train one model of the study (resuming from ``cache``) and write ``out/<run>.json``."""
-    from prismlib.lstm import perplexity, token_nll
+    from prismlib.lstm import token_nll
     from prismlib.lstm.job import bigram_valid_ppl
 
     torch.set_num_threads(1)
@@ -192,6 +192,71 @@ def study(sizes: list[str], batches: list[int], models: list[str], cap_passes: i
     print(study_table(out))
 
 
+def _nll_at(net: torch.nn.Module, corpus, s) -> dict[str, np.ndarray]:
+    from prismlib.lstm import token_nll
+
+    return {"valid": token_nll(net, corpus.valid, s.eval_batch, s.bptt), "test": token_nll(net, corpus.test, s.eval_batch, s.bptt)}
+
+
+def doubled_run(size: str, batch: int, model: str, cap_passes: int, cache: Path) -> dict:
+    """One model of the study at its stop and trained on to twice as many rounds under the same
+    schedule (the rate divided again at every further failure, no stop before the doubled
+    cap; the best-validation checkpoint kept). Returns the per-token validation and test NLL
+    at both points and the rounds."""
+    from prismlib.artifacts import load_checkpoint, save_atomic
+    from prismlib.lstm.job import bigram_valid_ppl
+
+    torch.set_num_threads(1)
+    name = _run_name(size, batch, model)
+    corpus, s, spec = _corpus(), study_settings(size, batch, cap_passes), STUDY_MODELS[model]
+    rank = frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
+    learn_below = bigram_valid_ppl(corpus, s)
+    net = build_model(spec, len(corpus.vocab), s, rank)
+    hist = train_lm(net, corpus.train, corpus.valid, s, spec.seed, cache / f"{name}.pt", progress=False, learn_below=learn_below)
+    if hist.stop_reason != "rule":
+        raise SystemExit(f"{name} ended {hist.stop_reason!r}, not by its rule: nothing to double")
+    at_stop = _nll_at(net, corpus, s)
+    longer = cache / f"{name}-doubled.pt"
+    if not longer.exists():  # the stopped run, reopened: the same schedule goes on to twice its rounds
+        ck = load_checkpoint(cache / f"{name}.pt")
+        ck["history"].anneal = dataclasses.replace(ck["history"].anneal, stop=None)
+        save_atomic(longer, **ck)
+    s2 = dataclasses.replace(s, epochs=2 * hist.epochs, decays=10**6)
+    net = build_model(spec, len(corpus.vocab), s2, rank)
+    hist2 = train_lm(net, corpus.train, corpus.valid, s2, spec.seed, longer, progress=False, learn_below=learn_below)
+    return {"run": name, "rounds": (hist.epochs, hist2.epochs), "decays": (len(hist.anneal.decayed_at), len(hist2.anneal.decayed_at)),
+            "best_valid": (min(hist.val_ppl), min(hist2.val_ppl)), "at_stop": at_stop, "doubled": _nll_at(net, corpus, s2)}  # fmt: skip
+
+
+def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, workers: int) -> None:
+    """Issue 31's check of the stopping rule: the baseline and the slowest learner (fixed
+    layer-wise T = 200) trained on to twice their rounds; their contrast on validation and
+    test at the stop and after, and how far it moved against its margin."""
+    from prismlib.lstm.convergence import claim_margin
+
+    models = list(STUDY_MODELS)
+    cache.mkdir(parents=True, exist_ok=True)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        rows = dict(zip(models, pool.map(doubled_run, *zip(*[(size, batch, m, cap_passes, cache) for m in models]))))
+    base, slow = (rows[m] for m in models)
+    report = {"size": size, "batch": batch, "finished": time.strftime("%Y-%m-%d %H:%M"), "runs": {}, "contrast": {}}
+    for m, r in rows.items():
+        report["runs"][m] = {"rounds at stop / doubled": r["rounds"], "decays": r["decays"], "best valid": r["best_valid"],
+                             "test ppl": [perplexity(r[k]["test"]) for k in ("at_stop", "doubled")]}  # fmt: skip
+    for split in ("valid", "test"):
+        before = perplexity_difference(slow["at_stop"][split], base["at_stop"][split])
+        after = perplexity_difference(slow["doubled"][split], base["doubled"][split])
+        margin = claim_margin(before.effect)
+        report["contrast"][split] = {"at stop": str(before), "doubled": str(after), "moved": after.effect - before.effect,
+                                     "margin": margin, "moved less than the margin": abs(after.effect - before.effect) < margin,
+                                     "moved less than half the margin": abs(after.effect - before.effect) < margin / 2}  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"doubled-{size.replace('/', 'x')}-b{batch}.json"
+    path.write_text(json.dumps(report, indent=1, default=float) + "\n")
+    print(json.dumps(report, indent=1, default=float))
+    print(f"written to {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
@@ -215,8 +280,17 @@ def main() -> None:
     st.add_argument("--cache", type=Path, default=Path(".cache/recipe_study"))
     st.add_argument("--workers", type=int, default=2)
     st.add_argument("--table", action="store_true", help="print the table of the finished runs and exit")
+    d = sub.add_parser("doubled", help="the baseline and fixed T = 200 of the study trained on to twice their rounds")
+    d.add_argument("--size", default="96/96")
+    d.add_argument("--batch", type=int, default=20)
+    d.add_argument("--cap-passes", type=int, default=20)
+    d.add_argument("--out", type=Path, default=Path("results/cpu/recipe_study"))
+    d.add_argument("--cache", type=Path, default=Path(".cache/recipe_study"))
+    d.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    if args.what == "study":
+    if args.what == "doubled":
+        doubled(args.size, args.batch, args.cap_passes, args.out, args.cache, args.workers)
+    elif args.what == "study":
         if args.table:
             print(study_table(args.out))
         else:
