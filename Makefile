@@ -36,19 +36,23 @@ lab-settings:
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 
+# JupyterLab on the notebooks; as root (most containers) it needs --allow-root, added only then
 lab: venv lab-settings
-	$(VENV)/bin/jupyter lab notebooks
+	$(VENV)/bin/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 venv: $(VENV)/.installed
 
 data: venv
-	$(PY) -m prismlib data fetch $(if $(filter paper,$(PROFILE)),--paper,)
+	$(PY) -m prismlib data fetch --profile $(PROFILE)
 
-# the LSTM grid of notebooks 05-08 first, in parallel worker processes (EXECUTOR=local|inline|slurm)
+# the LSTM grid of notebooks 05-08 first, in parallel worker processes (EXECUTOR=local|inline|slurm),
+# then the notebooks; ONLY="01 02" runs those notebooks only (and trains the grid only for 05-08)
 EXECUTOR ?= local
+ONLY ?=
+WORK_B := $(if $(ONLY),$(filter 05% 06% 07% 08%,$(ONLY)),all)
 reproduce: venv data
-	$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR)
-	$(PY) -m prismlib reproduce --profile $(PROFILE)
+	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")
+	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
 
 test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 USAGE = """usage: python -m prismlib <command> [...]
@@ -58,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m prismlib ...``: run a command; a user error or Ctrl-C prints one line
     (``--debug``: the traceback) and gives exit status 1 (130 for Ctrl-C)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    missing = next((m for m in ("numpy", "torch") if importlib.util.find_spec(m) is None), None)
+    if missing is not None:
+        print(f"prismlib: error: this Python ({sys.executable}) has no {missing}: run the commands with the project's venv, "
+              "`.venv/bin/python -m prismlib ...` (`make venv` creates it), or `source .venv/bin/activate` first", file=sys.stderr)  # fmt: skip
+        return 1
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     try:

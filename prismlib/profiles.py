@@ -673,7 +673,9 @@ def get_profile(name: str | None = None) -> Profile:
     """
     name = name or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
     if name not in PROFILES:
-        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)} (PROFILE=... or {PROFILE_ENV})")
+        gpu = (f"; a GPU is a device, not a profile: set {DEVICE_ENV}=cuda with any profile, e.g. "
+               f"`make reproduce PROFILE=paper {DEVICE_ENV}=cuda`") if name.lower() in ("gpu", "cuda") else ""  # fmt: skip
+        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)} (PROFILE=... or {PROFILE_ENV}){gpu}")
     device = os.environ.get(DEVICE_ENV)
     if not device:
         return PROFILES[name]

@@ -347,6 +347,18 @@ def test_verify_reports_missing_bad_ok(data_root: Path, monkeypatch) -> None:
     assert registry.main(["verify", "d"]) == 0  # paper-only files may be missing
 
 
+def test_verify_of_a_directory_without_any_dataset_is_one_line(data_root: Path, monkeypatch, capsys) -> None:
+    files = tuple(DataFile(f"{n}.txt", (Download(f"https://example.invalid/{n}.txt"),), sha(b"x")) for n in "abc")
+    use_registry(monkeypatch, Dataset("d", "x", "x", files))
+    assert registry.main(["verify"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [err.strip()]
+    assert "holds none of the datasets" in err and "python -m prismlib data fetch" in err
+    (data_root / "a.txt").write_bytes(b"x")  # one file present: the per-file listing again
+    assert registry.main(["verify"]) == 1
+    assert "a.txt" in capsys.readouterr().out
+
+
 def test_main_list_and_unknown_name(data_root: Path, capsys) -> None:
     assert registry.main(["data", "list"]) == 0
     out = capsys.readouterr().out

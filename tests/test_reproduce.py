@@ -147,6 +147,9 @@ def test_an_old_manifest_gives_every_notebook_its_commit_flagged_inherited():
         (["reproduce", "--profile", "nosuch"], "prismlib reproduce: error: unknown profile 'nosuch'; choose one of smoke"),
         (["report", "--profile", "nosuch"], "prismlib report: error: unknown profile 'nosuch'"),
         (["reproduce", "--only", "99"], "prismlib reproduce: error: no notebook matches --only 99; choose from 01, 02"),
+        (["train", "--profile", "nosuch"], "prismlib train: error: unknown profile 'nosuch'; choose one of smoke"),
+        (["plan", "--profile", "nosuch"], "prismlib plan: error: unknown profile 'nosuch'"),
+        (["data", "fetch", "--profile", "nosuch"], "prismlib data: error: unknown profile 'nosuch'"),  # before any download
     ],
 )
 def test_user_errors_are_one_line_and_debug_shows_the_traceback(argv, message, capsys):
@@ -157,6 +160,27 @@ def test_user_errors_are_one_line_and_debug_shows_the_traceback(argv, message, c
     assert err.strip().splitlines() == [err.strip()] and err.startswith(message), err
     with pytest.raises(ValueError):
         main([*argv, "--debug"])
+
+
+def test_a_gpu_profile_is_refused_in_one_line_that_names_the_device_setting(capsys):
+    from prismlib.__main__ import main
+
+    for argv in (["train", "--profile", "gpu"], ["reproduce", "--profile", "gpu"], ["data", "fetch", "--profile", "GPU"]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "unknown profile" in err and "set PRISMLIB_DEVICE=cuda with any profile" in err, err
+
+
+def test_without_its_dependencies_the_command_says_to_use_the_venv(monkeypatch, capsys):
+    import importlib.util
+
+    from prismlib.__main__ import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    assert main(["train"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and "has no torch" in err and ".venv/bin/python -m prismlib" in err, err
 
 
 def test_preflight_names_each_problem_and_its_fix(tmp_path, monkeypatch, capsys):

@@ -692,6 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--force", action="store_true", help="fetch: download again even if valid")
     parser.add_argument("--paper", action="store_true", help="fetch: also the paper profile's large files")
+    parser.add_argument("--profile", default=None, help="fetch: what this profile reads (checked first; paper: --paper)")
     parser.add_argument(
         "--timeout", type=float, default=PROBE_TIMEOUT_S, help="check-urls: seconds per request"
     )
@@ -700,6 +701,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown dataset(s) {', '.join(unknown)}; known: {', '.join(DATASETS)}")
     root = args.data_dir if args.data_dir is not None else data_dir()
+    if args.profile is not None:  # a wrong profile is refused before anything is downloaded
+        from prismlib.profiles import get_profile
+
+        args.paper = args.paper or get_profile(args.profile).data == "full"
 
     if args.command == "list":
         _print_table(root)
@@ -715,8 +720,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     failed = False
     env = os.environ.get(ENV_VAR)
-    print(f"data directory: {root} ({ENV_VAR}={env})" if env else f"data directory: {root} ({ENV_VAR} not set)")
-    for name, statuses in verify(args.names or None, data_dir=root).items():
+    where = f"{root} ({ENV_VAR}={env})" if env else f"{root} ({ENV_VAR} not set)"
+    found = verify(args.names or None, data_dir=root)
+    if not any(s.state != "missing" for statuses in found.values() for s in statuses):
+        print(f"the data directory {where} holds none of the datasets: run `{FETCH_COMMAND}`, "
+              f"or set {ENV_VAR} to the directory that holds them", file=sys.stderr)  # fmt: skip
+        return 1
+    print(f"data directory: {where}")
+    for name, statuses in found.items():
         for s in statuses:
             note = "" if s.required else " (paper profile only)"
             print(f"{name:16s} {s.relpath:40s} {s.state:8s} {s.detail}{note}")

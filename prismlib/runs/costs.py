@@ -297,7 +297,7 @@ def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFra
 def main(argv: Sequence[str]) -> int:
     """CLI: ``python -m prismlib plan [--profile P] [--measure] [--device D]``."""
     parser = argparse.ArgumentParser(prog="python -m prismlib plan", description="Estimate a profile's GPU-hours, memory and disk.")
-    parser.add_argument("--profile", choices=list(PROFILES), default=None, help="default: $PRISMLIB_PROFILE or cpu")
+    parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--measure", action="store_true", help="time training steps on this machine's device instead of assuming throughputs")
     parser.add_argument("--device", default="auto", help="with --measure: auto (CUDA when available), cuda or cpu")
     args = parser.parse_args(argv)

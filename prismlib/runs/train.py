@@ -124,7 +124,7 @@ def train_until_converged(
 def main(argv: Sequence[str]) -> int:
     """``python -m prismlib train``: train a profile's models (or some experiments) into the cache."""
     parser = argparse.ArgumentParser(prog="python -m prismlib train", description=main.__doc__)
-    parser.add_argument("--profile", choices=list(PROFILES), default=None, help="default: $PRISMLIB_PROFILE or cpu")
+    parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--executor", choices=EXECUTORS, default=None, help=f"default: ${EXECUTOR_ENV} or local")
     parser.add_argument("--workers", type=int, default=None, help="local pool size (default: one per core)")
     parser.add_argument("--only", nargs="+", choices=(*EXPERIMENTS, SECTION4), help="train only these experiments")
