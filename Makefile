@@ -21,7 +21,7 @@ export PRISMLIB_DATA
 
 PY := $(VENV)/bin/python
 
-.PHONY: all venv data reproduce test mutants report paired benchmark clean-results lab lab-settings
+.PHONY: all venv data reproduce test lint mutants report paired benchmark clean-results lab lab-settings
 all: reproduce
 
 $(VENV)/.installed: pyproject.toml
@@ -56,6 +56,12 @@ reproduce: venv data
 
 test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q
+
+# ruff's lint and format check (configured in pyproject.toml); `ruff format` and `ruff check --fix` repair most
+LINTED := prismlib tests benchmarks notebooks
+lint: venv
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 
 # mutation testing of the verdict layer (tests/mutants/run.py; slow, not part of `make test`):
 # MUTANTS=stats claims bigram timescales memory convergence verdicts schedule artifacts (default: all)

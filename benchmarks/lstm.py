@@ -140,8 +140,12 @@ def step_breakdown(model: nn.Module, x: Tensor, steps: int = 5) -> dict[str, flo
     groups = {"LSTM kernels": 0.0, "matrix products": 0.0, "log-softmax": 0.0, "the rest": 0.0}
     for e in prof.key_averages():
         name = e.key.lower()
-        group = ("LSTM kernels" if "rnn" in name or "lstm" in name else "matrix products" if name in ("aten::mm", "aten::addmm", "aten::bmm")
-                 else "log-softmax" if "log_softmax" in name else "the rest")  # fmt: skip
+        if "rnn" in name or "lstm" in name:
+            group = "LSTM kernels"
+        elif name in ("aten::mm", "aten::addmm", "aten::bmm"):
+            group = "matrix products"
+        else:
+            group = "log-softmax" if "log_softmax" in name else "the rest"
         groups[group] += e.self_cpu_time_total
     total = sum(groups.values())
     return {k: v / total for k, v in groups.items()}
@@ -176,9 +180,11 @@ def round_overhead(model: LSTMLM, s, tokens_per_s: float) -> str:
         save_atomic(Path(tmp) / "partial.pt", model=model.state_dict(), optimizer=opt.state_dict())
         save_s = time.perf_counter() - t0
     share = (valid_s + save_s) / (train_s + valid_s + save_s)
-    return (f"one round (1/{s.checks_per_pass} pass, {len(corpus.train) // s.checks_per_pass:,} tokens): training "
-            f"{train_s:.1f} s at {tokens_per_s:,.0f} tokens/s, full validation ({len(corpus.valid):,} tokens, batch "
-            f"{s.eval_batch}) {valid_s:.1f} s, checkpoint {save_s:.2f} s: evaluation and checkpointing {share:.0%} of the round")
+    return (
+        f"one round (1/{s.checks_per_pass} pass, {len(corpus.train) // s.checks_per_pass:,} tokens): training "
+        f"{train_s:.1f} s at {tokens_per_s:,.0f} tokens/s, full validation ({len(corpus.valid):,} tokens, batch "
+        f"{s.eval_batch}) {valid_s:.1f} s, checkpoint {save_s:.2f} s: evaluation and checkpointing {share:.0%} of the round"
+    )
 
 
 def main() -> None:

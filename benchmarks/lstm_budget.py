@@ -68,7 +68,10 @@ def batch_sweep(batches: list[int], steps: int, quality: int | None, seed: int) 
     rank = frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
     torch.set_num_threads(1)
     print(f"cpu model {s0.hidden}/{s0.hidden}/{s0.emb}, adaptive softmax {s0.cutoffs}, bptt {s0.bptt}, one torch thread")
-    print(f"{'batch':>6s} {'steps':>6s} {'tokens':>9s} {'train s':>8s} {'tokens/s':>9s}" + (f" {'valid ppl @ ' + str(quality):>20s}" if quality else ""))
+    print(
+        f"{'batch':>6s} {'steps':>6s} {'tokens':>9s} {'train s':>8s} {'tokens/s':>9s}"
+        + (f" {'valid ppl @ ' + str(quality):>20s}" if quality else "")
+    )
     for b in batches:
         n = steps if quality is None else max(1, round(quality / (b * s0.bptt)))
         s = dataclasses.replace(s0, optimizer="ntasgd", batch_size=b, epochs=1, steps_per_epoch=n, average_last=0,
@@ -166,7 +169,8 @@ def study_table(out: Path) -> str:
     """Markdown table of the finished runs under ``out``."""
     rows = [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
     lines = [
-        "| size hidden/emb | batch | model | stop | passes | decays at pass | tokens/s | train min | best valid | test | bigram valid | load |",
+        "| size hidden/emb | batch | model | stop | passes | decays at pass | tokens/s | train min "
+        "| best valid | test | bigram valid | load |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: (int(r["size"].split("/")[0]), r["batch"], r["model"])):

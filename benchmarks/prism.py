@@ -40,8 +40,10 @@ def main() -> None:
     device = benchmark_device(args.device)
     amp = device.type == "cuda"
     print(describe_device(device))
-    print(f"batch {args.batch} x {args.length}, bert-base shape with {args.layers} layers, random weights"
-          f"{', bfloat16 autocast' if amp else ''}")
+    print(
+        f"batch {args.batch} x {args.length}, bert-base shape with {args.layers} layers, random weights"
+        f"{', bfloat16 autocast' if amp else ''}"
+    )
     torch.manual_seed(0)
     cfg = BertConfig(
         vocab_size=28996, hidden_size=768, num_hidden_layers=args.layers, num_attention_heads=12,
@@ -78,8 +80,10 @@ def main() -> None:
     print(f"training step without prism: {plain * 1e3:9.2f} ms (median / minimum {spread(times['plain']):.2f})")
     print(f"training step with prism:    {with_prism * 1e3:9.2f} ms (median / minimum {spread(times['prism']):.2f})")
     print(f"prism layer fwd + bwd alone: {alone * 1e3:9.2f} ms")
-    print(f"prism share of a step: {100 * (with_prism - plain) / with_prism:.2f}% (difference), "
-          f"{100 * alone / with_prism:.2f}% (layer alone / step with prism); goal <= 3%")
+    print(
+        f"prism share of a step: {100 * (with_prism - plain) / with_prism:.2f}% (difference), "
+        f"{100 * alone / with_prism:.2f}% (layer alone / step with prism); goal <= 3%"
+    )
 
 
 if __name__ == "__main__":

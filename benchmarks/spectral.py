@@ -62,10 +62,10 @@ from prismlib.runs import (
     band_timings,
     benchmark_device,
     crossover_timings,
-    sector_timings,
     describe_device,
     filter_timings,
     roofline_timings,
+    sector_timings,
 )
 from prismlib.spectral import allocate_bands, fft_width, split_plan
 
@@ -171,7 +171,9 @@ def main() -> None:
     parser.add_argument("--lengths", default=None, help="comma-separated sweep lengths (default by --quick)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per length (default 3 with --quick, else 5)")
     parser.add_argument(
-        "--threads", type=int, default=None,
+        "--threads",
+        type=int,
+        default=None,
         help="torch threads (and scipy workers); default torch's. On a busy machine 1 avoids the wait of "
         "every parallel region for a second free core",
     )
@@ -225,8 +227,10 @@ def main() -> None:
         print(cross.to_string(index=False, float_format=fmt))
         finite = cross["crossover"][cross["crossover"] < float("inf")]
         if len(finite):
-            print(f"break-even thin width: median {finite.median():.0f} rows (from {finite.min():.0f} to "
-                  f"{finite.max():.0f}); FFT_WIDTH['cpu'] is {fft_width(device)}")
+            print(
+                f"break-even thin width: median {finite.median():.0f} rows (from {finite.min():.0f} to "
+                f"{finite.max():.0f}); FFT_WIDTH['cpu'] is {fft_width(device)}"
+            )
     if "sectors" in tables:
         sect = sector_timings(sweep, args.batch, args.hidden, rounds).set_index(["n", "filter"])
         print(f"\n== sectors and smooth bands: {shape} float32 forward on cpu against scipy, {rounds} rounds ==")

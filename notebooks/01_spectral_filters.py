@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -258,6 +260,7 @@ plt.show()
 # The paper's Python-style snippet, run as written on the real representations `H`
 # (one row per token), against `prismlib.spectral.low_pass`:
 
+
 # %%
 def low_pass_fig3b(H, k):
     H_dct = spectral.dct(H.T)
@@ -292,9 +295,7 @@ timings = filter_timings(S.timing_lengths, batch=S.timing_batch, hidden=768, rep
 print(f"timed in {time.perf_counter() - t0:.1f} s")
 timings["label"] = timings["backend"] + ", " + timings["pass"]
 wide = timings.pivot_table(index="n", columns="label", values="seconds")
-wide["speed-up vs torch-dct (fwd+bwd)"] = (
-    wide["torch-dct, forward+backward"] / wide["prismlib, forward+backward"]
-)
+wide["speed-up vs torch-dct (fwd+bwd)"] = wide["torch-dct, forward+backward"] / wide["prismlib, forward+backward"]
 save_table(wide.reset_index(), "appendix_d_timing", P.name)
 wide
 
@@ -331,18 +332,32 @@ residual = (sum(spectral.band_pass(H, b) for b in bands.values()) - H).abs().max
 mismatches = int((~table3a["indices match"]).sum())
 period_ratio = spectral.paper_period(8, 512) / spectral.true_period(8, 512)
 claims = [
-    Claim("01", f"Appendix A's rule gives Table 3a's DCT indices for n = 512 ({mismatches} of 5 bands differ)",
-          "Table 3a: LOW 0-1, MID-LOW 2-8, MID 9-33, MID-HIGH 34-129, HIGH 130-511 (allocation of App. A)",
-          (Test.exact(mismatches, -1, 0.5, "bands that differ"),), unit="bands"),
-    Claim("01", f"Table 3a's printed periods are the periods of the DCT-II basis (printed / true = {period_ratio:g})",
-          "Table 3a prints each band's period in tokens",
-          (Test.exact(abs(math.log2(period_ratio)), -1, 0.5, "|log2(printed / true)|"),), unit="octaves"),
-    Claim("01", f"The Fig. 3b snippet and prismlib.low_pass agree (max difference {diff:.1e})",
-          "Fig. 3b: a low-pass filter in three lines (DCT, zero the high indices, inverse DCT)",
-          (Test.exact(diff, -1, 1e-10, "max |difference|"),)),
-    Claim("01", f"The five band-passes of the real window sum back to it (max residual {residual:.1e})",
-          "the five bands partition the DCT indices (Table 3a)",
-          (Test.exact(residual, -1, 1e-10, "max |residual|"),)),
+    Claim(
+        "01",
+        f"Appendix A's rule gives Table 3a's DCT indices for n = 512 ({mismatches} of 5 bands differ)",
+        "Table 3a: LOW 0-1, MID-LOW 2-8, MID 9-33, MID-HIGH 34-129, HIGH 130-511 (allocation of App. A)",
+        (Test.exact(mismatches, -1, 0.5, "bands that differ"),),
+        unit="bands",
+    ),
+    Claim(
+        "01",
+        f"Table 3a's printed periods are the periods of the DCT-II basis (printed / true = {period_ratio:g})",
+        "Table 3a prints each band's period in tokens",
+        (Test.exact(abs(math.log2(period_ratio)), -1, 0.5, "|log2(printed / true)|"),),
+        unit="octaves",
+    ),
+    Claim(
+        "01",
+        f"The Fig. 3b snippet and prismlib.low_pass agree (max difference {diff:.1e})",
+        "Fig. 3b: a low-pass filter in three lines (DCT, zero the high indices, inverse DCT)",
+        (Test.exact(diff, -1, 1e-10, "max |difference|"),),
+    ),
+    Claim(
+        "01",
+        f"The five band-passes of the real window sum back to it (max residual {residual:.1e})",
+        "the five bands partition the DCT indices (Table 3a)",
+        (Test.exact(residual, -1, 1e-10, "max |residual|"),),
+    ),
 ]
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
 report(claims, P.name)

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -68,8 +70,18 @@ import pandas as pd
 from prismlib.claims import Claim, Test, report
 from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
 from prismlib.probing import (
-    CONDITIONS, ENCODERS, MAJORITY, ENCODER_NAMES, TASKS, ProbeComparison, build_task, encode_splits, load_encoder,
-    probe_conditions, ranking, summarise,
+    CONDITIONS,
+    ENCODER_NAMES,
+    ENCODERS,
+    MAJORITY,
+    TASKS,
+    ProbeComparison,
+    build_task,
+    encode_splits,
+    load_encoder,
+    probe_conditions,
+    ranking,
+    summarise,
 )
 from prismlib.profiles import get_profile
 
@@ -81,9 +93,11 @@ encoder = load_encoder(P.encoder, device=P.device)
 LAST = encoder.num_layers if S.layer == -1 else S.layer
 BANDS = CONDITIONS[1:]
 print(f"profile={P.name}  encoder={P.encoder} ({ENCODERS[P.encoder]}, {encoder.num_layers} layers, hidden {encoder.hidden_size})")
-print(f"probing hidden layer {LAST}; {S.runs} probe runs per condition; features "
-      f"{'standardised' if S.standardize else 'raw'}; [CLS]/[SEP] {S.specials} the filtered sequence; "
-      f"dialog acts '{S.da_labels}'; MLM targets: {S.mlm_vocab or 'all'} most frequent")
+print(
+    f"probing hidden layer {LAST}; {S.runs} probe runs per condition; features "
+    f"{'standardised' if S.standardize else 'raw'}; [CLS]/[SEP] {S.specials} the filtered sequence; "
+    f"dialog acts '{S.da_labels}'; MLM targets: {S.mlm_vocab or 'all'} most frequent"
+)
 
 # %% [markdown]
 # ## Data
@@ -92,12 +106,14 @@ print(f"probing hidden layer {LAST}; {S.runs} probe runs per condition; features
 # windows, labelled wordpieces and gold-label units (words, utterances, posts, masked
 # tokens) before the positions fed to the probe are sampled.
 
+
 # %% tags=["nbval-check-output"]
 def task_data(name: str, **options) -> object:
     """Windows of task ``name`` with this profile's sizes (``options`` override the label sets)."""
     kwargs = {"da_labels": S.da_labels, "mlm_vocab": S.mlm_vocab} | options
-    return build_task(name, encoder.tokenizer, S.sizes[name].windows(), profile_name=P.name, seed=P.seed,
-                      window=P.window, mask_prob=S.mask_prob, **kwargs)
+    return build_task(
+        name, encoder.tokenizer, S.sizes[name].windows(), profile_name=P.name, seed=P.seed, window=P.window, mask_prob=S.mask_prob, **kwargs
+    )
 
 
 tasks = {name: task_data(name) for name in TASKS}
@@ -131,8 +147,17 @@ for name, t in tasks.items():
     if name == "topic":
         sweep_layers = S.sweep_layers if S.sweep_layers is not None else range(encoder.num_layers + 1)
         layers |= {layer: ("ORIG", "LOW") for layer in sweep_layers if layer != LAST}
-    features[name] = encode_splits(encoder, t.windows, layers, task=name, profile=P.name, positions=S.sizes[name].positions,
-                                   seed=P.seed, batch_size=S.encode_batch, specials=S.specials)
+    features[name] = encode_splits(
+        encoder,
+        t.windows,
+        layers,
+        task=name,
+        profile=P.name,
+        positions=S.sizes[name].positions,
+        seed=P.seed,
+        batch_size=S.encode_batch,
+        specials=S.specials,
+    )
 encode_seconds = time.perf_counter() - t0
 fed = pd.DataFrame({name: {f"{split} rows fed": len(f) for split, f in features[name][LAST].items()} for name in TASKS}).T
 print(f"features ready in {encode_seconds:.0f} s")
@@ -148,14 +173,25 @@ fed
 # runs), its **95% interval over the test set's units** (the noise a verdict must
 # clear), and the SD over probe runs (probe-training noise, reported, not the test).
 
+
 # %%
 def probe_all(name: str, feats: dict, conditions=CONDITIONS, runs: int = S.runs, **options) -> tuple:
     """Probe ``conditions`` of one task; returns the runs and their summary table (conditions
     named without their ``|placement`` suffix)."""
     epochs = {"max_epochs": S.mlm_epochs if name == "mlm" else S.max_epochs, "patience": S.patience}
     settings = {"standardize": S.standardize} | options
-    r = probe_conditions(feats, len(tasks[name].label_names), conditions, runs, P.seed, workers=S.workers,
-                         batch_size=S.batch_size, device=encoder.device, **epochs, **settings)
+    r = probe_conditions(
+        feats,
+        len(tasks[name].label_names),
+        conditions,
+        runs,
+        P.seed,
+        workers=S.workers,
+        batch_size=S.batch_size,
+        device=encoder.device,
+        **epochs,
+        **settings,
+    )
     groups = tasks[name].row_groups("test", feats["test"].window)
     table = summarise(r, feats["test"], groups, seed=P.seed)
     return r, table.assign(condition=table["condition"].str.split("|").str[0])
@@ -166,8 +202,9 @@ probes, summaries = {}, []
 for name in TASKS:
     probes[name], table = probe_all(name, features[name][LAST])
     summaries.append(table.assign(task=name))
-fig4 = pd.concat(summaries, ignore_index=True)[["task", "condition", "accuracy", "ci_low", "ci_high", "sd_runs", "epochs",
-                                               "n_test_rows", "n_test_units"]]
+fig4 = pd.concat(summaries, ignore_index=True)[
+    ["task", "condition", "accuracy", "ci_low", "ci_high", "sd_runs", "epochs", "n_test_rows", "n_test_units"]
+]
 probe_seconds = time.perf_counter() - t0
 save_table(fig4, "fig4_probing", P.name, floatfmt=".2f")
 print(f"{S.runs * len(CONDITIONS) * len(TASKS)} probes trained in {probe_seconds:.0f} s")
@@ -183,8 +220,15 @@ for ax, name in zip(axes, TASKS):
     d = fig4[fig4["task"] == name].set_index("condition")
     bars = d.loc[list(CONDITIONS)]
     err = np.vstack([bars["accuracy"] - bars["ci_low"], bars["ci_high"] - bars["accuracy"]])
-    ax.bar(range(len(CONDITIONS)), bars["accuracy"], yerr=err, capsize=3,
-           color=[BAND_PALETTE[c] for c in CONDITIONS], edgecolor="0.2", linewidth=0.5)
+    ax.bar(
+        range(len(CONDITIONS)),
+        bars["accuracy"],
+        yerr=err,
+        capsize=3,
+        color=[BAND_PALETTE[c] for c in CONDITIONS],
+        edgecolor="0.2",
+        linewidth=0.5,
+    )
     ax.axhline(d.loc[MAJORITY, "accuracy"], color="0.3", ls=":", lw=1, label="majority class")
     ax.set_xticks(range(len(CONDITIONS)), CONDITIONS, rotation=45, ha="right")
     ax.set_title(TITLES[name], fontsize=11)
@@ -204,11 +248,19 @@ plt.show()
 
 # %% tags=["nbval-check-output"]
 test_rows = {name: features[name][LAST]["test"] for name in TASKS}
-compare = {name: ProbeComparison(probes[name], test_rows[name], tasks[name].row_groups("test", test_rows[name].window), seed=P.seed)
-           for name in TASKS}
+compare = {
+    name: ProbeComparison(probes[name], test_rows[name], tasks[name].row_groups("test", test_rows[name].window), seed=P.seed)
+    for name in TASKS
+}
 gates = {name: compare[name].gate() for name in TASKS}
-pd.DataFrame({"task": list(gates), "gate": [g.name for g in gates.values()], "passed": [g.passed for g in gates.values()],
-              "majority class": [tasks[n].label_names[probes[n].majority_class] for n in TASKS]})
+pd.DataFrame(
+    {
+        "task": list(gates),
+        "gate": [g.name for g in gates.values()],
+        "passed": [g.passed for g in gates.values()],
+        "majority class": [tasks[n].label_names[probes[n].majority_class] for n in TASKS],
+    }
+)
 
 # %% [markdown]
 # ## Three choices, measured
@@ -241,9 +293,18 @@ def add_option(choice: str, value: str, name: str, summary: pd.DataFrame) -> Non
     order = ranking(summary, BANDS)
     table = summary.set_index("condition")
     informative = [b for b in order if table.loc[b, "accuracy"] > table.loc[MAJORITY, "ci_high"]]
-    option_rows.append({"choice": choice, "value": value, "task": name, "ranking": " > ".join(order), "best band": order[0],
-                        "ranking above majority": " > ".join(informative) or "(none)",
-                        "ORIG": table.loc["ORIG", "accuracy"], "best band acc": table.loc[order[0], "accuracy"]})
+    option_rows.append(
+        {
+            "choice": choice,
+            "value": value,
+            "task": name,
+            "ranking": " > ".join(order),
+            "best band": order[0],
+            "ranking above majority": " > ".join(informative) or "(none)",
+            "ORIG": table.loc["ORIG", "accuracy"],
+            "best band acc": table.loc[order[0], "accuracy"],
+        }
+    )
 
 
 other_std = not S.standardize
@@ -276,8 +337,10 @@ if changed.empty:
 else:
     print("The best band depends on: " + "; ".join(f"{c} ({t})" for c, t in changed.itertuples(index=False)))
 reordered = options.loc[~options["same ranking"], ["choice", "task"]].drop_duplicates()
-print("Rankings of the bands above the majority class that change: "
-      + ("; ".join(f"{c} ({t})" for c, t in reordered.itertuples(index=False)) or "none"))
+print(
+    "Rankings of the bands above the majority class that change: "
+    + ("; ".join(f"{c} ({t})" for c, t in reordered.itertuples(index=False)) or "none")
+)
 
 # %% [markdown]
 # ## Beyond the paper: topic information per layer (LOW vs ORIG)
@@ -300,10 +363,16 @@ print(f"layer sweep in {time.perf_counter() - t0:.0f} s")
 fig, ax = plt.subplots(figsize=(6.5, 4))
 for cond in ("ORIG", "LOW"):
     d = layer_table[layer_table["condition"] == cond]
-    ax.errorbar(d["layer"], d["accuracy"], yerr=[d["accuracy"] - d["ci_low"], d["ci_high"] - d["accuracy"]],
-                marker="o", capsize=3, color=BAND_PALETTE[cond], label=cond)
-ax.axhline(fig4.set_index(["task", "condition"]).loc[("topic", MAJORITY), "accuracy"], color="0.3", ls=":", lw=1,
-           label="majority class")
+    ax.errorbar(
+        d["layer"],
+        d["accuracy"],
+        yerr=[d["accuracy"] - d["ci_low"], d["ci_high"] - d["accuracy"]],
+        marker="o",
+        capsize=3,
+        color=BAND_PALETTE[cond],
+        label=cond,
+    )
+ax.axhline(fig4.set_index(["task", "condition"]).loc[("topic", MAJORITY), "accuracy"], color="0.3", ls=":", lw=1, label="majority class")
 ax.set_xlabel("encoder layer (0 = embeddings)")
 ax.set_ylabel("topic probe accuracy (%)")
 ax.set_title(f"Topic per layer: {P.encoder}")
@@ -347,8 +416,10 @@ def best_band_claim(name: str, band: str, paper: str) -> Claim:
     order = ranking(fig4[fig4["task"] == name], BANDS)
     rival = next(b for b in order if b != band)
     acc = {c: compare[name].accuracy(c).effect for c in (band, rival)}
-    text = (f"{band} is the best band for {TITLES[name].split(' (')[0].lower()} ({band} {acc[band]:.1f} vs the best "
-            f"other band, {rival} {acc[rival]:.1f}; our best: {order[0]})")
+    text = (
+        f"{band} is the best band for {TITLES[name].split(' (')[0].lower()} ({band} {acc[band]:.1f} vs the best "
+        f"other band, {rival} {acc[rival]:.1f}; our best: {order[0]})"
+    )
     return Claim("02", text, paper, (Test.superiority(compare[name].diff(band, rival), MIN_EFFECT, label=f"{band} - {rival}"),),
                  (gates[name], compare[name].any_gate(BANDS)), "points", (compare[name].gate(band),))  # fmt: skip
 
@@ -375,6 +446,8 @@ claims = [
           (Test.superiority(compare["mlm"].diff("HIGH", "LOW"), MIN_EFFECT, label="HIGH - LOW"),), (gates["mlm"],), "points",
           (compare["mlm"].gate("HIGH"),)),
 ]  # fmt: skip
-print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} "
-      f"(encoding {encode_seconds:.0f} s, probes {probe_seconds:.0f} s, choices {options_seconds:.0f} s)")
+print(
+    f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} "
+    f"(encoding {encode_seconds:.0f} s, probes {probe_seconds:.0f} s, choices {options_seconds:.0f} s)"
+)
 report(claims, P.name, model=MODEL)

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -77,7 +79,14 @@ from prismlib.claims import Claim, Gate, Test, report
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.prism import ARMS, fig5_inputs, load_mlm_tokenizer, mlm_corpus, mlm_sanity, section4_models, sector_sizes, unigram_logprobs
 from prismlib.probing import (
-    ENCODERS, MAJORITY, ENCODER_NAMES, Features, ProbeComparison, build_task, encode_splits, probe_conditions,
+    ENCODER_NAMES,
+    ENCODERS,
+    MAJORITY,
+    Features,
+    ProbeComparison,
+    build_task,
+    encode_splits,
+    probe_conditions,
 )
 from prismlib.profiles import get_profile
 
@@ -147,12 +156,16 @@ tokens = S.steps * S.batch_size * S.seq_len
 print(f"recipe {S.recipe}: {len(data.train)} training inputs of {S.seq_len} tokens")
 if S.recipe == "staged":
     n_layers = models["original"].model.config.num_hidden_layers
-    print(f"frozen: embeddings and layers 0-{n_layers - S.train_layers - 1}; trained: layers {n_layers - S.train_layers}-"
-          f"{n_layers - 1} and the MLM head ({S.mask_versions} masking(s) of every input cached)")
+    print(
+        f"frozen: embeddings and layers 0-{n_layers - S.train_layers - 1}; trained: layers {n_layers - S.train_layers}-"
+        f"{n_layers - 1} and the MLM head ({S.mask_versions} masking(s) of every input cached)"
+    )
     print(f"head warm-up: {S.head_epochs} epochs, Adam at {S.head_lr:g}, {S.head_batch} masked positions per step")
-print(f"{'top layers' if S.recipe == 'staged' else 'all parameters'}: {S.steps} steps x batch {S.batch_size} x {S.seq_len} "
-      f"tokens = {tokens:,} tokens ({S.steps * S.batch_size / len(data.train):.2f} passes over the training inputs), "
-      f"Adam at {S.lr:g}" + (f", {S.warmup} warm-up steps then linear decay, clip {S.clip:g}" if S.warmup else ""))
+print(
+    f"{'top layers' if S.recipe == 'staged' else 'all parameters'}: {S.steps} steps x batch {S.batch_size} x {S.seq_len} "
+    f"tokens = {tokens:,} tokens ({S.steps * S.batch_size / len(data.train):.2f} passes over the training inputs), "
+    f"Adam at {S.lr:g}" + (f", {S.warmup} warm-up steps then linear decay, clip {S.clip:g}" if S.warmup else "")
+)
 print(f"the paper: 50,000 x 8 x 512 = {50_000 * 8 * 512:,} tokens, {50_000 * 8 * 512 / tokens:,.0f} times more")
 for a, m in models.items():
     if m.result is None:
@@ -220,8 +233,16 @@ features = {}  # model -> task -> split -> Features
 for v, m in models.items():
     enc = m.encoder()
     features[v] = {
-        name: encode_splits(enc, t.windows, {-1: ("ORIG",)}, task=name, profile=P.name, positions=S.sizes[name].positions,
-                            seed=P.seed, batch_size=Q.encode_batch)[-1]
+        name: encode_splits(
+            enc,
+            t.windows,
+            {-1: ("ORIG",)},
+            task=name,
+            profile=P.name,
+            positions=S.sizes[name].positions,
+            seed=P.seed,
+            batch_size=Q.encode_batch,
+        )[-1]
         for name, t in tasks.items()
     }
 encode_seconds = time.perf_counter() - t0
@@ -323,8 +344,7 @@ x, width = np.arange(len(TASKS3)), 0.2
 for i, a in enumerate(T1_ARMS):
     d = table1[table1["arm"] == a].set_index("task").loc[list(TASKS3)]
     pos = x + (i - 1.5) * width
-    ax.bar(pos, d["mean"], width * 0.92, yerr=[d["mean"] - d["ci_low"], d["ci_high"] - d["mean"]], capsize=2,
-           label=MODEL_NAMES[a])
+    ax.bar(pos, d["mean"], width * 0.92, yerr=[d["mean"] - d["ci_low"], d["ci_high"] - d["mean"]], capsize=2, label=MODEL_NAMES[a])
     ax.scatter(pos, d["paper"], marker="_", s=250, color="k", zorder=3, label="paper" if i == 0 else None)
 ax.scatter(x, [compare[t].accuracy(MAJORITY).effect for t in TASKS3], marker="x", color="0.3", zorder=3, label="majority class")
 ax.set_xticks(x, [TASK_NAMES[t] for t in TASKS3])
@@ -398,12 +418,14 @@ display(appendix_b.round(2))
 # holds. The cell below prints which gates failed in this run; the table after it gives
 # every verdict.
 
+
 # %%
 def damage_gate(name: str) -> Gate:
     iv = compare[name].diff("baseline", "original")
     return Gate.not_below(
         f"continued training did not damage the encoder on {name} (baseline - original not clearly below 0)",
-        iv, f"baseline {compare[name].accuracy('baseline').effect:.1f}% vs original {compare[name].accuracy('original').effect:.1f}%, {iv} points",
+        iv,
+        f"baseline {compare[name].accuracy('baseline').effect:.1f}% vs original {compare[name].accuracy('original').effect:.1f}%, {iv} points",
     )
 
 
@@ -490,18 +512,26 @@ if "prism-every" in models:
 
 failed = sorted({g.name for c in claims for g in c.failed_gates})
 print("gates failed in this run:" if failed else "every gate passed in this run", *failed, sep="\n- " if failed else "")
-display(Markdown(
-    "In this run: " + "; ".join(
-        f"{TASK_NAMES[n].lower()}: prism − baseline {compare[n].diff('prism', 'baseline')} points, "
-        f"prism − untrained prism {compare[n].diff('prism', 'prism_untrained')}, "
-        f"baseline − original {compare[n].diff('baseline', 'original')}"
-        for n in TASKS3 if compare[n].units >= 2
-    ) + f". Each trained head minus the unigram model on held-out text (nats per masked token): "
-    + ", ".join(f"{a} {iv}" for a, iv in sanity.intervals.items()) + "."
-))
+display(
+    Markdown(
+        "In this run: "
+        + "; ".join(
+            f"{TASK_NAMES[n].lower()}: prism − baseline {compare[n].diff('prism', 'baseline')} points, "
+            f"prism − untrained prism {compare[n].diff('prism', 'prism_untrained')}, "
+            f"baseline − original {compare[n].diff('baseline', 'original')}"
+            for n in TASKS3
+            if compare[n].units >= 2
+        )
+        + ". Each trained head minus the unigram model on held-out text (nats per masked token): "
+        + ", ".join(f"{a} {iv}" for a, iv in sanity.intervals.items())
+        + "."
+    )
+)
 total = time.perf_counter() - t_start
-print(f"\nnotebook ran in {total:.0f} s on profile {P.name} (training {train_seconds:.0f} s, "
-      f"encoding {encode_seconds:.0f} s, probes {probe_seconds:.0f} s)")
+print(
+    f"\nnotebook ran in {total:.0f} s on profile {P.name} (training {train_seconds:.0f} s, "
+    f"encoding {encode_seconds:.0f} s, probes {probe_seconds:.0f} s)"
+)
 
 # %%
 report(claims, P.name, model=MODEL)

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -61,8 +63,17 @@ from IPython.display import Markdown, display
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.prism import (
-    article_mean, bootstrap_ci, fig5_inputs, heldout_logprobs, load_mlm_tokenizer, masked_span_logprobs, mlm_corpus,
-    mlm_sanity, section4_models, span_minus_outside, unigram_logprobs,
+    article_mean,
+    bootstrap_ci,
+    fig5_inputs,
+    heldout_logprobs,
+    load_mlm_tokenizer,
+    masked_span_logprobs,
+    mlm_corpus,
+    mlm_sanity,
+    section4_models,
+    span_minus_outside,
+    unigram_logprobs,
 )
 from prismlib.probing import ENCODER_NAMES
 from prismlib.profiles import get_profile
@@ -108,9 +119,11 @@ for v, m in models.items():
     masked15[v] = (lp.sum(1) / sel.sum(1)).numpy()
 eval_seconds = time.perf_counter() - t0
 inputs_per_article = np.bincount(np.unique(articles, return_inverse=True)[1])
-print(f"N = {n} inputs of {inputs.shape[1]} tokens (of {len(corpus.evaluation)} held-out inputs) from {len(inputs_per_article)} articles "
-      f"({inputs_per_article.min()}-{inputs_per_article.max()} inputs per article), tokens {lo}-{hi - 1} masked; "
-      f"{eval_seconds:.0f} s")
+print(
+    f"N = {n} inputs of {inputs.shape[1]} tokens (of {len(corpus.evaluation)} held-out inputs) from {len(inputs_per_article)} articles "
+    f"({inputs_per_article.min()}-{inputs_per_article.max()} inputs per article), tokens {lo}-{hi - 1} masked; "
+    f"{eval_seconds:.0f} s"
+)
 
 # %% [markdown]
 # ## The gate: is each MLM head better than a unigram model?
@@ -133,7 +146,9 @@ gate_iv = sanity.intervals
 final = sanity.table[sanity.table["stage"] == "final"].set_index("arm")
 rows, span_vs_unigram = [], {}
 for v in models:
-    span_vs_unigram[v] = span_iv = article_mean(logp[v][:, lo:hi].mean(1), articles, uni_logp[:, lo:hi].mean(1), n_boot=S.bootstrap, seed=P.seed)
+    span_vs_unigram[v] = span_iv = article_mean(
+        logp[v][:, lo:hi].mean(1), articles, uni_logp[:, lo:hi].mean(1), n_boot=S.bootstrap, seed=P.seed
+    )
     rows.append({"model": v, "positions": "15% masked", "model log p": -final.loc[v, "heldout_loss"],
                  "unigram log p": -final.loc[v, "unigram_loss"], "model - unigram": gate_iv[v].effect,
                  "ci_low": gate_iv[v].low, "ci_high": gate_iv[v].high, "articles": gate_iv[v].units})  # fmt: skip
@@ -166,8 +181,19 @@ positions = np.arange(1, inputs.shape[1] - 1)
 frames = []
 for v, values in logp.items():
     mean, low, high = bootstrap_ci(values[:, positions], articles, n_boot=S.bootstrap, seed=P.seed)
-    frames.append(pd.DataFrame({"model": v, "position": positions, "mean_logp": mean, "ci_low": low, "ci_high": high,
-                                "masked": (positions >= lo) & (positions < hi), "n_inputs": n}))
+    frames.append(
+        pd.DataFrame(
+            {
+                "model": v,
+                "position": positions,
+                "mean_logp": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "masked": (positions >= lo) & (positions < hi),
+                "n_inputs": n,
+            }
+        )
+    )
 fig5 = pd.concat(frames, ignore_index=True)
 save_table(fig5, "fig5_masked_span", P.name, floatfmt=".5g")
 
@@ -183,8 +209,10 @@ ax.axhline(unigram_loss, color="0.3", ls=":", lw=1, label="unigram model (its he
 ax.set_yscale("log")
 ax.set_xlabel("token index")
 ax.set_ylabel(r"$-\log p$(correct token), mean over inputs")
-ax.set_title(f"Figure 5 regenerated: {P.encoder}, N = {n} inputs from {len(inputs_per_article)} articles\n"
-             "95% bootstrap intervals over articles; lower is better")
+ax.set_title(
+    f"Figure 5 regenerated: {P.encoder}, N = {n} inputs from {len(inputs_per_article)} articles\n"
+    "95% bootstrap intervals over articles; lower is better"
+)
 ax.legend(fontsize=8, loc="upper left")
 save_figure(fig, "fig5_masked_span", P.name)
 plt.show()
@@ -327,25 +355,29 @@ claims = [
 ]  # fmt: skip
 failed = sorted({g.name for c in claims for g in c.failed_gates})
 print("gates failed in this run:" if failed else "every gate passed in this run", *failed, sep="\n- " if failed else "")
-display(Markdown(
-    f"In this run BERT + Prism minus BERT is {iv[('prism - baseline', 'span')]} nats inside the span, "
-    f"{iv[('prism - baseline', 'outside')]} at the visible tokens and {iv[('prism - baseline', 'masked 15%')]} at "
-    f"ordinary 15%-masked tokens; the span contrast against those masked tokens is "
-    f"{iv[('prism - baseline', 'span - masked 15%')]} (against the visible tokens: {iv[('prism - baseline', 'span - outside')]}). "
-    f"Inside the span, model minus unigram is {span_vs_unigram['baseline']} for BERT and {span_vs_unigram['prism']} for "
-    f"BERT + Prism. The dips are {iv[('baseline', 'dip')]} (BERT) and {iv[('prism', 'dip')]} (BERT + Prism) nats."
-))
+display(
+    Markdown(
+        f"In this run BERT + Prism minus BERT is {iv[('prism - baseline', 'span')]} nats inside the span, "
+        f"{iv[('prism - baseline', 'outside')]} at the visible tokens and {iv[('prism - baseline', 'masked 15%')]} at "
+        f"ordinary 15%-masked tokens; the span contrast against those masked tokens is "
+        f"{iv[('prism - baseline', 'span - masked 15%')]} (against the visible tokens: {iv[('prism - baseline', 'span - outside')]}). "
+        f"Inside the span, model minus unigram is {span_vs_unigram['baseline']} for BERT and {span_vs_unigram['prism']} for "
+        f"BERT + Prism. The dips are {iv[('baseline', 'dip')]} (BERT) and {iv[('prism', 'dip')]} (BERT + Prism) nats."
+    )
+)
 no_span = [GATE_NAMES[v] for v in models if not span_gates[v].passed]
 if no_span:  # what it would take: a head that uses distant context inside a 100-token gap
-    display(Markdown(
-        f"{' and '.join(no_span)} {'does' if len(no_span) == 1 else 'do'} not beat a unigram model inside the masked span, "
-        f"so the span and dip claims resting on {'it' if len(no_span) == 1 else 'them'} are not testable here. Passing this gate "
-        f"takes a masked-language model that predicts the tokens of a {hi - lo}-token redacted gap better than their "
-        f"frequencies do, from the {lo} tokens before the gap and the {S.seq_len - hi} after it: the paper trained every layer of "
-        f"bert-base-cased for 50k steps of 8 x 512 tokens (the `paper` profile, days of GPU time); this profile's "
-        f"{S.recipe} recipe trains {'every layer' if S.recipe != 'staged' else f'the top {S.train_layers} layers and the head'} "
-        f"for {S.steps} steps of {S.batch_size} x {S.seq_len}."
-    ))
+    display(
+        Markdown(
+            f"{' and '.join(no_span)} {'does' if len(no_span) == 1 else 'do'} not beat a unigram model inside the masked span, "
+            f"so the span and dip claims resting on {'it' if len(no_span) == 1 else 'them'} are not testable here. Passing this gate "
+            f"takes a masked-language model that predicts the tokens of a {hi - lo}-token redacted gap better than their "
+            f"frequencies do, from the {lo} tokens before the gap and the {S.seq_len - hi} after it: the paper trained every layer of "
+            f"bert-base-cased for 50k steps of 8 x 512 tokens (the `paper` profile, days of GPU time); this profile's "
+            f"{S.recipe} recipe trains {'every layer' if S.recipe != 'staged' else f'the top {S.train_layers} layers and the head'} "
+            f"for {S.steps} steps of {S.batch_size} x {S.seq_len}."
+        )
+    )
 print(f"\nnotebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} (Fig. 5 evaluation {eval_seconds:.0f} s)")
 
 # %%

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -59,8 +61,18 @@ import torch
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    RunSpec, WorkBClaims, bigram, grid, perplexity, perplexity_difference, plot_learning_curves, recipe_summary,
-    runs_table, save_learning_curves, timescales, trained,
+    RunSpec,
+    WorkBClaims,
+    bigram,
+    grid,
+    perplexity,
+    perplexity_difference,
+    plot_learning_curves,
+    recipe_summary,
+    runs_table,
+    save_learning_curves,
+    timescales,
+    trained,
 )  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
@@ -73,8 +85,10 @@ t_start = time.perf_counter()
 corpus = load_ptb_corpus()
 test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
 print(f"profile={P.name}: {recipe_summary(S)}; seeds {S.seeds}; fixed variants freeze {S.freeze}")
-print(f"PTB: train {len(corpus.train):,} / valid {len(corpus.valid):,} / test {len(corpus.test):,} tokens, "
-      f"validation on {S.valid_tokens or 'all'} valid tokens per epoch, test on {len(test_ids):,} test tokens")
+print(
+    f"PTB: train {len(corpus.train):,} / valid {len(corpus.valid):,} / test {len(corpus.test):,} tokens, "
+    f"validation on {S.valid_tokens or 'all'} valid tokens per epoch, test on {len(test_ids):,} test tokens"
+)
 
 # %% [markdown]
 # The initial forget biases of each variant at the paper's layer sizes (1150/1150/400),
@@ -123,8 +137,10 @@ table = runs_table(list(runs.values()), S.bootstrap)
 save_table(bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline}),
            "lm_references", P.name)  # fmt: skip
 for run in training_runs(P.name):
-    print(f"grid training recorded {run['started']}: {run['trained']} of {run['models']} models trained in "
-          f"{run['seconds'] / 60:.1f} min ({run['executor']}, {run['workers']} workers)")
+    print(
+        f"grid training recorded {run['started']}: {run['trained']} of {run['models']} models trained in "
+        f"{run['seconds'] / 60:.1f} min ({run['executor']}, {run['workers']} workers)"
+    )
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens", "train s", "stopped"]]
 
 # %% [markdown]
@@ -304,17 +320,19 @@ claims = [
         "05",
         "After training, each layer's mean forget bias is nearer to the baseline's trained mean than to its own "
         "initial mean, for every T = 70 chrono model and layer",
-        "'Forget gate bias distribution not affected by initialization; specific to each layer rather than initial "
-        "values'",
-        tuple(Test(override[(s.label, layer)], +1, 0.0, f"override {s.label} L{layer + 1}")
-              for s in chrono70 for layer in range(S.layers)),  # fmt: skip
+        "'Forget gate bias distribution not affected by initialization; specific to each layer rather than initial values'",
+        tuple(
+            Test(override[(s.label, layer)], +1, 0.0, f"override {s.label} L{layer + 1}") for s in chrono70 for layer in range(S.layers)
+        ),  # fmt: skip
         (bigram.beats_bigram(vs_bigram, kn_nll, [base0] + [s.label for s in chrono70]), model70),
         "b_f",
     ),
 ]
 worst = max(nll, key=lambda n: vs_bigram[n].effect)
-print(f"bigram {perplexity(kn_nll):.1f}; our models {min(vs_bigram[n].effect for n in nll) + perplexity(kn_nll):.1f}"
-      f"-{vs_bigram[worst].effect + perplexity(kn_nll):.1f} (worst: {worst})")
+print(
+    f"bigram {perplexity(kn_nll):.1f}; our models {min(vs_bigram[n].effect for n in nll) + perplexity(kn_nll):.1f}"
+    f"-{vs_bigram[worst].effect + perplexity(kn_nll):.1f} (worst: {worst})"
+)
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")
 

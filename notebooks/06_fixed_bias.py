@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -49,8 +51,18 @@ import torch
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    WorkBClaims, bigram, grid, perplexity, perplexity_contrast, perplexity_difference, plot_learning_curves,
-    recipe_summary, runs_table, save_learning_curves, timescales, trained,
+    WorkBClaims,
+    bigram,
+    grid,
+    perplexity,
+    perplexity_contrast,
+    perplexity_difference,
+    plot_learning_curves,
+    recipe_summary,
+    runs_table,
+    save_learning_curves,
+    timescales,
+    trained,
 )  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
@@ -62,8 +74,7 @@ t_start = time.perf_counter()
 corpus = load_ptb_corpus()
 test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
 sizes = [S.hidden] * (S.layers - 1) + [S.emb]
-print(f"profile={P.name}: {recipe_summary(S)}; seeds {S.seeds}; test on {len(test_ids):,} tokens; "
-      f"fixed variants freeze {S.freeze} biases")
+print(f"profile={P.name}: {recipe_summary(S)}; seeds {S.seeds}; test on {len(test_ids):,} tokens; fixed variants freeze {S.freeze} biases")
 
 # %% [markdown]
 # The fixed biases of each variant at this profile's layer sizes, as the range of

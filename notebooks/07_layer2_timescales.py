@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -66,8 +68,21 @@ from scipy.stats import spearmanr
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
 from prismlib.lstm import (
-    MIN_SEEDS, WorkBClaims, bigram, forget_gate_means, grid, perplexity, perplexity_by_frequency, perplexity_contrast,
-    plot_learning_curves, recipe_summary, runs_table, save_learning_curves, seed_spread, timescales, trained,
+    MIN_SEEDS,
+    WorkBClaims,
+    bigram,
+    forget_gate_means,
+    grid,
+    perplexity,
+    perplexity_by_frequency,
+    perplexity_contrast,
+    plot_learning_curves,
+    recipe_summary,
+    runs_table,
+    save_learning_curves,
+    seed_spread,
+    timescales,
+    trained,
 )  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
@@ -448,29 +463,35 @@ claims = [
         f"Every fixed layer-2 value beats the baseline (ours: {', '.join(f'{SHORT[k]} {ppl[k]:.1f}' for k in FIXED_X)}; "
         f"baseline {ppl[BASE]:.1f}, seed mean)",
         "Experiment 4: L2 bias log(X-1): X = 5 60.17, 10 59.88, 20 59.97, 30 60.09, 70 60.71 vs baseline 61.40",
-        [BASE, *FIXED_X], beats_baseline(*FIXED_X),
+        [BASE, *FIXED_X],
+        beats_baseline(*FIXED_X),
     ),
     claim(
         f"MOD5 and MOD8 beat the baseline (ours: {ppl['mod5']:.1f}, {ppl['mod8']:.1f} vs baseline {ppl[BASE]:.1f}, seed mean)",
         "Experiment 4: MOD5 60.16, MOD8 59.88 vs baseline 61.40 (seed means 60.34 +/- 0.15, 59.83 +/- 0.09 vs 61.64 +/- 0.28)",
-        [BASE, "mod5", "mod8"], beats_baseline("mod5", "mod8"),
+        [BASE, "mod5", "mod8"],
+        beats_baseline("mod5", "mod8"),
     ),
     claim(
         f"Pareto layer 2 beats the baseline over {seeds_note} (ours: {ppl['pareto']:.1f} vs {ppl[BASE]:.1f})",
         "Experiment 4: Pareto 59.66 +/- 0.17 vs baseline 61.64 +/- 0.28 over 6 seeds (single models 59.52 vs 61.40)",
-        [BASE, "pareto"], beats_baseline("pareto"), checks.seed_test("pareto"),
+        [BASE, "pareto"],
+        beats_baseline("pareto"),
+        checks.seed_test("pareto"),
     ),
     claim(
-        f"The multi-timescale LSTM (official assignment) beats the baseline on PTB test (ours: {ppl['official']:.1f} vs "
-        f"{ppl[BASE]:.1f})",
+        f"The multi-timescale LSTM (official assignment) beats the baseline on PTB test (ours: {ppl['official']:.1f} vs {ppl[BASE]:.1f})",
         "ICLR 2021 (official code): test perplexity 57.58 (multi-timescale) vs 58.98 (baseline)",
-        [BASE, "official"], beats_baseline("official"), checks.seed_test("official"),
+        [BASE, "official"],
+        beats_baseline("official"),
+        checks.seed_test("official"),
     ),
     claim(
         f"The multi-timescale LSTM (official) beats the baseline on rare words, < 100 training occurrences (ours: "
         f"{rare.ppl:.1f} vs {rare_base.ppl:.1f} on {rare.tokens:,} tokens)",
         "ICLR 2021: the multi-timescale model's improvement over the baseline is largest for words seen < 100 times",
-        [BASE, "official"], rare_words,
+        [BASE, "official"],
+        rare_words,
     ),
 ]
 # The slides' gaps between variants (X = 70 against the next worst X: 0.9%; Pareto against

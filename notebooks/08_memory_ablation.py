@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -78,10 +80,18 @@ import torch
 
 from prismlib import lstm
 from prismlib.claims import Claim, Gate, Test, report
-from prismlib.lstm import (
-    ablation, bigram, context_use, context_use_gate, converged_gate, grid, timescales, trained, untrained_model,
-)  # fmt: skip
 from prismlib.data.ptb import UNK, load_ptb_corpus
+from prismlib.lstm import (
+    ablation,
+    bigram,
+    context_use,
+    context_use_gate,
+    converged_gate,
+    grid,
+    timescales,
+    trained,
+    untrained_model,
+)  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 from prismlib.workers import torch_threads
@@ -320,6 +330,8 @@ order_tests = tuple(
 def slope_range(layer: int) -> float:
     v = [slope_ci[(k, layer)].effect for k in labels]
     return max(v) - min(v)
+
+
 tau = {key: ablation.effective_timescale(iv.effect) for key, iv in slope_ci.items()}  # words, per (model, layer)
 order_controls = [
     control(f"slope L{top[k] + 1} - slope L{other + 1} ({k})", [k],
@@ -390,8 +402,10 @@ print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", 
 # %%
 for g in gates(labels)[:2]:
     print(f"Gate ({g.name}): {'passed' if g.passed else 'failed'}: {g.detail}")
-print(f"models that use their context: {sum(g.passed for g in use_gate.values())} of {len(use_gate)}; "
-      f"control gates passed: layer 1 {l1_control.passed}, layer order {order_control.passed}")
+print(
+    f"models that use their context: {sum(g.passed for g in use_gate.values())} of {len(use_gate)}; "
+    f"control gates passed: layer 1 {l1_control.passed}, layer order {order_control.passed}"
+)
 print(f"test perplexities of the models analysed: {min(r.test_ppl for r in map(runs.get, specs)):.1f} to "
       f"{max(r.test_ppl for r in map(runs.get, specs)):.1f} (bigram {lstm.perplexity(kn_nll):.1f})")  # fmt: skip
 for layer in range(S.layers):

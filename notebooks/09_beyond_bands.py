@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -72,9 +74,26 @@ from prismlib.claims import Claim, Gate, Test, report
 from prismlib.data import load_wikitext
 from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
 from prismlib.probing import (
-    CONDITIONS, ENCODERS, GATED, HAAR_CONDITIONS, MAJORITY, ENCODER_NAMES, SMOOTH_CONDITIONS, TASKS, ProbeComparison,
-    band_spread, build_task, cached_states, combine_runs, gated_probe_runs, load_encoder, matched_windows,
-    probe_conditions, ranking, spectral_centre, summarise,
+    CONDITIONS,
+    ENCODER_NAMES,
+    ENCODERS,
+    GATED,
+    HAAR_CONDITIONS,
+    MAJORITY,
+    SMOOTH_CONDITIONS,
+    TASKS,
+    ProbeComparison,
+    band_spread,
+    build_task,
+    cached_states,
+    combine_runs,
+    gated_probe_runs,
+    load_encoder,
+    matched_windows,
+    probe_conditions,
+    ranking,
+    spectral_centre,
+    summarise,
 )
 from prismlib.profiles import get_profile
 from prismlib.spectral import spectral_profile
@@ -89,8 +108,10 @@ encoder = load_encoder(P.encoder, device=P.device)
 BANDS = CONDITIONS[1:]
 FAMILIES = {"brick-wall": BANDS, "smooth": SMOOTH_CONDITIONS, "Haar": HAAR_CONDITIONS}
 print(f"profile={P.name}  encoder={P.encoder} ({ENCODERS[P.encoder]}, {encoder.num_layers} layers, hidden {encoder.hidden_size})")
-print(f"{B.runs} probe runs per condition; learned gate: {B.grid_size} grid points, gate lr {B.gate_lr}, "
-      f"{B.batch_windows or f'the windows of about {B.batch_size} rows'} per step")
+print(
+    f"{B.runs} probe runs per condition; learned gate: {B.grid_size} grid points, gate lr {B.gate_lr}, "
+    f"{B.batch_windows or f'the windows of about {B.batch_size} rows'} per step"
+)
 
 # %% [markdown]
 # ## The filters
@@ -370,6 +391,8 @@ for name in TASKS:
         f"(ORIG {acc[(name, 'ORIG')]:.1f}) by at least {MIN_EFFECT:g} point", "beyond the paper: filtering can help a probe",
         (Test.superiority(compare[name].diff(GATED, "ORIG"), MIN_EFFECT, label="learned - ORIG"),), (orig_gates[name],),
         "points", (gate_gates[name],)))  # fmt: skip
-print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} (encoding {encode_seconds:.0f} s, "
-      f"probes {probe_seconds:.0f} s, spectral profile {spectrum_seconds:.0f} s)")
+print(
+    f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} (encoding {encode_seconds:.0f} s, "
+    f"probes {probe_seconds:.0f} s, spectral profile {spectrum_seconds:.0f} s)"
+)
 report(claims, P.name, model=MODEL)

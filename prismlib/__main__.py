@@ -61,8 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     missing = next((m for m in ("numpy", "torch") if importlib.util.find_spec(m) is None), None)
     if missing is not None:
-        print(f"prismlib: error: this Python ({sys.executable}) has no {missing}: run the commands with the project's venv, "
-              "`.venv/bin/python -m prismlib ...` (`make venv` creates it), or `source .venv/bin/activate` first", file=sys.stderr)  # fmt: skip
+        print(
+            f"prismlib: error: this Python ({sys.executable}) has no {missing}: run the commands with the project's venv, "
+            "`.venv/bin/python -m prismlib ...` (`make venv` creates it), or `source .venv/bin/activate` first",
+            file=sys.stderr,
+        )
         return 1
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]

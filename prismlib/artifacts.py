@@ -55,9 +55,7 @@ class CorruptArtifact(Exception):
     """
 
     def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(
-            f"{path}: {problem}; `python -m prismlib cache verify --move-aside` moves it aside and the next run recomputes it"
-        )
+        super().__init__(f"{path}: {problem}; `python -m prismlib cache verify --move-aside` moves it aside and the next run recomputes it")
         self.path, self.problem = Path(path), problem
 
 

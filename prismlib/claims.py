@@ -91,7 +91,7 @@ class Test:
 
     @classmethod
     def superiority(cls, interval: Interval, margin: float, sign: int = 1, label: str = "") -> Test:
-        """"A beats B by an effect that matters": ``held`` when the interval lies beyond
+        """ "A beats B by an effect that matters": ``held`` when the interval lies beyond
         ``sign * margin`` (``margin >= 0``, e.g. 1 accuracy point, 0.05 nats), ``not held``
         when it lies entirely short of it, otherwise ``inside noise``."""
         if margin < 0:
@@ -100,7 +100,7 @@ class Test:
 
     @classmethod
     def equivalence(cls, interval: Interval, margin: float, label: str = "") -> Test:
-        """"X is absent / unchanged / comparable" within ``margin`` (> 0): ``held`` when the
+        """ "X is absent / unchanged / comparable" within ``margin`` (> 0): ``held`` when the
         whole interval lies inside ``[-margin, margin]``, ``not held`` when it lies entirely
         outside, otherwise ``inside noise`` (an interval too wide to tell)."""
         return cls(interval, 1, float(margin), label, "equivalence")
@@ -325,7 +325,9 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     counts = table["verdict"].value_counts().reindex(list(VERDICTS), fill_value=0)
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
     md = table.assign(
-        effect=[f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}] {u}".strip() for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)]
+        effect=[
+            f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}] {u}".strip() for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)
+        ]
     )[["notebook", "verdict", "claim", "effect", "paper", "gate", "model", "control"]]
     (out / "claims.md").write_text(
         f"# Claims tested on the `{profile}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "

@@ -9,9 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-def lazy_exports(
-    package: str, exports: dict[str, tuple[str, ...]]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+def lazy_exports(package: str, exports: dict[str, tuple[str, ...]]) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``(__getattr__, __dir__, __all__)`` for ``package`` whose submodule ``m`` defines the
     names ``exports[m]``; a submodule itself is an attribute too (``prismlib.lstm.model``).
     A name exported by two submodules is an error (a package has one meaning per name)."""

@@ -178,7 +178,9 @@ class LSTMSettings:
         if self.curve_every is not None and self.curve_every < 1:
             raise ValueError(f"curve_every must be a positive number of steps or None, got {self.curve_every}")
         if not 0 < self.converge_share < 1 or self.converge_tolerance <= 0:
-            raise ValueError(f"converge_share must be in (0, 1) and converge_tolerance > 0, got {self.converge_share}, {self.converge_tolerance}")
+            raise ValueError(
+                f"converge_share must be in (0, 1) and converge_tolerance > 0, got {self.converge_share}, {self.converge_tolerance}"
+            )
 
 
 @dataclass(frozen=True)
@@ -313,8 +315,7 @@ class PrismSettings:
             raise ValueError(f"recipe must be 'full' or 'staged', got {self.recipe!r}")
         if self.recipe == "staged" and (self.train_layers < 1 or self.mask_versions < 1):
             raise ValueError(
-                f"the staged recipe needs train_layers >= 1 and mask_versions >= 1, "
-                f"got {self.train_layers} and {self.mask_versions}"
+                f"the staged recipe needs train_layers >= 1 and mask_versions >= 1, got {self.train_layers} and {self.mask_versions}"
             )
 
 
@@ -594,8 +595,9 @@ PROFILES: dict[str, Profile] = {
 DRY_RUN_SIZES: dict[str, frozenset[str]] = {
     "profile": frozenset({"name", "encoder"}),
     "spectral": frozenset({"timing_lengths", "timing_batch", "timing_repeats"}),
-    "lstm": frozenset({"emb", "hidden", "epochs", "steps_per_epoch", "valid_tokens", "test_tokens", "seeds", "bootstrap",
-                       "memory_contexts", "nonmono"}),  # fmt: skip
+    "lstm": frozenset(
+        {"emb", "hidden", "epochs", "steps_per_epoch", "valid_tokens", "test_tokens", "seeds", "bootstrap", "memory_contexts", "nonmono"}
+    ),  # fmt: skip
     "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
     "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
     "beyond": frozenset({"runs"}),
@@ -619,17 +621,42 @@ def dry_run(paper: Profile) -> Profile:
         name="dryrun",
         encoder="bert-base-cased-dryrun",
         spectral=replace(paper.spectral, timing_lengths=(64, 2048), timing_batch=1, timing_repeats=1),
-        lstm=replace(paper.lstm, emb=16, hidden=32, epochs=3, steps_per_epoch=3, valid_tokens=2000, test_tokens=4000,
-                     seeds=(0,), bootstrap=100, memory_contexts=8, nonmono=1),  # fmt: skip
+        lstm=replace(
+            paper.lstm,
+            emb=16,
+            hidden=32,
+            epochs=3,
+            steps_per_epoch=3,
+            valid_tokens=2000,
+            test_tokens=4000,
+            seeds=(0,),
+            bootstrap=100,
+            memory_contexts=8,
+            nonmono=1,
+        ),  # fmt: skip
         probe=replace(
             paper.probe,
-            sizes={"pos": tiny, "swda": tiny, "topic": replace(tiny, train=12, val=4, test=6, positions=8),
-                   "mlm": replace(tiny, positions=0)},  # fmt: skip
-            runs=2, max_epochs=2, mlm_epochs=2, encode_batch=4, option_runs=1,
+            sizes={
+                "pos": tiny,
+                "swda": tiny,
+                "topic": replace(tiny, train=12, val=4, test=6, positions=8),
+                "mlm": replace(tiny, positions=0),
+            },  # fmt: skip
+            runs=2,
+            max_epochs=2,
+            mlm_epochs=2,
+            encode_batch=4,
+            option_runs=1,
         ),
         prism=replace(
-            paper.prism, steps=2, batch_size=1, checkpoint_every=1, sizes={t: tiny for t in ("pos", "swda", "topic")},
-            eval_inputs=4, eval_batch=4, bootstrap=100,
+            paper.prism,
+            steps=2,
+            batch_size=1,
+            checkpoint_every=1,
+            sizes={t: tiny for t in ("pos", "swda", "topic")},
+            eval_inputs=4,
+            eval_batch=4,
+            bootstrap=100,
         ),
         beyond=replace(paper.beyond, runs=2),
     )

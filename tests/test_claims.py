@@ -151,8 +151,8 @@ def test_the_claims_files_keep_strings_columns_and_the_order_within_a_notebook(t
     folder = tmp_path / "figures/smoke"
     folder.mkdir(parents=True)
     # a table written before the model and control columns existed, with empty gates
-    pd.DataFrame([{"notebook": "01", "claim": "old", "paper": "p", "effect": 1.0, "ci_low": 0.5, "ci_high": 1.5,
-                   "unit": "", "verdict": "held", "gate": "", "test": "effect > 0"}]).to_csv(folder / "claims.csv", index=False)  # fmt: skip
+    old = {"notebook": "01", "claim": "old", "paper": "p", "effect": 1.0, "ci_low": 0.5, "ci_high": 1.5, "unit": ""}
+    pd.DataFrame([{**old, "verdict": "held", "gate": "", "test": "effect > 0"}]).to_csv(folder / "claims.csv", index=False)
     many = [Claim("03" if i % 2 else "02", f"c{i:02d}", "p", (Test(iv(1, 2)),)) for i in range(40)]
     table = save_claims(many, "smoke")
     csv = pd.read_csv(folder / "claims.csv", dtype={"notebook": str}, keep_default_na=False)

@@ -134,7 +134,7 @@ def test_training_records_the_curve_and_the_half_budget_snapshot_without_changin
     assert hist.epoch_tokens[-1] == hist.tokens and len(hist.epoch_tokens) == 4
     curve = hist.learning_curve()
     assert curve.source == "first 100 tokens of the validation split" and (curve.valid_ppl > 1).all()
-    (t_half, nll), = hist.snapshots.items()
+    ((t_half, nll),) = hist.snapshots.items()
     assert t_half == hist.curve_tokens[2] and nll.dtype == np.float32 and nll.shape == corpus.test.shape
     assert hist.snapshot_near(hist.tokens / 2)[0] == t_half
     plain = dataclasses.replace(s, curve_every=None)
@@ -293,7 +293,9 @@ def test_improvement_and_the_model_gate_on_a_two_point_curve_at_the_boundary():
     assert at_tolerance.name == "converged: m improved < 1% over the last 50% of its budget"
     assert cv.model_gate("m", c, 0.5, 0.02).passed
     worse = cv.LearningCurve(np.array([1e5, 2e5]), np.array([99.0, 100.0]))
-    assert cv.improvement(worse, 0.5) == pytest.approx(-1 / 99) and cv.model_gate("w", worse, 0.5).detail.startswith("valid ppl 99.0 -> 100.0 (+1.0%)")
+    assert cv.improvement(worse, 0.5) == pytest.approx(-1 / 99) and cv.model_gate("w", worse, 0.5).detail.startswith(
+        "valid ppl 99.0 -> 100.0 (+1.0%)"
+    )
     for share in (0.0, 1.0, -0.1):
         with pytest.raises(ValueError, match="share must be in"):
             cv.improvement(c, share)

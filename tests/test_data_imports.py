@@ -45,10 +45,7 @@ def _imported(tree: ast.AST, module: str) -> set[str]:
 
 def import_graph() -> dict[str, set[str]]:
     """Module -> the package's modules it imports (``__init__`` included as a node)."""
-    return {
-        stem: _imported(ast.parse((DATA_DIR / f"{stem}.py").read_text()), stem)
-        for stem in [*MODULES, "__init__"]
-    }
+    return {stem: _imported(ast.parse((DATA_DIR / f"{stem}.py").read_text()), stem) for stem in [*MODULES, "__init__"]}
 
 
 def test_the_parser_sees_every_import_form() -> None:

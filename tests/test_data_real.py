@@ -17,7 +17,6 @@ from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
 pytestmark = [pytest.mark.data, pytest.mark.usefixtures("real_data_dir")]
 
 
-
 def test_verify_checksummed_files() -> None:
     checked = 0
     for statuses in registry.verify(data_dir=REAL_DIR).values():

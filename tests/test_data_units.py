@@ -90,9 +90,7 @@ def test_data_dir_env_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert datadir.data_dir() == tmp_path
 
 
-def test_relative_data_dir_cwd_then_repo_root(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_relative_data_dir_cwd_then_repo_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
     (tmp_path / "work" / "notebooks").mkdir(parents=True)
     (tmp_path / "work" / "copy").mkdir()
@@ -222,9 +220,7 @@ def tiny_ptb(archive: Path, test_sha: str | None = None) -> Dataset:
     )
 
 
-def test_fetch_downloads_once_extracts_and_skips(
-    data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:
+def test_fetch_downloads_once_extracts_and_skips(data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     use_registry(monkeypatch, tiny_ptb(ptb_archive))
     calls: list[str] = []
     real_download = registry.download
@@ -246,9 +242,7 @@ def test_fetch_downloads_once_extracts_and_skips(
     assert all(s.ok for s in registry.verify(["ptb"])["ptb"])
 
 
-def test_fetch_mismatch_raises_and_keeps_good_file(
-    data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_fetch_mismatch_raises_and_keeps_good_file(data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bad = "0" * 64
     use_registry(monkeypatch, tiny_ptb(ptb_archive, test_sha=bad))
     with pytest.raises(ChecksumError) as info:
@@ -379,9 +373,7 @@ def test_wikitext_sources_are_live_hosts_with_checksums() -> None:
             assert isinstance(zipped, Download) and isinstance(parquet, ParquetRows)
             assert zipped.url.startswith("https://wikitext.smerity.com/") and zipped.sha256
             assert zipped.member == f.relpath  # the zip keeps the canonical layout
-            assert parquet.base.startswith(
-                "https://huggingface.co/datasets/Salesforce/wikitext/resolve/"
-            )
+            assert parquet.base.startswith("https://huggingface.co/datasets/Salesforce/wikitext/resolve/")
     train = registry.DATASETS["wikitext103"].files[2].sources[1]
     assert train.shards == (
         "wikitext-103-raw-v1/train-00000-of-00002.parquet",
@@ -389,9 +381,7 @@ def test_wikitext_sources_are_live_hosts_with_checksums() -> None:
     )
 
 
-def test_fetch_falls_back_to_the_next_source(
-    data_root: Path, tmp_path: Path, monkeypatch, capsys
-) -> None:
+def test_fetch_falls_back_to_the_next_source(data_root: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     content = b" \n = A = \n \n a . \n"
     good = write_zip(tmp_path / "mirror2" / "w.zip", {"w/wiki.test.tokens": content})
     dead = (tmp_path / "mirror1" / "w.zip").as_uri()
@@ -408,9 +398,7 @@ def test_fetch_falls_back_to_the_next_source(
     assert f"fetched from {good.as_uri()}" in out
 
 
-def test_fetch_checks_the_archive_digest_before_extracting(
-    data_root: Path, tmp_path: Path, monkeypatch
-) -> None:
+def test_fetch_checks_the_archive_digest_before_extracting(data_root: Path, tmp_path: Path, monkeypatch) -> None:
     archive = write_zip(tmp_path / "remote" / "w.zip", {"w/a.txt": b"a\n"})
     f = DataFile("w/a.txt", (Download(archive.as_uri(), "w/a.txt", "0" * 64),), check=passes)
     use_registry(monkeypatch, Dataset("w", "x", "x", (f,)))
@@ -422,9 +410,7 @@ def test_fetch_checks_the_archive_digest_before_extracting(
     assert not (data_root / "w" / "a.txt").exists()
 
 
-def test_fetch_every_source_failing_lists_each(
-    data_root: Path, tmp_path: Path, monkeypatch
-) -> None:
+def test_fetch_every_source_failing_lists_each(data_root: Path, tmp_path: Path, monkeypatch) -> None:
     dead1, dead2 = ((tmp_path / d / "x.txt").as_uri() for d in ("m1", "m2"))
     files = (DataFile("x.txt", (Download(dead1), Download(dead2)), "0" * 64),)
     use_registry(monkeypatch, Dataset("x", "x", "x", files))
@@ -457,9 +443,7 @@ def test_lines_from_rows_restores_the_blank_lines() -> None:
     assert list(unpack.lines_from_rows([None, "", "x\n"], " \n")) == [" \n", " \n", "x\n"]
 
 
-def test_fetch_rebuilds_the_canonical_file_from_parquet_shards(
-    data_root: Path, tmp_path: Path, monkeypatch
-) -> None:
+def test_fetch_rebuilds_the_canonical_file_from_parquet_shards(data_root: Path, tmp_path: Path, monkeypatch) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     rows = hf_rows(WIKI_TEXT)
@@ -488,9 +472,7 @@ def test_fetch_rebuilds_the_canonical_file_from_parquet_shards(
         assert not (data_root / "w.txt").exists()
 
 
-def test_parquet_source_without_pyarrow_says_how_to_install(
-    data_root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_parquet_source_without_pyarrow_says_how_to_install(data_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow fails
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     calls: list[str] = []
@@ -556,10 +538,7 @@ def test_check_urls_head_then_ranged_get(data_root: Path, monkeypatch, capsys) -
     )
     use_registry(monkeypatch, Dataset("d", "x", "x", files))
     parquet = hub.urls[0]
-    urlopen, calls = fake_server(
-        {("HEAD", a): 200, ("HEAD", b): 405, ("GET", b): 206}
-        | {("HEAD", parquet): 403, ("GET", parquet): 403}
-    )
+    urlopen, calls = fake_server({("HEAD", a): 200, ("HEAD", b): 405, ("GET", b): 206} | {("HEAD", parquet): 403, ("GET", parquet): 403})
     monkeypatch.setattr(urllib.request, "urlopen", urlopen)
     statuses = registry.check_urls(timeout=3)
     assert [(s.url, s.ok, s.status) for s in statuses] == [
@@ -666,9 +645,7 @@ def test_parse_token_rejects(token: str) -> None:
 
 
 @given(
-    st.text(alphabet=st.characters(blacklist_categories=("Z", "C")), min_size=1).filter(
-        lambda w: "\\" not in w
-    ),
+    st.text(alphabet=st.characters(blacklist_categories=("Z", "C")), min_size=1).filter(lambda w: "\\" not in w),
     st.sampled_from(["NN", "CD", ".", "''", "-LRB-", "PRP$"]),
 )
 def test_parse_token_roundtrip(word: str, tag: str) -> None:
@@ -788,15 +765,10 @@ def test_parse_utt_text_rejects_garbage() -> None:
 
 
 def write_swda(root: Path) -> None:
-    convs = {
-        f"sw{n}": utt_file([f"sd  A.1 utt1: conversation {n} /"]) for n in (2001, 2002, 2003, 2004)
-    }
+    convs = {f"sw{n}": utt_file([f"sd  A.1 utt1: conversation {n} /"]) for n in (2001, 2002, 2003, 2004)}
     write_tar(
         root / "swb1_dialogact_annot.tar.gz",
-        {
-            f"swb1_dialogact_annot/sw{n[2:4]}utt/sw_{i:04d}_{n[2:]}.utt": text.encode()
-            for i, (n, text) in enumerate(convs.items())
-        }
+        {f"swb1_dialogact_annot/sw{n[2:4]}utt/sw_{i:04d}_{n[2:]}.utt": text.encode() for i, (n, text) in enumerate(convs.items())}
         | {"swb1_dialogact_annot/doc/manual.txt": b"manual"},
     )
     (root / "swda_splits").mkdir(parents=True)
@@ -823,16 +795,9 @@ def test_fetch_derives_swda_val(data_root: Path, tmp_path: Path, monkeypatch) ->
     remote = tmp_path / "remote"
     write_swda(remote)
     real = registry.DATASETS["swda"]
-    files = tuple(
-        f
-        if not f.sources
-        else DataFile(f.relpath, (Download((remote / f.relpath).as_uri()),), check=passes)
-        for f in real.files
-    )
+    files = tuple(f if not f.sources else DataFile(f.relpath, (Download((remote / f.relpath).as_uri()),), check=passes) for f in real.files)
     val = files[-1]
-    files = files[:-1] + (
-        DataFile(val.relpath, (), check=swda.check_id_list(1), derive=val.derive),
-    )
+    files = files[:-1] + (DataFile(val.relpath, (), check=swda.check_id_list(1), derive=val.derive),)
     use_registry(monkeypatch, Dataset("swda", "x", "x", files))
     registry.fetch(["swda"])
     assert (data_root / "swda_splits" / "ws97-val-convs.list").read_text() == "sw2002\n"
@@ -861,9 +826,7 @@ def test_load_newsgroups(data_root: Path) -> None:
     assert d.body == "Body line 1\n\nBody line 2\n"
     assert d.text == post.decode("latin-1")
     assert newsgroups.count_documents(data_root / "20news-bydate.tar.gz") == {"train": 3, "test": 1}
-    assert len(newsgroups.NEWSGROUPS) == 20 and list(newsgroups.NEWSGROUPS) == sorted(
-        newsgroups.NEWSGROUPS
-    )
+    assert len(newsgroups.NEWSGROUPS) == 20 and list(newsgroups.NEWSGROUPS) == sorted(newsgroups.NEWSGROUPS)
     with pytest.raises(ValueError):
         newsgroups.load_newsgroups("valid")
 

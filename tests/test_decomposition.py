@@ -13,8 +13,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib.spectral import filters as spectral
 from prismlib.spectral import Band, allocate_bands, band_decomposition, band_pass, bands_for_lengths
+from prismlib.spectral import filters as spectral
 
 SETTINGS = settings(max_examples=30, deadline=None)
 # FFT_WIDTH settings that force each path: FFTs for every band wider than one row, the
@@ -22,7 +22,9 @@ SETTINGS = settings(max_examples=30, deadline=None)
 WIDTHS = [1, spectral.FFT_WIDTH["cpu"], 10**9]
 
 
-@pytest.fixture(params=[(w, pocket) for w in WIDTHS for pocket in (True, False)], ids=lambda p: f"width{p[0]}-{'pocketfft' if p[1] else 'torchfft'}")
+@pytest.fixture(
+    params=[(w, pocket) for w in WIDTHS for pocket in (True, False)], ids=lambda p: f"width{p[0]}-{'pocketfft' if p[1] else 'torchfft'}"
+)
 def path(request, monkeypatch):
     width, pocket = request.param
     monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)

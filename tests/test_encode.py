@@ -7,8 +7,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from prismlib.probing import features as encode
 from prismlib.probing import CONDITIONS, Encoder, Unit, encode_windows, pack_units, sample_positions
+from prismlib.probing import features as encode
 from prismlib.spectral import allocate_bands, band_pass
 
 
@@ -132,7 +132,7 @@ def test_special_tokens_outside_filters_only_the_real_tokens(tiny_encoder):
     wins = windows([40, 7])
     f = encode_windows(tiny_encoder, wins, {-1: ("ORIG", "LOW", "HIGH")}, positions=0, seed=0, specials="outside")[-1]
     row = 0
-    for i, w in enumerate(wins):
+    for w in wins:
         with torch.no_grad():
             h = tiny_encoder.model(input_ids=torch.from_numpy(w.input_ids)[None], output_hidden_states=True).hidden_states[-1][0]
         real = h[1:-1]
@@ -200,7 +200,7 @@ def test_smooth_and_haar_conditions_in_encode_windows(tiny_encoder):
     conds = ("ORIG", "smooth:LOW|outside", "smooth:LOW", "haar:HIGH|outside", "haar:MID")
     f = encode_windows(tiny_encoder, wins, {-1: conds}, positions=0, seed=0)[-1]
     row = 0
-    for i, w in enumerate(wins):
+    for w in wins:
         with torch.no_grad():
             h = tiny_encoder.model(input_ids=torch.from_numpy(w.input_ids)[None], output_hidden_states=True).hidden_states[-1][0]
         n, real = len(w), h[1:-1]

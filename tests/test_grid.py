@@ -33,7 +33,8 @@ def test_the_cpu_grid_is_every_row_of_the_slides_once_and_cpu_long_adds_paired_s
     assert labels("exp1") == [f"{v} T={T}" for v in ("layerwise", "gradient") for T in (20, 70, 200)] + ["inverse T=70"]
     assert len(labels("exp2")) == 6 and len(labels("exp3")) == 4
     assert [s.label for s in grid.experiment("exp4", P) if s.variant == "layer2"] == [
-        f"layer2 X={x} (fixed)" for x in (5, 10, 20, 30, 70)  # every X of the slides (issue 21)
+        f"layer2 X={x} (fixed)"
+        for x in (5, 10, 20, 30, 70)  # every X of the slides (issue 21)
     ]
     specs = grid.all_specs(P)
     assert len(specs) == 28 and {s.seed for s in specs} == set(P.lstm.seeds) == {0}  # 7 + 6 + 4 + 9 + official + baseline

@@ -124,7 +124,7 @@ def test_nbval_compares_at_least_two_cells(source: Path):
     """nbval is a regression test only where a cell asks it to compare outputs."""
     nb = jupytext.read(source.with_suffix(".ipynb"))
     titles = [c.metadata.get("title", "") for c in nb.cells if "NBVAL" in c.metadata.get("title", "").upper()]
-    assert not titles, f"{source.name}: `# %% NBVAL_...` is a jupytext cell title that nbval never reads; use tags=[\"nbval-check-output\"]"
+    assert not titles, f'{source.name}: `# %% NBVAL_...` is a jupytext cell title that nbval never reads; use tags=["nbval-check-output"]'
     checked = _checked_cells(nb)
     assert len(checked) >= 2, f"{source.with_suffix('.ipynb').name} has {len(checked)} cell(s) checked by nbval; mark two key tables"
     assert all(c.get("outputs") for c in checked), f"{source.name}: a checked cell has no stored output to compare"

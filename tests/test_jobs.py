@@ -14,13 +14,13 @@ import torch
 from prismlib import lstm
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import training
-from prismlib.runs import jobs
 from prismlib.profiles import get_profile
+from prismlib.runs import jobs
 
 VOCAB = 30
 TINY = dataclasses.replace(
-    get_profile("smoke").lstm, optimizer="ntasgd", average_last=1, curve_every=2, curve_tokens=1000, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2,
-    steps_per_epoch=3, eval_batch=2,
+    get_profile("smoke").lstm, optimizer="ntasgd", average_last=1, curve_every=2, curve_tokens=1000, emb=6, hidden=10,
+    batch_size=4, bptt=8, epochs=2, steps_per_epoch=3, eval_batch=2,
     valid_tokens=None, test_tokens=None, cutoffs=(10, 20),
 )  # fmt: skip
 

@@ -7,7 +7,6 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from prismlib.probing import spectral_gate as learned
 from prismlib.probing import (
     GATED,
     MAJORITY,
@@ -27,6 +26,7 @@ from prismlib.probing import (
     summarise,
     train_gated_probe,
 )
+from prismlib.probing import spectral_gate as learned
 from prismlib.spectral import dct, dct_matrix, idct
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -44,7 +44,9 @@ def windows(lengths, seed=0, classes=4):
     rng = np.random.default_rng(seed)
     sources = []
     for s, n in enumerate(lengths):
-        units = [Unit(rng.integers(5, 299, size=int(rng.integers(1, 3))).tolist(), int(rng.integers(0, classes)), s * 1000 + i) for i in range(n)]
+        units = [
+            Unit(rng.integers(5, 299, size=int(rng.integers(1, 3))).tolist(), int(rng.integers(0, classes)), s * 1000 + i) for i in range(n)
+        ]
         sources.append((f"src{s}", units))
     return pack_units(sources, 1, 2, window=48)
 
@@ -94,7 +96,7 @@ def test_states_cache_is_reused_and_keyed(tiny_encoder, tmp_path, monkeypatch):
     by_number = cached_layer_states(tiny_encoder, wins, (last, -1), **kwargs)
     assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 3
     assert by_number[last] is by_number[-1] and torch.equal(by_number[last].hidden[0], first.hidden[0])
-    with pytest.raises(ValueError, match=r"out of range: .* hidden states 0\.\.%d" % last):
+    with pytest.raises(ValueError, match=rf"out of range: .* hidden states 0\.\.{last}"):
         cached_layer_states(tiny_encoder, wins, (last + 1,), **kwargs)
 
 
@@ -192,7 +194,14 @@ def synthetic(n_windows: int, seed: int, where: str, hidden: int = 4, noise: flo
         win.append(np.full(n, i))
         pos.append(k)
     y = torch.from_numpy(np.concatenate(labels))
-    return States(hidden_states, y, torch.ones(len(y)), torch.from_numpy(np.concatenate(win)), torch.arange(len(y)), torch.from_numpy(np.concatenate(pos)))
+    return States(
+        hidden_states,
+        y,
+        torch.ones(len(y)),
+        torch.from_numpy(np.concatenate(win)),
+        torch.arange(len(y)),
+        torch.from_numpy(np.concatenate(pos)),
+    )
 
 
 FAST = dict(max_epochs=12, lr=0.02, gate_lr=0.02, batch_windows=4, grid_size=32)

@@ -17,7 +17,8 @@ from prismlib.stats import ratio_difference
 
 VOCAB = 30
 TINY = dataclasses.replace(
-    get_profile("smoke").lstm, optimizer="ntasgd", curve_every=2, curve_tokens=1000, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2,
+    get_profile("smoke").lstm, optimizer="ntasgd", curve_every=2, curve_tokens=1000, emb=6, hidden=10, batch_size=4, bptt=8,
+    epochs=2,
     steps_per_epoch=3, eval_batch=2,
     valid_tokens=None, test_tokens=None, cutoffs=(), average_last=0,
 )  # fmt: skip

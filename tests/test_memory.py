@@ -207,8 +207,8 @@ def test_reset_every_predicts_the_same_positions_and_one_word_resets_everything(
 
 
 def test_untrained_control_and_control_gate(tmp_path):
-    from types import SimpleNamespace
     import dataclasses
+    from types import SimpleNamespace
 
     from prismlib.profiles import get_profile
 
@@ -353,7 +353,9 @@ def test_changes_frame_means_and_standard_errors():
     assert frame["layer"].tolist() == [1] * 4 and frame["distance"].tolist() == [1, 2, 3, 4] and (frame["model"] == "m").all()
     np.testing.assert_allclose(frame["change"].to_numpy()[:3], [3.0, 4.0, 5.0])
     assert np.isnan(frame["change"].iloc[3])
-    np.testing.assert_allclose(frame["sem"].to_numpy(), [np.std([1, 3, 5], ddof=1) / np.sqrt(3), np.std([2, 6], ddof=1) / np.sqrt(2), 0.0, 0.0])
+    np.testing.assert_allclose(
+        frame["sem"].to_numpy(), [np.std([1, 3, 5], ddof=1) / np.sqrt(3), np.std([2, 6], ddof=1) / np.sqrt(2), 0.0, 0.0]
+    )
     two = memory.changes_frame(np.array([[[1.0], [0.0]], [[3.0], [0.0]]]), "two")
     assert two["sem"].tolist() == pytest.approx([1.0, 0.0]) and two["layer"].tolist() == [1, 2]
     one = memory.changes_frame(np.array([[[1.0, 2.0]]]), "one")  # a single context: no spread

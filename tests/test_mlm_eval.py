@@ -98,9 +98,7 @@ def test_article_mean_is_the_mean_over_inputs_bootstrapped_over_articles():
     # one condition: its mean; weights give a per-token mean
     assert article_mean(a, articles, n_boot=200).effect == pytest.approx(a.mean())
     tokens = rng.integers(1, 10, size=120).astype(float)
-    assert article_mean(a * tokens, articles, weights=tokens, n_boot=200).effect == pytest.approx(
-        (a * tokens).sum() / tokens.sum()
-    )
+    assert article_mean(a * tokens, articles, weights=tokens, n_boot=200).effect == pytest.approx((a * tokens).sum() / tokens.sum())
     with pytest.raises(ValueError, match="one entry per input"):
         article_mean(a, articles[:-1])
     with pytest.raises(ValueError, match="at least two units"):

@@ -8,8 +8,8 @@ import torch
 
 from prismlib.probing import (
     MAJORITY,
-    ProbeComparison,
     Features,
+    ProbeComparison,
     accuracy_sums,
     compare_accuracy,
     majority_baseline,
@@ -110,7 +110,6 @@ def test_standardize_scales_by_the_training_statistics_and_raw_is_the_default():
     assert np.array_equal(a.test_pred, b.test_pred) and a.test_loss == pytest.approx(b.test_loss, rel=1e-4)
     raw = train_probe(train, val, test, 3, seed=0, batch_size=16, max_epochs=4)
     assert raw.test_loss != pytest.approx(a.test_loss, rel=1e-3)  # raw features are not rescaled
-
 
 
 def test_bad_inputs():

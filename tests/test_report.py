@@ -37,7 +37,7 @@ def test_smoke_report_lists_every_notebook_and_its_links_resolve(smoke_site):
         title, _ = describe(nbformat.read(path, as_version=4))
         assert f"href='{path.stem}.html'" in index and html.escape(title) in index
         page = (site / f"{path.stem}.html").read_text()
-        assert "href=\"index.html\"" in page and "data:image/png;base64," in page  # figures embedded
+        assert 'href="index.html"' in page and "data:image/png;base64," in page  # figures embedded
     assert "stored outputs" in index and "python -m prismlib reproduce --profile smoke" in index
     assert index.count("<h3><a href=") == len(NOTEBOOKS)  # each notebook's own claims table
     assert check_links(site) == []
@@ -116,9 +116,7 @@ def test_describe_takes_the_title_and_first_sentence():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("x = 1"),
-        nbformat.v4.new_markdown_cell(
-            "# 09 · A title\n\n*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3). The rest\nof it.\n\nMore."
-        ),
+        nbformat.v4.new_markdown_cell("# 09 · A title\n\n*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3). The rest\nof it.\n\nMore."),
     ]
     assert describe(nb) == ("09 · A title", "*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3).")
 
@@ -198,9 +196,14 @@ def test_index_has_contents_banner_and_figures_grouped_by_notebook(tmp_path, mon
     assert "<nav><h2>Contents</h2>" in index and "href='#claims'" in index and "href='#figures'" in index
     assert "These numbers mean nothing about the papers." in index
     five, six = (p.stem for p in NOTEBOOKS if p.stem[:2] in ("05", "06"))
-    figs = index[index.index("id='figures'"):]
-    assert figs.index(f"<h3><a href='{five}.html'>") < figs.index("exp1_chrono_init") < figs.index(
-        f"<h3><a href='{six}.html'>") < figs.index("exp2_exp3_fixed_bias") < figs.index("zz_orphan")
+    figs = index[index.index("id='figures'") :]
+    assert (
+        figs.index(f"<h3><a href='{five}.html'>")
+        < figs.index("exp1_chrono_init")
+        < figs.index(f"<h3><a href='{six}.html'>")
+        < figs.index("exp2_exp3_fixed_bias")
+        < figs.index("zz_orphan")
+    )
     assert index.index("id='figures'") < index.index("id='claims'")
 
 

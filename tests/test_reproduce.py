@@ -3,7 +3,6 @@ executed notebook, and the manifest records each notebook's own provenance and f
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -22,7 +21,9 @@ HEADER = "\n".join(
     (project_root() / "notebooks" / "05_chrono_init.py").read_text().splitlines()[:12]
 )  # the jupytext header with its kernelspec
 
-SOURCE = HEADER + '''
+SOURCE = (
+    HEADER
+    + """
 
 # %% [markdown]
 # # 01 · A tiny notebook
@@ -48,7 +49,8 @@ if os.environ.get("TINY_SLEEP"):
     pathlib.Path(os.environ["TINY_SLEEP"]).write_text("started")
     time.sleep(120)
 print("done", profile)
-'''
+"""
+)
 
 
 @pytest.fixture

@@ -176,7 +176,9 @@ def test_smooth_band_pass_other_axes_and_shapes():
     b = Band("b", 2, 11)
     gain = smooth_gain(30, b).numpy()
     np.testing.assert_allclose(smooth_band_pass(x, b, dim=-1).numpy(), reference(x.numpy(), gain, axis=-1), atol=1e-10)
-    np.testing.assert_allclose(smooth_band_pass(x.transpose(1, 2), b, dim=1).numpy(), reference(x.numpy(), gain, axis=-1).transpose(0, 2, 1), atol=1e-10)
+    np.testing.assert_allclose(
+        smooth_band_pass(x.transpose(1, 2), b, dim=1).numpy(), reference(x.numpy(), gain, axis=-1).transpose(0, 2, 1), atol=1e-10
+    )
     v = torch.randn(30, dtype=torch.float64)
     np.testing.assert_allclose(smooth_band_pass(v, b, dim=0).numpy(), reference(v.numpy(), gain), atol=1e-10)
 

@@ -243,9 +243,7 @@ def test_float32_agrees_with_float64():
 
 HALF_DTYPES = st.sampled_from([torch.float16, torch.bfloat16])
 # the matrix path, its last length, and the FFT path (odd and power-of-two lengths)
-DCT_LENGTHS = st.one_of(
-    st.integers(1, 80), st.sampled_from([spectral.FFT_THRESHOLD, spectral.FFT_THRESHOLD + 2, 4096])
-)
+DCT_LENGTHS = st.one_of(st.integers(1, 80), st.sampled_from([spectral.FFT_THRESHOLD, spectral.FFT_THRESHOLD + 2, 4096]))
 
 
 def assert_close_to_float32(got: torch.Tensor, ref: torch.Tensor, x: torch.Tensor) -> None:
@@ -405,6 +403,7 @@ def test_an_empty_token_axis_says_so_instead_of_suggesting_allocate_bands_0():
 def _switch_lengths(fft_width: int, top: int = 2100) -> list[int]:
     """Lengths either side of every point where a paper band of ``allocate_bands(n)``
     changes path under ``fft_width`` (:func:`~prismlib.spectral.band_path`)."""
+
     def paths(n):
         return [spectral.band_path(n, b.lo, b.hi, fft_width) for b in allocate_bands(n)]
 

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 def bert(max_len=64):
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=200, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=max_len)
+    cfg = BertConfig(
+        vocab_size=200, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=max_len
+    )
     return BertModel(cfg).eval()
 
 

@@ -63,8 +63,14 @@ def random_encoder(tokenizer) -> Encoder:
     """A tiny randomly initialised BERT over MiniLM's vocabulary: fast, and the weights of
     the rows it yields do not depend on what the encoder computes."""
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=16, max_position_embeddings=512)
+    cfg = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=512,
+    )
     return Encoder("random", tokenizer, BertModel(cfg).eval(), torch.device("cpu"))
 
 

@@ -123,7 +123,7 @@ def test_pareto_tail_exponent():
     assert T.min() >= 1
     # survival P(T > t) = t^-(a-1) with a = 1.54
     for t in (2.0, 10.0, 100.0):
-        assert (T > t).double().mean().item() == pytest.approx(t ** -0.54, rel=0.03)
+        assert (T > t).double().mean().item() == pytest.approx(t**-0.54, rel=0.03)
     b = ts.variant_forget_biases("pareto", SIZES, generator=_g())
     assert b[0] is None and b[2] is None and torch.isfinite(b[1]).all()
 
@@ -259,7 +259,9 @@ def test_samplers_are_their_formulas_on_the_generator_s_draws():
     assert torch.allclose(ts.pareto_timescales(6, torch.Generator().manual_seed(3)), (1 - u) ** (-1 / 0.54), rtol=1e-12)
     assert torch.allclose(ts.pareto_timescales(6, torch.Generator().manual_seed(3), 3.0), (1 - u) ** -0.5, rtol=1e-12)
     assert ts.PARETO_EXPONENT == 1.54 and ts.INVGAMMA_SHAPE == 0.56
-    assert not torch.equal(ts.pareto_timescales(6, torch.Generator().manual_seed(4)), ts.pareto_timescales(6, torch.Generator().manual_seed(3)))
+    assert not torch.equal(
+        ts.pareto_timescales(6, torch.Generator().manual_seed(4)), ts.pareto_timescales(6, torch.Generator().manual_seed(3))
+    )
     with pytest.raises(ValueError, match="t_max > 2"):
         ts.chrono_bias(4, 2.0, torch.Generator())
     with pytest.raises(ValueError, match="t_max > 2"):
@@ -294,7 +296,9 @@ def test_variant_arguments_are_checked():
     assert [b.shape for b in ts.variant_forget_biases("layerwise", (8, 12), 20, _g())] == [(8,), (12,)]
     published = ts.variant_forget_biases("published", (10, 30, 20))
     assert published[1].shape == (30,) and published[0].shape == (10,)
-    np.testing.assert_allclose(published[1].double().numpy(), ts.bias_from_timescale(ts.inverse_gamma_timescales(30), "exp").numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        published[1].double().numpy(), ts.bias_from_timescale(ts.inverse_gamma_timescales(30), "exp").numpy(), rtol=1e-6
+    )
     odd = ts.variant_forget_biases("published", (5, 4, 3))  # layer 1: 2 units at T = 3, 3 at T = 4
     assert torch.allclose(ts.timescale_from_bias(odd[0].double(), "exp"), torch.tensor([3.0, 3, 4, 4, 4], dtype=torch.float64), rtol=1e-5)
     assert ts.variant_forget_biases("official", (5, 4, 3))[1].shape == (4,)

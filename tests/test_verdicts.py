@@ -173,8 +173,10 @@ def test_the_constants_and_the_exact_seeds_detail():
     ref = c.end.perplexity("base")
     effect = c.end.delta("x").effect
     assert gate.name == "seeds: >= 3 per model where an effect is under 5% of the reference's perplexity"
-    assert gate.detail == (f"ppl(x) - ppl(base) = {effect:+.2f} is under 5% ({0.05 * ref:.1f} ppl) with seeds base: 3, x: 1; "
-                           "2 more runs would test it (about 20 worker-minutes; the profile's -long twin trains them)")
+    assert gate.detail == (
+        f"ppl(x) - ppl(base) = {effect:+.2f} is under 5% ({0.05 * ref:.1f} ppl) with seeds base: 3, x: 1; "
+        "2 more runs would test it (about 20 worker-minutes; the profile's -long twin trains them)"
+    )
     few = _claims(_runs({"base": (150, 150, 1), "x": (149, 149, 2)})).gates(["base", "x"], _beats)[2]
     assert few.detail.endswith("; 3 more runs would test it (about 30 worker-minutes; the profile's -long twin trains them)")
     ok = _claims(_runs({"base": (150, 150, 3), "x": (149, 149, 3)})).gates(["base", "x"], _beats)[2]

@@ -24,9 +24,7 @@ _CHUNK = 1 << 20
 
 
 def _request(url: str, method: str = "GET", headers: dict[str, str] | None = None):
-    return urllib.request.Request(
-        url, method=method, headers={"User-Agent": USER_AGENT, **(headers or {})}
-    )
+    return urllib.request.Request(url, method=method, headers={"User-Agent": USER_AGENT, **(headers or {})})
 
 
 def _reason(err: BaseException) -> str:
@@ -83,9 +81,7 @@ class UrlStatus:
 
 
 def _size(headers) -> str:
-    total = (headers.get("Content-Range") or "").rpartition("/")[2] or headers.get(
-        "Content-Length"
-    )
+    total = (headers.get("Content-Range") or "").rpartition("/")[2] or headers.get("Content-Length")
     return f", {int(total):,} bytes" if total and total.isdigit() else ""
 
 

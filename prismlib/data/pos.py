@@ -137,12 +137,8 @@ def load_treebank_sample() -> list[TaggedDocument]:
     """
     path = locate(TREEBANK_RELPATH, "treebank_sample")
     with zipfile.ZipFile(path) as zf:
-        names = sorted(
-            n for n in zf.namelist() if n.startswith("treebank/tagged/") and n.endswith(".pos")
-        )
-        return [
-            TaggedDocument(_doc_id(n), parse_pos_text(zf.read(n).decode("ascii"))) for n in names
-        ]
+        names = sorted(n for n in zf.namelist() if n.startswith("treebank/tagged/") and n.endswith(".pos"))
+        return [TaggedDocument(_doc_id(n), parse_pos_text(zf.read(n).decode("ascii"))) for n in names]
 
 
 def load_tagged_dir(path: str | Path) -> list[TaggedDocument]:
@@ -157,14 +153,8 @@ def load_tagged_dir(path: str | Path) -> list[TaggedDocument]:
     root = Path(path)
     files = sorted(root.rglob("*.pos")) if root.is_dir() else []
     if not files:
-        raise FileNotFoundError(
-            f"no .pos files under {root}: pass the 'tagged/pos/wsj' directory of a "
-            f"Penn Treebank-3 (LDC99T42) copy"
-        )
-    return [
-        TaggedDocument(_doc_id(f.name), parse_pos_text(f.read_text(encoding="latin-1")))
-        for f in files
-    ]
+        raise FileNotFoundError(f"no .pos files under {root}: pass the 'tagged/pos/wsj' directory of a Penn Treebank-3 (LDC99T42) copy")
+    return [TaggedDocument(_doc_id(f.name), parse_pos_text(f.read_text(encoding="latin-1"))) for f in files]
 
 
 def parse_conll_lines(lines: Iterable[str]) -> list[TaggedSentence]:

@@ -214,19 +214,12 @@ _WT103_ZIP = f"{_SMERITY}/wikitext-103-raw-v1.zip"
 _WT103_ZIP_SHA = "91c00ae287f0d699e18605c84afc9e45c192bc6b7797ff8837e5474655a33794"
 _WT2_ZIP = f"{_SMERITY}/wikitext-2-v1.zip"
 _WT2_ZIP_SHA = "92675f1d63015c1c8b51f1656a52d5bdbc33aafa60cc47a218a66e7ee817488c"
-_HF_WIKITEXT = (
-    "https://huggingface.co/datasets/Salesforce/wikitext/resolve/"
-    "b08601e04326c79dfdd32d625aee71d232d685c3"
-)
+_HF_WIKITEXT = "https://huggingface.co/datasets/Salesforce/wikitext/resolve/b08601e04326c79dfdd32d625aee71d232d685c3"
 _HF_SPLIT = {"train": "train", "valid": "validation", "test": "test"}
 
 
-def _wikitext_sources(
-    zip_url: str, zip_sha: str, member: str, hf_config: str, split: str, n_shards: int = 1
-) -> tuple[Source, ...]:
-    shards = tuple(
-        f"{hf_config}/{_HF_SPLIT[split]}-{i:05d}-of-{n_shards:05d}.parquet" for i in range(n_shards)
-    )
+def _wikitext_sources(zip_url: str, zip_sha: str, member: str, hf_config: str, split: str, n_shards: int = 1) -> tuple[Source, ...]:
+    shards = tuple(f"{hf_config}/{_HF_SPLIT[split]}-{i:05d}-of-{n_shards:05d}.parquet" for i in range(n_shards))
     return (Download(zip_url, member, zip_sha), ParquetRows(_HF_WIKITEXT, shards))
 
 
@@ -328,9 +321,7 @@ def _datasets() -> tuple[Dataset, ...]:
                 # Checked by structure, not by digest: the offline copy has CRLF line ends
                 # and no blank separator lines, unlike the file in the canonical zip, so
                 # its digest would not be the canonical one.
-                DataFile(
-                    "wikitext-103-raw/wiki.test.raw", _wt103("test"), check=wikitext.check_file
-                ),
+                DataFile("wikitext-103-raw/wiki.test.raw", _wt103("test"), check=wikitext.check_file),
                 DataFile(
                     "wikitext-103-raw/wiki.valid.raw",
                     _wt103("valid"),
@@ -440,14 +431,10 @@ def check_file(f: DataFile, path: Path, listed: str | None = None) -> str:
     got = sha256_of(path)
     if f.sha256 is not None:
         if got != f.sha256:
-            raise ChecksumError(
-                f"checksum mismatch for {f.relpath} ({path}): expected sha256 {f.sha256}, got {got}"
-            )
+            raise ChecksumError(f"checksum mismatch for {f.relpath} ({path}): expected sha256 {f.sha256}, got {got}")
         return f"sha256 ok ({got[:12]}...)"
     if listed is not None and got != listed:
-        raise ChecksumError(
-            f"checksum mismatch for {f.relpath} ({path}): {DIGESTS} lists sha256 {listed}, got {got}"
-        )
+        raise ChecksumError(f"checksum mismatch for {f.relpath} ({path}): {DIGESTS} lists sha256 {listed}, got {got}")
     summary = f.check(path) if f.check is not None else "present"
     if listed is not None:
         return f"{summary}; sha256 ok as in {DIGESTS} ({got[:12]}...)"
@@ -466,9 +453,7 @@ def _status(ds: Dataset, f: DataFile, root: Path, listed: Mapping[str, str] | No
     return FileStatus(ds.name, f.relpath, path, "ok", detail, required)
 
 
-def verify(
-    names: Sequence[str] | None = None, *, data_dir: Path | None = None
-) -> dict[str, list[FileStatus]]:
+def verify(names: Sequence[str] | None = None, *, data_dir: Path | None = None) -> dict[str, list[FileStatus]]:
     """Check presence and digests (or structure) of the datasets' files; no download.
 
     A file's digest is checked whenever one is known: the registry's, or the data
@@ -486,9 +471,7 @@ def verify(
     return {ds.name: [_status(ds, f, root, listed) for f in ds.files] for ds in _select(names)}
 
 
-def check_urls(
-    names: Sequence[str] | None = None, *, timeout: float = PROBE_TIMEOUT_S
-) -> list[UrlStatus]:
+def check_urls(names: Sequence[str] | None = None, *, timeout: float = PROBE_TIMEOUT_S) -> list[UrlStatus]:
     """Ask every source URL of the datasets whether it answers (HEAD, else a one-byte
     ranged GET; see :func:`prismlib.data.download.probe`); each URL once, in registry
     order. Needs internet; downloads nothing."""
@@ -654,9 +637,7 @@ def _print_table(root: Path) -> None:
         print(f"\n{ds.name}: {ds.description}\n  licence: {ds.licence}")
         for f in ds.files:
             here = "present" if (root / f.relpath).is_file() else "missing"
-            labels = [s.label for s in f.sources] or [
-                "derived (the conversations in the tar not in train or test)"
-            ]
+            labels = [s.label for s in f.sources] or ["derived (the conversations in the tar not in train or test)"]
             paper = "  [paper profile only]" if f.paper_only else ""
             print(f"  {f.relpath:40s} {here:8s} {labels[0]}{paper}")
             for label in labels[1:]:
@@ -682,20 +663,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["data"]:
         args_in = args_in[1:]
-    parser = argparse.ArgumentParser(
-        prog="python -m prismlib data", description="Fetch, verify and list the datasets."
-    )
+    parser = argparse.ArgumentParser(prog="python -m prismlib data", description="Fetch, verify and list the datasets.")
     parser.add_argument("command", choices=["fetch", "verify", "list", "check-urls"])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"datasets: {', '.join(DATASETS)}")
-    parser.add_argument(
-        "--data-dir", type=Path, default=None, help=f"default: ${ENV_VAR} or <repo>/data"
-    )
+    parser.add_argument("--data-dir", type=Path, default=None, help=f"default: ${ENV_VAR} or <repo>/data")
     parser.add_argument("--force", action="store_true", help="fetch: download again even if valid")
     parser.add_argument("--paper", action="store_true", help="fetch: also the paper profile's large files")
     parser.add_argument("--profile", default=None, help="fetch: what this profile reads (checked first; paper: --paper)")
-    parser.add_argument(
-        "--timeout", type=float, default=PROBE_TIMEOUT_S, help="check-urls: seconds per request"
-    )
+    parser.add_argument("--timeout", type=float, default=PROBE_TIMEOUT_S, help="check-urls: seconds per request")
     args = parser.parse_args(args_in)
     unknown = [n for n in args.names if n not in DATASETS]
     if unknown:
@@ -733,7 +708,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name:16s} {s.relpath:40s} {s.state:8s} {s.detail}{note}")
             failed |= s.required and not s.ok
     if failed:
-        print(
-            f"some files are missing or invalid: run `{FETCH_COMMAND} [NAME ...]`", file=sys.stderr
-        )
+        print(f"some files are missing or invalid: run `{FETCH_COMMAND} [NAME ...]`", file=sys.stderr)
     return 1 if failed else 0

@@ -103,9 +103,7 @@ _MERGE = {
     '"': 'fo_o_fw_"_by_bc', "by": 'fo_o_fw_"_by_bc', "bc": 'fo_o_fw_"_by_bc',
 }  # fmt: skip
 
-_LINE = re.compile(
-    r"^(?P<tag>\S+)\s+@*(?P<speaker>[AB])\.(?P<turn>\d+)\s+utt(?P<index>\d+):\s*(?P<text>.*)$"
-)
+_LINE = re.compile(r"^(?P<tag>\S+)\s+@*(?P<speaker>[AB])\.(?P<turn>\d+)\s+utt(?P<index>\d+):\s*(?P<text>.*)$")
 _MEMBER = re.compile(r"(?:^|/)sw_\d+_(\d+)\.utt$")
 
 
@@ -205,9 +203,7 @@ def parse_utt_text(text: str, conv_id: str) -> Conversation:
         if act == CONTINUATION:
             act = previous_act.get(speaker, CONTINUATION)
         previous_act[speaker] = act
-        utterances.append(
-            Utterance(speaker, int(m["turn"]), int(m["index"]), act_tag, act, m["text"].strip())
-        )
+        utterances.append(Utterance(speaker, int(m["turn"]), int(m["index"]), act_tag, act, m["text"].strip()))
     return Conversation(conv_id, utterances)
 
 
@@ -263,9 +259,7 @@ def check_archive(tar_path: Path) -> str:
     """
     n = len(conversation_members(tar_path))
     if n != CONVERSATIONS:
-        raise ChecksumError(
-            f"{tar_path}: expected {CONVERSATIONS:,} conversations (.utt files), got {n}"
-        )
+        raise ChecksumError(f"{tar_path}: expected {CONVERSATIONS:,} conversations (.utt files), got {n}")
     return f"{CONVERSATIONS:,} conversations"
 
 
@@ -276,10 +270,7 @@ def check_id_list(expected: int) -> Callable[[Path], str]:
         ids = read_id_list(path)
         bad = [i for i in ids if not (i.startswith("sw") and i[2:].isdigit())]
         if len(ids) != expected or bad:
-            raise ChecksumError(
-                f"{path}: expected {expected} conversation ids like 'sw2005', "
-                f"got {len(ids)} ({len(bad)} malformed)"
-            )
+            raise ChecksumError(f"{path}: expected {expected} conversation ids like 'sw2005', got {len(ids)} ({len(bad)} malformed)")
         return f"{expected} conversation ids"
 
     return check

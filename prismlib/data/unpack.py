@@ -67,15 +67,10 @@ def require_pyarrow(what: str) -> None:
     try:
         importlib.import_module("pyarrow.parquet")
     except ImportError as err:
-        raise ImportError(
-            f"{what} comes from parquet files, and reading them needs pyarrow: "
-            f"{PYARROW_HINT}"
-        ) from err
+        raise ImportError(f"{what} comes from parquet files, and reading them needs pyarrow: {PYARROW_HINT}") from err
 
 
-def write_parquet_lines(
-    shards: Sequence[Path], out: IO[bytes], *, column: str, empty_row: str
-) -> None:
+def write_parquet_lines(shards: Sequence[Path], out: IO[bytes], *, column: str, empty_row: str) -> None:
     """Write the lines of ``column`` of every shard, in order, to ``out`` as UTF-8.
 
     Reads one record batch at a time (WikiText-103 train: 1.8M rows in two shards).

@@ -53,11 +53,7 @@ def wikitext_relpath(name: str, split: str) -> str:
         raise ValueError(f"WikiText name must be one of {NAMES}, got {name!r}")
     if split not in SPLITS:
         raise ValueError(f"WikiText split must be one of {SPLITS}, got {split!r}")
-    return (
-        f"wikitext-103-raw/wiki.{split}.raw"
-        if name == "wikitext103"
-        else f"wikitext-2/wiki.{split}.tokens"
-    )
+    return f"wikitext-103-raw/wiki.{split}.raw" if name == "wikitext103" else f"wikitext-2/wiki.{split}.tokens"
 
 
 def heading_level(line: str) -> int:
@@ -87,12 +83,7 @@ def is_title(prev: str | None, line: str, next_: str | None) -> bool:
     file's ends). Rule in the module docstring."""
     if heading_level(line) != 1:
         return False
-    fragment = (
-        prev is not None
-        and next_ is not None
-        and not _ends_sentence(prev)
-        and _continues_sentence(next_)
-    )
+    fragment = prev is not None and next_ is not None and not _ends_sentence(prev) and _continues_sentence(next_)
     return not fragment
 
 
@@ -147,6 +138,8 @@ def load_wikitext(name: str, split: str) -> list[Article]:
         WikiText-103 test split and the WikiText-2 valid / test splits.)
     """
     return list(split_articles(_read_lines(locate(wikitext_relpath(name, split), name))))
+
+
 _WIKITEXT_JOINS = ((" @-@ ", "-"), (" @,@ ", ","), (" @.@ ", "."))
 
 
@@ -159,5 +152,3 @@ def detokenize_wikitext(text: str) -> str:
     for old, new in _WIKITEXT_JOINS:
         text = text.replace(old, new)
     return text
-
-

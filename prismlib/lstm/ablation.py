@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from prismlib.lstm.model import LSTMLM, State
 from prismlib.claims import Gate
+from prismlib.lstm.model import LSTMLM, State
 from prismlib.stats import N_BOOT, Interval, paired_bootstrap
 from prismlib.workers import progress_bar
 
@@ -51,9 +51,7 @@ def context_starts(n_tokens: int, n_contexts: int, length: int, seed: int, offse
     """Start positions (``>= offset``) of ``n_contexts`` non-overlapping windows of ``length`` in ``n_tokens``, sorted."""
     slots = (n_tokens - offset) // length
     if n_contexts > slots:
-        raise ValueError(
-            f"only {max(slots, 0)} non-overlapping contexts of {length} words fit in {n_tokens} tokens after {offset}"
-        )
+        raise ValueError(f"only {max(slots, 0)} non-overlapping contexts of {length} words fit in {n_tokens} tokens after {offset}")
     rng = np.random.default_rng(seed)
     return offset + np.sort(rng.choice(slots, size=n_contexts, replace=False)) * length
 
@@ -213,6 +211,7 @@ def context_interval(
         raise ValueError(f"every model must be ablated on the same contexts; got {sorted(n)} contexts")
     if not np.isfinite(statistic(arrays)):
         raise ValueError("the statistic is NaN on the data: a mean change of 0 inside the fit range; shorten the range")
+
     def on_resample(idx: np.ndarray) -> float:
         rows = idx.astype(np.intp)  # paired_bootstrap resamples the context indices
         return float(statistic([a[rows] for a in arrays]))
@@ -238,9 +237,7 @@ def slope_difference(
     changes_a: np.ndarray, changes_b: np.ndarray, layer: int, fit: tuple[int, int], n_boot: int = N_BOOT, seed: int = 0
 ) -> Interval:
     """``slope_a - slope_b`` of ``layer`` (0-based), paired over the shared contexts (> 0: ``a`` decays more slowly)."""
-    return context_interval(
-        [changes_a, changes_b], lambda cs: _slope(cs[0], layer, fit) - _slope(cs[1], layer, fit), n_boot, seed
-    )
+    return context_interval([changes_a, changes_b], lambda cs: _slope(cs[0], layer, fit) - _slope(cs[1], layer, fit), n_boot, seed)
 
 
 def slope_range_difference(

@@ -110,9 +110,7 @@ def _ney_discount(counts: np.ndarray, what: str) -> float:
     """``n1 / (n1 + 2 n2)`` of a count-of-counts; needs some types seen once and twice."""
     n1, n2 = int((counts == 1).sum()), int((counts == 2).sum())
     if n1 == 0 or n2 == 0:
-        raise ValueError(
-            f"Kneser-Ney's discount needs {what} seen once and twice (n1={n1}, n2={n2}); the training text is too small"
-        )
+        raise ValueError(f"Kneser-Ney's discount needs {what} seen once and twice (n1={n1}, n2={n2}); the training text is too small")
     return n1 / (n1 + 2 * n2)
 
 

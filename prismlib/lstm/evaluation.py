@@ -32,9 +32,7 @@ if TYPE_CHECKING:
 
 
 @torch.no_grad()
-def token_nll(
-    model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70, reset_every: int | None = None
-) -> np.ndarray:
+def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bptt: int = 70, reset_every: int | None = None) -> np.ndarray:
     """Negative log-likelihood (nats) of every token given its prefix, shape ``(n,)``.
 
     The stream is cut into ``batch_size`` contiguous streams, read in chunks of ``bptt``
@@ -378,8 +376,6 @@ def seed_spread(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (0 for a single value) of per-seed perplexities."""
     v = np.asarray(values, dtype=float)
     return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
 
 
 @dataclass

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from prismlib.artifacts import load_checkpoint, remove, save_atomic
 from prismlib.lstm.bigram import bigram_nll, fit_bigram
 from prismlib.lstm.convergence import LearningCurve, fit_power_law
 from prismlib.lstm.evaluation import perplexity, token_nll
@@ -33,7 +34,6 @@ from prismlib.lstm.timescales import (
     variant_forget_biases,
 )
 from prismlib.lstm.training import TrainHistory, train_lm
-from prismlib.artifacts import load_checkpoint, remove, save_atomic
 from prismlib.profiles import LSTMSettings
 from prismlib.runs.jobs import job_dir, job_key, run_missing, with_recipe
 from prismlib.workers import resolve_device, torch_threads
@@ -59,8 +59,7 @@ class RunSpec:
             raise ValueError(f"freeze must be one of {', '.join(FREEZE)}, got {self.freeze!r}")
         if self.freeze != DEFAULT_FREEZE and (not self.fixed or self.variant == "official"):
             raise ValueError(
-                f"freeze={self.freeze!r} applies to fixed variants other than 'official'; "
-                f"got {self.variant!r} with fixed={self.fixed}"
+                f"freeze={self.freeze!r} applies to fixed variants other than 'official'; got {self.variant!r} with fixed={self.fixed}"
             )
 
     @property
@@ -343,5 +342,3 @@ def trained(
     run_missing(jobs, executor, workers, cache, device, data=corpus)
     corpus = corpus if corpus is not None else _ptb()
     return {job.spec: load_run(job, cache, device, corpus) for job in jobs}
-
-

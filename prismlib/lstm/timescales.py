@@ -98,6 +98,7 @@ def freeze_mask(hidden: int, freeze: str, device: torch.device | str | None = No
     mask[start * hidden : stop * hidden] = True
     return mask
 
+
 VARIANTS: dict[str, str] = {
     "baseline": "PyTorch default initialisation",
     "layerwise": "chrono per layer, T_max = T, T/2, T/4",

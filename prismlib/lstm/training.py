@@ -14,20 +14,20 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import dataclass, field, replace
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from prismlib.artifacts import load_or_discard, save_atomic
 from prismlib.lstm.convergence import LearningCurve, model_gate
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, batchify, detach_state
 from prismlib.lstm.schedule import STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
-from prismlib.artifacts import load_or_discard, save_atomic
 from prismlib.profiles import LSTMSettings
 from prismlib.workers import progress_bar
 

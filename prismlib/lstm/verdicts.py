@@ -27,14 +27,20 @@ of the curves would pass (an extrapolation, :func:`prismlib.lstm.extrapolation`)
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from prismlib.claims import Gate, Test
 from prismlib.lstm.convergence import (
-    SHARE, TOLERANCE, claim_margin, effect_stability_gate, extrapolation, fit_power_law, improvement, model_gate,
+    SHARE,
+    TOLERANCE,
+    claim_margin,
+    effect_stability_gate,
+    extrapolation,
+    fit_power_law,
+    improvement,
+    model_gate,
     models_gate,
 )  # fmt: skip
 from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means
@@ -178,7 +184,9 @@ class WorkBClaims:
         gates = []
         for later, earlier in zip(tests_of(self.stable[0]), tests_of(self.stable[1])):
             moved = abs(later.interval.effect - earlier.interval.effect) / max(stability_margin(later), 1e-12)
-            gates.append((moved, later.label, effect_stability_gate(later.label, later.interval, earlier.interval.effect, stability_margin(later))))
+            gates.append(
+                (moved, later.label, effect_stability_gate(later.label, later.interval, earlier.interval.effect, stability_margin(later)))
+            )
         if not gates:
             return Gate(name, True, "no contrast")
         failed = [g for g in gates if not g[2].passed]
@@ -201,7 +209,6 @@ class WorkBClaims:
             return Gate(name, False, f"{small[0].label} = {small[0].interval.effect:+.2f} is under {SMALL_EFFECT:.0%} "
                                      f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}; {self._seed_cost(few)}")  # fmt: skip
         return Gate(name, True, f"seeds {seeds}")
-
 
     def _seed_cost(self, few: Mapping[Hashable, int]) -> str:
         """What the missing seeds of ``few`` (model -> seeds it has) cost: each missing run at

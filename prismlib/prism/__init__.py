@@ -9,7 +9,9 @@ arms             Table 1's arms as jobs, section 4's text, the MLM sanity gate
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
 ================ ================================================================
 
-Every public name of the modules is importable from the package (``from prismlib.prism import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
+Every public name of the modules is importable from the package (``from prismlib.prism import
+...``); a module is imported on first use of one of its names, so the package imports only
+what a caller needs."""
 
 from __future__ import annotations
 
@@ -17,29 +19,75 @@ from prismlib.lazy import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "layer": (
-        "sector_sizes", "sector_slices", "PrismLayer", "encoder_layers", "PrismHandle",
+        "sector_sizes",
+        "sector_slices",
+        "PrismLayer",
+        "encoder_layers",
+        "PrismHandle",
         "attach_prism",
     ),
     "masking": (
-        "LOSS_IGNORE", "mask_batch", "mask_window",
+        "LOSS_IGNORE",
+        "mask_batch",
+        "mask_window",
     ),
     "mlm_training": (
-        "chunk_tokens", "load_mlm_model", "load_mlm_tokenizer", "mlm_head", "mlm_loss",
-        "derived_seed", "batch_indices", "training_batch", "TrainResult", "train_mlm",
+        "chunk_tokens",
+        "load_mlm_model",
+        "load_mlm_tokenizer",
+        "mlm_head",
+        "mlm_loss",
+        "derived_seed",
+        "batch_indices",
+        "training_batch",
+        "TrainResult",
+        "train_mlm",
     ),
     "staged_recipe": (
-        "first_trained", "lower_states", "top_states", "tied_weight", "head_parameters",
-        "set_trainable", "StateCache", "mask_version", "build_state_cache", "open_state_cache",
-        "head_features", "warm_up_head", "lr_factor", "train_top",
+        "first_trained",
+        "lower_states",
+        "top_states",
+        "tied_weight",
+        "head_parameters",
+        "set_trainable",
+        "StateCache",
+        "mask_version",
+        "build_state_cache",
+        "open_state_cache",
+        "head_features",
+        "warm_up_head",
+        "lr_factor",
+        "train_top",
     ),
     "arms": (
-        "ARMS", "TRAINED", "MLMCorpus", "mlm_corpus", "training_inputs", "fig5_inputs",
-        "Section4Data", "prism_layers", "ArmJob", "TrainedMLM", "section4_data", "arm_jobs",
-        "section4_models", "MLMSanity", "mlm_sanity", "RECIPE_VERSION", "recipe_code", "recipe_settings",
+        "ARMS",
+        "TRAINED",
+        "MLMCorpus",
+        "mlm_corpus",
+        "training_inputs",
+        "fig5_inputs",
+        "Section4Data",
+        "prism_layers",
+        "ArmJob",
+        "TrainedMLM",
+        "section4_data",
+        "arm_jobs",
+        "section4_models",
+        "MLMSanity",
+        "mlm_sanity",
+        "RECIPE_VERSION",
+        "recipe_code",
+        "recipe_settings",
     ),
     "span_analysis": (
-        "masked_span_logprobs", "heldout_logprobs", "heldout_mask", "unigram_logprobs",
-        "per_article", "article_mean", "span_minus_outside", "bootstrap_ci",
+        "masked_span_logprobs",
+        "heldout_logprobs",
+        "heldout_mask",
+        "unigram_logprobs",
+        "per_article",
+        "article_mean",
+        "span_minus_outside",
+        "bootstrap_ci",
     ),
 }
 

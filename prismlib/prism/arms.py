@@ -36,8 +36,8 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.claims import Gate
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
+from prismlib.claims import Gate
 from prismlib.paths import cache_dir
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, load_mlm_tokenizer, train_mlm
@@ -92,8 +92,7 @@ class MLMCorpus:
         self.eval_article = np.asarray(self.eval_article, dtype=np.int64)
         if len(self.eval_article) != len(self.evaluation):
             raise ValueError(
-                f"eval_article must name the article of each of the {len(self.evaluation)} evaluation inputs, "
-                f"got {len(self.eval_article)}"
+                f"eval_article must name the article of each of the {len(self.evaluation)} evaluation inputs, got {len(self.eval_article)}"
             )
 
 
@@ -374,7 +373,12 @@ def arm_jobs(profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
 
 
 def section4_models(
-    profile, corpus: MLMCorpus, arms=ARMS, executor: str | None = None, device: str | None = None, progress: bool = True,
+    profile,
+    corpus: MLMCorpus,
+    arms=ARMS,
+    executor: str | None = None,
+    device: str | None = None,
+    progress: bool = True,
     slurm: dict | None = None,
 ) -> tuple[dict[str, TrainedMLM], Section4Data]:
     """The models of ``arms``, training the missing ones first.

@@ -67,8 +67,7 @@ def _lengths_from_mask(attention_mask: Tensor, length: int) -> list[int] | None:
     """Real lengths of a right-padded ``(batch, length)`` mask; ``None`` when every row is full."""
     if attention_mask.ndim != 2 or attention_mask.shape[1] != length:
         raise ValueError(
-            f"the prism layer needs a (batch, length) attention mask with length {length}, "
-            f"got shape {tuple(attention_mask.shape)}"
+            f"the prism layer needs a (batch, length) attention mask with length {length}, got shape {tuple(attention_mask.shape)}"
         )
     mask = attention_mask != 0
     lengths = mask.sum(-1)
@@ -205,9 +204,7 @@ class PrismHandle:
         self._state.clear()
 
 
-def attach_prism(
-    model: nn.Module, where: str | Sequence[int] = "last", bands: Sequence[str] = BAND_NAMES, base: int = 4
-) -> PrismHandle:
+def attach_prism(model: nn.Module, where: str | Sequence[int] = "last", bands: Sequence[str] = BAND_NAMES, base: int = 4) -> PrismHandle:
     """Insert a prism layer into a Hugging Face BERT-style model, by hooks.
 
     Args:

@@ -85,5 +85,3 @@ def mask_window(window: Window, mask_id: int, prob: float, rng: np.random.Genera
         unit_ids=unit_ids,
         source=window.source,
     )
-
-

@@ -31,13 +31,7 @@ from prismlib.workers import progress_bar
 # is recorded at every position.
 
 
-
-
-
-
-def chunk_tokens(
-    tokenizer, texts: Sequence[str], seq_len: int = 512, stride: int | None = None
-) -> tuple[Tensor, list[int]]:
+def chunk_tokens(tokenizer, texts: Sequence[str], seq_len: int = 512, stride: int | None = None) -> tuple[Tensor, list[int]]:
     """Full-length inputs ``[CLS] + (seq_len - 2) wordpieces + [SEP]`` cut from each text.
 
     Args:
@@ -275,8 +269,7 @@ def train_mlm(
     if path is not None and ckpt is not None:
         if ckpt["meta"] != meta:
             raise ValueError(
-                f"checkpoint {path} was written with other settings ({ckpt['meta']}, now {meta}); "
-                "delete it or use another checkpoint path"
+                f"checkpoint {path} was written with other settings ({ckpt['meta']}, now {meta}); delete it or use another checkpoint path"
             )
         if ckpt["step"] > steps:
             raise ValueError(f"checkpoint {path} is at step {ckpt['step']}, beyond the {steps} steps asked for")
@@ -303,7 +296,9 @@ def train_mlm(
     t0 = time.perf_counter()
     devices = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
-        bar = progress_bar(range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, leave=False, disable=not progress)
+        bar = progress_bar(
+            range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, leave=False, disable=not progress
+        )
         for step in bar:
             inputs, labels = training_batch(sequences, step, batch_size, seed, special_ids_t, mask_id, vocab_size, mask_prob)
             torch.manual_seed(derived_seed(seed, step, 1))  # dropout of this step
@@ -332,23 +327,3 @@ def train_mlm(
 # Fig. 5 evaluates held-out inputs cut from articles; several inputs come from one
 # article and are not independent, so every interval below resamples *articles*
 # (prismlib.stats does the resampling; this module only says what is averaged).
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

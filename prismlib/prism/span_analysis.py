@@ -211,9 +211,7 @@ def article_mean(
     b = np.zeros(n) if b is None else np.asarray(b, dtype=np.float64)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     if not (len(b) == len(w) == len(np.asarray(articles)) == n):
-        raise ValueError(
-            f"a, b, weights and articles must have one entry per input; got {n}, {len(b)}, {len(w)}, {len(articles)}"
-        )
+        raise ValueError(f"a, b, weights and articles must have one entry per input; got {n}, {len(b)}, {len(w)}, {len(articles)}")
     _, sums = group_sums(np.stack([a, b, w]), np.asarray(articles))
     return ratio_difference(sums[0], sums[1], sums[2], n_boot=n_boot, seed=seed, level=level)
 
@@ -292,5 +290,3 @@ def bootstrap_ci(
     if flat:
         return mean[0], low[0], high[0]
     return mean, low, high
-
-

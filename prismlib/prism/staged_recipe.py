@@ -226,9 +226,7 @@ def open_state_cache(folder: str | Path) -> StateCache:
 
 
 @torch.no_grad()
-def head_features(
-    model: nn.Module, cache: StateCache, start: int, batch_size: int = 8, progress: bool = True
-) -> tuple[Tensor, Tensor]:
+def head_features(model: nn.Module, cache: StateCache, start: int, batch_size: int = 8, progress: bool = True) -> tuple[Tensor, Tensor]:
     """The head's input at every masked position of every cached masking, encoder frozen.
 
     Returns:
@@ -345,7 +343,9 @@ def train_top(
     t0 = time.perf_counter()
     devices = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
-        bar = progress_bar(range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, disable=not progress, leave=False)
+        bar = progress_bar(
+            range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, disable=not progress, leave=False
+        )
         for step in bar:
             rows = batch_indices(step, batch_size, n, seed).numpy()
             version = (np.arange(step * batch_size, (step + 1) * batch_size) // n) % cache.versions

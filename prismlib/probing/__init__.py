@@ -10,7 +10,9 @@ probes          the paper's softmax probe, its runs, accuracy comparisons
 spectral_gate   a learned per-frequency gate in front of the probe
 =============== =================================================================
 
-Every public name of the modules is importable from the package (``from prismlib.probing import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
+Every public name of the modules is importable from the package (``from prismlib.probing import
+...``); a module is imported on first use of one of its names, so the package imports only
+what a caller needs."""
 
 from __future__ import annotations
 
@@ -18,34 +20,92 @@ from prismlib.lazy import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "windows": (
-        "IGNORE", "Unit", "Window", "pack_units", "tokenize_many",
+        "IGNORE",
+        "Unit",
+        "Window",
+        "pack_units",
+        "tokenize_many",
     ),
     "tasks": (
-        "TASKS", "TASK_UNITS", "PTB3_ENV", "SPLITS", "DA_LABELS", "TaskData", "build_task",
+        "TASKS",
+        "TASK_UNITS",
+        "PTB3_ENV",
+        "SPLITS",
+        "DA_LABELS",
+        "TaskData",
+        "build_task",
     ),
     "encoders": (
-        "DRY_RUN_ENCODER", "DRY_RUN_CONFIG", "ENCODERS", "ENCODER_NAMES", "dry_run_encoder",
-        "encoder_location", "Encoder", "quiet_loading", "load_encoder", "first_window", "hidden_states",
+        "DRY_RUN_ENCODER",
+        "DRY_RUN_CONFIG",
+        "ENCODERS",
+        "ENCODER_NAMES",
+        "dry_run_encoder",
+        "encoder_location",
+        "Encoder",
+        "quiet_loading",
+        "load_encoder",
+        "first_window",
+        "hidden_states",
     ),
     "features": (
-        "CONDITIONS", "SMOOTH_CONDITIONS", "HAAR_CONDITIONS", "SMOOTH_WIDTH", "SMOOTH_SHAPE",
-        "parse_condition", "Features", "SPECIALS", "placement", "filter_conditions",
-        "sample_positions", "unit_weights", "encode_windows", "features_digest",
+        "CONDITIONS",
+        "SMOOTH_CONDITIONS",
+        "HAAR_CONDITIONS",
+        "SMOOTH_WIDTH",
+        "SMOOTH_SHAPE",
+        "parse_condition",
+        "Features",
+        "SPECIALS",
+        "placement",
+        "filter_conditions",
+        "sample_positions",
+        "unit_weights",
+        "encode_windows",
+        "features_digest",
     ),
     "states": (
-        "STATES_VERSION", "States", "encode_layer_states", "encode_states", "cached_layer_states", "cached_states",
+        "STATES_VERSION",
+        "States",
+        "encode_layer_states",
+        "encode_states",
+        "cached_layer_states",
+        "cached_states",
         "encode_splits",
     ),
     "probes": (
-        "MAJORITY", "ProbeResult", "weighted_loss", "weighted_accuracy", "check_splits",
-        "fit_with_halving", "train_probe", "ProbeRuns", "majority_class", "probe_conditions",
-        "collect_runs", "majority_baseline", "accuracy_sums", "compare_accuracy", "majority_gate",
-        "accuracy_interval", "summarise", "ranking", "ProbeComparison",
+        "MAJORITY",
+        "ProbeResult",
+        "weighted_loss",
+        "weighted_accuracy",
+        "check_splits",
+        "fit_with_halving",
+        "train_probe",
+        "ProbeRuns",
+        "majority_class",
+        "probe_conditions",
+        "collect_runs",
+        "majority_baseline",
+        "accuracy_sums",
+        "compare_accuracy",
+        "majority_gate",
+        "accuracy_interval",
+        "summarise",
+        "ranking",
+        "ProbeComparison",
     ),
     "spectral_gate": (
-        "GATED", "SpectralGate",
-        "GatedProbe", "GatedProbeResult", "matched_windows", "train_gated_probe", "GatedRuns",
-        "gated_probe_runs", "combine_runs", "band_spread", "spectral_centre",
+        "GATED",
+        "SpectralGate",
+        "GatedProbe",
+        "GatedProbeResult",
+        "matched_windows",
+        "train_gated_probe",
+        "GatedRuns",
+        "gated_probe_runs",
+        "combine_runs",
+        "band_spread",
+        "spectral_centre",
     ),
 }
 

@@ -124,8 +124,6 @@ class Encoder:
         return int(self.model.config.num_hidden_layers)
 
 
-
-
 @contextlib.contextmanager
 def quiet_loading() -> Iterator[None]:
     """Load weights without transformers' per-tensor ``Loading weights`` bar and its
@@ -193,32 +191,3 @@ def hidden_states(encoder: Encoder, input_ids: list[int], layer: int = -1) -> Te
 
 
 # --------------------------------------------------------------------------- features
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

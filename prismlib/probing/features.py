@@ -155,7 +155,11 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
             out[name] = brick[band]
         elif family == "smooth":
             out[name] = smooth_band_pass(
-                h, bands_for_lengths(lengths, band), lengths=lengths, width=SMOOTH_WIDTH, shape=SMOOTH_SHAPE,
+                h,
+                bands_for_lengths(lengths, band),
+                lengths=lengths,
+                width=SMOOTH_WIDTH,
+                shape=SMOOTH_SHAPE,
                 check_finite=False,
             )
         else:

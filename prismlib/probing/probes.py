@@ -257,10 +257,6 @@ def _probe_job(args: tuple) -> ProbeResult:
     return train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
 
 
-
-
-
-
 def majority_class(train: Features) -> int:
     """The class with the largest total weight in the training set."""
     mass = torch.zeros(int(train.labels.max()) + 1).index_add_(0, train.labels, train.weights.float())
@@ -378,9 +374,7 @@ def majority_gate(
     )
 
 
-def accuracy_interval(
-    correct: np.ndarray, test: Features, groups: np.ndarray, *, n_boot: int = N_BOOT, seed: int = 0
-) -> Interval:
+def accuracy_interval(correct: np.ndarray, test: Features, groups: np.ndarray, *, n_boot: int = N_BOOT, seed: int = 0) -> Interval:
     """Weighted accuracy (in %) of ``correct`` (``(runs, n)``, runs averaged) and its
     bootstrap interval over the test set's independent units."""
     num, den = accuracy_sums(correct, test, groups)

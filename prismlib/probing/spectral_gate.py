@@ -325,8 +325,15 @@ def train_gated_probe(
     _, val_acc, _ = _evaluate_states(model, val, 64, device)
     test_loss, test_acc, pred = _evaluate_states(model, test, 64, device)
     return GatedProbeResult(
-        test_acc, val_acc, test_loss, best_epoch, history, pred.cpu().numpy(),
-        gate=model.gate.profile().cpu().numpy(), grid=model.gate.grid.cpu().numpy(), band_means=model.gate.band_means(512),
+        test_acc,
+        val_acc,
+        test_loss,
+        best_epoch,
+        history,
+        pred.cpu().numpy(),
+        gate=model.gate.profile().cpu().numpy(),
+        grid=model.gate.grid.cpu().numpy(),
+        band_means=model.gate.band_means(512),
     )
 
 
@@ -392,8 +399,11 @@ def gated_probe_runs(
     results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes", unit="probe")
     base = collect_runs({condition: results}, states["test"].labels, majority_class(states["train"]))
     return GatedRuns(
-        base.table, base.correct, base.majority_class,
-        gates=np.stack([r.gate for r in results]), grid=results[0].grid,
+        base.table,
+        base.correct,
+        base.majority_class,
+        gates=np.stack([r.gate for r in results]),
+        grid=results[0].grid,
         band_means=pd.DataFrame([r.band_means for r in results]).rename_axis("run").reset_index(drop=True),
     )
 

@@ -74,7 +74,9 @@ class States:
             raise ValueError("States need at least one window")
         if len({int(h.shape[1]) for h in self.hidden}) != 1 or any(h.ndim != 2 for h in self.hidden):
             raise ValueError("every window's states must be (length, hidden) with one hidden size")
-        if n and (bool((self.window[1:] < self.window[:-1]).any()) or int(self.window.min()) < 0 or int(self.window.max()) >= len(self.hidden)):
+        if n and (
+            bool((self.window[1:] < self.window[:-1]).any()) or int(self.window.min()) < 0 or int(self.window.max()) >= len(self.hidden)
+        ):
             raise ValueError("row windows must be non-decreasing indices into hidden")
         idx = self.position - self.offset
         lengths = torch.tensor([len(h) for h in self.hidden])

@@ -263,7 +263,9 @@ def _mlm(tokenizer, sizes: dict[str, int], *, data: str, window: int, mask_prob:
         pieces = tokenize_many(tokenizer, [text for _, text in arts])
         srcs = [(title, [Unit([p], p, -1) for p in ps]) for (title, _), ps in zip(arts, pieces)]
         wins = _subsample(pack_units(srcs, cls_id, sep_id, window), sizes[split], rng)
-        windows[split] = [mask_window(w, tokenizer.mask_token_id, mask_prob, rng, first_unit=first + i * window) for i, w in enumerate(wins)]
+        windows[split] = [
+            mask_window(w, tokenizer.mask_token_id, mask_prob, rng, first_unit=first + i * window) for i, w in enumerate(wins)
+        ]
         first += len(wins) * window
     train_targets = np.concatenate([w.labels[w.labels != IGNORE] for w in windows["train"]] or [np.zeros(0, np.int64)])
     ids, counts = np.unique(train_targets[train_targets != tokenizer.unk_token_id], return_counts=True)
@@ -274,7 +276,9 @@ def _mlm(tokenizer, sizes: dict[str, int], *, data: str, window: int, mask_prob:
         masked = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
         windows[split] = [_relabel(w, compact) for w in windows[split]]
         kept = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
-        sources[split] += f"; {kept:,} of {masked:,} masked wordpieces ({100 * kept / max(masked, 1):.0f}%) have a target in the probe's vocabulary"
+        sources[split] += (
+            f"; {kept:,} of {masked:,} masked wordpieces ({100 * kept / max(masked, 1):.0f}%) have a target in the probe's vocabulary"
+        )
     label_names = tokenizer.convert_ids_to_tokens([int(v) for v in keep])
     return TaskData("mlm", label_names, windows, sources)
 

@@ -65,9 +65,7 @@ def _run(args: list[str], timeout: float) -> str:
     if exe is None:
         raise FileNotFoundError("chromium is not installed: `apt-get install -y chromium` (Debian)")
     with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run(
-            [exe, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout
-        )
+        done = subprocess.run([exe, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"chromium failed ({done.returncode}): {done.stderr.strip()[-500:]}")
     return done.stdout

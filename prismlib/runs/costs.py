@@ -167,26 +167,58 @@ def works(profile: Profile) -> list[Work]:
     out = [Work("01_spectral_filters", "one window encoded, the filter timings", "transformer",
                 profile.window * bert_token_flops(c, profile.window), memory=bert_eval_memory(c, 1, profile.window))]  # fmt: skip
     probe_sizes = Q.sizes
-    feature_rows = sum(_windows(profile, t, s, getattr(z, s)) * (z.positions if z.positions > 0 else MASKED) for t, z in probe_sizes.items() for s in SPLITS)
+    feature_rows = sum(
+        _windows(profile, t, s, getattr(z, s)) * (z.positions if z.positions > 0 else MASKED)
+        for t, z in probe_sizes.items()
+        for s in SPLITS
+    )
     out += [
-        Work("02_probing_filtered", "windows encoded; features of every condition cached", "transformer",
-             _encode(profile, c, probe_sizes, 1), memory=eval_memory, disk=feature_rows * h * BYTES * len(CONDITIONS) * 2),  # fmt: skip
-        Work("02_probing_filtered", f"{Q.runs} x {len(CONDITIONS)} probes per task, + the measured choices", "probe",
-             _probe_flops(profile, probe_sizes, h, len(CONDITIONS), Q.runs, Q.max_epochs)
-             + _probe_flops(profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs, Q.max_epochs)),  # fmt: skip
+        Work(
+            "02_probing_filtered",
+            "windows encoded; features of every condition cached",
+            "transformer",
+            _encode(profile, c, probe_sizes, 1),
+            memory=eval_memory,
+            disk=feature_rows * h * BYTES * len(CONDITIONS) * 2,
+        ),  # fmt: skip
+        Work(
+            "02_probing_filtered",
+            f"{Q.runs} x {len(CONDITIONS)} probes per task, + the measured choices",
+            "probe",
+            _probe_flops(profile, probe_sizes, h, len(CONDITIONS), Q.runs, Q.max_epochs)
+            + _probe_flops(
+                profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs, Q.max_epochs
+            ),
+        ),  # fmt: skip
     ]
     tokens = P.steps * P.batch_size * P.seq_len
     layers_trained = P.train_layers if P.recipe == "staged" else c["num_hidden_layers"]
     train_share = (layers_trained + 1) / (c["num_hidden_layers"] + 1) if P.recipe == "staged" else 1.0
     arm_flops = 3 * tokens * bert_token_flops(c, P.seq_len) * train_share
     out += [
-        Work("03_prism_layer", f"{len(TRAINED)} arms x {P.steps:,} steps of {P.batch_size} x {P.seq_len} ({P.recipe} recipe)", "transformer",
-             len(TRAINED) * arm_flops, jobs=len(TRAINED), memory=bert_train_memory(c, P.batch_size, P.seq_len),
-             disk=len(TRAINED) * 4 * bert_parameters(c)[0] * BYTES),  # fmt: skip
+        Work(
+            "03_prism_layer",
+            f"{len(TRAINED)} arms x {P.steps:,} steps of {P.batch_size} x {P.seq_len} ({P.recipe} recipe)",
+            "transformer",
+            len(TRAINED) * arm_flops,
+            jobs=len(TRAINED),
+            memory=bert_train_memory(c, P.batch_size, P.seq_len),
+            disk=len(TRAINED) * 4 * bert_parameters(c)[0] * BYTES,
+        ),  # fmt: skip
         Work("03_prism_layer", f"{len(ARMS)} models encode the probing windows", "transformer", _encode(profile, c, P.sizes, len(ARMS))),
-        Work("03_prism_layer", f"probes of {len(ARMS)} models", "probe", _probe_flops(profile, P.sizes, h, len(ARMS) + 1, Q.runs, Q.max_epochs)),
-        Work("04_long_range_mlm", f"Fig. 5: {P.eval_inputs} inputs x {len(ARMS)} models", "transformer",
-             len(ARMS) * P.eval_inputs * P.seq_len * bert_token_flops(c, P.seq_len), memory=bert_eval_memory(c, P.eval_batch, P.seq_len)),  # fmt: skip
+        Work(
+            "03_prism_layer",
+            f"probes of {len(ARMS)} models",
+            "probe",
+            _probe_flops(profile, P.sizes, h, len(ARMS) + 1, Q.runs, Q.max_epochs),
+        ),
+        Work(
+            "04_long_range_mlm",
+            f"Fig. 5: {P.eval_inputs} inputs x {len(ARMS)} models",
+            "transformer",
+            len(ARMS) * P.eval_inputs * P.seq_len * bert_token_flops(c, P.seq_len),
+            memory=bert_eval_memory(c, P.eval_batch, P.seq_len),
+        ),  # fmt: skip
     ]
     per_token = lstm_token_flops(S)
     epoch_tokens = S.steps_per_epoch * S.batch_size * S.bptt if S.steps_per_epoch else PTB_TRAIN
@@ -209,13 +241,24 @@ def works(profile: Profile) -> list[Work]:
     train_windows = sum(_windows(profile, t, "train", z.train) for t, z in Q.sizes.items())
     state_windows = sum(_windows(profile, t, s, getattr(z, s)) for t, z in Q.sizes.items() for s in SPLITS)
     out += [
-        Work("09_beyond_bands", "windows encoded, full states cached", "transformer", _encode(profile, c, Q.sizes, 1),
-             memory=eval_memory, disk=state_windows * n * h * 2),  # fmt: skip
-        Work("09_beyond_bands", f"{B.runs} x {FILTERS} fixed-filter probes per task", "probe",
-             _probe_flops(profile, Q.sizes, h, FILTERS, B.runs, Q.max_epochs)),  # fmt: skip
+        Work(
+            "09_beyond_bands",
+            "windows encoded, full states cached",
+            "transformer",
+            _encode(profile, c, Q.sizes, 1),
+            memory=eval_memory,
+            disk=state_windows * n * h * 2,
+        ),  # fmt: skip
+        Work(
+            "09_beyond_bands",
+            f"{B.runs} x {FILTERS} fixed-filter probes per task",
+            "probe",
+            _probe_flops(profile, Q.sizes, h, FILTERS, B.runs, Q.max_epochs),
+        ),  # fmt: skip
         # the learned gate: a DCT and an inverse per window and step, forward and backward
-        Work("09_beyond_bands", f"{B.runs} learned-gate probes per task", "probe",
-             B.runs * Q.max_epochs * train_windows * 12.0 * n * n * h),  # fmt: skip
+        Work(
+            "09_beyond_bands", f"{B.runs} learned-gate probes per task", "probe", B.runs * Q.max_epochs * train_windows * 12.0 * n * n * h
+        ),  # fmt: skip
     ]
     return out
 
@@ -253,7 +296,7 @@ def measure(profile: Profile, device: str = "auto", steps: int = 3) -> dict[str,
         opt.zero_grad(set_to_none=True)
 
     out = {"transformer": rate(bert_step, 3 * P.batch_size * P.seq_len * bert_token_flops(c, P.seq_len))}
-    del bert, opt
+    bert_step = None  # type: ignore[assignment]  # frees the transformer and its optimiser before the LSTM is built
     lstm = build_model(RunSpec("baseline"), PTB_VOCAB, S, torch.arange(PTB_VOCAB) if S.cutoffs else None).to(dev)
     sgd = torch.optim.SGD(lstm.parameters(), lr=1.0)
     x = torch.randint(0, PTB_VOCAB, (S.batch_size, S.bptt + 1), device=dev)
@@ -284,8 +327,14 @@ def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFra
     :data:`ASSUMED_TFLOPS`), peak memory (GB) and disk (GB); a ``total`` row last."""
     rates = ASSUMED_TFLOPS | (tflops or {})
     rows = [
-        {"notebook": w.notebook, "jobs": w.jobs, "PFLOP": w.flops / 1e15, "hours": w.flops / (rates[w.kind] * 1e12) / HOURS,
-         "memory_GB": w.memory / 1e9, "disk_GB": w.disk / 1e9}  # fmt: skip
+        {
+            "notebook": w.notebook,
+            "jobs": w.jobs,
+            "PFLOP": w.flops / 1e15,
+            "hours": w.flops / (rates[w.kind] * 1e12) / HOURS,
+            "memory_GB": w.memory / 1e9,
+            "disk_GB": w.disk / 1e9,
+        }  # fmt: skip
         for w in works(profile)
     ]
     agg = {"jobs": "sum", "PFLOP": "sum", "hours": "sum", "memory_GB": "max", "disk_GB": "sum"}
@@ -298,7 +347,9 @@ def main(argv: Sequence[str]) -> int:
     """CLI: ``python -m prismlib plan [--profile P] [--measure] [--device D]``."""
     parser = argparse.ArgumentParser(prog="python -m prismlib plan", description="Estimate a profile's GPU-hours, memory and disk.")
     parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
-    parser.add_argument("--measure", action="store_true", help="time training steps on this machine's device instead of assuming throughputs")
+    parser.add_argument(
+        "--measure", action="store_true", help="time training steps on this machine's device instead of assuming throughputs"
+    )
     parser.add_argument("--device", default="auto", help="with --measure: auto (CUDA when available), cuda or cpu")
     args = parser.parse_args(argv)
     profile = get_profile(args.profile)

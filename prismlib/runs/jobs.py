@@ -81,8 +81,8 @@ def code_fingerprint(objects: Sequence[Any]) -> str:
         tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                    and isinstance(body[0].value.value, str):  # fmt: skip
+            first = body[0] if isinstance(body, list) and body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
         h.update(f"{obj.__module__}.{obj.__qualname__}\n{ast.dump(tree)}\n".encode())
     return h.hexdigest()[:16]
@@ -98,10 +98,6 @@ def job_key(description: dict[str, Any]) -> str:
     """16 hex digits of the SHA-256 of a job's description (its cache folder's name)."""
     text = json.dumps(description, sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-
-
 
 
 def job_dir(job: Trainable, cache: Path | None = None) -> Path:
@@ -145,18 +141,16 @@ def is_done(job: Trainable, cache: Path | None = None) -> bool:
     return False
 
 
-
-
-
-
-
-
 TRAINED_BY = "trained_by"
 """Per job folder: the token of the :func:`run_missing` call whose worker trained it."""
 
 
 def run_job(
-    job: Trainable, cache: str | Path | None = None, device: str = "auto", progress: bool = True, data: Any = None,
+    job: Trainable,
+    cache: str | Path | None = None,
+    device: str = "auto",
+    progress: bool = True,
+    data: Any = None,
     token: str | None = None,
 ) -> str:
     """Train ``job`` unless it is done; returns its folder. Safe to call from many processes.
@@ -181,13 +175,9 @@ def run_job(
     return str(folder)
 
 
-
-
 def pool_size(workers: int | None, device: str) -> int:
     """Processes of the local pool: ``workers``, else one per core on CPU and one on a GPU (more would share it)."""
     return workers or (1 if resolve_device(device).type == "cuda" else os.cpu_count() or 1)
-
-
 
 
 def run_missing(
@@ -267,8 +257,6 @@ def _run_submitit(
     for handle in handles:
         handle.result()
         bar.update(1)
-
-
 
 
 def training_runs(profile: str) -> list[dict[str, Any]]:

@@ -111,9 +111,7 @@ def changed_sources(record: dict[str, Any], notebook: Path) -> list[str]:
     out = []
     for name, rel in (("prismlib", "prismlib"), ("notebook", f"notebooks/{notebook.name}")):
         try:
-            diff = subprocess.run(
-                ["git", "diff", "--quiet", commit, "--", rel], cwd=project_root(), capture_output=True, timeout=30
-            )
+            diff = subprocess.run(["git", "diff", "--quiet", commit, "--", rel], cwd=project_root(), capture_output=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             return ["?"]
         if diff.returncode == 1:

@@ -51,9 +51,7 @@ def _device() -> str:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, check=True
-        ).stdout.strip()
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, check=True).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(), capture_output=True, text=True
         ).stdout.strip()
@@ -145,7 +143,11 @@ def _stderr_to(log: Path) -> Iterator[None]:
 
 
 def reproduce(
-    profile: str | None = None, only: list[str] | None = None, *, check: bool = True, notebooks_dir: Path | None = None,
+    profile: str | None = None,
+    only: list[str] | None = None,
+    *,
+    check: bool = True,
+    notebooks_dir: Path | None = None,
     train: bool = True,
 ) -> Path:
     """Execute the notebooks on ``profile`` with papermill and record each run in the manifest.
@@ -227,7 +229,9 @@ def reproduce(
                 if isinstance(err, KeyboardInterrupt):  # the caller prints no more than one line for it
                     print(f"[{prof.name}] {src.stem} interrupted ({kept_note}; log {failure['log']})", flush=True)
                     raise
-                raise NotebookFailed(f"{src.stem}: {failure['error']} ({kept_note}; partial run in {failure.get('executed', '-')})") from err
+                raise NotebookFailed(
+                    f"{src.stem}: {failure['error']} ({kept_note}; partial run in {failure.get('executed', '-')})"
+                ) from err
             seconds = round(time.perf_counter() - t0, 1)
             record = {**run, "started": started, "seconds": seconds, "sources": source_digests(src)}
             nb.metadata["prismlib"] = {"complete": True, "commit": run["commit"], "started": started}
@@ -269,9 +273,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m prismlib reproduce")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 01 02")
-    parser.add_argument(
-        "--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)"
-    )
+    parser.add_argument("--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)")
     parser.add_argument("--no-check", action="store_true", help="skip the pre-flight check of datasets and encoder")
     parser.add_argument(
         "--no-train", action="store_true",

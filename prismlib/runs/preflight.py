@@ -87,8 +87,7 @@ def preflight_problems(profile: Profile, stems: Sequence[str]) -> list[str]:
     if datasets and not root.is_dir():
         where = f"{ENV_VAR}={os.environ[ENV_VAR]}" if os.environ.get(ENV_VAR) else f"{ENV_VAR} is not set"
         problems.append(
-            f"data directory {root} does not exist ({where}): set {ENV_VAR} to the folder holding the datasets "
-            f"or run `{FETCH_COMMAND}`"
+            f"data directory {root} does not exist ({where}): set {ENV_VAR} to the folder holding the datasets or run `{FETCH_COMMAND}`"
         )
     else:
         paper = profile.name == "paper"  # the dry run generates its own

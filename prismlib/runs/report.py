@@ -206,7 +206,6 @@ def build_report(profile: str | None = None, out_dir: str | Path | None = None) 
 def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[Entry]]:
     """:func:`build_report`, also returning the notebooks' entries (their states)."""
     from prismlib.profiles import get_profile
-
     from prismlib.runs.manifest import changed_sources, read_manifest
     from prismlib.runs.notebooks import incomplete
 
@@ -414,8 +413,7 @@ def _notebook_table(entries: list[Entry], src: Sources) -> str:
         total += f" ({len(entries) - len(timed)} without a time)"
     out = (
         "<table><tr><th>notebook</th><th>reproduces</th><th>state</th><th>executed at</th><th>run time</th>"
-        "<th>executed</th></tr>\n" + "\n".join(rows)
-        + f"\n<tr><td colspan='4'>total</td><td class='num'>{total}</td><td></td></tr></table>"
+        "<th>executed</th></tr>\n" + "\n".join(rows) + f"\n<tr><td colspan='4'>total</td><td class='num'>{total}</td><td></td></tr></table>"
     )
     if src.missing:
         out += f"<p class='note'>Not executed on this profile: {html.escape(', '.join(src.missing))}.</p>"
@@ -596,8 +594,7 @@ def _manifest_section(src: Sources, manifest: dict) -> str:
         if r.get("packages"):
             versions.setdefault(json.dumps(r["packages"], sort_keys=True), []).append(stem)
     parts = [
-        "<p>Written by <code>python -m prismlib reproduce</code>, one record per notebook "
-        "(<a href='manifest.json'>manifest.json</a>).</p>",
+        "<p>Written by <code>python -m prismlib reproduce</code>, one record per notebook (<a href='manifest.json'>manifest.json</a>).</p>",
         _json_html(runs),
     ]
     for packages, stems in versions.items():
@@ -674,9 +671,7 @@ def main(argv: list[str]) -> int:
         "--screenshots", action="store_true",
         help="also keep a PNG of each page as a reader sees it (headless chromium) in <out>/screenshots/",
     )  # fmt: skip
-    parser.add_argument(
-        "--allow-failed", action="store_true", help="exit 0 although a notebook's last run failed (it is flagged)"
-    )
+    parser.add_argument("--allow-failed", action="store_true", help="exit 0 although a notebook's last run failed (it is flagged)")
     args = parser.parse_args(argv)
     index, entries = _build(args.profile, args.out)  # errors: one line by python -m prismlib
     pages = sorted(index.parent.glob("*.html"))

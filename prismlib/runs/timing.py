@@ -99,9 +99,7 @@ def _time_once(fn: Callable[[], object], device: torch.device) -> float:
     return time.perf_counter() - t0
 
 
-def best_time(
-    fn: Callable[[], object], repeats: int, device: torch.device | str = "cpu", warmup: int = 1
-) -> float:
+def best_time(fn: Callable[[], object], repeats: int, device: torch.device | str = "cpu", warmup: int = 1) -> float:
     """Minimum time in seconds of ``fn()`` over ``repeats`` runs, after ``warmup`` runs.
 
     On CUDA each run is timed with CUDA events recorded before and after it (the GPU's

@@ -89,8 +89,14 @@ def _tokens_per_epoch(job: Job) -> int:
 
 
 def train_until_converged(
-    jobs: Sequence[Job], executor: str | None, workers: int | None, device: str, slurm: dict[str, Any],
-    cache: Path | None = None, poll: float = 10.0, data: Any = None,
+    jobs: Sequence[Job],
+    executor: str | None,
+    workers: int | None,
+    device: str,
+    slurm: dict[str, Any],
+    cache: Path | None = None,
+    poll: float = 10.0,
+    data: Any = None,
 ) -> list[Job]:
     """:func:`run_missing` on ``jobs`` (``until_converged`` settings) in a thread, while this
     one shows a progress bar of tokens trained against tokens projected (:func:`projection`)

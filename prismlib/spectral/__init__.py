@@ -9,7 +9,9 @@ wavelets       the Haar multiresolution across tokens, grouped like the bands
 energy         ``spectral_profile``: energy share per band per hidden unit
 ============== ==================================================================
 
-Every public name of the modules is importable from the package (``from prismlib.spectral import ...``); a module is imported on first use of one of its names, so the package imports only what a caller needs."""
+Every public name of the modules is importable from the package (``from prismlib.spectral import
+...``); a module is imported on first use of one of its names, so the package imports only
+what a caller needs."""
 
 from __future__ import annotations
 
@@ -17,21 +19,60 @@ from prismlib.lazy import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "filters": (
-        "BAND_NAMES", "FFT_THRESHOLD", "Norm", "POCKETFFT", "all_finite", "check_tensor", "check_band_arg", "check_length",
+        "BAND_NAMES",
+        "FFT_THRESHOLD",
+        "Norm",
+        "POCKETFFT",
+        "all_finite",
+        "check_tensor",
+        "check_band_arg",
+        "check_length",
         "norm_dim",
-        "dct_matrix", "dct", "idct", "Band", "allocation_table", "allocate_bands",
-        "bands_for_lengths", "paper_period", "true_period", "FFT_WIDTH", "fft_width", "fft_flops",
-        "split_plan", "band_path", "smooth_path", "int_lengths", "as_lengths", "band_decomposition", "band_pass",
-        "sector_band_pass", "low_pass", "high_pass",
-        "SmoothShape", "SMOOTH_WIDTH", "SMOOTH_SHAPES", "smooth_step", "smooth_gain",
-        "smooth_band_pass", "frequency_response",
+        "dct_matrix",
+        "dct",
+        "idct",
+        "Band",
+        "allocation_table",
+        "allocate_bands",
+        "bands_for_lengths",
+        "paper_period",
+        "true_period",
+        "FFT_WIDTH",
+        "fft_width",
+        "fft_flops",
+        "split_plan",
+        "band_path",
+        "smooth_path",
+        "int_lengths",
+        "as_lengths",
+        "band_decomposition",
+        "band_pass",
+        "sector_band_pass",
+        "low_pass",
+        "high_pass",
+        "SmoothShape",
+        "SMOOTH_WIDTH",
+        "SMOOTH_SHAPES",
+        "smooth_step",
+        "smooth_gain",
+        "smooth_band_pass",
+        "frequency_response",
     ),
     "wavelets": (
-        "haar_depth", "haar_nominal_index", "HaarBand", "haar_bands", "haar_bands_for_lengths",
-        "haar_levels", "haar_band_pass",
+        "haar_depth",
+        "haar_nominal_index",
+        "HaarBand",
+        "haar_bands",
+        "haar_bands_for_lengths",
+        "haar_levels",
+        "haar_band_pass",
     ),
     "energy": (
-        "max_model_length", "token_ids", "hidden_batches", "band_energy", "spectral_profile",
+        "max_model_length",
+        "token_ids",
+        "hidden_batches",
+        "band_energy",
+        "spectral_profile",
     ),
 }
 

@@ -121,10 +121,7 @@ def check_tensor(x: Tensor, *, check_finite: bool = True) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(x).__name__}; wrap it with torch.as_tensor(...)")
     if not x.is_floating_point():
-        raise ValueError(
-            f"spectral filters need a floating-point tensor, got dtype {x.dtype}; "
-            "convert it first, e.g. x.float()"
-        )
+        raise ValueError(f"spectral filters need a floating-point tensor, got dtype {x.dtype}; convert it first, e.g. x.float()")
     if check_finite and not all_finite(x):
         raise ValueError(
             "input contains NaN or infinite values; the DCT would spread them over every "
@@ -141,9 +138,7 @@ def check_band_arg(band: object, kind: type) -> None:
             f"e.g. {{b.name: b for b in allocate_bands(n)}}[{band!r}], or one per row with "
             f"bands_for_lengths(lengths, {band!r})"
         )
-    if not isinstance(band, kind) and not (
-        isinstance(band, Sequence) and all(isinstance(b, kind) for b in band)
-    ):
+    if not isinstance(band, kind) and not (isinstance(band, Sequence) and all(isinstance(b, kind) for b in band)):
         raise TypeError(f"band must be a {kind.__name__} or a sequence of them (one per row), got {type(band).__name__}")
 
 
@@ -339,10 +334,7 @@ class Band:
 
     def __post_init__(self) -> None:
         if self.lo < 0 or self.hi <= self.lo:
-            raise ValueError(
-                f"band {self.name!r} = [{self.lo}, {self.hi}) is empty or negative; "
-                "a band needs 0 <= lo < hi"
-            )
+            raise ValueError(f"band {self.name!r} = [{self.lo}, {self.hi}) is empty or negative; a band needs 0 <= lo < hi")
 
     @property
     def width(self) -> int:
@@ -374,10 +366,7 @@ def allocation_table(n: int, k: int = 5, base: int = 4) -> list[dict[str, float 
     if k < 1:
         raise ValueError(f"need at least one band, got k={k}")
     if n < k:
-        raise ValueError(
-            f"a sequence of length {n} is shorter than the number of bands ({k}); "
-            "every band needs at least one frequency"
-        )
+        raise ValueError(f"a sequence of length {n} is shorter than the number of bands ({k}); every band needs at least one frequency")
     if base <= 0:
         raise ValueError(f"base must be positive, got {base}")
     scores = [Fraction(base) ** i for i in range(k)]
@@ -1039,9 +1028,7 @@ def _apply_last2_all(x: Tensor, d: int, fn) -> list[Tensor]:
     return [y.movedim(-2, d) for y in fn(x.movedim(d, -2))]
 
 
-def sector_band_pass(
-    x: Tensor, bands: Sequence[Band], slices: Sequence[slice], *, check_finite: bool = True
-) -> Tensor:
+def sector_band_pass(x: Tensor, bands: Sequence[Band], slices: Sequence[slice], *, check_finite: bool = True) -> Tensor:
     """Band-pass each *sector* of hidden units with its own band along the token axis -2:
     the units ``slices[j]`` of the last axis keep DCT indices ``bands[j].lo .. bands[j].hi-1``
     (the prism layer's filter, for rows of full length ``n = x.shape[-2]``).
@@ -1073,9 +1060,7 @@ def sector_band_pass(
         or slices[-1].stop != h
         or any(sl.step not in (None, 1) or sl.start != a or sl.stop <= sl.start for sl, a in zip(slices, starts))
     ):
-        raise ValueError(
-            f"sectors {slices} do not cover the {h} units in order; build them with prismlib.prism.sector_slices({h}, k)"
-        )
+        raise ValueError(f"sectors {slices} do not cover the {h} units in order; build them with prismlib.prism.sector_slices({h}, k)")
     for band in bands:
         check_band_arg(band, Band)
         band.check(n)
@@ -1085,9 +1070,7 @@ def sector_band_pass(
     return torch.cat([_filter_seq(x[..., sl], lo, hi) for (lo, hi), sl in zip(spans, slices)], dim=-1)
 
 
-def low_pass(
-    x: Tensor, cutoff: int, dim: int = -2, lengths: Sequence[int] | Tensor | None = None, *, check_finite: bool = True
-) -> Tensor:
+def low_pass(x: Tensor, cutoff: int, dim: int = -2, lengths: Sequence[int] | Tensor | None = None, *, check_finite: bool = True) -> Tensor:
     """Keep DCT indices ``0 .. cutoff-1`` along ``dim`` (the paper's Fig. 3b ``low_pass(H, k)``).
 
     Shapes and ``lengths`` as in :func:`band_pass`; ``cutoff`` must be in ``1..length``.
@@ -1095,9 +1078,7 @@ def low_pass(
     return band_pass(x, Band("low", 0, cutoff), dim, lengths, check_finite=check_finite)
 
 
-def high_pass(
-    x: Tensor, cutoff: int, dim: int = -2, lengths: Sequence[int] | Tensor | None = None, *, check_finite: bool = True
-) -> Tensor:
+def high_pass(x: Tensor, cutoff: int, dim: int = -2, lengths: Sequence[int] | Tensor | None = None, *, check_finite: bool = True) -> Tensor:
     """Keep DCT indices ``cutoff .. length-1`` along ``dim`` (each row's own length).
 
     Shapes and ``lengths`` as in :func:`band_pass`; ``cutoff`` must be below every length.
@@ -1125,9 +1106,7 @@ def _check_smooth(width: float, shape: str) -> None:
     if shape not in SMOOTH_SHAPES:
         raise ValueError(f"shape must be one of {SMOOTH_SHAPES}, got {shape!r}")
     if isinstance(width, bool) or not isinstance(width, (int, float)) or not math.isfinite(width) or width < 0:
-        raise ValueError(
-            f"width must be a finite number of octaves >= 0 (0 is the brick wall), got {width!r}"
-        )
+        raise ValueError(f"width must be a finite number of octaves >= 0 (0 is the brick wall), got {width!r}")
 
 
 def _step(z: Tensor, shape: str) -> Tensor:

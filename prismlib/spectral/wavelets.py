@@ -100,9 +100,7 @@ class HaarBand:
 
     def __post_init__(self) -> None:
         if self.lo < 1 or self.hi < self.lo:
-            raise ValueError(
-                f"Haar band {self.name!r} = levels [{self.lo}, {self.hi}) is malformed; it needs 1 <= lo <= hi"
-            )
+            raise ValueError(f"Haar band {self.name!r} = levels [{self.lo}, {self.hi}) is malformed; it needs 1 <= lo <= hi")
 
     @property
     def levels(self) -> tuple[int, ...]:
@@ -145,9 +143,7 @@ def haar_bands(n: int, k: int = 5, base: int = 4, names: Sequence[str] | None = 
     return out[::-1]
 
 
-def haar_bands_for_lengths(
-    lengths: Sequence[int] | Tensor, name: str, k: int = 5, base: int = 4
-) -> list[HaarBand]:
+def haar_bands_for_lengths(lengths: Sequence[int] | Tensor, name: str, k: int = 5, base: int = 4) -> list[HaarBand]:
     """The Haar band called ``name`` (:func:`haar_bands`) for each row's own length.
 
     ``haar_band_pass(x, haar_bands_for_lengths(lengths, "MID"), lengths=lengths)``, as

@@ -58,7 +58,7 @@ import select
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,7 +233,9 @@ class _Sites(ast.NodeTransformer):
                 # a default is evaluated at import but read only by the tests that call the function
                 self.body_lines = tuple(range(node.lineno, (node.end_lineno or node.lineno) + 1))
                 self.scope = "body"
-                positional = [*node.args.posonlyargs, *node.args.args][len(node.args.posonlyargs) + len(node.args.args) - len(node.args.defaults) :]
+                positional = [*node.args.posonlyargs, *node.args.args][
+                    len(node.args.posonlyargs) + len(node.args.args) - len(node.args.defaults) :
+                ]
                 for i, (arg, d) in enumerate(zip(positional, node.args.defaults)):
                     self.default_arg = arg.arg
                     node.args.defaults[i] = self.visit(d)
@@ -681,7 +683,7 @@ def run_module(name: str, survivors_only: bool, equivalents: dict[str, str]) -> 
             continue
         code_obj = compile(mutated_tree(path, m.index, skip), str(path), "exec", dont_inherit=True)
 
-        def one(selected=sorted(selected, key=cpu.get), code_obj=code_obj):
+        def one(selected=sorted(selected, key=cpu.get), code_obj=code_obj):  # noqa: B008 (binds this iteration's values)
             import pytest
 
             sys.meta_path.insert(0, _Serve(module, path, code_obj))
