@@ -293,6 +293,16 @@ def render(claims: Sequence[Claim], digits: int = 2) -> str:
     return "\n".join(lines)
 
 
+def markdown_table(df: pd.DataFrame) -> str:
+    """``df`` as a Markdown pipe table without padding (a cell's ``|`` escaped, line breaks as spaces)."""
+
+    def cell(v: object) -> str:
+        return "" if v is None or (isinstance(v, float) and v != v) else str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
+    return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)])
+
+
 def save_claims(claims: Sequence[Claim], profile: str) -> pd.DataFrame:
     """Merge ``claims`` into ``figures/<profile>/claims.csv`` and ``claims.md``.
 
@@ -332,7 +342,7 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     (out / "claims.md").write_text(
         f"# Claims tested on the `{profile}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "
         "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.\n\n"
-        + md.to_markdown(index=False, disable_numparse=True)
+        + markdown_table(md)
         + "\n"
     )
     return table

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -68,6 +70,11 @@ def test_save_claims_merges_notebooks(tmp_path, monkeypatch):
     assert {"notebook", "claim", "paper", "effect", "ci_low", "ci_high", "verdict", "gate"} <= set(csv.columns)
     md = (tmp_path / "figures/smoke/claims.md").read_text()
     assert "1 held" in md and "1 not testable" in md
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert len(rows) == 4 and not any(re.search(r"[^|\s] {2,}\||\| {2,}[^|\s]", r) for r in rows)  # no padding
+    save_claims([Claim("04", "a | b\nc", "p", (Test(iv(1, 2)),))], "smoke")
+    md = (tmp_path / "figures/smoke/claims.md").read_text()
+    assert "| a \\| b c |" in md  # a pipe in a cell escaped, a line break a space
 
 
 def test_render_is_a_markdown_table():

@@ -50,6 +50,11 @@ td p { margin: 0.2rem 0; }
 code { background: #f3f3f3; padding: 0 0.2rem; }
 .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5rem 1rem; }
 .num { text-align: right; white-space: nowrap; }
+table.claims { table-layout: fixed; width: 100%; }
+table.claims td { overflow-wrap: anywhere; }
+table.claims .effect { text-align: right; }
+table.claims .effect .num { display: inline-block; }
+table.claims .effect small { display: block; }
 .v-held { color: #1b7a1b; font-weight: bold; }
 .v-not-held { color: #b00020; font-weight: bold; }
 .v-inside-noise { color: #8a6d00; font-weight: bold; }
@@ -486,20 +491,23 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
     rows = []
     for nb, r in zip(nbs, table.itertuples(index=False)):
         link = f"<a href='{pages[nb].stem}.html'>{nb}</a>" if nb in pages else html.escape(nb)
-        effect = f"{r.effect:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}] {r.unit}".strip()
+        parts = (f"{r.effect:+.3g}", f"[{r.ci_low:+.3g}, {r.ci_high:+.3g}]", str(r.unit))  # each kept whole, wrapped between
+        effect = " ".join(f"<span class='num'>{html.escape(p)}</span>" for p in parts if p)
         verdict = _verdict(r.verdict)
         if nb in stale_nbs:
             verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(r.verdict)}</s></small>"
         rows.append(
             f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}</td>"
-            f"<td class='num'>{html.escape(effect)}<br><small>{html.escape(str(r.test))}</small></td>"
+            f"<td class='effect'>{effect}<small>{html.escape(str(r.test))}</small></td>"
             f"<td>{html.escape(str(r.paper))}</td><td><small>{_collapsed(str(r.gate))}</small></td></tr>"
         )
     return (
         f"<p>{summary} (of {len(table)}). Effects with their 95% paired-bootstrap intervals over the test set's "
         "independent units (<code>prismlib/claims.py</code>); the same table as "
         "<a href='figures/claims.csv'>claims.csv</a> and <a href='figures/claims.md'>claims.md</a>.</p>\n"
-        "<table><tr><th>notebook</th><th>verdict</th><th>claim</th><th>effect [95% CI]</th><th>paper</th><th>gate</th></tr>\n"
+        "<table class='claims'><colgroup><col style='width:8%'><col style='width:9%'><col style='width:24%'>"
+        "<col style='width:19%'><col style='width:21%'><col style='width:19%'></colgroup>\n"
+        "<tr><th>notebook</th><th>verdict</th><th>claim</th><th>effect [95% CI]</th><th>paper</th><th>gate</th></tr>\n"
         + "\n".join(rows)
         + "</table>"
     )
