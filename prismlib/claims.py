@@ -341,9 +341,7 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     )[["notebook", "verdict", "claim", "effect", "paper", "gate", "model", "control"]]
     (out / "claims.md").write_text(
         f"# Claims tested on the `{profile}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "
-        "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.\n\n"
-        + markdown_table(md)
-        + "\n"
+        "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.\n\n" + markdown_table(md) + "\n"
     )
     return table
 
