@@ -44,6 +44,18 @@ def test_smoke_report_lists_every_notebook_and_its_links_resolve(smoke_site):
     assert all(link.startswith("https://") for link in external_links(site))
 
 
+def test_the_readme_pages_are_rendered_beside_the_notebooks_and_linked_from_the_index(smoke_site):
+    site, index = smoke_site.parent, smoke_site.read_text()
+    docs = sorted((project_root() / "docs").glob("*.md"))
+    assert len(docs) >= 5
+    for path in docs:
+        title = next(line[2:] for line in path.read_text().splitlines() if line.startswith("# "))
+        assert f"href='docs/{path.stem}.html'" in index and html.escape(title) in index
+        page = (site / "docs" / f"{path.stem}.html").read_text()
+        assert "href='../index.html'" in page and '.md"' not in page  # links between the pages point at pages
+    assert check_links(site) == []
+
+
 def test_report_from_results_has_manifest_claims_and_figures(tmp_path, monkeypatch):
     out = tmp_path / "out"
     monkeypatch.setenv(OUTPUT_ENV, str(out))

@@ -249,9 +249,28 @@ def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[
         shutil.copytree(src.figures, site / "figures", ignore=shutil.ignore_patterns("*.lock", "*.tmp", ".*"))
     if src.manifest:
         shutil.copy2(src.manifest, site / "manifest.json")
+    docs = _doc_pages(site)
     index = site / "index.html"
-    index.write_text(_index_page(src, entries, manifest, stored_claims, site))
+    index.write_text(_index_page(src, entries, manifest, stored_claims, site, docs))
     return index, entries
+
+
+def _doc_pages(site: Path) -> list[tuple[str, str]]:
+    """The README's pages, ``docs/*.md``, as ``site/docs/<name>.html`` (links between them kept);
+    returns each page's ``(path in the site, title)``."""
+    folder = project_root() / "docs"
+    pages = []
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        text = path.read_text()
+        title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), path.stem)
+        body = re.sub(r"href=\"([\w-]+)\.md(#[^\"]*)?\"", r'href="\1.html\2"', _md(text))
+        (site / "docs").mkdir(exist_ok=True)
+        (site / "docs" / f"{path.stem}.html").write_text(
+            f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style></head><body><p><a href='../index.html'>the report's index</a></p>\n{body}</body></html>\n"
+        )
+        pages.append((f"docs/{path.stem}.html", title))
+    return pages
 
 
 def _prepare(site: Path) -> None:
@@ -339,9 +358,11 @@ def _md(text: str) -> str:
     return fill_math(markdown2html(math_to_mathml(text, math)), math)
 
 
-def _index_page(src: Sources, entries: list[Entry], manifest: dict, stored_claims: dict, site: Path) -> str:
+def _index_page(
+    src: Sources, entries: list[Entry], manifest: dict, stored_claims: dict, site: Path, docs: list[tuple[str, str]] = ()
+) -> str:
     """The index: contents, notebooks (state, commit, run time), the verdicts per notebook,
-    figures by notebook, the full claims table and the manifest."""
+    figures by notebook, the full claims table, the manifest and the README's pages (``docs``)."""
     esc = html.escape
     parts = [
         f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>prism-companion: {esc(src.profile)} report</title>",
@@ -383,6 +404,9 @@ def _index_page(src: Sources, entries: list[Entry], manifest: dict, stored_claim
         sections.append(("figures", "Figures and tables by notebook", _figures_section(site / "figures", src.notebooks)))
     sections.append(("claims", "Claims", _claims_section(table, entries, stored_claims)))
     sections.append(("manifest", "Run manifest", _manifest_section(src, manifest)))
+    if docs:
+        items = "".join(f"<li><a href='{href}'>{html.escape(title)}</a></li>" for href, title in docs)
+        sections.append(("docs", "Documentation", f"<ul>{items}</ul>"))
     toc = "".join(f"<li><a href='#{key}'>{title}</a></li>" for key, title, _ in sections)
     toc += "".join(f"<li><a href='{e.stem}.html'>{esc(e.title)}</a></li>" for e in entries)
     parts.append(f"<nav><h2>Contents</h2><ol>{toc}</ol></nav>")
