@@ -163,9 +163,10 @@ def test_a_failed_notebook_is_flagged_in_red_and_its_claims_are_stale(tmp_path, 
     assert "v-stale" in row and "<s>held</s>" in row  # the old verdict is shown struck out, never as current
     page = (index_path.parent / f"{six}.html").read_text()
     assert "Not a valid result." in page and "ValueError: boom" in page
-    assert main(["--profile", "cpu", "--out", str(tmp_path / "site")]) == 1
-    assert f"{six} is flagged as not a valid result" in capsys.readouterr().err
-    assert main(["--profile", "cpu", "--out", str(tmp_path / "site"), "--allow-failed"]) == 0
+    assert main(["--profile", "cpu", "--out", str(tmp_path / "site")]) == 0  # the page of the last good run, flagged
+    err = capsys.readouterr().err
+    assert f"{six} is flagged as not a valid result" in err and 'make reproduce PROFILE=cpu ONLY="06"' in err
+    assert main(["--profile", "cpu", "--out", str(tmp_path / "site"), "--strict"]) == 1  # CI
 
 
 def test_a_notebook_whose_cells_did_not_all_run_is_flagged(tmp_path, monkeypatch):

@@ -692,8 +692,10 @@ def external_links(site_dir: str | Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m prismlib report [--profile P] [--out DIR] [--screenshots] [--allow-failed]``:
-    build, then check every link; exit 1 on a broken link or a notebook flagged as failed."""
+    """``python -m prismlib report [--profile P] [--out DIR] [--screenshots] [--strict]``: build,
+    then check every link; exit 1 on a broken link, and with ``--strict`` (CI) on a notebook
+    flagged as failed (without it such a notebook's page is its last good run, flagged, and
+    the command names the re-run that fixes it)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m prismlib report")
@@ -703,14 +705,22 @@ def main(argv: list[str]) -> int:
         "--screenshots", action="store_true",
         help="also keep a PNG of each page as a reader sees it (headless chromium) in <out>/screenshots/",
     )  # fmt: skip
-    parser.add_argument("--allow-failed", action="store_true", help="exit 0 although a notebook's last run failed (it is flagged)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a notebook's last run failed or did not complete (CI)")
+    parser.add_argument("--allow-failed", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     args = parser.parse_args(argv)
     index, entries = _build(args.profile, args.out)  # errors: one line by python -m prismlib
     pages = sorted(index.parent.glob("*.html"))
     print(f"report: {index} ({len(pages)} pages)")
     failed = [e for e in entries if not e.ok]
+    from prismlib.profiles import get_profile
+
+    profile = get_profile(args.profile).name
     for e in failed:
         print(f"report: {e.stem} is flagged as not a valid result: {e.problem}", file=sys.stderr)
+    if failed:
+        only = " ".join(e.stem[:2] for e in failed)
+        print(f"report: the flagged pages show the last good run; re-run them with `make reproduce PROFILE={profile} "
+              f"ONLY=\"{only}\"`", file=sys.stderr)  # fmt: skip
     external = external_links(index.parent)
     if external:
         print(f"external links (not fetched): {', '.join(external)}")
@@ -724,7 +734,7 @@ def main(argv: list[str]) -> int:
     broken = check_links(index.parent)
     for b in broken:
         print(f"broken link: {b}", file=sys.stderr)
-    return 1 if broken or (failed and not args.allow_failed) else 0
+    return 1 if broken or (failed and args.strict) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
