@@ -46,13 +46,14 @@ data: venv
 	$(PY) -m prismlib data fetch --profile $(PROFILE)
 
 # the LSTM grid of notebooks 05-08 first, in parallel worker processes (EXECUTOR=local|inline|slurm),
-# then the notebooks; ONLY="01 02" runs those notebooks only (and trains the grid only for 05-08)
+# then the notebooks; ONLY="01 02" runs those notebooks only (and trains the grid only for 05-08);
+# a notebook whose result is current (same prismlib, notebook and device) is skipped unless FORCE=1
 EXECUTOR ?= local
 ONLY ?=
 WORK_B := $(if $(ONLY),$(filter 05% 06% 07% 08%,$(ONLY)),all)
 reproduce: venv data
 	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")
-	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
+	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,)
 
 test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q

@@ -17,9 +17,8 @@ from prismlib.paths import OUTPUT_ENV, project_root
 from prismlib.runs.manifest import changed_sources, notebook_records, read_manifest
 from prismlib.runs.notebooks import NotebookFailed, incomplete, reproduce
 
-HEADER = "\n".join(
-    (project_root() / "notebooks" / "05_chrono_init.py").read_text().splitlines()[:12]
-)  # the jupytext header with its kernelspec
+_LINES = (project_root() / "notebooks" / "05_chrono_init.py").read_text().splitlines()
+HEADER = "\n".join(_LINES[: _LINES.index("# ---", 1) + 1])  # the jupytext header with its kernelspec
 
 SOURCE = (
     HEADER
@@ -79,7 +78,7 @@ def test_a_failed_run_keeps_the_last_good_notebook(tiny, monkeypatch):
 
     monkeypatch.setenv("TINY_FAIL", "1")
     with pytest.raises(NotebookFailed, match="ValueError: asked to fail"):
-        reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+        reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False, force=True)
     assert tiny["result"].read_bytes() == good  # byte for byte
     after = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
     assert after["failure"]["error"].startswith("ValueError: asked to fail")
@@ -87,8 +86,28 @@ def test_a_failed_run_keeps_the_last_good_notebook(tiny, monkeypatch):
     assert not list(tiny["result"].parent.glob(".*")) and not list(tiny["result"].parent.glob("*.lock"))
 
     monkeypatch.delenv("TINY_FAIL")
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)  # after a failure it runs again, no --force needed
     assert "failure" not in read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
+
+
+def test_a_current_result_is_skipped_in_one_line_and_a_changed_notebook_runs_again(tiny, capsys):
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    first = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
+    capsys.readouterr()
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "01_tiny: current (run " in out[0] and "--force" in out[0], out
+    assert read_manifest(tiny["manifest"])["notebooks"]["01_tiny"] == first  # not run again
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False, force=True)
+    assert read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]["started"] != first["started"]
+    src = tiny["notebooks"] / "01_tiny.py"
+    src.write_text(src.read_text().replace('print("done", profile)', 'print("done again", profile)'))
+    capsys.readouterr()
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    assert "done in" in capsys.readouterr().out  # the changed notebook ran
+    tiny["result"].unlink()  # no result: it runs
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    assert tiny["result"].exists()
 
 
 def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
@@ -100,7 +119,7 @@ def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
         "import sys; from pathlib import Path; from prismlib.__main__ import main; "
         "from prismlib.runs import notebooks as n; "
         f"n.reproduce.__kwdefaults__.update(check=False, notebooks_dir=Path({str(tiny['notebooks'])!r})); "
-        "sys.exit(main(['reproduce', '--profile', 'smoke']))"
+        "sys.exit(main(['reproduce', '--profile', 'smoke', '--force']))"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

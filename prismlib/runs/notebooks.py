@@ -149,6 +149,7 @@ def reproduce(
     check: bool = True,
     notebooks_dir: Path | None = None,
     train: bool = True,
+    force: bool = False,
 ) -> Path:
     """Execute the notebooks on ``profile`` with papermill and record each run in the manifest.
 
@@ -165,6 +166,8 @@ def reproduce(
         notebooks_dir: where the ``NN_*.py`` sources are (default ``notebooks/``).
         train: whether a notebook may train a model missing from the job cache (``False``,
             and always on the paper profile: :data:`prismlib.runs.jobs.NO_TRAIN_ENV`).
+        force: run every notebook; otherwise a notebook whose result is current
+            (:func:`current_result`) is skipped with one line.
 
     Returns:
         Path of ``results/<profile>/manifest.json``.
@@ -179,7 +182,7 @@ def reproduce(
     import papermill
 
     from prismlib.runs.jobs import NO_TRAIN_ENV
-    from prismlib.runs.manifest import source_digests, update_record
+    from prismlib.runs.manifest import read_manifest, source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
 
     prof = get_profile(profile)
@@ -194,11 +197,16 @@ def reproduce(
     manifest_path = out_dir / "manifest.json"
     run = {"commit": _git_commit(), "device": _device(), "profile_device": prof.device, "packages": _versions()}
     no_train = {NO_TRAIN_ENV: "1"} if not train or prof.name == "paper" else {}
+    records = read_manifest(manifest_path).get("notebooks", {}) if manifest_path.exists() else {}
     with _environ({PROFILE_ENV: prof.name, **no_train}), tempfile.TemporaryDirectory() as tmp:
         for src in sources:
+            result = out_dir / f"{src.stem}.ipynb"
+            why = None if force else current_result(records.get(src.stem), src, result, run["device"])
+            if why is not None:
+                print(f"[{prof.name}] {src.stem}: current ({why}): skipped; --force (make FORCE=1) runs it again", flush=True)
+                continue
             nb_in = Path(tmp) / f"{src.stem}.ipynb"
             jupytext.write(jupytext.read(src), nb_in)
-            result = out_dir / f"{src.stem}.ipynb"
             running = out_dir / f".{src.stem}.running.ipynb"
             log = logs / f"{src.stem}.log"
             log.write_text("")
@@ -242,6 +250,25 @@ def reproduce(
     return manifest_path
 
 
+def current_result(record: dict[str, Any] | None, source: Path, result: Path, device: str) -> str | None:
+    """Why the result of ``source`` needs no new run, or ``None`` when it does: its last run
+    succeeded and completed, on this device, from the same ``prismlib`` and notebook source
+    (by the digests its manifest ``record`` stores; a record without them is never current).
+    The data are fixed by the registry's digests (part of ``prismlib``), the trained models by
+    their job keys."""
+    import nbformat
+
+    from prismlib.runs.manifest import source_digests
+
+    if not record or "failure" in record or "sources" not in record or not result.exists():
+        return None
+    if record.get("device") != device or record["sources"] != source_digests(source):
+        return None
+    if incomplete(nbformat.read(result, as_version=4)) is not None:
+        return None
+    return f"run {record.get('started', '?')} at commit {record.get('commit') or '?'}, prismlib and the notebook unchanged"
+
+
 def refresh_paired(only: list[str] | None = None, profile: str = "smoke") -> None:
     """Re-execute ``notebooks/NN_*.ipynb`` from their ``.py`` sources in place, on ``profile``.
 
@@ -275,6 +302,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 01 02")
     parser.add_argument("--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)")
     parser.add_argument("--no-check", action="store_true", help="skip the pre-flight check of datasets and encoder")
+    parser.add_argument("--force", action="store_true", help="run every notebook, also those whose result is current")
     parser.add_argument(
         "--no-train", action="store_true",
         help="never train in a notebook: a model missing from the cache stops the run, naming the command that trains it "
@@ -284,7 +312,7 @@ def main(argv: list[str]) -> int:
     if args.paired:
         refresh_paired(args.only)
         return 0
-    path = reproduce(args.profile, args.only, check=not args.no_check, train=not args.no_train)
+    path = reproduce(args.profile, args.only, check=not args.no_check, train=not args.no_train, force=args.force)
     print(f"manifest: {path.relative_to(output_root()).as_posix()}")
     return 0
 
