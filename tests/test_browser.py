@@ -39,3 +39,25 @@ def test_page_shows_no_raw_tex_and_is_mostly_content(site, name):
 def test_screenshot_of_the_index(site, tmp_path):
     png = screenshot(site / "index.html", tmp_path / "index.png", height=800)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_a_page_wider_than_the_window_or_a_squeezed_claims_column_is_found(tmp_path):
+    row = "<tr>" + "".join(f"<td>{'word ' * 40}</td>" for _ in range(6)) + "</tr>"
+    squeezed = tmp_path / "squeezed.html"  # the claims table's layout with one column given 2% of the page
+    squeezed.write_text(
+        "<html><body><table class='claims' style='table-layout:fixed;width:100%'><colgroup><col style='width:2%'>"
+        + "<col style='width:19.6%'>" * 5 + "</colgroup><tr>" + "".join(f"<th>h{i}</th>" for i in range(6)) + "</tr>"
+        + row + "</table></body></html>"
+    )  # fmt: skip
+    m = measure_page(squeezed)
+    assert [h for _, h in m.columns] == [f"h{i}" for i in range(6)] and m.width <= 1280
+    assert m.problems("squeezed.html") == [f"squeezed.html: the claims column 'h0' is {m.columns[0][0]} px wide (< 60)"]
+    wide = tmp_path / "wide.html"
+    wide.write_text("<html><body><div style='width:3000px'>wide</div></body></html>")
+    w = measure_page(wide)
+    assert w.width >= 3000 and w.problems("wide.html") == [f"wide.html is {w.width} px wide in a 1280 px window"]
+
+
+def test_the_smoke_pages_are_readable(site):
+    for name in ("index", "05_chrono_init"):
+        assert measure_page(site / f"{name}.html").problems(name) == []

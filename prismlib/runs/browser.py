@@ -34,21 +34,37 @@ window.addEventListener('load', () => setTimeout(() => {
   const text = document.body.cloneNode(true);
   text.querySelectorAll('pre, code, script, style, .jp-InputArea-editor').forEach(n => n.remove());
   const m = text.textContent.match(/\\$[^$]{1,80}\\$/g) || [];
+  const cols = [...document.querySelectorAll('table.claims th')].map(
+    n => [Math.round(n.getBoundingClientRect().width), n.textContent.trim()]);
   document.body.setAttribute('data-probe', JSON.stringify({
-    height: document.documentElement.scrollHeight, streams: s, stderr: e, tex: m.slice(0, 5)}));
+    height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth,
+    streams: s, stderr: e, tex: m.slice(0, 5), columns: cols}));
 }, 200));
 </script>"""
 
 
+MIN_COLUMN = 60
+"""CSS px below which a column of the claims table is too narrow to read."""
+
+
 @dataclass(frozen=True)
 class PageMetrics:
-    """What a reader sees of a page: its height and the output streams' share, in CSS px
-    at a window :data:`WIDTH` px wide, and up to five snippets of raw ``$...$`` TeX."""
+    """What a reader sees of a page: its height, width and the output streams' share, in CSS
+    px at a window :data:`WIDTH` px wide, up to five snippets of raw ``$...$`` TeX, and the
+    claims table's columns ``(width, header)``."""
 
     height: int
     streams: int
     stderr: int
     tex: tuple[str, ...]
+    width: int = WIDTH
+    columns: tuple[tuple[int, str], ...] = ()
+
+    def problems(self, name: str) -> list[str]:
+        """What makes the page hard to read: wider than the window, a squeezed claims column."""
+        out = [f"{name} is {self.width} px wide in a {WIDTH} px window"] if self.width > WIDTH else []
+        out += [f"{name}: the claims column '{h}' is {w} px wide (< {MIN_COLUMN})" for w, h in self.columns if w < MIN_COLUMN]
+        return out
 
 
 def find_chromium() -> str | None:
@@ -87,11 +103,19 @@ def measure_page(page: str | Path, timeout: float = 120) -> PageMetrics:
     if not found:
         raise RuntimeError(f"chromium did not run the measuring script on {page.name}")
     values = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    return PageMetrics(int(values["height"]), int(values["streams"]), int(values["stderr"]), tuple(values["tex"]))
+    columns = tuple((int(w), str(h)) for w, h in values.get("columns", []))
+    return PageMetrics(
+        int(values["height"]), int(values["streams"]), int(values["stderr"]), tuple(values["tex"]), int(values["width"]), columns
+    )
+
+
+FULL_PAGE_MAX = 16_000
+"""The tallest screenshot taken (px): a whole page up to this height."""
 
 
 def screenshot(page: str | Path, png: str | Path, height: int = 2400, timeout: float = 120) -> Path:
-    """A PNG of the top ``height`` px of ``page`` at :data:`WIDTH` px wide."""
+    """A PNG of the top ``height`` px of ``page`` at :data:`WIDTH` px wide (the whole page:
+    its measured height, at most :data:`FULL_PAGE_MAX`)."""
     png = Path(png).resolve()
     png.parent.mkdir(parents=True, exist_ok=True)
     _run([f"--window-size={WIDTH},{height}", "--virtual-time-budget=10000", f"--screenshot={png}",

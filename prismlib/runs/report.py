@@ -724,17 +724,21 @@ def main(argv: list[str]) -> int:
     external = external_links(index.parent)
     if external:
         print(f"external links (not fetched): {', '.join(external)}")
+    unreadable: list[str] = []
     if args.screenshots:
-        from prismlib.runs.browser import measure_page, screenshot
+        from prismlib.runs.browser import FULL_PAGE_MAX, measure_page, screenshot
 
         for page in pages:
             m = measure_page(page)
-            shot = screenshot(page, index.parent / "screenshots" / f"{page.stem}.png")
+            shot = screenshot(page, index.parent / "screenshots" / f"{page.stem}.png", height=min(m.height, FULL_PAGE_MAX))
             print(f"screenshot: {shot.relative_to(index.parent)} (page {m.height} px tall, output streams {m.streams} px)")
+            unreadable += m.problems(page.name)
+        for problem in unreadable:
+            print(f"report: {problem}", file=sys.stderr)
     broken = check_links(index.parent)
     for b in broken:
         print(f"broken link: {b}", file=sys.stderr)
-    return 1 if broken or (failed and args.strict) else 0
+    return 1 if broken or unreadable or (failed and args.strict) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
