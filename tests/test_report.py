@@ -231,3 +231,19 @@ def test_a_long_gate_text_is_collapsed_behind_its_start():
     summary = out[len("<details><summary>") : out.index("</summary>")]
     assert len(summary) <= GATE_SHOWN + 2 and summary.endswith(" …")
     assert "&lt;end&gt;)" in out[out.index("</summary>") :]  # the whole text behind the toggle
+
+
+def test_the_index_says_in_one_line_whether_the_results_are_current():
+    from prismlib.runs.report import Entry, currency_line
+
+    ok = [Entry("01_a", "A", "", 1.0, "manifest", commit="abc"), Entry("02_b", "B", "", 1.0, "manifest", commit="abc")]
+    assert currency_line(ok, "cpu").startswith("<b>Current:</b> all 2 results")
+    old = [
+        ok[0],
+        Entry("02_b", "B", "", 1.0, "manifest", commit="abc", changed=("prismlib",)),
+        Entry("03_c", "C", "", 1.0, "manifest", commit="abc+dirty"),
+        Entry("04_d", "D", "", 1.0, "manifest", problem="last run failed", commit="abc"),
+    ]
+    line = currency_line(old, "cpu")
+    assert "3 of 4 results are not current" in line and 'ONLY="02 03 04"' in line
+    assert "(prismlib changed since)" in line and "(run from uncommitted code)" in line and "(last run failed)" in line

@@ -380,6 +380,7 @@ def _index_page(
         "NeurIPS 2020) and timescale-dependent LSTM language models (Mahto et al., ICLR 2021). Built by "
         f"<code>python -m prismlib report --profile {esc(src.profile)}</code> (<code>make report</code>).</p>"
     )
+    parts.append(f"<p>{currency_line(entries, src.profile)}</p>")
     bad = [e for e in entries if not e.ok]
     if bad:
         items = "".join(f"<li><a href='{e.stem}.html'>{esc(e.stem)}</a>: {esc(e.problem)}</li>" for e in bad)
@@ -423,6 +424,28 @@ def _redact_index(page: str) -> str:
 
     roots = {str(project_root()): "&lt;project&gt;", str(data_dir()): "&lt;data&gt;", str(Path.home()): "~"}
     return redact_paths(page, path_patterns(roots))
+
+
+def currency_line(entries: list[Entry], profile: str) -> str:
+    """One line (HTML): whether every result comes from this checkout's ``prismlib`` and
+    notebook sources, else which are older and why, and the command that re-runs them."""
+    old = [e for e in entries if e.changed or "+dirty" in e.commit or not e.commit or not e.ok]
+    if not old:
+        return f"<b>Current:</b> all {len(entries)} results ran from this checkout's <code>prismlib</code> and notebook sources."
+
+    def why(e: Entry) -> str:
+        if not e.ok:
+            return "last run failed"
+        if e.changed:
+            return f"{' and '.join(e.changed)} changed since"
+        return "run from uncommitted code" if "+dirty" in e.commit else "no record of its run"
+
+    items = ", ".join(f"<a href='{e.stem}.html'>{e.stem[:2]}</a> ({html.escape(why(e))})" for e in old)
+    only = " ".join(e.stem[:2] for e in old)
+    return (
+        f"<b class='warn'>{len(old)} of {len(entries)} results are not current:</b> {items}. "
+        f'<code>make reproduce PROFILE={html.escape(profile)} ONLY="{only}"</code> runs them again.'
+    )
 
 
 def _notebook_table(entries: list[Entry], src: Sources) -> str:
