@@ -40,14 +40,14 @@ def test_plan_has_a_row_per_notebook_and_counts_every_job(name):
     assert list(table["notebook"])[-1] == "total" and len(table) == 10
     total = table.set_index("notebook").loc["total"]
     assert total["jobs"] == len(all_specs(profile)) + len(TRAINED)
-    assert (table["hours"] >= 0).all() and total["hours"] > 0
+    assert (table["device_hours"] >= 0).all() and total["device_hours"] > 0
     faster = plan.plan(profile, {k: 10 * v for k, v in plan.ASSUMED_TFLOPS.items()})
-    assert faster.iloc[-1]["hours"] == pytest.approx(total["hours"] / 10)
+    assert faster.iloc[-1]["device_hours"] == pytest.approx(total["device_hours"] / 10)
 
 
 def test_paper_costs_more_than_cpu():
     paper, cpu = (plan.plan(PROFILES[n]).iloc[-1] for n in ("paper", "cpu"))
-    assert paper["PFLOP"] > 100 * cpu["PFLOP"] and paper["memory_GB"] > cpu["memory_GB"]
+    assert paper["PFLOP"] > 100 * cpu["PFLOP"] and paper["device_memory_GB"] > cpu["device_memory_GB"]
 
 
 def test_measure_times_each_kind_of_work_on_this_device():
@@ -59,3 +59,10 @@ def test_cli_prints_the_table(capsys):
     assert plan.main(["--profile", "paper"]) == 0
     out = capsys.readouterr().out
     assert "assumed" in out and "05_chrono_init" in out and "| total" in out
+    assert "GPU-hours at the TFLOP/s above" in out and "the GPU's memory one job needs" in out
+    table = plan.plan(PROFILES["paper"]).set_index("notebook")
+    hours, longest = table.loc["total", "device_hours"], table.loc["total", "longest_job_hours"]
+    assert f"wall clock on 1 GPU: about {hours:.1f} h" in out
+    assert f"wall clock on 8 GPUs: about {max(hours / 8, longest):.1f} h" in out
+    assert "features of every window" in table.loc["02_probing_filtered", "disk_for"]  # why 02 needs its disk
+    assert table.loc["04_long_range_mlm", "disk_for"] == "" and table.loc["total", "disk_for"] == ""

@@ -78,6 +78,7 @@ class Work:
     jobs: int = 0
     memory: float = 0.0
     disk: float = 0.0
+    disk_for: str = ""
 
 
 def encoder_config(name: str) -> dict:
@@ -180,6 +181,7 @@ def works(profile: Profile) -> list[Work]:
             _encode(profile, c, probe_sizes, 1),
             memory=eval_memory,
             disk=feature_rows * h * BYTES * len(CONDITIONS) * 2,
+            disk_for="the features of every window, band and layer probed (float32, cached)",
         ),  # fmt: skip
         Work(
             "02_probing_filtered",
@@ -204,6 +206,7 @@ def works(profile: Profile) -> list[Work]:
             jobs=len(TRAINED),
             memory=bert_train_memory(c, P.batch_size, P.seq_len),
             disk=len(TRAINED) * 4 * bert_parameters(c)[0] * BYTES,
+            disk_for="checkpoints of the trained arms (weights and optimiser state)",
         ),  # fmt: skip
         Work("03_prism_layer", f"{len(ARMS)} models encode the probing windows", "transformer", _encode(profile, c, P.sizes, len(ARMS))),
         Work(
@@ -221,18 +224,19 @@ def works(profile: Profile) -> list[Work]:
         ),  # fmt: skip
     ]
     per_token = lstm_token_flops(S)
-    epoch_tokens = S.steps_per_epoch * S.batch_size * S.bptt if S.steps_per_epoch else PTB_TRAIN
+    epoch_tokens = S.steps_per_epoch * S.batch_size * S.bptt if S.steps_per_epoch else PTB_TRAIN // S.checks_per_pass
     valid_tokens = S.valid_tokens or PTB_VALID
     job_flops = S.epochs * (3 * epoch_tokens + valid_tokens) * per_token
+    rounds = f"at most {S.epochs} rounds (the cap; a run stops by its rule before)" if S.optimizer == "anneal" else f"{S.epochs} epochs"
     params = lstm_parameters(S)
     seen: set = set()
     for notebook, names in (("05_chrono_init", ("baseline", "exp1")), ("06_fixed_bias", ("exp2", "exp3")),
                             ("07_layer2_timescales", ("exp4", "official")), ("08_memory_ablation", ("memory",))):  # fmt: skip
         specs = [s for n in names for s in experiment(n, profile) if s not in seen]
         seen.update(specs)
-        out.append(Work(notebook, f"{len(specs)} LSTM LMs x {S.epochs} epochs", "lstm", len(specs) * job_flops, jobs=len(specs),
+        out.append(Work(notebook, f"{len(specs)} LSTM LMs x {rounds}", "lstm", len(specs) * job_flops, jobs=len(specs),
                         memory=16 * params + 12 * S.batch_size * (S.bptt + 20) * S.hidden * S.layers * BYTES,
-                        disk=len(specs) * 4 * params * BYTES))  # fmt: skip
+                        disk=len(specs) * 4 * params * BYTES, disk_for="LSTM checkpoints (the job cache)"))  # fmt: skip
     memory_models = len(experiment("memory", profile))
     ablations = memory_models * S.memory_contexts * S.context * (S.memory_warmup + S.context)
     out.append(Work("08_memory_ablation", f"cell-state ablation: {memory_models} models x {S.memory_contexts} contexts", "lstm",
@@ -248,6 +252,7 @@ def works(profile: Profile) -> list[Work]:
             _encode(profile, c, Q.sizes, 1),
             memory=eval_memory,
             disk=state_windows * n * h * 2,
+            disk_for="the encoder's states of every window (float16, shared with 02 and 03)",
         ),  # fmt: skip
         Work(
             "09_beyond_bands",
@@ -323,23 +328,27 @@ def measure(profile: Profile, device: str = "auto", steps: int = 3) -> dict[str,
 
 
 def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFrame:
-    """One row per notebook: jobs, PFLOP, hours at ``tflops`` (default
-    :data:`ASSUMED_TFLOPS`), peak memory (GB) and disk (GB); a ``total`` row last."""
+    """One row per notebook: jobs, PFLOP, device-hours at ``tflops`` (default
+    :data:`ASSUMED_TFLOPS`), the longest single job's hours, peak device memory of one job
+    (GB), disk (GB) and what the disk holds; a ``total`` row last."""
     rates = ASSUMED_TFLOPS | (tflops or {})
     rows = [
         {
             "notebook": w.notebook,
             "jobs": w.jobs,
             "PFLOP": w.flops / 1e15,
-            "hours": w.flops / (rates[w.kind] * 1e12) / HOURS,
-            "memory_GB": w.memory / 1e9,
+            "device_hours": w.flops / (rates[w.kind] * 1e12) / HOURS,
+            "longest_job_hours": w.flops / (rates[w.kind] * 1e12) / HOURS / max(w.jobs, 1),
+            "device_memory_GB": w.memory / 1e9,
             "disk_GB": w.disk / 1e9,
+            "disk_for": w.disk_for if w.disk else "",
         }  # fmt: skip
         for w in works(profile)
     ]
-    agg = {"jobs": "sum", "PFLOP": "sum", "hours": "sum", "memory_GB": "max", "disk_GB": "sum"}
+    agg = {"jobs": "sum", "PFLOP": "sum", "device_hours": "sum", "longest_job_hours": "max", "device_memory_GB": "max",
+           "disk_GB": "sum", "disk_for": lambda s: "; ".join(dict.fromkeys(x for x in s if x))}  # fmt: skip
     table = pd.DataFrame(rows).groupby("notebook", sort=False).agg(agg).reset_index()
-    total = {"notebook": "total"} | {k: table[k].agg(v) for k, v in agg.items()}
+    total = {"notebook": "total"} | {k: table[k].agg(v) for k, v in agg.items() if k != "disk_for"} | {"disk_for": ""}
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 
 
@@ -358,5 +367,16 @@ def main(argv: Sequence[str]) -> int:
     rates = ASSUMED_TFLOPS | (tflops or {})
     print(f"profile {profile.name}: encoder {profile.encoder}, data {profile.data}")
     print("sustained TFLOP/s " + source + ": " + ", ".join(f"{k} {v:.3g}" for k, v in rates.items()))
-    print(plan(profile, tflops).to_markdown(index=False, floatfmt=("", "", ".3g", ".2f", ".2f", ".1f")))
+    table = plan(profile, tflops)
+    print(table.to_markdown(index=False, floatfmt=("", "", ".3g", ".2f", ".2f", ".2f", ".1f", "")))
+    total = table.iloc[-1]
+    device = "GPU" if profile.name == "paper" else "device"
+    print(f"device_hours: {device}-hours at the TFLOP/s above; device_memory_GB: the {device}'s memory one job needs "
+          "(host memory holds the data besides); disk_GB: what the caches write (disk_for says what).")  # fmt: skip
+    for n in (1, 4, 8):
+        wall = max(total["device_hours"] / n, total["longest_job_hours"])
+        print(
+            f"wall clock on {n} {device}{'s' if n > 1 else ''}: about {wall:.1f} h"
+            + ("" if n == 1 else f" (the jobs spread over them; no less than the longest job, {total['longest_job_hours']:.1f} h)")
+        )
     return 0
