@@ -247,3 +247,13 @@ def test_the_index_says_in_one_line_whether_the_results_are_current():
     line = currency_line(old, "cpu")
     assert "3 of 4 results are not current" in line and 'ONLY="02 03 04"' in line
     assert "(prismlib changed since)" in line and "(run from uncommitted code)" in line and "(last run failed)" in line
+
+
+def test_a_table_a_library_function_writes_belongs_to_the_notebook_that_calls_it(tmp_path):
+    from prismlib.runs.report import figure_owners
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## Learning curves"), nbformat.v4.new_code_cell("save_learning_curves(runs, P.name)")]
+    path = tmp_path / "05_x.ipynb"
+    nbformat.write(nb, path)
+    assert figure_owners(["lstm_learning_curves", "other"], (path,)) == {"lstm_learning_curves": ("05_x", "Learning curves")}

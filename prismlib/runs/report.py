@@ -560,9 +560,14 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
     )
 
 
+WRITTEN_BY_CALL = {"lstm_learning_curves": "save_learning_curves("}
+"""Tables a library function writes under its own name: the notebook that calls it owns them."""
+
+
 def figure_owners(stems: list[str], notebooks: tuple[Path, ...]) -> dict[str, tuple[str, str]]:
     """Figure / table name -> (notebook stem, caption): the first notebook whose code names
-    it in quotes, and the heading (or first sentence) of the Markdown cell before that code."""
+    it in quotes (or calls the function that writes it, :data:`WRITTEN_BY_CALL`), and the
+    heading (or first sentence) of the Markdown cell before that code."""
     out: dict[str, tuple[str, str]] = {}
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
@@ -575,7 +580,8 @@ def figure_owners(stems: list[str], notebooks: tuple[Path, ...]) -> dict[str, tu
                     caption = first
                 continue
             for stem in stems:
-                if stem not in out and (f'"{stem}"' in cell.source or f"'{stem}'" in cell.source):
+                named = f'"{stem}"' in cell.source or f"'{stem}'" in cell.source
+                if stem not in out and (named or WRITTEN_BY_CALL.get(stem, "\0") in cell.source):
                     out[stem] = (path.stem, caption)
     return out
 
