@@ -136,6 +136,8 @@ def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
     assert tiny["result"].read_bytes() == good
     failure = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]["failure"]
     assert failure["error"] == "interrupted (Ctrl-C)"
+    log = (tiny["manifest"].parents[2] / failure["log"]).read_text()
+    assert "Traceback" not in log and "ZMQError" not in log and log.endswith("interrupted (Ctrl-C)\n"), log
 
 
 def test_incomplete_finds_errors_and_cells_that_never_ran():
@@ -225,3 +227,16 @@ def test_preflight_names_each_problem_and_its_fix(tmp_path, monkeypatch, capsys)
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("prismlib reproduce: error: ptb/ptb.train.txt is missing") and len(err) == 3
     assert not (tmp_path / "out" / "results" / "smoke").exists()
+
+
+def test_the_kernel_traceback_of_a_clean_interrupt_leaves_the_log(tmp_path):
+    from prismlib.runs.notebooks import _quiet_interrupt
+
+    log = tmp_path / "01.log"
+    log.write_text(
+        "steps: 100%|##| 3/3\n[IPKernelApp] ERROR | Exception in message handler:\nTraceback (most recent call last):\n"
+        '  File "kernelbase.py", line 508, in dispatch_shell\n    await result\n'
+        "zmq.error.ZMQError: Socket operation on non-socket\nKernel died while waiting for execute reply.\n"
+    )
+    _quiet_interrupt(log)
+    assert log.read_text() == "steps: 100%|##| 3/3\nKernel died while waiting for execute reply.\ninterrupted (Ctrl-C)\n"

@@ -235,6 +235,7 @@ def reproduce(
                 update_record(manifest_path, src.stem, failure=failure)
                 kept_note = "the previous result is kept" if result.exists() else "no previous result"
                 if isinstance(err, KeyboardInterrupt):  # the caller prints no more than one line for it
+                    _quiet_interrupt(log)
                     print(f"[{prof.name}] {src.stem} interrupted ({kept_note}; log {failure['log']})", flush=True)
                     raise
                 raise NotebookFailed(
@@ -248,6 +249,23 @@ def reproduce(
             update_record(manifest_path, src.stem, record=record)
             print(f"[{prof.name}] {src.stem} done in {seconds:.1f} s", flush=True)
     return manifest_path
+
+
+def _quiet_interrupt(log: Path) -> None:
+    """Drop from ``log`` the traceback the kernel prints when Ctrl-C closes its sockets under
+    it (a ``ZMQError`` in a message handler): noise of a clean interrupt, not an error."""
+    lines = log.read_text().splitlines(keepends=True) if log.exists() else []
+    out, skipping = [], False
+    for line in lines:
+        if "ERROR | Exception in message handler" in line:
+            skipping = True
+        elif skipping and not line.startswith((" ", "Traceback")):
+            skipping = False
+            if line.startswith("zmq.error."):
+                continue
+        if not skipping:
+            out.append(line)
+    log.write_text("".join(out) + ("interrupted (Ctrl-C)\n" if lines else ""))
 
 
 def current_result(record: dict[str, Any] | None, source: Path, result: Path, device: str) -> str | None:
