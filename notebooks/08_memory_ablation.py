@@ -387,11 +387,12 @@ print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", 
 # ## What held at this scale
 #
 # The curves and slopes above describe the models this profile trains, which are much
-# smaller and much more briefly trained than the slides' (notebook 05 says how small). Two
+# smaller than the slides' and trained with another schedule (notebook 05 says how). Two
 # things decide what they can say. First the gates: a model still learning has no settled
 # memory, and a model that does not use its context has no memory worth measuring, so a
 # claim is then **not testable** whatever its interval; and where the untrained control
-# shows the same effect, the fixed biases, not training, produced it. Second the number of contexts: the slope
+# shows the same effect, the fixed biases, not training, produced it. Second the number
+# of contexts: the slope
 # intervals narrow with `memory_contexts` (the slides use 1000; the `paper` profile does
 # too). Even where the gate passes, a layer's measured $\tau$ need not equal the median
 # timescale assigned to it: $\tau$ measures the whole cell-state vector, a mixture of
