@@ -224,7 +224,10 @@ print(sanity.table.round(3).to_string(index=False))
 
 # %%
 TASKS3 = ("topic", "swda", "pos")
-tasks = {name: build_task(name, tokenizer, S.sizes[name].windows(), profile_name=P.name, seed=P.seed, window=P.window) for name in TASKS3}
+tasks = {
+    name: build_task(name, tokenizer, S.sizes[name].windows(), profile_name=P.name, seed=P.seed, window=P.window, da_labels=Q.da_labels)
+    for name in TASKS3
+}
 pd.DataFrame({name: {"classes": len(t.label_names), **t.summary()} for name, t in tasks.items()}).T
 
 # %%

@@ -122,3 +122,26 @@ def test_mlm_target_vocabulary(tokenizer):
             labelled = w.labels != IGNORE
             assert (w.weights[~labelled] == 0).all() and (w.unit_ids[~labelled] == -1).all()
     assert all("masked wordpieces" in s for s in task.sources.values())
+
+
+def test_one_dialog_act_label_set_everywhere():
+    """The library's default is every profile's, and every notebook that builds a task passes
+    the profile's setting (notebook 03 once built the 42-class set while 02 built 43)."""
+    import ast
+    import inspect
+
+    from prismlib.paths import project_root
+    from prismlib.profiles import PROFILES
+
+    default = inspect.signature(build_task).parameters["da_labels"].default
+    assert {p.probe.da_labels for p in PROFILES.values()} == {default} == {"continuation"}
+    calls = 0
+    for path in sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "build_task":
+                calls += 1
+                passed = {k.arg: ast.unparse(k.value) for k in node.keywords}
+                spread = None in passed and '"da_labels": S.da_labels' in path.read_text()  # build_task(..., **kwargs)
+                ok = passed.get("da_labels", "").endswith(".da_labels") or spread
+                assert ok, f"{path.name}: build_task without the profile's da_labels"
+    assert calls >= 2

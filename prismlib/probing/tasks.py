@@ -295,7 +295,7 @@ def build_task(
     seed: int,
     window: int = 512,
     mask_prob: float = 0.15,
-    da_labels: str = "resolved",
+    da_labels: str = "continuation",
     mlm_vocab: int = 0,
 ) -> TaskData:
     """Windows of every split of task ``name``.
@@ -309,7 +309,7 @@ def build_task(
         seed: seeds the source split, the window subsample and the MLM masks.
         window: tokens per window including the two special tokens.
         mask_prob: share of wordpieces masked for the MLM probe.
-        da_labels: dialog-act label set, one of :data:`DA_LABELS`.
+        da_labels: dialog-act label set, one of :data:`DA_LABELS` (default the paper's 43 classes, as every profile).
         mlm_vocab: MLM targets kept: the most frequent training targets (0: all).
     """
     if name not in TASKS:
