@@ -53,7 +53,7 @@ ONLY ?=
 WORK_B := $(if $(ONLY),$(filter 05% 06% 07% 08%,$(ONLY)),all)
 reproduce: venv data
 	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")
-	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,)
+	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,) $(if $(ALLOW_DIRTY),--allow-dirty,)
 
 test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q

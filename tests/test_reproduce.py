@@ -240,3 +240,16 @@ def test_the_kernel_traceback_of_a_clean_interrupt_leaves_the_log(tmp_path):
     )
     _quiet_interrupt(log)
     assert log.read_text() == "steps: 100%|##| 3/3\nKernel died while waiting for execute reply.\ninterrupted (Ctrl-C)\n"
+
+
+def test_a_committed_profile_refuses_uncommitted_code_unless_allowed(tiny, monkeypatch):
+    from prismlib.runs import notebooks
+
+    monkeypatch.setattr(notebooks, "_git_commit", lambda: "abc123+dirty")
+    with pytest.raises(ValueError, match="must come from committed code; commit first, or pass --allow-dirty"):
+        reproduce("cpu", notebooks_dir=tiny["notebooks"], check=False)
+    assert not tiny["result"].parent.parent.joinpath("cpu").exists()  # refused before anything ran
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)  # smoke results are not committed: it runs
+    reproduce("cpu", notebooks_dir=tiny["notebooks"], check=False, allow_dirty=True)
+    record = read_manifest(tiny["result"].parent.parent / "cpu" / "manifest.json")["notebooks"]["01_tiny"]
+    assert record["allow_dirty"] is True and record["commit"] == "abc123+dirty"

@@ -49,12 +49,19 @@ def _device() -> str:
     return f"cpu: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
 
 
+CODE_PATHS = ("prismlib", "notebooks", "pyproject.toml")
+"""What a result is computed from: a change here (not in results/ or figures/) makes a run dirty."""
+
+
 def _git_commit() -> str | None:
+    """The checkout's commit, ``+dirty`` when :data:`CODE_PATHS` differ from it (``None``
+    outside git)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, check=True).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(), capture_output=True, text=True
-        ).stdout.strip()
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS],
+            cwd=project_root(), capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
         return out + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -150,6 +157,7 @@ def reproduce(
     notebooks_dir: Path | None = None,
     train: bool = True,
     force: bool = False,
+    allow_dirty: bool = False,
 ) -> Path:
     """Execute the notebooks on ``profile`` with papermill and record each run in the manifest.
 
@@ -168,6 +176,8 @@ def reproduce(
             and always on the paper profile: :data:`prismlib.runs.jobs.NO_TRAIN_ENV`).
         force: run every notebook; otherwise a notebook whose result is current
             (:func:`current_result`) is skipped with one line.
+        allow_dirty: run a profile whose results are committed (not smoke or dryrun) from
+            uncommitted code (refused otherwise; recorded in the manifest).
 
     Returns:
         Path of ``results/<profile>/manifest.json``.
@@ -186,6 +196,12 @@ def reproduce(
     from prismlib.runs.preflight import PreflightError, preflight_problems
 
     prof = get_profile(profile)
+    commit = _git_commit()
+    if prof.name not in ("smoke", "dryrun") and commit is not None and commit.endswith("+dirty") and not allow_dirty:
+        raise ValueError(
+            f"prismlib, the notebooks or pyproject.toml differ from commit {commit[:12]}: the {prof.name} profile's results "
+            "must come from committed code; commit first, or pass --allow-dirty (make ... ALLOW_DIRTY=1; recorded in the manifest)"
+        )
     sources = notebook_sources(only, notebooks_dir)
     if check:
         problems = preflight_problems(prof, [s.stem for s in sources])
@@ -195,7 +211,9 @@ def reproduce(
     logs = cache_dir() / "logs" / prof.name
     logs.mkdir(parents=True, exist_ok=True)
     manifest_path = out_dir / "manifest.json"
-    run = {"commit": _git_commit(), "device": _device(), "profile_device": prof.device, "packages": _versions()}
+    run = {"commit": commit, "device": _device(), "profile_device": prof.device, "packages": _versions()}
+    if allow_dirty and commit is not None and commit.endswith("+dirty"):
+        run["allow_dirty"] = True
     no_train = {NO_TRAIN_ENV: "1"} if not train or prof.name == "paper" else {}
     records = read_manifest(manifest_path).get("notebooks", {}) if manifest_path.exists() else {}
     with _environ({PROFILE_ENV: prof.name, **no_train}), tempfile.TemporaryDirectory() as tmp:
@@ -321,6 +339,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)")
     parser.add_argument("--no-check", action="store_true", help="skip the pre-flight check of datasets and encoder")
     parser.add_argument("--force", action="store_true", help="run every notebook, also those whose result is current")
+    parser.add_argument("--allow-dirty", action="store_true", help="run cpu or paper from uncommitted code (recorded in the manifest)")
     parser.add_argument(
         "--no-train", action="store_true",
         help="never train in a notebook: a model missing from the cache stops the run, naming the command that trains it "
@@ -330,7 +349,9 @@ def main(argv: list[str]) -> int:
     if args.paired:
         refresh_paired(args.only)
         return 0
-    path = reproduce(args.profile, args.only, check=not args.no_check, train=not args.no_train, force=args.force)
+    path = reproduce(
+        args.profile, args.only, check=not args.no_check, train=not args.no_train, force=args.force, allow_dirty=args.allow_dirty
+    )
     print(f"manifest: {path.relative_to(output_root()).as_posix()}")
     return 0
 
