@@ -113,35 +113,44 @@ def freeze_sweep(steps: int, batch: int, seed: int, cache: Path, conventions: li
 
 STUDY_SIZES = ("128/128", "192/160", "256/200")
 """Model sizes of the recipe study, ``hidden/emb`` (three layers; the last is ``emb`` wide, tied)."""
-STUDY_MODELS = {"baseline": RunSpec(seed=0), "layerwise T=200 (fixed)": RunSpec("layerwise", 200.0, fixed=True, seed=0)}
+STUDY_MODELS = {
+    "baseline": RunSpec(seed=0),
+    "layerwise T=200 (fixed)": RunSpec("layerwise", 200.0, fixed=True, seed=0),
+    "layerwise T=20 (init)": RunSpec("layerwise", 20.0, fixed=False, seed=0),
+}
 """The grid's fastest and slowest learners (the slowest: issue 31's measurement, and the
-cpu grid's learning curves, where fixed layer-wise T = 200 ends last)."""
+cpu grid's learning curves, where fixed layer-wise T = 200 ends last), and the chrono model
+whose end, under the one-check rule, differed most from the baseline's."""
+_SLUG = {"baseline": "baseline", "layerwise T=200 (fixed)": "layerwise-T200", "layerwise T=20 (init)": "layerwise-T20init"}
 
 
-def study_settings(size: str, batch: int, cap_passes: int):
-    """The cpu profile's LSTM settings with the annealed recipe at ``size`` (``hidden/emb``) and ``batch``."""
+def study_settings(size: str, batch: int, cap_passes: int, patience: int = 1):
+    """The cpu profile's LSTM settings with the annealed recipe at ``size`` (``hidden/emb``) and
+    ``batch``, decaying after ``patience`` failed checks in a row."""
     hidden, emb = (int(x) for x in size.split("/"))
     return dataclasses.replace(
         get_profile("cpu").lstm, hidden=hidden, emb=emb, batch_size=batch, dropout=0.25, dropouth=0.25, dropouti=0.25,
         optimizer="anneal", steps_per_epoch=None, checks_per_pass=4, epochs=4 * cap_passes, average_last=0,
         curve_every=None, valid_tokens=None, test_tokens=None, eval_batch=10,  # the study's runs validated on 10 streams
+        decay_patience=patience,
     )  # fmt: skip
 
 
-def _run_name(size: str, batch: int, model: str) -> str:
-    return f"{size.replace('/', 'x')}-b{batch}-{model.split()[0]}{'-T200' if 'T=200' in model else ''}"
+def _run_name(size: str, batch: int, model: str, seed: int = 0, patience: int = 1) -> str:
+    extra = (f"-s{seed}" if seed else "") + (f"-p{patience}" if patience != 1 else "")
+    return f"{size.replace('/', 'x')}-b{batch}-{_SLUG[model]}{extra}"
 
 
-def study_run(size: str, batch: int, model: str, cap_passes: int, out: Path, cache: Path) -> dict:
+def study_run(size: str, batch: int, model: str, cap_passes: int, out: Path, cache: Path, seed: int = 0, patience: int = 1) -> dict:
     """Train one model of the study (resuming from ``cache``) and write ``out/<run>.json``."""
     from prismlib.lstm import token_nll
     from prismlib.lstm.job import bigram_valid_ppl
 
     torch.set_num_threads(1)
-    name = _run_name(size, batch, model)
+    name = _run_name(size, batch, model, seed, patience)
     corpus = _corpus()
-    s = study_settings(size, batch, cap_passes)
-    spec = STUDY_MODELS[model]
+    s = study_settings(size, batch, cap_passes, patience)
+    spec = dataclasses.replace(STUDY_MODELS[model], seed=seed)
     rank = frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
     net = build_model(spec, len(corpus.vocab), s, rank)
     load0, t0 = os.getloadavg()[0], time.perf_counter()
@@ -150,7 +159,7 @@ def study_run(size: str, batch: int, model: str, cap_passes: int, out: Path, cac
     test_ppl = perplexity(token_nll(net, corpus.test, s.eval_batch, s.bptt))
     wall = time.perf_counter() - t0
     row = {
-        "run": name, "size": size, "batch": batch, "model": model, "cap_passes": cap_passes,
+        "run": name, "size": size, "batch": batch, "model": model, "seed": seed, "patience": patience, "cap_passes": cap_passes,
         "stop": hist.stop_reason, "rounds": hist.epochs, "passes": hist.tokens / len(corpus.train),
         "tokens": hist.tokens, "train_seconds": hist.seconds, "tokens_per_s": hist.tokens / hist.seconds,
         "wall_seconds_this_call": wall, "best_valid_ppl": min(hist.val_ppl), "test_ppl": test_ppl,
@@ -173,22 +182,37 @@ def study_table(out: Path) -> str:
         "| best valid | test | bigram valid | load |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (int(r["size"].split("/")[0]), r["batch"], r["model"])):
+    for r in sorted(rows, key=lambda r: (int(r["size"].split("/")[0]), r["batch"], r.get("patience", 1), r["model"], r.get("seed", 0))):
         decays = ", ".join(f"{d / 4:.2f}" for d in r["decayed_at"]) or "-"
+        extra = ", ".join(f"{k} {r[k]}" for k, default in (("seed", 0), ("patience", 1)) if r.get(k, default) != default)
+        model = f"{r['model']} ({extra})" if extra else r["model"]
         lines.append(
-            f"| {r['size']} | {r['batch']} | {r['model']} | {r['stop']} | {r['passes']:.2f} | {decays} | {r['tokens_per_s']:,.0f} "
+            f"| {r['size']} | {r['batch']} | {model} | {r['stop']} | {r['passes']:.2f} | {decays} | {r['tokens_per_s']:,.0f} "
             f"| {r['train_seconds'] / 60:.1f} | {r['best_valid_ppl']:.1f} | {r['test_ppl']:.1f} | {r['bigram_valid_ppl']:.1f} "
             f"| {r['load_before']:.1f} / {r['load_after']:.1f} |"
         )
     return "\n".join(lines)
 
 
-def study(sizes: list[str], batches: list[int], models: list[str], cap_passes: int, out: Path, cache: Path, workers: int) -> None:
-    todo = [(z, b, m) for z in sizes for b in batches for m in models if not (out / f"{_run_name(z, b, m)}.json").exists()]
+def study(
+    sizes: list[str],
+    batches: list[int],
+    models: list[str],
+    cap_passes: int,
+    out: Path,
+    cache: Path,
+    workers: int,
+    seeds: list[int] = (0,),
+    patiences: list[int] = (1,),
+) -> None:
+    todo = [
+        (z, b, m, s, p) for z in sizes for b in batches for m in models for s in seeds for p in patiences
+        if not (out / f"{_run_name(z, b, m, s, p)}.json").exists()
+    ]  # fmt: skip
     cache.mkdir(parents=True, exist_ok=True)
     print(f"{len(todo)} runs to train, {workers} single-thread workers; results in {out}", flush=True)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(study_run, z, b, m, cap_passes, out, cache): (z, b, m) for z, b, m in todo}
+        futures = {pool.submit(study_run, z, b, m, cap_passes, out, cache, s, p): (z, b, m) for z, b, m, s, p in todo}
         for f in futures:
             r = f.result()
             print(f"{r['run']}: {r['stop']} after {r['passes']:.2f} passes, valid {r['best_valid_ppl']:.1f}, "
@@ -238,7 +262,7 @@ def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, work
     test at the stop and after, and how far it moved against its margin."""
     from prismlib.lstm.convergence import claim_margin
 
-    models = list(STUDY_MODELS)
+    models = list(STUDY_MODELS)[:2]
     cache.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         rows = dict(zip(models, pool.map(doubled_run, *zip(*[(size, batch, m, cap_passes, cache) for m in models]))))
@@ -278,7 +302,9 @@ def main() -> None:
     st = sub.add_parser("study")
     st.add_argument("--sizes", nargs="+", default=list(STUDY_SIZES), help="hidden/emb, e.g. 128/128")
     st.add_argument("--batches", type=int, nargs="+", default=[20, 40])
-    st.add_argument("--models", nargs="+", choices=list(STUDY_MODELS), default=list(STUDY_MODELS))
+    st.add_argument("--models", nargs="+", choices=list(STUDY_MODELS), default=list(STUDY_MODELS)[:2])
+    st.add_argument("--seeds", type=int, nargs="+", default=[0])
+    st.add_argument("--patience", type=int, nargs="+", default=[1], help="failed checks in a row before a decay")
     st.add_argument("--cap-passes", type=int, default=20)
     st.add_argument("--out", type=Path, default=Path("results/cpu/recipe_study"))
     st.add_argument("--cache", type=Path, default=Path(".cache/recipe_study"))
@@ -298,7 +324,7 @@ def main() -> None:
         if args.table:
             print(study_table(args.out))
         else:
-            study(args.sizes, args.batches, args.models, args.cap_passes, args.out, args.cache, args.workers)
+            study(args.sizes, args.batches, args.models, args.cap_passes, args.out, args.cache, args.workers, args.seeds, args.patience)
     elif args.what == "batch":
         batch_sweep(args.batches, args.steps, args.quality, args.seed)
     else:

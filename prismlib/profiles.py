@@ -106,6 +106,8 @@ class LSTMSettings:
             at the first failure after ``decays`` decays; no decay in the first
             ``min_rounds`` rounds nor before the model beats the PTB bigram on validation.
             ``epochs`` is the cap in rounds.
+        decay_patience: the ``anneal`` schedule decays (or stops) only after this many
+            failed checks in a row (1: at every failed check).
     """
 
     emb: int
@@ -153,6 +155,7 @@ class LSTMSettings:
     decays: int = 4
     min_rounds: int = 4
     all_seeds: bool = False
+    decay_patience: int = 1
 
     def __post_init__(self) -> None:
         if self.optimizer not in ("ntasgd", "anneal", "adam"):
@@ -164,6 +167,8 @@ class LSTMSettings:
                 raise ValueError(f"decay_factor must be > 1 (the rate must fall), got {self.decay_factor}")
             if not self.decay_tolerance > 0:
                 raise ValueError(f"decay_tolerance must be > 0, or the anneal schedule may never stop; got {self.decay_tolerance}")
+            if self.decay_patience < 1:
+                raise ValueError(f"decay_patience must be >= 1 (failed checks before a decay), got {self.decay_patience}")
             if self.decays < 1:
                 raise ValueError(f"decays must be >= 1, or the anneal schedule never stops by its rule; got {self.decays}")
             if self.min_rounds < 0 or self.epochs <= self.min_rounds:

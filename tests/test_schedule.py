@@ -163,3 +163,48 @@ def test_the_boundaries_exactly_at_the_tolerance_and_at_the_bigram_count_as_fail
     assert actions[-1] == "decay"
     _, actions = _replay([700, 650, 300.0, 300.0])
     assert actions[-1] == "continue"
+
+
+def test_with_patience_a_single_failed_check_does_not_decay_and_an_improvement_resets_the_count():
+    rule = dataclasses.replace(RULE, patience=2)
+    # 201 fails once (no decay), 190 improves (count reset), then 190.5 and 190.4 fail twice in a row: decay
+    state, actions = _replay([600, 250, 200, 201, 190, 190.5, 190.4, 185, 185.1, 185.2, 185.3, 185.0], rule)
+    assert actions[:7] == ["continue"] * 6 + ["decay"] and state.decayed_at[0] == 7
+    # 185.1, 185.2 (decay 2), 185.3, 185.0 (two failures after the last decay): stop
+    assert state.decayed_at == (7, 10) and state.stop == STOPPED_BY_RULE and state.rounds == 12
+    same, _ = _replay([600, 250, 200, 201, 190, 190.5, 186, 186.1])  # patience 1 is the rule without patience
+    assert same.decayed_at == (4, 6) and same.stop == STOPPED_BY_RULE and same.rounds == 8
+
+
+def test_failures_before_min_rounds_or_above_the_bigram_do_not_count_towards_patience():
+    rule = dataclasses.replace(RULE, patience=2, learn_below=200.0)
+    state, actions = _replay([600, 610, 620, 205, 206, 199, 199.5, 199.6], rule)
+    # 610, 620: before min_rounds; 206: not yet below the bigram; 199.5 then 199.6: two counted failures
+    assert actions == ["continue"] * 7 + ["decay"] and state.decayed_at == (8,)
+
+
+def test_a_state_pickled_before_patience_existed_loads_with_no_stall():
+    import pickle
+
+    state = AnnealState(rounds=3, best=200.0)
+    old = pickle.dumps(state).replace(b"stalled", b"zzzzzzz")  # as if the field had not existed
+    loaded = pickle.loads(old)
+    assert loaded.stalled == 0 and dataclasses.replace(loaded, rounds=4).rounds == 4
+
+
+def test_patience_enters_a_job_key_only_when_it_is_not_one():
+    from prismlib.lstm.job import Job
+
+    s = get_profile("cpu").lstm
+    assert "decay_patience" not in Job(lstm.RunSpec(), s, "cpu").describe()["settings"]
+    two = dataclasses.replace(s, decay_patience=2)
+    assert Job(lstm.RunSpec(), two, "cpu").describe()["settings"]["decay_patience"] == 2
+    with pytest.raises(ValueError, match="decay_patience must be >= 1"):
+        dataclasses.replace(s, decay_patience=0)
+
+
+def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():
+    rule = AnnealRule(factor=4.0, tolerance=0.002, decays=2, min_rounds=0, cap=30, learn_below=None, patience=2)
+    state, first = anneal_check(AnnealState(), float("nan"), rule)  # one failed check: not yet a stall
+    assert first == "continue" and state.stalled == 1
+    assert anneal_check(state, float("nan"), rule)[1] == "decay"

@@ -195,6 +195,7 @@ _ADDED: dict[str, tuple[str, Any]] = {
     "converge_share": ("until_converged", False),
     "converge_tolerance": ("until_converged", False),
     "checks_per_pass": ("checks_per_pass", 1),
+    "decay_patience": ("decay_patience", 1),
 }
 _ANNEAL_ONLY = frozenset({"decay_factor", "decay_tolerance", "decays", "min_rounds"})
 """Settings of the ``anneal`` schedule: in a key only for jobs trained with it."""

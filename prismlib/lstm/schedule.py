@@ -1,9 +1,9 @@
 """The annealed learning-rate schedule of work B's cpu recipe, and its stopping rule.
 
 Plain SGD whose learning rate is divided by ``decay_factor`` whenever the full-validation
-perplexity, checked after every round (a fraction of a pass over PTB train), fails to
-improve on the best so far by ``decay_tolerance`` (a fraction). The run stops, *by its
-rule*, at the first such failure after ``decays`` decays. Two guards keep the rule from
+perplexity, checked after every round (a fraction of a pass over PTB train), has failed to
+improve on the best so far by ``decay_tolerance`` (a fraction) for ``patience`` checks in a
+row. The run stops, *by its rule*, at the first such stall after ``decays`` decays. Two guards keep the rule from
 firing on a model that has not started learning:
 
 - no decay before ``min_rounds`` rounds;
@@ -47,6 +47,8 @@ class AnnealRule:
         cap: rounds at most (> ``min_rounds``).
         learn_below: validation perplexity a model must beat before any decay (``None``:
             no such guard).
+        patience: checks in a row without improvement that make a stall (>= 1; 1: every
+            failed check decays or stops).
     """
 
     factor: float
@@ -55,6 +57,7 @@ class AnnealRule:
     min_rounds: int
     cap: int
     learn_below: float | None = None
+    patience: int = 1
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class AnnealState:
         best: best validation perplexity so far (``inf`` before the first check).
         decayed_at: the round (1-based) of each decay so far.
         stop: why the run ended (one of :data:`STOP_REASONS`), ``None`` while it runs.
+        stalled: checks in a row without improvement (counted where a decay may happen),
+            since the last improvement or decay.
     """
 
     rounds: int = 0
@@ -74,6 +79,10 @@ class AnnealState:
     best: float = math.inf
     decayed_at: tuple[int, ...] = field(default_factory=tuple)
     stop: str | None = None
+    stalled: int = 0
+
+    def __setstate__(self, state: dict) -> None:  # a state pickled before ``stalled`` existed had none
+        object.__setattr__(self, "__dict__", {"stalled": 0, **state})
 
     @property
     def converged(self) -> bool:
@@ -96,10 +105,12 @@ def anneal_check(state: AnnealState, val_ppl: float, rule: AnnealRule) -> tuple[
     best = min(state.best, val_ppl) if math.isfinite(val_ppl) else state.best
     nxt = replace(state, rounds=rounds, best=best)
     learned = rule.learn_below is None or best < rule.learn_below
-    if not improved and learned and rounds > rule.min_rounds:
+    eligible = not improved and learned and rounds > rule.min_rounds
+    nxt = replace(nxt, stalled=state.stalled + 1 if eligible else 0)
+    if nxt.stalled >= rule.patience:
         if len(state.decayed_at) >= rule.decays:
             return replace(nxt, stop=STOPPED_BY_RULE), "stop"
-        nxt = replace(nxt, scale=state.scale / rule.factor, decayed_at=(*state.decayed_at, rounds))
+        nxt = replace(nxt, scale=state.scale / rule.factor, decayed_at=(*state.decayed_at, rounds), stalled=0)
         action: Action = "decay"
     else:
         action = "continue"

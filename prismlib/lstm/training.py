@@ -134,8 +134,9 @@ def recipe_summary(s: LSTMSettings) -> str:
     output = f"adaptive softmax, cutoffs {s.cutoffs}" if s.cutoffs else "full softmax"
     round_ = f"{s.steps_per_epoch} steps" if s.steps_per_epoch else f"1/{s.checks_per_pass} pass" if s.checks_per_pass > 1 else "a pass"
     if s.optimizer == "anneal":
+        row = f" for {s.decay_patience} checks in a row" if s.decay_patience > 1 else ""
         how = (f"SGD at lr {s.lr:g}, divided by {s.decay_factor:g} when full validation improves by less than "
-               f"{s.decay_tolerance:.1%} (checked every {round_}), stopped by that rule after {s.decays} decays "
+               f"{s.decay_tolerance:.1%}{row} (checked every {round_}), stopped by that rule after {s.decays} decays "
                f"(cap {s.epochs} rounds)")  # fmt: skip
     else:
         name = "NT-ASGD" if s.optimizer == "ntasgd" else s.optimizer
@@ -145,7 +146,7 @@ def recipe_summary(s: LSTMSettings) -> str:
 
 def anneal_rule(s: LSTMSettings, learn_below: float | None) -> AnnealRule:
     """The ``anneal`` schedule of ``s`` (cap: ``s.epochs`` rounds), with the bigram guard ``learn_below``."""
-    return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below)
+    return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below, s.decay_patience)
 
 
 def train_lm(

@@ -76,6 +76,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "incomplete",
         "reproduce",
         "refresh_paired",
+        "current_result",
+        "CODE_PATHS",
     ),
     "manifest": (
         "FORMAT",
@@ -108,6 +110,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "notebook_seconds",
         "build_report",
         "figure_owners",
+        "currency_line",
+        "WRITTEN_BY_CALL",
         "describe_sentence",
         "check_links",
         "external_links",
