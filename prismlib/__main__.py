@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 import sys
 
 USAGE = """usage: python -m prismlib <command> [...]
@@ -74,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if debug:
             raise
+        # the notebook kernel died with the same Ctrl-C: its client's future is never read, and
+        # asyncio would print that "exception was never retrieved" traceback at exit
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         print("prismlib: interrupted (Ctrl-C); results of finished steps are kept", file=sys.stderr)
         return 130
     except user_errors() as err:
