@@ -195,7 +195,7 @@ def test_a_state_pickled_before_patience_existed_loads_with_no_stall():
 def test_patience_enters_a_job_key_only_when_it_is_not_one():
     from prismlib.lstm.job import Job
 
-    s = get_profile("cpu").lstm
+    s = dataclasses.replace(get_profile("cpu").lstm, decay_patience=1)
     assert "decay_patience" not in Job(lstm.RunSpec(), s, "cpu").describe()["settings"]
     two = dataclasses.replace(s, decay_patience=2)
     assert Job(lstm.RunSpec(), two, "cpu").describe()["settings"]["decay_patience"] == 2
