@@ -226,7 +226,7 @@ def _nll_at(net: torch.nn.Module, corpus, s) -> dict[str, np.ndarray]:
     return {"valid": token_nll(net, corpus.valid, s.eval_batch, s.bptt), "test": token_nll(net, corpus.test, s.eval_batch, s.bptt)}
 
 
-def doubled_run(size: str, batch: int, model: str, cap_passes: int, cache: Path) -> dict:
+def doubled_run(size: str, batch: int, model: str, cap_passes: int, cache: Path, patience: int = 1) -> dict:
     """One model of the study at its stop and trained on to twice as many rounds under the same
     schedule (the rate divided again at every further failure, no stop before the doubled
     cap; the best-validation checkpoint kept). Returns the per-token validation and test NLL
@@ -235,8 +235,8 @@ def doubled_run(size: str, batch: int, model: str, cap_passes: int, cache: Path)
     from prismlib.lstm.job import bigram_valid_ppl
 
     torch.set_num_threads(1)
-    name = _run_name(size, batch, model)
-    corpus, s, spec = _corpus(), study_settings(size, batch, cap_passes), STUDY_MODELS[model]
+    name = _run_name(size, batch, model, patience=patience)
+    corpus, s, spec = _corpus(), study_settings(size, batch, cap_passes, patience), STUDY_MODELS[model]
     rank = frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
     learn_below = bigram_valid_ppl(corpus, s)
     net = build_model(spec, len(corpus.vocab), s, rank)
@@ -256,7 +256,7 @@ def doubled_run(size: str, batch: int, model: str, cap_passes: int, cache: Path)
             "best_valid": (min(hist.val_ppl), min(hist2.val_ppl)), "at_stop": at_stop, "doubled": _nll_at(net, corpus, s2)}  # fmt: skip
 
 
-def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, workers: int) -> None:
+def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, workers: int, patience: int = 1) -> None:
     """Issue 31's check of the stopping rule: the baseline and the slowest learner (fixed
     layer-wise T = 200) trained on to twice their rounds; their contrast on validation and
     test at the stop and after, and how far it moved against its margin."""
@@ -265,9 +265,9 @@ def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, work
     models = list(STUDY_MODELS)[:2]
     cache.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        rows = dict(zip(models, pool.map(doubled_run, *zip(*[(size, batch, m, cap_passes, cache) for m in models]))))
+        rows = dict(zip(models, pool.map(doubled_run, *zip(*[(size, batch, m, cap_passes, cache, patience) for m in models]))))
     base, slow = (rows[m] for m in models)
-    report = {"size": size, "batch": batch, "finished": time.strftime("%Y-%m-%d %H:%M"), "runs": {}, "contrast": {}}
+    report = {"size": size, "batch": batch, "patience": patience, "finished": time.strftime("%Y-%m-%d %H:%M"), "runs": {}, "contrast": {}}
     for m, r in rows.items():
         report["runs"][m] = {"rounds at stop / doubled": r["rounds"], "decays": r["decays"], "best valid": r["best_valid"],
                              "test ppl": [perplexity(r[k]["test"]) for k in ("at_stop", "doubled")]}  # fmt: skip
@@ -279,7 +279,7 @@ def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, work
                                      "margin": margin, "moved less than the margin": abs(after.effect - before.effect) < margin,
                                      "moved less than half the margin": abs(after.effect - before.effect) < margin / 2}  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"doubled-{size.replace('/', 'x')}-b{batch}.json"
+    path = out / f"doubled-{size.replace('/', 'x')}-b{batch}{f'-p{patience}' if patience != 1 else ''}.json"
     path.write_text(json.dumps(report, indent=1, default=float) + "\n")
     print(json.dumps(report, indent=1, default=float))
     print(f"written to {path}")
@@ -317,9 +317,10 @@ def main() -> None:
     d.add_argument("--out", type=Path, default=Path("results/cpu/recipe_study"))
     d.add_argument("--cache", type=Path, default=Path(".cache/recipe_study"))
     d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--patience", type=int, default=2, help="the rule's failed checks in a row (the cpu recipe's: 2)")
     args = parser.parse_args()
     if args.what == "doubled":
-        doubled(args.size, args.batch, args.cap_passes, args.out, args.cache, args.workers)
+        doubled(args.size, args.batch, args.cap_passes, args.out, args.cache, args.workers, args.patience)
     elif args.what == "study":
         if args.table:
             print(study_table(args.out))
