@@ -3,8 +3,8 @@
 Plain SGD whose learning rate is divided by ``decay_factor`` whenever the full-validation
 perplexity, checked after every round (a fraction of a pass over PTB train), has failed to
 improve on the best so far by ``decay_tolerance`` (a fraction) for ``patience`` checks in a
-row. The run stops, *by its rule*, at the first such stall after ``decays`` decays. Two guards keep the rule from
-firing on a model that has not started learning:
+row. The run stops, *by its rule*, at the first such stall after ``decays`` decays. Two
+guards keep the rule from firing on a model that has not started learning:
 
 - no decay before ``min_rounds`` rounds;
 - no decay while the best validation perplexity is not below ``learn_below`` (the
