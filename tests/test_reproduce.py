@@ -253,3 +253,21 @@ def test_a_committed_profile_refuses_uncommitted_code_unless_allowed(tiny, monke
     reproduce("cpu", notebooks_dir=tiny["notebooks"], check=False, allow_dirty=True)
     record = read_manifest(tiny["result"].parent.parent / "cpu" / "manifest.json")["notebooks"]["01_tiny"]
     assert record["allow_dirty"] is True and record["commit"] == "abc123+dirty"
+
+
+def test_the_run_ends_with_the_verdict_counts_and_where_to_read_them(tiny, capsys):
+    from prismlib.claims import Claim, Test, save_claims
+    from prismlib.runs.notebooks import claims_summary
+    from prismlib.stats import Interval
+
+    assert claims_summary("smoke") is None  # no notebook wrote claims
+    save_claims(
+        [Claim("01", "a", "p", (Test(Interval(1.0, 0.5, 1.5, 20)),)), Claim("01", "b", "p", (Test(Interval(-1.0, -1.5, -0.5, 20)),))],
+        "smoke",
+    )
+    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == (
+        "[smoke] claims: 1 held, 1 not held, 0 inside noise, 0 not testable of 2; every claim with its effect and gates in "
+        "figures/smoke/claims.md, the site with `make report PROFILE=smoke`"
+    )

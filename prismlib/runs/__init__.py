@@ -78,6 +78,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "refresh_paired",
         "current_result",
         "CODE_PATHS",
+        "claims_summary",
     ),
     "manifest": (
         "FORMAT",

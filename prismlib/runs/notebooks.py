@@ -266,7 +266,29 @@ def reproduce(
             running.replace(result)
             update_record(manifest_path, src.stem, record=record)
             print(f"[{prof.name}] {src.stem} done in {seconds:.1f} s", flush=True)
+    summary = claims_summary(prof.name)
+    if summary:
+        print(f"[{prof.name}] {summary}", flush=True)
     return manifest_path
+
+
+def claims_summary(profile: str) -> str | None:
+    """One line: the verdict counts of ``figures/<profile>/claims.csv`` and where to read them
+    (``None`` when no notebook wrote claims)."""
+    import pandas as pd
+
+    from prismlib.claims import VERDICTS
+    from prismlib.paths import figure_dir
+
+    csv = figure_dir(profile) / "claims.csv"
+    if not csv.exists():
+        return None
+    counts = pd.read_csv(csv, keep_default_na=False)["verdict"].value_counts()
+    verdicts = ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
+    return (
+        f"claims: {verdicts} of {int(counts.sum())}; every claim with its effect and gates in "
+        f"{csv.with_suffix('.md').relative_to(output_root()).as_posix()}, the site with `make report PROFILE={profile}`"
+    )
 
 
 def _quiet_interrupt(log: Path) -> None:
