@@ -115,7 +115,8 @@ def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
     good = tiny["result"].read_bytes()
     started = tmp_path / "started"
     env = {**os.environ, "TINY_SLEEP": str(started), "PYTHONPATH": str(project_root())}
-    code = (
+    code = (  # Ctrl-C as in a terminal, also where this test runs with SIGINT ignored (a background job)
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
         "import sys; from pathlib import Path; from prismlib.__main__ import main; "
         "from prismlib.runs import notebooks as n; "
         f"n.reproduce.__kwdefaults__.update(check=False, notebooks_dir=Path({str(tiny['notebooks'])!r})); "
