@@ -36,9 +36,12 @@ lab-settings:
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 
-# JupyterLab on the notebooks; as root (most containers) it needs --allow-root, added only then
+# JupyterLab on the notebooks; as root (most containers) it needs --allow-root, added only then.
+# The file browser lists each notebook once, as its .py (opened as a notebook, with the outputs
+# of its paired .ipynb): the .ipynb files are hidden from the listing, not from jupytext
+LAB_HIDE := ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", "*.ipynb"]
 lab: venv lab-settings
-	$(VENV)/bin/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(VENV)/bin/jupyter lab notebooks --ContentsManager.hide_globs='$(LAB_HIDE)' $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 venv: $(VENV)/.installed
 

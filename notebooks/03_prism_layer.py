@@ -77,7 +77,7 @@ from IPython.display import Markdown, display
 
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.plots import save_figure, save_table, set_theme
-from prismlib.prism import ARMS, fig5_inputs, load_mlm_tokenizer, mlm_corpus, mlm_sanity, section4_models, sector_sizes, unigram_logprobs
+from prismlib.prism import ARMS, articles_line, fig5_inputs, load_mlm_tokenizer, mlm_corpus, mlm_sanity, section4_models, sector_sizes, unigram_logprobs
 from prismlib.probing import (
     ENCODER_NAMES,
     ENCODERS,
@@ -144,8 +144,8 @@ print("MiniLM (384):", sector_sizes(384))
 # %%
 corpus = mlm_corpus(P, tokenizer)
 print(corpus.description)
-print(f"\ntraining articles ({len(corpus.train_articles)}):", "; ".join(corpus.train_articles))
-print(f"\nheld-out articles ({len(corpus.eval_articles)}):", "; ".join(corpus.eval_articles))
+print("\ntraining text:", articles_line(corpus.train_articles))
+print("held-out text:", articles_line(corpus.eval_articles), "(every title: corpus.train_articles, corpus.eval_articles)")
 
 # %%
 arms = [a for a in ARMS if a != "prism-every" or S.every_layer]

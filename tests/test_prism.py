@@ -195,3 +195,13 @@ def test_prism_layer_refuses_nan_instead_of_spreading_it():
     huge = torch.full((2, 16, 10), 3e38)  # finite entries whose sum overflows: not refused
     layer(huge)
     layer(torch.full((2, 16, 10), 6e4, dtype=torch.float16))
+
+
+def test_articles_line_counts_each_source_and_shows_a_few_titles():
+    from prismlib.prism import articles_line
+
+    names = [f"wikitext-2/valid: W{i}" for i in range(60)] + [f"wikitext-103/test: T{i}" for i in range(30)]
+    line = articles_line(names)
+    assert line == "90 articles: 60 wikitext-2/valid, 30 wikitext-103/test; e.g. W0; W1; W2; ..."
+    assert articles_line(names[:2]) == "2 articles: 2 wikitext-2/valid; e.g. W0; W1"
+    assert articles_line([]) == "0 articles"

@@ -64,6 +64,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TRAINED",
         "MLMCorpus",
         "mlm_corpus",
+        "articles_line",
         "training_inputs",
         "fig5_inputs",
         "Section4Data",

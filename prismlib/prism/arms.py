@@ -96,6 +96,20 @@ class MLMCorpus:
             )
 
 
+def articles_line(articles: list[str], shown: int = 3) -> str:
+    """One line for a list of ``"<dataset>/<split>: <title>"`` names: how many come from
+    each source and the first ``shown`` titles (the full list stays on the corpus), e.g.
+    ``"90 articles: 60 wikitext-2/valid, 30 wikitext-103/test; e.g. A; B; C; ..."``."""
+    sources: dict[str, int] = {}
+    for name in articles:
+        source = name.split(": ", 1)[0]
+        sources[source] = sources.get(source, 0) + 1
+    counts = ", ".join(f"{n} {source}" for source, n in sources.items())
+    titles = "; ".join(name.split(": ", 1)[-1] for name in articles[:shown])
+    more = "; ..." if len(articles) > shown else ""
+    return f"{len(articles)} articles: {counts}; e.g. {titles}{more}" if articles else "0 articles"
+
+
 def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     """The continued-training text of ``profile`` and the held-out Fig. 5 text.
 
