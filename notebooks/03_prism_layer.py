@@ -77,7 +77,17 @@ from IPython.display import Markdown, display
 
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.plots import save_figure, save_table, set_theme
-from prismlib.prism import ARMS, articles_line, fig5_inputs, load_mlm_tokenizer, mlm_corpus, mlm_sanity, section4_models, sector_sizes, unigram_logprobs
+from prismlib.prism import (
+    ARMS,
+    articles_line,
+    fig5_inputs,
+    load_mlm_tokenizer,
+    mlm_corpus,
+    mlm_sanity,
+    section4_models,
+    sector_sizes,
+    unigram_logprobs,
+)
 from prismlib.probing import (
     ENCODER_NAMES,
     ENCODERS,
