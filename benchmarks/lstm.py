@@ -40,7 +40,7 @@ from torch import Tensor, nn
 
 from prismlib.lstm import LSTMLM, RunSpec, build_model
 from prismlib.profiles import get_profile
-from prismlib.runs import benchmark_device, best_time, describe_device
+from prismlib.timing import benchmark_device, best_time, describe_device
 
 VOCAB = 10_000
 FUSED = "aten::lstm"

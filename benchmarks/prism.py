@@ -24,7 +24,7 @@ import argparse
 import torch
 
 from prismlib.prism import PrismLayer, attach_prism, mlm_loss
-from prismlib.runs import benchmark_device, best_time, describe_device, interleaved_times, spread
+from prismlib.timing import benchmark_device, best_time, describe_device, interleaved_times, spread
 
 
 def main() -> None:

@@ -56,18 +56,19 @@ import os
 import pandas as pd
 import torch
 
-from prismlib.runs import (
+from prismlib.prism import sector_slices
+from prismlib.spectral import (
     BACKENDS,
-    SPREAD_WARNING,
+    allocate_bands,
     band_timings,
-    benchmark_device,
     crossover_timings,
-    describe_device,
+    fft_width,
     filter_timings,
     roofline_timings,
     sector_timings,
+    split_plan,
 )
-from prismlib.spectral import allocate_bands, fft_width, split_plan
+from prismlib.timing import SPREAD_WARNING, benchmark_device, describe_device
 
 FULL_SWEEP = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 QUICK_SWEEP = (32, 512, 4096)
@@ -232,7 +233,7 @@ def main() -> None:
                 f"{finite.max():.0f}); FFT_WIDTH['cpu'] is {fft_width(device)}"
             )
     if "sectors" in tables:
-        sect = sector_timings(sweep, args.batch, args.hidden, rounds).set_index(["n", "filter"])
+        sect = sector_timings(sweep, sector_slices(args.hidden), args.batch, rounds).set_index(["n", "filter"])
         print(f"\n== sectors and smooth bands: {shape} float32 forward on cpu against scipy, {rounds} rounds ==")
         print(sect.to_string(float_format=fmt))
         print("\n".join(under_one(sect)) or "every ratio is above 1")

@@ -49,7 +49,7 @@ from prismlib.data.wikitext import load_wikitext
 from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
 from prismlib.probing import ENCODERS, first_window, hidden_states, load_encoder
 from prismlib.profiles import get_profile
-from prismlib.runs import filter_timings
+from prismlib.spectral import filter_timings
 
 P = get_profile(profile)
 S = P.spectral

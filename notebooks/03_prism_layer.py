@@ -147,7 +147,7 @@ print("MiniLM (384):", sector_sizes(384))
 #
 # Every arm starts from the same weights, sees the same inputs, masks and steps with
 # the same seed; only the prism hooks differ. The trained arms are jobs
-# (`prismlib.runs.jobs`): cached under `.cache/jobs/`, resumable, and trained at the same time
+# (`prismlib.jobcache`): cached under `.cache/jobs/`, resumable, and trained at the same time
 # as single-thread processes. Which text trained and which is held out (for the sanity
 # gate below and Fig. 5, notebook 04):
 

@@ -60,6 +60,7 @@ import torch
 
 from prismlib.claims import Claim, Test, report
 from prismlib.data.ptb import load_ptb_corpus
+from prismlib.jobcache import training_runs
 from prismlib.lstm import (
     RunSpec,
     WorkBClaims,
@@ -76,7 +77,6 @@ from prismlib.lstm import (
 )  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
-from prismlib.runs import training_runs
 
 P = get_profile(profile)
 S = P.lstm
@@ -121,7 +121,7 @@ print(refs.round(1).to_string(index=False))
 # %% [markdown]
 # ## Training
 #
-# Every model is a job of `prismlib.runs.jobs`, cached under `.cache/jobs/<hash of its spec>/`:
+# Every model is a job of `prismlib.jobcache`, cached under `.cache/jobs/<hash of its spec>/`:
 # `make reproduce` trains the whole grid of notebooks 05-08 first (`python -m prismlib
 # train`, in parallel single-thread processes), and this notebook only reads the models;
 # a model that is missing trains here on the `executor` of the parameters cell. The

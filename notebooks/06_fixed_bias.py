@@ -104,7 +104,7 @@ print(refs.round(1).to_string(index=False))
 # %% [markdown]
 # ## Training
 #
-# Every model is a job of `prismlib.runs.jobs` (notebook 05 says how the grid is trained and
+# Every model is a job of `prismlib.jobcache` (notebook 05 says how the grid is trained and
 # cached); the baseline (every seed) is the same job as in notebook 05. Fixed variants:
 # layer-wise ($T$, $T/2$, $T/4$: first layer longest) and gradient for $T \in \{20, 70, 200\}$; middle layer longest ($T/4$, $T$,
 # $T/2$) and last layer longest ($T/4$, $T/2$, $T$, the inverse layer-wise assignment)

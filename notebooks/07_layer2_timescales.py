@@ -170,7 +170,7 @@ for r in refs.itertuples():
 # ## Training
 #
 # The profile's experiment-4 grid, its baseline seeds and the `official` variant, read
-# from the job cache (trained first where missing; `prismlib.runs.jobs`).
+# from the job cache (trained first where missing; `prismlib.jobcache`).
 
 # %%
 specs = grid.experiment("baseline", P) + grid.experiment("exp4", P) + grid.experiment("official", P)

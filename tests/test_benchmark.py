@@ -1,19 +1,12 @@
-"""prismlib.runs.timing: the helpers of benchmarks/ run anywhere (no timings are asserted)."""
+"""prismlib.spectral.timing: the helpers of benchmarks/ run anywhere (no timings are asserted)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from prismlib.runs import (
-    NO_CUDA,
-    benchmark_device,
-    best_time,
-    describe_device,
-    filter_timings,
-    interleaved_times,
-    spread,
-)
+from prismlib.spectral import filter_timings
+from prismlib.timing import NO_CUDA, benchmark_device, best_time, describe_device, interleaved_times, spread
 
 
 def test_benchmark_device_falls_back_to_the_cpu_and_says_so(capsys, monkeypatch):
@@ -92,8 +85,7 @@ def test_filter_timings_runs_only_the_backends_named():
 
 
 def test_band_timings_time_each_band_alone_with_its_path_and_flops():
-    from prismlib.runs import band_flops, band_timings
-    from prismlib.spectral import allocate_bands
+    from prismlib.spectral import allocate_bands, band_flops, band_timings
 
     df = band_timings([32], batch=1, hidden=2, repeats=1)
     bands = allocate_bands(32)
@@ -112,8 +104,7 @@ def test_band_timings_time_each_band_alone_with_its_path_and_flops():
 def test_scipy_and_torch_dct_single_bands_are_the_band_pass():
     import numpy as np
 
-    from prismlib.runs import scipy_band_pass, torch_dct_band_pass
-    from prismlib.spectral import Band, band_pass
+    from prismlib.spectral import Band, band_pass, scipy_band_pass, torch_dct_band_pass
 
     x = torch.randn(2, 40, 3, dtype=torch.float64)
     band = Band("b", 3, 17)
@@ -123,7 +114,7 @@ def test_scipy_and_torch_dct_single_bands_are_the_band_pass():
 
 
 def test_roofline_counts_six_passes_for_the_decomposition_and_two_for_the_copy():
-    from prismlib.runs import roofline_timings
+    from prismlib.spectral import roofline_timings
 
     df = roofline_timings([64], batch=1, hidden=4, repeats=1, dtype=torch.bfloat16)
     row = df.iloc[0]
@@ -145,7 +136,7 @@ def test_benchmark_script_lists_every_ratio_under_one():
     spec.loader.exec_module(mod)
     tab = pd.DataFrame({"scipy/prismlib": [1.5, 0.73], "prismlib ms": [1.0, 2.0]}, index=[(512, "LOW"), (512, "HIGH")])
     assert mod.under_one(tab) == ["UNDER 1: scipy/prismlib = 0.73 at (512, 'HIGH')"]
-    from prismlib.runs import band_timings
+    from prismlib.spectral import band_timings
 
     single = mod.single_table(band_timings([32], batch=1, hidden=2, repeats=1))
     assert list(single.index[:2]) == [(32, "LOW", "forward"), (32, "LOW", "forward+backward")]
@@ -153,8 +144,8 @@ def test_benchmark_script_lists_every_ratio_under_one():
 
 
 def test_crossover_times_both_paths_meets_them_on_a_line_and_restores_fft_width(monkeypatch):
-    import prismlib.runs.timing as timing
     import prismlib.spectral.filters as filters
+    import prismlib.spectral.timing as timing
     from prismlib.spectral import FFT_WIDTH
 
     before, seen, real_band_pass = dict(FFT_WIDTH), [], filters.band_pass
@@ -185,10 +176,9 @@ def test_sector_timings_compare_the_prism_filter_and_smooth_bands_with_scipy():
     import numpy as np
 
     from prismlib.prism import sector_slices
-    from prismlib.runs import scipy_gain_filter, sector_timings
-    from prismlib.spectral import allocate_bands, sector_band_pass, smooth_band_pass, smooth_gain
+    from prismlib.spectral import allocate_bands, scipy_gain_filter, sector_band_pass, sector_timings, smooth_band_pass, smooth_gain
 
-    df = sector_timings([40], batch=1, hidden=10, repeats=1)
+    df = sector_timings([40], sector_slices(10), batch=1, repeats=1)
     assert df["filter"].tolist() == ["sectors"] + [f"smooth {b.name}" for b in allocate_bands(40)]
     assert df["path"].iloc[0].count("/") == 4 and set(df["path"].iloc[1:]) == {"matmul"}
     assert np.allclose(df["scipy/prismlib"], df["scipy s"] / df["prismlib s"])

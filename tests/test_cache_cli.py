@@ -9,10 +9,10 @@ import torch
 
 from prismlib.__main__ import main as cli
 from prismlib.artifacts import save_atomic
+from prismlib.jobcache import job_key
 from prismlib.lstm import RunSpec
 from prismlib.lstm.job import Job
 from prismlib.profiles import PROFILES
-from prismlib.runs.jobs import job_key
 
 
 def _job_folder(cache, description, key=None):

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib.prism import LOSS_IGNORE, attach_prism, span_minus_outside
+from prismlib import jobcache as jobs
 from prismlib.prism import arms as continued
+from prismlib.prism import attach_prism, span_minus_outside
 from prismlib.prism import staged_recipe as C
+from prismlib.probing import LOSS_IGNORE
 from prismlib.profiles import get_profile
-from prismlib.runs import jobs
 
 LENGTH, VOCAB, SPECIAL = 16, 40, (0, 1, 2, 3)  # [PAD] [CLS] [SEP] [MASK]-like ids
 MASK = 3

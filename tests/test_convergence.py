@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
+from prismlib import jobcache as jobs
 from prismlib import lstm, paths
 from prismlib.lstm import convergence as cv
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm import training
+from prismlib.lstm import summaries, training, verdicts
 from prismlib.profiles import PROFILES, get_profile, until_converged
-from prismlib.runs import jobs
 from prismlib.runs.train import projection
 from prismlib.stats import Interval
 
@@ -222,16 +222,16 @@ def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
     key = specs[1].label
     later = end.delta(key)
     earlier = half.perplexity(key) - half.perplexity("baseline")
-    model, stable = cv.claim_gates(
+    model, stable = verdicts.claim_gates(
         {"baseline": [runs[specs[0]]], key: [runs[specs[1]]]}, "d", later, earlier, margin=1e-6, pair=("baseline", key),
         share=0.25, tolerance=1e-9,
     )  # fmt: skip
     assert not model.passed and ("extrapolation" in model.detail or "no budget" in model.detail)
     assert stable.passed == (abs(later.effect - earlier) <= 5e-7 or later.contains(earlier))
-    table = cv.save_learning_curves(runs, "test")
-    assert list(table.columns) == list(cv.CURVE_COLUMNS) and set(table.model) == {s.label for s in specs}
+    table = summaries.save_learning_curves(runs, "test")
+    assert list(table.columns) == list(summaries.CURVE_COLUMNS) and set(table.model) == {s.label for s in specs}
     assert len(table) == sum(len(r.history.curve_tokens) for r in runs.values())
-    again = cv.save_learning_curves({specs[0]: runs[specs[0]]}, "test")  # replaces its own rows only
+    again = summaries.save_learning_curves({specs[0]: runs[specs[0]]}, "test")  # replaces its own rows only
     assert again.equals(table)
 
 
@@ -382,15 +382,15 @@ def test_extrapolation_sentences():
     need = slow.budget()
     assert fast.budget() < need
     assert cv.extrapolation([fast, slow], trained=1e5) == (
-        f"extrapolation by power-law fits: the model gate would pass at about {cv._tokens(need)} tokens "
+        f"extrapolation by power-law fits: the model gate would pass at about {cv.format_tokens(need)} tokens "
         f"({need / 1e5:.1f}x the 100k trained)"
     )
     assert cv.extrapolation([slow], trained=0.0).endswith(f"({need:.1f}x the 0 trained)")
     more = cv.extrapolation([fast, slow], trained=1e5, stable=10 * need)
     assert more.startswith("extrapolation by power-law fits: the model and effect-stability gates would pass at about "
-                           f"{cv._tokens(10 * need)} tokens")  # fmt: skip
+                           f"{cv.format_tokens(10 * need)} tokens")  # fmt: skip
     less = cv.extrapolation([fast, slow], trained=1e5, stable=1.0)
-    assert f"the model and effect-stability gates would pass at about {cv._tokens(need)} tokens" in less
+    assert f"the model and effect-stability gates would pass at about {cv.format_tokens(need)} tokens" in less
     assert cv.extrapolation([cv.PowerLaw(0.0, 1.0, 0.5, 5, 0.0)], 1e5) == (
         "extrapolation by power-law fits: the gates would not pass within 1e15 tokens"
     )
@@ -420,23 +420,23 @@ def test_claim_gates_on_synthetic_runs():
     base = [_run("base", 0, _power(100.0, 1e4, 0.5, TOKENS))]
     x = [_run("x", 0, _power(90.0, 1e4, 0.5, short))]
     later = Interval(-10.0, -11.0, -9.0, 40)
-    model, stable = cv.claim_gates({"base": base, "x": x}, "ppl(x) - ppl(base)", later, -9.5, 20.0)
+    model, stable = verdicts.claim_gates({"base": base, "x": x}, "ppl(x) - ppl(base)", later, -9.5, 20.0)
     fits = [cv.fit_power_law(r.curve) for r in (*base, *x)]
     note = cv.extrapolation(fits, 1e6)
     assert not model.passed and model.detail.endswith(f"; {note}") and "x the 1M trained" in note
     assert stable.passed and stable.detail == cv.effect_stability_gate("ppl(x) - ppl(base)", later, -9.5, 20.0).detail
-    model, stable = cv.claim_gates({"base": base, "x": x}, "d", later, -2.0, 1.0, pair=("base", "x"))
+    model, stable = verdicts.claim_gates({"base": base, "x": x}, "d", later, -2.0, 1.0, pair=("base", "x"))
     both = cv.extrapolation(fits, 1e6, stable=cv.stable_budget(fits[0], fits[1], 1.0))
     assert "the model and effect-stability gates" in both and model.detail.endswith(f"; {both}")
     assert not stable.passed and stable.detail.endswith(f"; {both}")
-    model, stable = cv.claim_gates({"base": base, "x": x}, "d", later, None, 1.0)
+    model, stable = verdicts.claim_gates({"base": base, "x": x}, "d", later, None, 1.0)
     assert not stable.passed and stable.name == "stable: d moved <= half its margin since half the budget"
     assert stable.detail.startswith("not converged: no test NLL stored at half the budget")
     few = [_run("x", 0, cv.LearningCurve(TOKENS[:3], np.array([300.0, 200.0, 150.0])))]  # too few points to fit
-    model, _ = cv.claim_gates({"base": base, "x": few}, "d", later, -10.0, 1.0, pair=("base", "x"))
+    model, _ = verdicts.claim_gates({"base": base, "x": few}, "d", later, -10.0, 1.0, pair=("base", "x"))
     assert model.detail.endswith("; no budget extrapolated (a model has too few curve points for a fit)")
     none = [_run("x", 0, None)]
-    model, stable = cv.claim_gates({"x": none}, "d", later, -10.0, 1.0)
+    model, stable = verdicts.claim_gates({"x": none}, "d", later, -10.0, 1.0)
     assert not model.passed and model.detail.endswith("no budget extrapolated (a model has too few curve points for a fit)")
     assert stable.passed
 
@@ -445,19 +445,19 @@ def test_curves_frame_and_save_learning_curves_on_synthetic_runs(tmp_path, monke
     monkeypatch.setenv(paths.OUTPUT_ENV, str(tmp_path))
     c1 = cv.LearningCurve(np.array([10.0, 20.0]), np.array([5.0, 4.0]))
     runs = {1: _run("b", 0, c1), 2: _run("a", 1, cv.LearningCurve(np.array([10.0]), np.array([6.0]))), 3: _run("c", 0, None)}
-    frame = cv.curves_frame(runs)
+    frame = summaries.curves_frame(runs)
     assert frame.to_dict("records") == [{"model": "b", "seed": 0, "tokens": 10, "valid_ppl": 5.0},
                                         {"model": "b", "seed": 0, "tokens": 20, "valid_ppl": 4.0},
                                         {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}]  # fmt: skip
-    assert list(cv.curves_frame({}).columns) == list(cv.CURVE_COLUMNS)
-    table = cv.save_learning_curves(runs, "test")
+    assert list(summaries.curves_frame({}).columns) == list(summaries.CURVE_COLUMNS)
+    table = summaries.save_learning_curves(runs, "test")
     assert list(table["model"]) == ["a", "b", "b"] and list(table.index) == [0, 1, 2]
-    again = cv.save_learning_curves({1: _run("b", 0, cv.LearningCurve(np.array([30.0]), np.array([3.0])))}, "test")
-    csv = paths.figure_dir("test") / f"{cv.CURVES_TABLE}.csv"
+    again = summaries.save_learning_curves({1: _run("b", 0, cv.LearningCurve(np.array([30.0]), np.array([3.0])))}, "test")
+    csv = paths.figure_dir("test") / f"{summaries.CURVES_TABLE}.csv"
     import pandas as pd
 
     stored = pd.read_csv(csv)
-    assert list(stored.columns) == list(cv.CURVE_COLUMNS)
+    assert list(stored.columns) == list(summaries.CURVE_COLUMNS)
     assert stored.to_dict("records") == again.to_dict("records") == [
         {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}, {"model": "b", "seed": 0, "tokens": 30, "valid_ppl": 3.0}]  # fmt: skip
 
@@ -465,7 +465,7 @@ def test_curves_frame_and_save_learning_curves_on_synthetic_runs(tmp_path, monke
 def test_token_counts_are_written_short():
     cases = {None: "None", math.inf: "inf", 1.5e9: "1.5G", 1e9: "1G", 2.5e6: "2.5M", 1e6: "1M", 1e3: "1k", 999.0: "999",
              -2e6: "-2M", 5e8: "500M"}  # fmt: skip
-    assert {n: cv._tokens(n) for n in cases} == cases
+    assert {n: cv.format_tokens(n) for n in cases} == cases
 
 
 def test_budgets_found_near_the_start_of_the_search():

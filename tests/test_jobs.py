@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
+from prismlib import jobcache as jobs
 from prismlib import lstm
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import training
 from prismlib.profiles import get_profile
-from prismlib.runs import jobs
 
 VOCAB = 30
 TINY = dataclasses.replace(

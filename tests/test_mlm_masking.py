@@ -1,4 +1,4 @@
-"""BERT masking statistics (prismlib.prism.mlm_training)."""
+"""BERT masking statistics (prismlib.probing.masking)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib.prism import LOSS_IGNORE, mask_batch, mask_window
-from prismlib.probing import IGNORE, Unit, pack_units
+from prismlib.probing import IGNORE, LOSS_IGNORE, Unit, mask_batch, mask_window, pack_units
 
 MASK, VOCAB = 103, 30000
 

@@ -8,7 +8,6 @@ import torch
 
 from prismlib.data.wikitext import detokenize_wikitext
 from prismlib.prism import (
-    LOSS_IGNORE,
     attach_prism,
     batch_indices,
     bootstrap_ci,
@@ -17,6 +16,7 @@ from prismlib.prism import (
     train_mlm,
     training_batch,
 )
+from prismlib.probing import LOSS_IGNORE
 
 CLS, SEP, MASK, VOCAB = 1, 2, 3, 100
 

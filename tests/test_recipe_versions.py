@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from prismlib.jobcache import code_fingerprint, job_key, with_recipe
 from prismlib.lstm import job as lstm_job
 from prismlib.prism import arms
-from prismlib.runs.jobs import code_fingerprint, job_key, with_recipe
 
 PINNED = Path(__file__).parent / "fixtures" / "recipe_fingerprints.json"
 KINDS = {

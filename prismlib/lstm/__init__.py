@@ -6,12 +6,14 @@ timescales   timescale <-> forget-gate bias, chrono and the slides' variants
 training     the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, exact resume)
 schedule     the annealed schedule's rule: when the rate falls, when a run has converged
 evaluation   per-token NLL, perplexity, paired chunk bootstraps, frequency bins
+             (array-level: nothing here takes a trained run)
 job          ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
 grid         which models each experiment trains on each profile
 bigram       the unigram and Kneser-Ney bigram references (the gate of every claim)
 ablation     the cell-state ablation (how far back each layer remembers)
 convergence  learning curves, the model and effect-stability gates, power-law budgets
 verdicts     the gates every perplexity claim carries: convergence, stability, seeds
+summaries    tables and figures of trained runs: the runs table, learning curves
 ============ ====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import
@@ -92,7 +94,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "forget_gate_means",
         "Bootstrap",
         "bootstrap_perplexity",
-        "runs_table",
         "seed_spread",
         "SeedMeans",
         "seed_means",
@@ -128,7 +129,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "stable_budget",
         "extrapolation",
         "models_gate",
-        "claim_gates",
+        "format_tokens",
+    ),
+    "summaries": (
+        "runs_table",
         "CURVES_TABLE",
         "CURVE_COLUMNS",
         "curves_frame",
@@ -139,6 +143,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SMALL_EFFECT",
         "MIN_SEEDS",
         "TestsOf",
+        "claim_gates",
         "stability_margin",
         "WorkBClaims",
         "interval_row",

@@ -31,20 +31,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from scipy.optimize import brentq, curve_fit
 
 from prismlib.claims import Gate
-from prismlib.paths import figure_dir, locked
 from prismlib.stats import Interval
-
-if TYPE_CHECKING:
-    from prismlib.lstm.job import TrainedRun
 
 SHARE = 0.25
 """Default share of the budget (the last quarter) over which the model gate reads the improvement."""
@@ -128,7 +122,7 @@ def model_gate(name: str, curve: LearningCurve | None, share: float = SHARE, tol
     passed = gain < tolerance
     detail = (
         f"{'' if passed else 'not converged: '}valid ppl {first:.1f} -> {curve.valid_ppl[-1]:.1f} ({-gain:+.1%}) over the last "
-        f"{share:.0%} of {_tokens(curve.budget)} tokens; allowed {tolerance:.0%}"
+        f"{share:.0%} of {format_tokens(curve.budget)} tokens; allowed {tolerance:.0%}"
     )
     return Gate(title, passed, detail)
 
@@ -152,7 +146,7 @@ def effect_stability_gate(name: str, later: Interval, earlier: float, margin: fl
         raise ValueError(f"earlier contrast and margin must be finite (margin >= 0), got {earlier} and {margin}")
     moved = later.effect - earlier
     passed = abs(moved) <= margin / 2 or later.contains(earlier)
-    at = f" at {_tokens(earlier_tokens)} tokens" if earlier_tokens else " at half the budget"
+    at = f" at {format_tokens(earlier_tokens)} tokens" if earlier_tokens else " at half the budget"
     detail = (
         f"{'' if passed else 'not converged: '}contrast {earlier:+.2f}{at} -> {later.effect:+.2f} "
         f"[{later.low:+.2f}, {later.high:+.2f}] at the end: moved {moved:+.2f}, allowed {margin / 2:.2f} (half the margin "
@@ -274,8 +268,8 @@ def extrapolation(
         return "extrapolation by power-law fits: the gates would not pass within 1e15 tokens"
     what = "the model and effect-stability gates" if stable is not None else "the model gate"
     return (
-        f"extrapolation by power-law fits: {what} would pass at about {_tokens(need)} tokens "
-        f"({need / max(trained, 1):.1f}x the {_tokens(trained)} trained)"
+        f"extrapolation by power-law fits: {what} would pass at about {format_tokens(need)} tokens "
+        f"({need / max(trained, 1):.1f}x the {format_tokens(trained)} trained)"
     )
 
 
@@ -292,135 +286,11 @@ def models_gate(curves: Mapping[str, LearningCurve | None], share: float = SHARE
     return Gate(title, not failed, ("not converged: " if failed else "") + detail)
 
 
-def _fit_or_none(curve: LearningCurve | None) -> PowerLaw | None:
-    if curve is None:
-        return None
-    try:
-        return fit_power_law(curve)
-    except ValueError:
-        return None
-
-
-def claim_gates(
-    runs: Mapping[str, Sequence[TrainedRun]],
-    contrast: str,
-    later: Interval,
-    earlier: float | None,
-    margin: float,
-    pair: tuple[str, str] | None = None,
-    share: float = SHARE,
-    tolerance: float = TOLERANCE,
-) -> tuple[Gate, Gate]:
-    """The model gate and the effect-stability gate of one work-B perplexity claim.
-
-    Args:
-        runs: model name -> its trained runs (every seed) that the claim compares.
-        contrast: what the claim's test measures, e.g. ``"ppl(X=70) - ppl(baseline)"``.
-        later: that contrast at the end of training, with its interval.
-        earlier: the same contrast computed from the runs' half-budget test NLL
-            (:func:`prismlib.lstm.seed_means` with ``at="half"``); ``None`` when a run has
-            no snapshot (trained before they were kept): the stability gate fails.
-        margin: the claim's margin (:func:`claim_margin`).
-        pair: the two models of the contrast (keys of ``runs``): the stability budget is
-            then extrapolated from their fits too (each model's first seed).
-
-    Returns:
-        ``(model gate, stability gate)``; a failed gate's detail ends with the budget at
-        which both would pass by power-law fits of the curves, marked as an extrapolation.
-    """
-    curves = {f"{name} seed {r.spec.seed}": r.curve for name, rs in runs.items() for r in rs}
-    fits = {k: _fit_or_none(c) for k, c in curves.items()}
-    trained = max((c.budget for c in curves.values() if c is not None), default=0.0)
-    stable = None
-    if pair is not None:
-        mean_fit = {name: [fits[f"{name} seed {r.spec.seed}"] for r in runs[name]] for name in pair}
-        if all(f is not None for fs in mean_fit.values() for f in fs):
-            a, b = (mean_fit[name][0] for name in pair)  # the first seed's fits
-            stable = stable_budget(a, b, margin)  # type: ignore[arg-type]
-    note = extrapolation(list(fits.values()), trained, share, tolerance, stable)
-    model = models_gate(curves, share, tolerance)
-    if earlier is None:
-        stability = Gate(
-            f"stable: {contrast} moved <= half its margin since half the budget", False,
-            "not converged: no test NLL stored at half the budget (runs trained before snapshots were kept); retrain",
-        )  # fmt: skip
-    else:
-        stability = effect_stability_gate(contrast, later, earlier, margin)
-    return tuple(g if g.passed else Gate(g.name, False, f"{g.detail}; {note}") for g in (model, stability))  # type: ignore[return-value]
-
-
-CURVES_TABLE = "lstm_learning_curves"
-"""Name of the learning-curve table under ``figures/<profile>/`` (``.csv``)."""
-CURVE_COLUMNS = ("model", "seed", "tokens", "valid_ppl")
-
-
-def curves_frame(runs: Mapping[object, TrainedRun]) -> pd.DataFrame:
-    """Long table of every run's learning curve: ``model`` (label), ``seed``, ``tokens``,
-    ``valid_ppl`` (runs without a curve contribute no rows)."""
-    rows = []
-    for run in runs.values():
-        c = run.curve
-        if c is None:
-            continue
-        rows += [{"model": run.spec.label, "seed": run.spec.seed, "tokens": int(t), "valid_ppl": float(v)}
-                 for t, v in zip(c.tokens, c.valid_ppl)]  # fmt: skip
-    return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
-
-
-def save_learning_curves(runs: Mapping[object, TrainedRun], profile: str) -> pd.DataFrame:
-    """Merge the curves of ``runs`` into ``figures/<profile>/lstm_learning_curves.csv``.
-
-    Rows of the models (label and seed) in ``runs`` replace their earlier rows; other
-    models' rows stay, so notebooks 05-07 each add theirs. Returns the whole table."""
-    new = curves_frame(runs)
-    csv = figure_dir(profile) / f"{CURVES_TABLE}.csv"
-    with locked(csv):
-        if csv.exists():
-            old = pd.read_csv(csv)
-            ours = set(zip(new.model, new.seed))
-            old = old[[(m, s) not in ours for m, s in zip(old.model, old.seed)]]
-            new = pd.concat([old, new], ignore_index=True)
-        new = new.sort_values(["model", "seed", "tokens"], kind="stable").reset_index(drop=True)
-        new.to_csv(csv, index=False)
-    return new
-
-
-def _tokens(n: float | None) -> str:
+def format_tokens(n: float | None) -> str:
+    """A token count in a few characters: ``12.3M``, ``450k``, ``"None"``."""
     if n is None or not math.isfinite(n):
         return str(n)
     for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(n) >= size:
             return f"{n / size:.3g}{unit}"
     return f"{n:.0f}"
-
-
-def plot_learning_curves(ax, runs: Mapping[object, TrainedRun], label: Callable[[object], str], title: str = "") -> None:
-    """Draw every run's learning curve on ``ax``: validation perplexity (log axis) against
-    training tokens, one colour per model (``label(spec)``), the seeds of a model in the
-    same colour; the last quarter of the budget (the model gate's window) shaded. Runs of
-    the annealed schedule mark each learning-rate decay with a dot and their end with a
-    cross (stopped by rule) or a square (at the cap, or did not learn); no window is shaded."""
-    colours: dict[str, str] = {}
-    budget, annealed = 0.0, False
-    for spec, run in runs.items():
-        c = run.curve
-        if c is None:
-            continue
-        name = label(spec)
-        first = name not in colours
-        colours.setdefault(name, f"C{len(colours) % 10}")
-        ax.plot(c.tokens, c.valid_ppl, color=colours[name], lw=1.2, alpha=0.85, label=name if first else None)
-        budget = max(budget, c.budget)
-        state = getattr(run.history, "anneal", None)
-        if state is not None and len(c.tokens) >= state.rounds:
-            annealed = True
-            at = [r - 1 for r in state.decayed_at]
-            ax.plot(c.tokens[at], c.valid_ppl[at], "o", ms=3.5, color=colours[name])
-            ax.plot(c.tokens[-1], c.valid_ppl[-1], "x" if state.converged else "s", ms=6, color=colours[name])
-    if budget and not annealed:
-        ax.axvspan((1 - SHARE) * budget, budget, color="0.92", zorder=0)
-    source = "full split" if annealed else "curve subset"
-    key = "dots: rate decays; x: stopped by rule; square: at its cap" if annealed else f"shaded: the model gate's last {SHARE:.0%}"
-    ax.set(yscale="log", xlabel="training tokens", ylabel=f"validation perplexity ({source})",
-           title=f"{title}\n({key})" if title else f"({key})")  # fmt: skip
-    ax.legend(fontsize=7)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,9 +26,6 @@ from torch import Tensor
 from prismlib.claims import Gate
 from prismlib.lstm.model import LSTMLM, State, batchify
 from prismlib.stats import Interval, bootstrap_distribution, group_sums, paired_bootstrap, ratio_difference
-
-if TYPE_CHECKING:
-    from prismlib.lstm.job import TrainedRun
 
 
 @torch.no_grad()
@@ -344,32 +341,6 @@ def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, 
 
     dist = bootstrap_distribution(ppl, (sums, counts), n_boot=samples, seed=seed)
     return Bootstrap(perplexity(nll), float(dist.mean()), float(dist.std(ddof=1)), samples, n_blocks)
-
-
-def runs_table(runs: Sequence[TrainedRun], bootstrap_samples: int = 1000) -> pd.DataFrame:
-    """One row per run: variant, T, fixed, seed, val/test perplexity, bootstrapped test mean and
-    sd, training tokens and seconds, and why training stopped (``rule``, ``cap``, ``did not
-    learn`` for annealed runs; ``epochs`` for a run that trained its set epochs)."""
-    rows = []
-    for r in runs:
-        b = bootstrap_perplexity(r.test_nll, samples=bootstrap_samples, seed=r.spec.seed)
-        rows.append(
-            {
-                "model": r.spec.label,
-                "variant": r.spec.variant,
-                "T": r.spec.T,
-                "fixed": r.spec.fixed,
-                "seed": r.spec.seed,
-                "val ppl": r.val_ppl,
-                "test ppl": r.test_ppl,
-                "bootstrap mean": b.mean,
-                "bootstrap sd": b.sd,
-                "train tokens": r.history.tokens,
-                "train s": r.history.seconds,
-                "stopped": getattr(r.history, "stop_reason", None) or "epochs",
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def seed_spread(values: Sequence[float]) -> tuple[float, float]:

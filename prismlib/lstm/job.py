@@ -2,7 +2,7 @@
 
 :class:`RunSpec` says what to train (a timescale variant, initialised or fixed, and a
 seed); :class:`Job` trains it on PTB with a profile's settings and is cached by
-:mod:`prismlib.runs.jobs` under the hash of what changes the model; :func:`trained`
+:mod:`prismlib.jobcache` under the hash of what changes the model; :func:`trained`
 returns the :class:`TrainedRun` of each spec, training the missing ones first.
 """
 
@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from prismlib.artifacts import load_checkpoint, remove, save_atomic
+from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
 from prismlib.lstm.bigram import bigram_nll, fit_bigram
 from prismlib.lstm.convergence import LearningCurve, fit_power_law
 from prismlib.lstm.evaluation import perplexity, token_nll
@@ -35,7 +36,6 @@ from prismlib.lstm.timescales import (
 )
 from prismlib.lstm.training import TrainHistory, train_lm
 from prismlib.profiles import LSTMSettings
-from prismlib.runs.jobs import job_dir, job_key, run_missing, with_recipe
 from prismlib.workers import resolve_device, torch_threads
 
 
@@ -167,7 +167,7 @@ from version 2 on, so a bump retrains the models of the old code. 1: the first c
 
 def recipe_code() -> list[Any]:
     """The functions and classes whose code defines what an LSTM job trains (a test pins their
-    :func:`~prismlib.runs.jobs.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
+    :func:`~prismlib.jobcache.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
     from prismlib.lstm import evaluation, model, schedule, timescales, training
 
     return [
@@ -318,7 +318,7 @@ def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: 
     """The finished ``job`` as a :class:`~prismlib.lstm.TrainedRun` (model in eval mode)."""
     path = job_dir(job, cache) / "done.pt"
     if not path.exists():
-        raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.runs.run_missing")
+        raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.jobcache.run_missing")
     corpus = corpus if corpus is not None else _ptb()
     dev = resolve_device(device)
     done = load_checkpoint(path, map_location=dev)

@@ -170,7 +170,7 @@ def train_lm(
     epoch the validation perplexity is computed (on the averaged weights once NT-ASGD has
     switched) and a checkpoint is written; calling again with the same ``checkpoint``
     resumes. All randomness comes from ``seed`` (the global RNG is restored afterwards).
-    ``progress=False`` hides the per-step bar (worker processes of :mod:`prismlib.runs.jobs`).
+    ``progress=False`` hides the per-step bar (worker processes of :mod:`prismlib.jobcache`).
 
     The learning curve: every ``s.curve_every`` steps the perplexity of the first
     ``s.curve_tokens`` tokens of ``valid_ids`` is recorded (evaluation draws no random

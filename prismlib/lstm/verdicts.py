@@ -29,12 +29,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prismlib.claims import Gate, Test
 from prismlib.lstm.convergence import (
     SHARE,
     TOLERANCE,
+    LearningCurve,
+    PowerLaw,
     claim_margin,
     effect_stability_gate,
     extrapolation,
@@ -42,10 +44,72 @@ from prismlib.lstm.convergence import (
     improvement,
     model_gate,
     models_gate,
+    stable_budget,
 )  # fmt: skip
 from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means
 from prismlib.lstm.schedule import DID_NOT_LEARN, STOPPED_BY_RULE
 from prismlib.stats import Interval, welch_difference
+
+if TYPE_CHECKING:
+    from prismlib.lstm.job import TrainedRun
+
+
+def _fit_or_none(curve: LearningCurve | None) -> PowerLaw | None:
+    if curve is None:
+        return None
+    try:
+        return fit_power_law(curve)
+    except ValueError:
+        return None
+
+
+def claim_gates(
+    runs: Mapping[str, Sequence[TrainedRun]],
+    contrast: str,
+    later: Interval,
+    earlier: float | None,
+    margin: float,
+    pair: tuple[str, str] | None = None,
+    share: float = SHARE,
+    tolerance: float = TOLERANCE,
+) -> tuple[Gate, Gate]:
+    """The model gate and the effect-stability gate of one work-B perplexity claim.
+
+    Args:
+        runs: model name -> its trained runs (every seed) that the claim compares.
+        contrast: what the claim's test measures, e.g. ``"ppl(X=70) - ppl(baseline)"``.
+        later: that contrast at the end of training, with its interval.
+        earlier: the same contrast computed from the runs' half-budget test NLL
+            (:func:`prismlib.lstm.seed_means` with ``at="half"``); ``None`` when a run has
+            no snapshot (trained before they were kept): the stability gate fails.
+        margin: the claim's margin (:func:`claim_margin`).
+        pair: the two models of the contrast (keys of ``runs``): the stability budget is
+            then extrapolated from their fits too (each model's first seed).
+
+    Returns:
+        ``(model gate, stability gate)``; a failed gate's detail ends with the budget at
+        which both would pass by power-law fits of the curves, marked as an extrapolation.
+    """
+    curves = {f"{name} seed {r.spec.seed}": r.curve for name, rs in runs.items() for r in rs}
+    fits = {k: _fit_or_none(c) for k, c in curves.items()}
+    trained = max((c.budget for c in curves.values() if c is not None), default=0.0)
+    stable = None
+    if pair is not None:
+        mean_fit = {name: [fits[f"{name} seed {r.spec.seed}"] for r in runs[name]] for name in pair}
+        if all(f is not None for fs in mean_fit.values() for f in fs):
+            a, b = (mean_fit[name][0] for name in pair)  # the first seed's fits
+            stable = stable_budget(a, b, margin)  # type: ignore[arg-type]
+    note = extrapolation(list(fits.values()), trained, share, tolerance, stable)
+    model = models_gate(curves, share, tolerance)
+    if earlier is None:
+        stability = Gate(
+            f"stable: {contrast} moved <= half its margin since half the budget", False,
+            "not converged: no test NLL stored at half the budget (runs trained before snapshots were kept); retrain",
+        )  # fmt: skip
+    else:
+        stability = effect_stability_gate(contrast, later, earlier, margin)
+    return tuple(g if g.passed else Gate(g.name, False, f"{g.detail}; {note}") for g in (model, stability))  # type: ignore[return-value]
+
 
 SMALL_EFFECT = 0.05
 """An effect under this fraction of the reference's perplexity is small: its claim needs seeds."""

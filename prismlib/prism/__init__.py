@@ -2,7 +2,6 @@
 
 ================ ================================================================
 layer            ``PrismLayer`` and ``attach_prism`` (hooks on a Hugging Face BERT)
-masking          BERT's 80/10/10 masking of a batch or a probing window
 mlm_training     the paper's continued MLM training (checkpoints, exact resume)
 staged_recipe    the cpu recipe: frozen lower layers, head warm-up, top layers
 arms             Table 1's arms as jobs, section 4's text, the MLM sanity gate
@@ -25,11 +24,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "encoder_layers",
         "PrismHandle",
         "attach_prism",
-    ),
-    "masking": (
-        "LOSS_IGNORE",
-        "mask_batch",
-        "mask_window",
     ),
     "mlm_training": (
         "chunk_tokens",

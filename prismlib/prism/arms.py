@@ -15,7 +15,7 @@ a head warm-up; then the top layers). With the staged recipe ``prism-every`` put
 prism after each *trained* layer only: a prism under a frozen layer would change the
 frozen layers' input, which no cached state can follow.
 
-Each trained arm is a job of :mod:`prismlib.runs.jobs` (:class:`ArmJob`): cached under
+Each trained arm is a job of :mod:`prismlib.jobcache` (:class:`ArmJob`): cached under
 ``.cache/jobs/<key>/``, resumable, and run as parallel single-thread processes by
 :func:`section4_models`. A finished job also stores its held-out masked-token score
 (after the head warm-up and at the end), the sanity gate (:func:`mlm_sanity`) of every
@@ -38,6 +38,7 @@ from torch import Tensor, nn
 
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
+from prismlib.jobcache import job_key, run_missing, with_recipe
 from prismlib.paths import cache_dir
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, load_mlm_tokenizer, train_mlm
@@ -50,7 +51,6 @@ from prismlib.prism.staged_recipe import (
     train_top,
     warm_up_head,
 )
-from prismlib.runs.jobs import job_key, run_missing, with_recipe
 from prismlib.stats import Interval
 
 ARMS = ("original", "prism_untrained", "baseline", "prism", "prism-every")
@@ -229,8 +229,9 @@ enters every arm's key, so a bump retrains."""
 
 def recipe_code() -> list[Any]:
     """The functions and classes whose code defines what an arm job trains (a test pins their
-    :func:`~prismlib.runs.jobs.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
-    from prismlib.prism import layer, masking, mlm_training, staged_recipe
+    :func:`~prismlib.jobcache.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
+    from prismlib.prism import layer, mlm_training, staged_recipe
+    from prismlib.probing import masking
 
     return [
         ArmJob.train, ArmJob.model, prism_layers, training_inputs, mlm_training.load_mlm_model, mlm_training.mlm_loss,
@@ -397,7 +398,7 @@ def section4_models(
 ) -> tuple[dict[str, TrainedMLM], Section4Data]:
     """The models of ``arms``, training the missing ones first.
 
-    The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.runs.run_missing`:
+    The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.jobcache.run_missing`:
     on a CPU all at once as single-thread processes (``local``, the default), on a GPU
     one after the other, or on a SLURM cluster (``executor="slurm"``, options ``slurm``).
     ``original`` and ``prism_untrained`` need no training.
@@ -405,7 +406,7 @@ def section4_models(
     Returns:
         ``({arm: TrainedMLM}, data)``.
     """
-    from prismlib.runs.jobs import job_dir
+    from prismlib.jobcache import job_dir
     from prismlib.workers import resolve_device
 
     dev = resolve_device(device or profile.device)

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from prismlib.artifacts import load_or_discard, save_atomic
-from prismlib.prism.masking import LOSS_IGNORE, mask_batch
+from prismlib.probing.masking import LOSS_IGNORE, mask_batch
 from prismlib.workers import progress_bar
 
 # =========================================================================== continued MLM training

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from prismlib.prism.masking import LOSS_IGNORE, mask_batch
 from prismlib.prism.mlm_training import mlm_head
+from prismlib.probing.masking import LOSS_IGNORE, mask_batch
 from prismlib.stats import LEVEL, N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
 from prismlib.workers import progress_bar
 

@@ -35,8 +35,8 @@ from torch import Tensor, nn
 
 from prismlib.artifacts import CorruptArtifact, check, load_or_discard, move_aside, save_atomic, write_digest
 from prismlib.prism.layer import encoder_layers
-from prismlib.prism.masking import LOSS_IGNORE, mask_batch
 from prismlib.prism.mlm_training import TrainResult, batch_indices, derived_seed, mlm_head
+from prismlib.probing.masking import LOSS_IGNORE, mask_batch
 from prismlib.workers import progress_bar
 
 # =========================================================================== frozen and trained layers

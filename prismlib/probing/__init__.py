@@ -2,6 +2,8 @@
 
 =============== =================================================================
 windows         labelled 512-token windows from a dataset's documents
+masking         BERT's masking of a batch or a probing window (the MLM probe's and
+                section 4's continued training)
 tasks           the POS, dialog-act, topic and MLM probing tasks
 encoders        the pretrained encoders (offline MiniLM, Hugging Face BERT)
 features        filtered features per condition, sampled positions
@@ -25,6 +27,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Window",
         "pack_units",
         "tokenize_many",
+    ),
+    "masking": (
+        "LOSS_IGNORE",
+        "mask_batch",
+        "mask_window",
     ),
     "tasks": (
         "TASKS",

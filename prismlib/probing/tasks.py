@@ -55,7 +55,7 @@ from prismlib.data import (
 from prismlib.data.pos import TaggedDocument
 from prismlib.data.swda import CONTINUATION
 from prismlib.data.wikitext import detokenize_wikitext
-from prismlib.prism.masking import mask_window
+from prismlib.probing.masking import mask_window
 from prismlib.probing.windows import IGNORE, Unit, Window, pack_units, tokenize_many
 from prismlib.profiles import get_profile
 

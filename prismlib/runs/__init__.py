@@ -1,8 +1,7 @@
-"""Running the project: jobs and executors, and the commands of ``python -m prismlib``.
+"""The commands of ``python -m prismlib`` and the report: the top of the library (nothing
+below imports it; the job cache and executors it drives are :mod:`prismlib.jobcache`).
 
 =========== =====================================================================
-jobs        a trained model is a job cached by the hash of its spec; executors
-            ``inline``, ``local`` (single-thread worker processes), ``slurm``
 train       ``python -m prismlib train``: a profile's models, up front
 costs       ``python -m prismlib plan``: jobs, hours, memory and disk per notebook
 notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),
@@ -13,7 +12,6 @@ report      ``python -m prismlib report``: the static HTML site of a profile
 pages       an executed notebook fit for a reader: no progress output, no machine
             paths, math as MathML
 browser     headless chromium: a page's height, its streams' share, screenshots
-timing      the timing references of ``benchmarks/`` and App. D
 =========== =====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.runs import
@@ -25,24 +23,6 @@ from __future__ import annotations
 from prismlib.lazy import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "jobs": (
-        "EXECUTORS",
-        "TRAINING_RECORD",
-        "EXECUTOR_ENV",
-        "Trainable",
-        "job_key",
-        "job_dir",
-        "is_done",
-        "run_job",
-        "pool_size",
-        "run_missing",
-        "training_runs",
-        "record_training",
-        "code_fingerprint",
-        "with_recipe",
-        "entry_problem",
-        "NO_TRAIN_ENV",
-    ),
     "train": (
         "SECTION4",
         "projection",
@@ -137,29 +117,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "find_chromium",
         "measure_page",
         "screenshot",
-    ),
-    "timing": (
-        "torch_dct_decomposition",
-        "scipy_decomposition",
-        "NO_CUDA",
-        "benchmark_device",
-        "describe_device",
-        "best_time",
-        "interleaved_times",
-        "SPREAD_WARNING",
-        "spread",
-        "BACKENDS",
-        "REFERENCE_WIDTH",
-        "filter_timings",
-        "scipy_band_pass",
-        "torch_dct_band_pass",
-        "band_flops",
-        "band_timings",
-        "roofline_timings",
-        "CROSSOVER_WIDTHS",
-        "crossover_timings",
-        "scipy_gain_filter",
-        "sector_timings",
     ),
 }
 

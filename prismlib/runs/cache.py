@@ -132,7 +132,7 @@ def problems(entry: Entry) -> list[str]:
     written before digests and is adopted when read)."""
     out = []
     if entry.kind in ("lstm", "mlm arm") and entry.state == "done":
-        from prismlib.runs.jobs import entry_problem
+        from prismlib.jobcache import entry_problem
 
         problem = entry_problem(entry.path, entry.path.name)
         if problem is not None:

@@ -75,7 +75,7 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     out = {"profile": path.parent.name}
     out.update({k: v for k, v in manifest.items() if k not in LEGACY_KEYS + ("data_dir",)})
     out.update(format=FORMAT, notebooks=notebooks, seconds=seconds, total_seconds=round(sum(seconds.values()), 1))
-    training = path.parent / "training.json"  # written by `python -m prismlib train` (prismlib.runs.jobs)
+    training = path.parent / "training.json"  # written by `python -m prismlib train` (prismlib.jobcache)
     if training.exists():
         out["training"] = json.loads(training.read_text())
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -173,7 +173,7 @@ def reproduce(
         check: run :func:`prismlib.runs.preflight.preflight_problems` first (datasets, encoder).
         notebooks_dir: where the ``NN_*.py`` sources are (default ``notebooks/``).
         train: whether a notebook may train a model missing from the job cache (``False``,
-            and always on the paper profile: :data:`prismlib.runs.jobs.NO_TRAIN_ENV`).
+            and always on the paper profile: :data:`prismlib.jobcache.NO_TRAIN_ENV`).
         force: run every notebook; otherwise a notebook whose result is current
             (:func:`current_result`) is skipped with one line.
         allow_dirty: run a profile whose results are committed (not smoke or dryrun) from
@@ -191,7 +191,7 @@ def reproduce(
     import nbformat
     import papermill
 
-    from prismlib.runs.jobs import NO_TRAIN_ENV
+    from prismlib.jobcache import NO_TRAIN_ENV
     from prismlib.runs.manifest import read_manifest, source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
 

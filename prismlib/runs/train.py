@@ -2,7 +2,7 @@
 
 By default the LSTM grid of work B (:mod:`prismlib.lstm.grid`, notebooks 05-08); ``--section4``
 adds the continued-MLM arms of section 4 (:mod:`prismlib.prism.arms`, notebooks 03-04),
-``--only`` picks experiments. The jobs run on an executor of :mod:`prismlib.runs.jobs`:
+``--only`` picks experiments. The jobs run on an executor of :mod:`prismlib.jobcache`:
 ``local`` worker processes, ``inline``, or ``slurm`` through submitit, one array task per
 job (``--partition``, ``--gpus``, ``--timeout-min``). Notebooks then only read the cache.
 Every run is appended to ``results/<profile>/training.json`` (the run manifest shows it).
@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, is_done, pool_size, record_training, run_missing
 from prismlib.lstm.grid import EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, get_profile, until_converged
-from prismlib.runs.jobs import EXECUTOR_ENV, EXECUTORS, is_done, pool_size, record_training, run_missing
 from prismlib.workers import progress_bar
 
 SECTION4 = "section4"

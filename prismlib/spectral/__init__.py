@@ -7,6 +7,8 @@ filters        DCT-II and its inverse, the bands and their allocation (App. A),
                prism layer's filter) and the smooth bands
 wavelets       the Haar multiresolution across tokens, grouped like the bands
 energy         ``spectral_profile``: energy share per band per hidden unit
+timing         App. D's filter timings against scipy and torch-dct (``benchmarks/``,
+               notebook 01)
 ============== ==================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.spectral import
@@ -73,6 +75,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "hidden_batches",
         "band_energy",
         "spectral_profile",
+    ),
+    "timing": (
+        "torch_dct_decomposition",
+        "scipy_decomposition",
+        "BACKENDS",
+        "REFERENCE_WIDTH",
+        "filter_timings",
+        "scipy_band_pass",
+        "torch_dct_band_pass",
+        "band_flops",
+        "band_timings",
+        "roofline_timings",
+        "CROSSOVER_WIDTHS",
+        "crossover_timings",
+        "scipy_gain_filter",
+        "sector_timings",
     ),
 }
 

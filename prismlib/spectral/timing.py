@@ -1,12 +1,6 @@
-"""Timing helpers of ``benchmarks/`` and of App. D's spectral-filter timings.
+"""App. D's spectral-filter timings (``benchmarks/spectral.py``, notebook 01), timed by
+:mod:`prismlib.timing`.
 
-* :func:`benchmark_device` and :func:`describe_device`: where a benchmark runs, and a
-  one-line header saying so (``no CUDA device: timings are CPU`` when CUDA was asked for
-  and is absent).
-* :func:`best_time`: the minimum over repeats after warm-up runs; on CUDA every run is
-  timed between two CUDA events, so the time is the GPU's, not the launch's.
-* :func:`interleaved_times`: several functions timed in turns, one run of each per round,
-  so that a burst of load from other processes hits all of them alike.
 * :func:`filter_timings`: one five-band decomposition by prismlib
   (:func:`~prismlib.spectral.band_decomposition`) against references that compute the
   same brick-wall bands the textbook way, one DCT -> a mask per band -> an inverse DCT per
@@ -21,10 +15,7 @@
 
 from __future__ import annotations
 
-import os
-import platform
-import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 
 import numpy as np
 import pandas as pd
@@ -33,6 +24,7 @@ import torch
 from torch import Tensor
 
 from prismlib.spectral.filters import Band, allocate_bands, band_decomposition, fft_flops, fft_width, split_plan
+from prismlib.timing import interleaved_times, spread
 
 
 def torch_dct_decomposition(x: Tensor, bands: list[Band]) -> list[Tensor]:
@@ -59,89 +51,6 @@ def scipy_decomposition(x: np.ndarray, bands: list[Band], workers: int | None = 
         # f * mask, not zeros_like + copy: NumPy's fresh arrays get huge pages, calloc's do not
         out.append(scipy.fft.idct(f * mask, norm="ortho", axis=-2, workers=workers, overwrite_x=True))
     return out
-
-
-NO_CUDA = "no CUDA device: timings are CPU"
-
-
-def benchmark_device(name: str = "auto") -> torch.device:
-    """The device a benchmark runs on: ``auto`` and ``cuda[:i]`` give CUDA when there is
-    one; without one they fall back to the CPU and print :data:`NO_CUDA` (no crash)."""
-    device = torch.device("cuda" if name == "auto" else name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        print(NO_CUDA, flush=True)
-        return torch.device("cpu")
-    return device
-
-
-def describe_device(device: torch.device) -> str:
-    """One line: torch version and the GPU's name, or the CPU with its cores and threads."""
-    if device.type == "cuda":
-        where = f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda})"
-    else:
-        cpu = platform.processor() or platform.machine()
-        where = f"CPU {cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"
-    return f"torch {torch.__version__}, {where}"
-
-
-def _time_once(fn: Callable[[], object], device: torch.device) -> float:
-    """Seconds of one ``fn()``: CUDA events on CUDA (device synchronised), else the wall clock."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def best_time(fn: Callable[[], object], repeats: int, device: torch.device | str = "cpu", warmup: int = 1) -> float:
-    """Minimum time in seconds of ``fn()`` over ``repeats`` runs, after ``warmup`` runs.
-
-    On CUDA each run is timed with CUDA events recorded before and after it (the GPU's
-    time, the device synchronised before every run); on the CPU with the wall clock.
-    """
-    device = torch.device(device)
-    for _ in range(warmup):
-        fn()
-    return min(_time_once(fn, device) for _ in range(repeats))
-
-
-def interleaved_times(
-    fns: Mapping[str, Callable[[], object]], rounds: int, device: torch.device | str = "cpu", warmup: int = 1
-) -> dict[str, list[float]]:
-    """Times in seconds of every ``fns[name]()``, ``rounds`` runs each, taken in turns.
-
-    After ``warmup`` runs of each, every round runs each function once, starting one
-    further along the list than the round before, so that a burst of load from other
-    processes (a shared machine) falls on all of them alike rather than on whichever ran
-    at that moment.  Take the minimum of each list as its time and the ratio of median
-    to minimum (:func:`spread`) as a measure of how much the rounds disagree.
-    """
-    device = torch.device(device)
-    names = list(fns)
-    for name in names:
-        for _ in range(warmup):
-            fns[name]()
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        k = r % len(names) if names else 0
-        for name in names[k:] + names[:k]:
-            times[name].append(_time_once(fns[name], device))
-    return times
-
-
-SPREAD_WARNING = 1.5
-"""Median over minimum of a timing's rounds above which :func:`filter_timings` flags it."""
-
-
-def spread(times: list[float]) -> float:
-    """Median over minimum of repeated timings: 1 when the rounds agree."""
-    return float(np.median(times) / min(times))
 
 
 def _runs_in(fn: Callable[[Tensor, list[Band]], object], x: Tensor, bands: list[Band]) -> bool:
@@ -474,13 +383,13 @@ def scipy_gain_filter(x: np.ndarray, gain: np.ndarray, workers: int | None = Non
 
 
 def sector_timings(
-    lengths: list[int] | tuple[int, ...], batch: int = 8, hidden: int = 768, repeats: int = 5, seed: int = 0
+    lengths: list[int] | tuple[int, ...], slices: list[slice], batch: int = 8, repeats: int = 5, seed: int = 0
 ) -> pd.DataFrame:
     """The prism layer's filter and each smooth band against scipy on the CPU, forward, float32.
 
     Per length, in turns (:func:`interleaved_times`): :func:`~prismlib.spectral.sector_band_pass`
-    of the five sectors of ``hidden`` units (:func:`prismlib.prism.sector_slices`, bands of
-    ``allocate_bands(n)``) against scipy's DCT -> one mask per sector -> IDCT, and
+    of the five sectors ``slices`` of the hidden units (the prism layer's:
+    ``prismlib.prism.sector_slices(hidden)``; bands of ``allocate_bands(n)``) against scipy's DCT -> one mask per sector -> IDCT, and
     :func:`~prismlib.spectral.smooth_band_pass` of each band against scipy's DCT -> gain -> IDCT
     (:func:`scipy_gain_filter`).
 
@@ -489,12 +398,11 @@ def sector_timings(
         (``matmul``/``fft+fft`` for a smooth band, the sectors' paths joined by ``/``),
         ``prismlib s``, ``scipy s``, ``scipy/prismlib`` and ``spread`` (the larger of the two).
     """
-    from prismlib.prism import sector_slices
     from prismlib.spectral.filters import band_path, sector_band_pass, smooth_band_pass, smooth_gain, smooth_path
 
     gen = torch.Generator().manual_seed(seed)
     workers = torch.get_num_threads()
-    slices = sector_slices(hidden)
+    hidden = max(sl.stop for sl in slices)
     rows = []
     for n in lengths:
         x = torch.randn(batch, n, hidden, generator=gen)
