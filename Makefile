@@ -21,7 +21,7 @@ export PRISMLIB_DATA
 
 PY := $(VENV)/bin/python
 
-.PHONY: all venv data reproduce test lint mutants report paired benchmark clean-results lab lab-settings
+.PHONY: all venv data reproduce test test-fast lint mutants report paired benchmark clean-results lab lab-settings
 all: reproduce
 
 $(VENV)/.installed: pyproject.toml
@@ -60,6 +60,10 @@ reproduce: venv data
 
 test: venv
 	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests notebooks --nbval-lax -q
+
+# the unit tests only: no notebooks, nothing marked slow (a few minutes; tests/<package>/ mirrors prismlib/)
+test-fast: venv
+	PRISMLIB_PROFILE=smoke $(PY) -m pytest tests -q -m "not slow"
 
 # ruff's lint and format check (configured in pyproject.toml); `ruff format` and `ruff check --fix` repair most
 LINTED := prismlib tests benchmarks notebooks

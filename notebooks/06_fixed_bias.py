@@ -32,7 +32,7 @@
 # Fixed means exact: `prismlib.lstm.LSTMLayer` computes its biases as
 # `where(fixed_mask, fixed_value, trainable)` at every forward and hands them to the fused
 # LSTM kernel, so the fixed entries are bit-identical after any number of optimiser steps
-# (tests/test_lstm.py checks it with weight decay on).
+# (tests/lstm/test_model.py checks it with weight decay on).
 
 # %% tags=["parameters"]
 import os

@@ -26,6 +26,8 @@ from prismlib.paths import project_root
 from prismlib.probing import DRY_RUN_CONFIG, DRY_RUN_ENCODER, PTB3_ENV, build_task
 from prismlib.profiles import DRY_RUN_SIZES, PROFILES
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
+
 PAPER, DRY = PROFILES["paper"], PROFILES["dryrun"]
 
 

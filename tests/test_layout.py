@@ -144,6 +144,7 @@ print("core ok")
 """
 
 
+@pytest.mark.slow
 def test_the_core_needs_torch_numpy_and_scipy_only():
     """``pip install prismlib`` without extras: the filters, the prism layer and the
     timescale LSTM import and run with the heavy dependencies blocked."""

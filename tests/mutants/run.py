@@ -74,19 +74,19 @@ _SCHEDULE_TRAINING = (
     "test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it",
 )
 MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "stats": ("prismlib.stats", ("tests/test_stats.py", "tests/test_claim_rules.py"), ()),
-    "claims": ("prismlib.claims", ("tests/test_claims.py", "tests/test_claim_rules.py"), ()),
-    "bigram": ("prismlib.lstm.bigram", ("tests/test_bigram.py",), ()),
-    "timescales": ("prismlib.lstm.timescales", ("tests/test_timescales.py",), ()),
-    "memory": ("prismlib.lstm.ablation", ("tests/test_memory.py",),
-               ("tests/test_memory.py::test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one_that_cannot",)),
-    "convergence": ("prismlib.lstm.convergence", ("tests/test_convergence.py", "tests/test_verdicts.py"),
-                    tuple(f"tests/test_convergence.py::{t}" for t in _TRAINING)),
-    "verdicts": ("prismlib.lstm.verdicts", ("tests/test_verdicts.py", "tests/test_convergence.py"),
-                 tuple(f"tests/test_convergence.py::{t}" for t in _TRAINING)),
-    "schedule": ("prismlib.lstm.schedule", ("tests/test_schedule.py",),
-                 tuple(f"tests/test_schedule.py::{t}" for t in _SCHEDULE_TRAINING)),
-    "artifacts": ("prismlib.artifacts", ("tests/test_artifacts.py",), ()),
+    "stats": ("prismlib.stats", ("tests/core/test_stats.py", "tests/core/test_claims_rules.py"), ()),
+    "claims": ("prismlib.claims", ("tests/core/test_claims.py", "tests/core/test_claims_rules.py"), ()),
+    "bigram": ("prismlib.lstm.bigram", ("tests/lstm/test_bigram.py",), ()),
+    "timescales": ("prismlib.lstm.timescales", ("tests/lstm/test_timescales.py",), ()),
+    "memory": ("prismlib.lstm.ablation", ("tests/lstm/test_ablation.py",),
+               ("tests/lstm/test_ablation.py::test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one_that_cannot",)),
+    "convergence": ("prismlib.lstm.convergence", ("tests/lstm/test_convergence.py", "tests/lstm/test_verdicts.py"),
+                    tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING)),
+    "verdicts": ("prismlib.lstm.verdicts", ("tests/lstm/test_verdicts.py", "tests/lstm/test_convergence.py"),
+                 tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING)),
+    "schedule": ("prismlib.lstm.schedule", ("tests/lstm/test_schedule.py",),
+                 tuple(f"tests/lstm/test_schedule.py::{t}" for t in _SCHEDULE_TRAINING)),
+    "artifacts": ("prismlib.artifacts", ("tests/core/test_artifacts.py",), ()),
 }  # fmt: skip
 """Short name -> (module, the test files that guard it, tests left out of the mutation run:
 the ones that train models for a minute, whose subject is another module, the training loop

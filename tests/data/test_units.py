@@ -169,7 +169,7 @@ def test_registry_is_consistent() -> None:
 
 
 def test_data_readme_lists_every_dataset() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "data" / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "data" / "README.md").read_text()
     for ds in registry.DATASETS.values():
         assert f"`{ds.name}`" in readme
         assert ds.licence in readme, ds.name

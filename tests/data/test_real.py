@@ -14,7 +14,7 @@ from conftest import REAL_DIR, need
 
 from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
 
-pytestmark = [pytest.mark.data, pytest.mark.usefixtures("real_data_dir")]
+pytestmark = [pytest.mark.data, pytest.mark.slow, pytest.mark.usefixtures("real_data_dir")]
 
 
 def test_verify_checksummed_files() -> None:

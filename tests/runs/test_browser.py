@@ -13,9 +13,10 @@ from prismlib.paths import OUTPUT_ENV
 from prismlib.runs.browser import find_chromium, measure_page, screenshot
 from prismlib.runs.report import build_report
 
-pytestmark = pytest.mark.skipif(
-    find_chromium() is None, reason="chromium is not installed (`apt-get install -y chromium`; .ci/run installs it)"
-)
+pytestmark = [
+    pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (`apt-get install -y chromium`; .ci/run installs it)"),
+    pytest.mark.slow,  # `make test-fast` leaves these out
+]
 
 
 @pytest.fixture(scope="module")

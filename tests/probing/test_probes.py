@@ -91,6 +91,7 @@ def test_probe_conditions_and_majority_baseline():
     assert (table["ci_low"] <= table["accuracy"]).all() and (table["accuracy"] <= table["ci_high"]).all()
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_probes():
     split = {"train": feats(0, 60), "val": feats(1, 30), "test": feats(2, 30)}
     one = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False)

@@ -1,7 +1,7 @@
 """Recipe versions: the code that trains each job kind is pinned by a fingerprint beside its
 version, so a change to a training loop cannot reuse models the old loop trained.
 
-    python tests/test_recipe_versions.py --update   # pin the current fingerprints (after a bump,
+    python tests/core/test_recipe_versions.py --update   # pin the current fingerprints (after a bump,
                                                     # or after confirming results stay identical)
 """
 
@@ -17,7 +17,7 @@ from prismlib.jobcache import code_fingerprint, job_key, with_recipe
 from prismlib.lstm import job as lstm_job
 from prismlib.prism import arms
 
-PINNED = Path(__file__).parent / "fixtures" / "recipe_fingerprints.json"
+PINNED = Path(__file__).parents[1] / "fixtures" / "recipe_fingerprints.json"
 KINDS = {
     "lstm": (lambda: lstm_job.RECIPE_VERSION, lstm_job.recipe_code, "prismlib/lstm/job.py"),
     "mlm-arm": (lambda: arms.RECIPE_VERSION, arms.recipe_code, "prismlib/prism/arms.py"),
@@ -37,7 +37,7 @@ def test_the_code_of_each_recipe_matches_the_fingerprint_pinned_with_its_version
             f"the code of the {kind} recipe changed (fingerprint {now['fingerprint']}, version {now['version']}; pinned "
             f"{pinned['fingerprint']} at version {pinned['version']}): bump the recipe version (RECIPE_VERSION in "
             f"{KINDS[kind][2]}) or confirm the change keeps results identical, then pin it with "
-            "`python tests/test_recipe_versions.py --update`"
+            "`python tests/core/test_recipe_versions.py --update`"
         )
 
 

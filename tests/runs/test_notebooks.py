@@ -17,6 +17,8 @@ from prismlib.paths import OUTPUT_ENV, project_root
 from prismlib.runs.manifest import changed_sources, notebook_records, read_manifest
 from prismlib.runs.notebooks import NotebookFailed, incomplete, reproduce
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
+
 _LINES = (project_root() / "notebooks" / "05_chrono_init.py").read_text().splitlines()
 HEADER = "\n".join(_LINES[: _LINES.index("# ---", 1) + 1])  # the jupytext header with its kernelspec
 

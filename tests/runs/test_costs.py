@@ -50,6 +50,7 @@ def test_paper_costs_more_than_cpu():
     assert paper["PFLOP"] > 100 * cpu["PFLOP"] and paper["device_memory_GB"] > cpu["device_memory_GB"]
 
 
+@pytest.mark.slow
 def test_measure_times_each_kind_of_work_on_this_device():
     rates = plan.measure(PROFILES["dryrun"], device="cpu", steps=1)
     assert set(rates) == set(plan.ASSUMED_TFLOPS) and all(r > 0 for r in rates.values())

@@ -17,6 +17,8 @@ from prismlib.paths import OUTPUT_ENV, project_root
 from prismlib.runs.report import build_report, check_links, describe, external_links, main
 from prismlib.stats import Interval
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
+
 NOTEBOOKS = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 

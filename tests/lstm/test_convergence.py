@@ -184,6 +184,7 @@ def test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate(tmp
     assert status["tokens"] == hist.tokens and status["epochs"] == hist.epochs
 
 
+@pytest.mark.slow
 def test_a_resumed_until_converged_run_continues_its_curve(tmp_path, monkeypatch):
     corpus, job = _corpus(), _long_job()
     straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)

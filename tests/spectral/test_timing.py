@@ -66,7 +66,7 @@ def test_benchmark_script_tabulates_ratios_and_gflops():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "spectral.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "spectral.py"
     spec = importlib.util.spec_from_file_location("bench_spectral", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -130,7 +130,7 @@ def test_benchmark_script_lists_every_ratio_under_one():
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "spectral.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "spectral.py"
     spec = importlib.util.spec_from_file_location("bench_spectral", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -196,7 +196,7 @@ def test_lstm_benchmark_counts_training_flops_of_the_layers_and_the_clusters_eac
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "lstm.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "lstm.py"
     spec = importlib.util.spec_from_file_location("bench_lstm", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -68,6 +68,7 @@ def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
         assert torch.equal(a, b)
 
 
+@pytest.mark.slow
 def test_two_jobs_in_parallel_workers_match_inline(tmp_path):
     corpus, both = _corpus(), [_job(seed=1), _job(seed=2, variant="baseline", T=None)]
     ran = jobs.run_missing(both, "local", workers=2, cache=tmp_path / "pool", data=corpus)
@@ -105,6 +106,7 @@ def test_interrupted_job_resumes_to_the_same_weights(tmp_path, monkeypatch):
         assert torch.equal(a[name], b[name]), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cluster", ["debug", "local"])
 def test_slurm_path_through_submitit(tmp_path, cluster):
     pytest.importorskip("submitit")

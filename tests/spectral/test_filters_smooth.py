@@ -11,7 +11,6 @@ import scipy.stats
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_spectral import sequences  # (length, hidden) float64 and a band that fits
 
 from prismlib import spectral
 from prismlib.spectral import (
@@ -23,6 +22,7 @@ from prismlib.spectral import (
     smooth_gain,
     smooth_step,
 )
+from spectral.test_filters import sequences  # (length, hidden) float64 and a band that fits
 
 SETTINGS = settings(max_examples=30, deadline=None)
 SHAPES = st.sampled_from(spectral.SMOOTH_SHAPES)

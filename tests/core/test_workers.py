@@ -21,6 +21,7 @@ def _fail_on_three(x: int) -> int:
     return x
 
 
+@pytest.mark.slow
 def test_pool_results_are_in_job_order_and_run_with_one_thread():
     jobs = [5, 1, 4, 2, 3]
     inline = run_pool(_square_and_threads, jobs, 1, progress=False)
@@ -29,6 +30,7 @@ def test_pool_results_are_in_job_order_and_run_with_one_thread():
     assert {r[1] for r in pooled} == {1}
 
 
+@pytest.mark.slow
 def test_a_failing_job_raises_in_the_caller():
     with pytest.raises(RuntimeError, match="job 3 failed"):
         run_pool(_fail_on_three, [1, 2, 3], 2, progress=False)
@@ -45,6 +47,7 @@ def _interrupt_first(job: tuple[int, str]) -> int:
     return i
 
 
+@pytest.mark.slow
 def test_an_interrupted_pool_starts_no_more_jobs_and_stops_its_workers(tmp_path):
     jobs = [(i, str(tmp_path)) for i in range(12)]
     t0 = time.perf_counter()

@@ -161,6 +161,7 @@ def _copy_corpus(n: int = 4000, period: int = 7, seed: int = 0) -> np.ndarray:
     return ids
 
 
+@pytest.mark.slow
 def test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one_that_cannot():
     ids = _copy_corpus()
     torch.manual_seed(0)
@@ -362,6 +363,7 @@ def test_changes_frame_means_and_standard_errors():
     assert one["sem"].tolist() == [0.0, 0.0] and one["change"].tolist() == [1.0, 2.0]
 
 
+@pytest.mark.slow
 def test_context_intervals_are_paired_bootstraps_of_the_context_indices():
     from prismlib.stats import paired_bootstrap
 

@@ -13,7 +13,7 @@ from transformers import BertConfig, BertModel
 from prismlib.probing import IGNORE, TASKS, Encoder, build_task, encode_windows, load_encoder
 from prismlib.profiles import get_profile
 
-pytestmark = [pytest.mark.data, pytest.mark.usefixtures("real_data_dir")]
+pytestmark = [pytest.mark.data, pytest.mark.slow, pytest.mark.usefixtures("real_data_dir")]
 
 FILES = {
     "pos": ("nltk_data/corpora/treebank.zip", "nltk_data/corpora/conll2000.zip"),

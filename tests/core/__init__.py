@@ -1,0 +1,1 @@
+"""Tests of the core modules directly in prismlib/."""
