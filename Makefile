@@ -21,7 +21,7 @@ export PRISMLIB_DATA
 
 PY := $(VENV)/bin/python
 
-.PHONY: all venv data reproduce test test-fast lint mutants report paired benchmark clean-results lab lab-settings
+.PHONY: all venv data reproduce test test-fast lint typecheck mutants report paired benchmark clean-results lab lab-settings
 all: reproduce
 
 $(VENV)/.installed: pyproject.toml
@@ -70,6 +70,10 @@ LINTED := prismlib tests benchmarks notebooks
 lint: venv
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
+
+# mypy on the package (configured in pyproject.toml: [tool.mypy])
+typecheck: venv
+	$(VENV)/bin/mypy
 
 # mutation testing of the verdict layer (tests/mutants/run.py; slow, not part of `make test`):
 # MUTANTS=stats claims bigram timescales memory convergence verdicts schedule artifacts (default: all)

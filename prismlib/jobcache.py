@@ -80,7 +80,7 @@ def code_fingerprint(objects: Sequence[Any]) -> str:
     for obj in objects:
         tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
         for node in ast.walk(tree):
-            body = getattr(node, "body", None)
+            body: Any = getattr(node, "body", None)
             first = body[0] if isinstance(body, list) and body else None
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]

@@ -26,9 +26,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats as _scipy_stats
+
+if TYPE_CHECKING:
+    from scipy.stats._resampling import BootstrapResult
 
 LEVEL = 0.95
 """Coverage of every interval of the project."""
@@ -128,7 +132,7 @@ def _scipy_resample(
     seed: int,
     level: float = LEVEL,
     vectorized: bool = True,
-) -> object:
+) -> BootstrapResult:
     """``scipy.stats.bootstrap`` with the project's settings: paired units, percentile
     interval, resamples drawn from ``numpy.random.default_rng(seed)``."""
     if vectorized:
@@ -138,7 +142,9 @@ def _scipy_resample(
         def fn(*xs: np.ndarray, axis: int = -1) -> float:
             return float(statistic(*xs))
 
-    return _scipy_stats.bootstrap(
+    # scipy-stubs type the statistic as a union of callables (scalar or array result), which a
+    # callable returning either does not match
+    return _scipy_stats.bootstrap(  # type: ignore[call-overload]
         tuple(arrays),
         fn,
         n_resamples=n_boot,

@@ -15,6 +15,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -69,9 +70,12 @@ def best_time(fn: Callable[[], object], repeats: int, device: torch.device | str
     return min(_time_once(fn, device) for _ in range(repeats))
 
 
+_K = TypeVar("_K")
+
+
 def interleaved_times(
-    fns: Mapping[str, Callable[[], object]], rounds: int, device: torch.device | str = "cpu", warmup: int = 1
-) -> dict[str, list[float]]:
+    fns: Mapping[_K, Callable[[], object]], rounds: int, device: torch.device | str = "cpu", warmup: int = 1
+) -> dict[_K, list[float]]:
     """Times in seconds of every ``fns[name]()``, ``rounds`` runs each, taken in turns.
 
     After ``warmup`` runs of each, every round runs each function once, starting one
@@ -85,7 +89,7 @@ def interleaved_times(
     for name in names:
         for _ in range(warmup):
             fns[name]()
-    times: dict[str, list[float]] = {name: [] for name in names}
+    times: dict[_K, list[float]] = {name: [] for name in names}
     for r in range(rounds):
         k = r % len(names) if names else 0
         for name in names[k:] + names[:k]:

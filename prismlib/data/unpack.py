@@ -33,6 +33,7 @@ def copy_member(archive: Path, member: str | None, out: IO[bytes]) -> None:
     Raises:
         ChecksumError: the archive has no such member.
     """
+    src: IO[bytes] | None  # a file, a zip member or a tar member (None: not a file)
     if member is None:
         with open(archive, "rb") as src:
             shutil.copyfileobj(src, out, _CHUNK)

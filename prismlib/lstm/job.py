@@ -275,7 +275,7 @@ def write_status(folder: Path, hist: TrainHistory, s: LSTMSettings) -> None:
             projected = fit_power_law(curve).budget(s.converge_share, s.converge_tolerance, start=curve.budget)
         except ValueError:
             projected = None
-    status = {
+    status: dict[str, Any] = {
         "epochs": hist.epochs,
         "tokens": hist.tokens,
         "seconds": round(hist.seconds, 1),

@@ -44,6 +44,14 @@ class LSTMLayer(nn.LSTM):
     """
 
     _RAW = ("weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+    # for the type checker: the parameters and buffers registered by name in __init__
+    weight_ih_l0: Tensor
+    weight_hh_l0_raw: Tensor
+    bias_ih_l0_raw: Tensor
+    bias_hh_l0_raw: Tensor
+    fixed_mask: Tensor
+    fixed_ih: Tensor
+    fixed_hh: Tensor
 
     def __init__(self, input_size: int, hidden_size: int, weight_drop: float = 0.0) -> None:
         super().__init__(input_size, hidden_size, num_layers=1, batch_first=True)
@@ -87,7 +95,7 @@ class LSTMLayer(nn.LSTM):
         self._flat_weights = [self.weight_ih_l0, w_hh, b_ih, b_hh]
         return super().forward(input, hx)
 
-    def _apply(self, fn, recurse=True):  # type: ignore[override]
+    def _apply(self, fn, recurse=True):
         ret = super()._apply(fn, recurse)
         self._flat_weights = [self.weight_ih_l0, self.weight_hh_l0_raw, self.bias_ih_l0_raw, self.bias_hh_l0_raw]
         return ret
@@ -159,6 +167,8 @@ class LSTMLM(nn.Module):
       :func:`frequency_rank` of the training counts) orders the words for it.
     """
 
+    rank: Tensor  # the buffer registered by __init__ with an adaptive softmax
+
     def __init__(
         self,
         vocab_size: int,
@@ -179,7 +189,8 @@ class LSTMLM(nn.Module):
         self.encoder = nn.Embedding(vocab_size, emb)
         sizes = [hidden] * (layers - 1) + [emb]
         inputs = [emb] + sizes[:-1]
-        self.rnns = nn.ModuleList(LSTMLayer(i, h, wdrop) for i, h in zip(inputs, sizes))
+        # torch's ModuleList is not generic: typed as what it holds (a ModuleList of LSTMLayer)
+        self.rnns: Sequence[LSTMLayer] = nn.ModuleList(LSTMLayer(i, h, wdrop) for i, h in zip(inputs, sizes))  # type: ignore[assignment]
         self.dropout, self.dropouth, self.dropouti, self.dropoute = dropout, dropouth, dropouti, dropoute
         nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
         self.vocab_size = vocab_size
@@ -219,7 +230,7 @@ class LSTMLM(nn.Module):
     def _output_rows(self) -> list[Tensor]:
         """The adaptive softmax's word rows in rank order: head ``(cutoffs[0], emb)``, then each cluster's."""
         c0 = self.cutoffs[0]
-        return [self.adaptive.head.weight[:c0]] + [tail[1].weight for tail in self.adaptive.tail]
+        return [self.adaptive.head.weight[:c0]] + [tail[1].weight for tail in self.adaptive.tail]  # type: ignore[index]
 
     def embedding_matrix(self) -> Tensor:
         """Input embeddings ``(vocab, emb)`` in id order: the decoder's (full softmax) or the adaptive softmax's rows."""

@@ -69,13 +69,16 @@ bias kept together).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
 from prismlib.stats import N_BOOT, Interval, paired_bootstrap
+
+if TYPE_CHECKING:
+    from prismlib.lstm.model import LSTMLayer
 
 Convention = Literal["logit", "exp"]
 CONVENTIONS: tuple[str, ...] = ("logit", "exp")
@@ -255,7 +258,7 @@ def variant_forget_biases(
         if name == "inverse":
             t_layer = t_layer[::-1]
         elif name == "middle":
-            t_layer = [T / 4, T, T / 2]
+            t_layer = [T / 4, T, T / 2]  # type: ignore[operator]
         return [chrono_bias(n, t, generator) for n, t in zip(sizes, t_layer)]  # type: ignore[arg-type]
     if name == "gradient":
         return [gradient_bias(n, T) for n in sizes]  # type: ignore[arg-type]
@@ -314,7 +317,7 @@ def apply_official(layers: Sequence[nn.LSTM], forget_biases: Sequence[Tensor | N
             b_hh[:h] = -b
             b_hh[h : 2 * h] = b
         mask = torch.ones(4 * h, dtype=torch.bool, device=b_ih.device)
-        layer.fix_bias_entries(mask, b_ih.detach().clone(), b_hh.detach().clone())
+        layer.fix_bias_entries(mask, b_ih.detach().clone(), b_hh.detach().clone())  # type: ignore[operator]
 
 
 def _checked(
@@ -344,8 +347,8 @@ def _bias_tensors(layer: nn.LSTM) -> tuple[Tensor, Tensor]:
     if layer.num_layers != 1 or layer.bidirectional or not layer.bias:
         raise ValueError("apply_timescales needs single-layer, unidirectional nn.LSTM modules with biases")
     if hasattr(layer, "bias_ih_l0_raw"):
-        return layer.bias_ih_l0_raw, layer.bias_hh_l0_raw
-    return layer.bias_ih_l0, layer.bias_hh_l0
+        return layer.bias_ih_l0_raw, layer.bias_hh_l0_raw  # type: ignore[return-value]
+    return layer.bias_ih_l0, layer.bias_hh_l0  # type: ignore[return-value]
 
 
 def apply_timescales(
@@ -374,7 +377,9 @@ def apply_timescales(
         if fixed:
             if not hasattr(layer, "fix_bias_entries"):
                 raise ValueError("fixed biases need prismlib.lstm.LSTMLayer modules (plain nn.LSTM can only be initialised)")
-            layer.fix_bias_entries(freeze_mask(h, freeze, b_ih.device), b_ih.detach().clone(), b_hh.detach().clone())
+            layer.fix_bias_entries(  # type: ignore[operator]
+                freeze_mask(h, freeze, b_ih.device), b_ih.detach().clone(), b_hh.detach().clone()
+            )
 
 
 def forget_gate_biases(layers: Sequence[nn.LSTM]) -> list[Tensor]:
@@ -382,7 +387,7 @@ def forget_gate_biases(layers: Sequence[nn.LSTM]) -> list[Tensor]:
     out = []
     for layer in layers:
         if hasattr(layer, "effective_biases"):
-            b_ih, b_hh = layer.effective_biases()
+            b_ih, b_hh = cast("LSTMLayer", layer).effective_biases()
         else:
             b_ih, b_hh = _bias_tensors(layer)
         h = layer.hidden_size

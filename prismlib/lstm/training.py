@@ -111,6 +111,8 @@ def _make_optimizer(model: nn.Module, s: LSTMSettings, asgd: bool) -> torch.opti
 class _Averaged:
     """Context: swap ASGD's averaged parameters in (evaluation, saving), then back."""
 
+    saved: list[tuple[torch.Tensor, torch.Tensor]]  # (parameter, its own values) while swapped
+
     def __init__(self, opt: torch.optim.Optimizer) -> None:
         self.opt, self.saved = opt, []
 

@@ -29,7 +29,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -297,7 +297,7 @@ class ArmJob:
         record: dict[str, Any] = {}
         if S.recipe == "staged":
             start = first_trained(model, S.train_layers)
-            cache = open_state_cache(data.states)
+            cache = open_state_cache(data.states)  # type: ignore[arg-type]
             head_file = folder / "head.pt"
             ck = load_or_discard(head_file, map_location=device)  # a corrupt one: warm the head up again
             if ck is not None:
@@ -355,7 +355,7 @@ class TrainedMLM:
         """The model's encoder (prism included) as a :class:`prismlib.probing.Encoder` for probing."""
         from prismlib.probing.encoders import Encoder
 
-        return Encoder(self.name, self.tokenizer, self.model.base_model.eval(), self.device)
+        return Encoder(self.name, self.tokenizer, cast(Any, self.model).base_model.eval(), self.device)
 
 
 def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True) -> Section4Data:

@@ -240,7 +240,7 @@ def attach_prism(model: nn.Module, where: str | Sequence[int] = "last", bands: S
     else:
         indices = sorted({int(i) % n_layers for i in where})
     base_model = getattr(model, "base_model", model)
-    prism = PrismLayer(int(base_model.config.hidden_size), bands=bands, base=base)
+    prism = PrismLayer(int(base_model.config.hidden_size), bands=bands, base=base)  # type: ignore[union-attr, arg-type]
     handle = PrismHandle(prism, indices)
     state = handle._state
 

@@ -140,7 +140,7 @@ def mlm_loss(model: torch.nn.Module, input_ids: Tensor, attention_mask: Tensor |
     vocabulary-sized decoder runs on ~15% of the tokens (the same loss as the
     library's ``model(..., labels=labels).loss``, much cheaper on a CPU).
     """
-    hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # type: ignore[operator]
     selected = labels != LOSS_IGNORE
     logits = mlm_head(model)(hidden[selected])
     return torch.nn.functional.cross_entropy(logits.float(), labels[selected])

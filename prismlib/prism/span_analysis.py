@@ -11,6 +11,7 @@ itself is :mod:`prismlib.stats`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -49,7 +50,7 @@ def _correct_logprobs(
     out = torch.zeros(target.shape, dtype=torch.float32)
     for start in progress_bar(range(0, len(fed), batch_size), desc=desc, leave=False, disable=not progress):
         x = fed[start : start + batch_size].to(device)
-        hidden = model.base_model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
+        hidden = cast(Any, model).base_model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
         for i in range(len(x)):  # one input at a time keeps the (length, vocab) logits small
             row = start + i
             where = torch.ones(target.shape[1], dtype=torch.bool) if evaluate is None else evaluate[row].cpu()

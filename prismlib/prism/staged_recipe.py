@@ -27,7 +27,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -64,13 +64,14 @@ def lower_states(model: nn.Module, input_ids: Tensor, start: int) -> Tensor:
     Returns:
         ``(batch, length, hidden)`` float32.
     """
+    # torch types a module's attributes as Tensor | Module: a Hugging Face model's are neither
     base = model.base_model
-    was = base.training
-    base.eval()
-    h = base.embeddings(input_ids=input_ids)
+    was = base.training  # type: ignore[union-attr]
+    base.eval()  # type: ignore[union-attr]
+    h = base.embeddings(input_ids=input_ids)  # type: ignore[union-attr, operator]
     for layer in encoder_layers(model)[:start]:
         h = _hidden(layer(h))
-    base.train(was)
+    base.train(was)  # type: ignore[union-attr]
     return h
 
 
@@ -88,7 +89,7 @@ def top_states(model: nn.Module, states: Tensor, start: int) -> Tensor:
 
 def tied_weight(model: nn.Module) -> nn.Parameter:
     """The decoder weight of the MLM head, which is the input embedding matrix."""
-    return model.get_output_embeddings().weight
+    return cast(Any, model).get_output_embeddings().weight
 
 
 def head_parameters(model: nn.Module) -> list[nn.Parameter]:
@@ -171,7 +172,7 @@ def build_state_cache(
     _discard_if_corrupt(folder)
     folder.mkdir(parents=True, exist_ok=True)
     n, length = sequences.shape
-    hidden = int(model.config.hidden_size)
+    hidden = int(model.config.hidden_size)  # type: ignore[union-attr, arg-type]
     done_file = folder / "rows_done.json"
     states_path, labels_path = folder / "states.npy", folder / "labels.npy"
     done = json.loads(done_file.read_text()) if done_file.exists() and states_path.exists() else [0] * versions

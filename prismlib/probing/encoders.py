@@ -17,6 +17,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -59,7 +60,7 @@ def _char_tokenizer():
     ``[CLS] .. [SEP]`` template): the specials, every printable ASCII character and its
     ``##`` continuation; other characters become ``[UNK]``."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import BertTokenizerFast
+    from transformers import BertTokenizerFast  # type: ignore[attr-defined]
 
     chars = [chr(c) for c in range(33, 127)]
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *(f"##{c}" for c in chars)]
@@ -111,17 +112,17 @@ class Encoder:
     """A tokenizer and a BERT-style encoder, in eval mode on ``device``."""
 
     name: str
-    tokenizer: object
+    tokenizer: Any  # a Hugging Face tokenizer
     model: torch.nn.Module
     device: torch.device
 
     @property
     def hidden_size(self) -> int:
-        return int(self.model.config.hidden_size)
+        return int(cast(Any, self.model).config.hidden_size)
 
     @property
     def num_layers(self) -> int:
-        return int(self.model.config.num_hidden_layers)
+        return int(cast(Any, self.model).config.num_hidden_layers)
 
 
 @contextlib.contextmanager

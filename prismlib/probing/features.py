@@ -20,6 +20,7 @@ from torch import Tensor
 
 from prismlib.probing.encoders import Encoder
 from prismlib.spectral.filters import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
+from prismlib.spectral.filters import SmoothShape
 from prismlib.workers import progress_bar
 
 CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH")
@@ -39,7 +40,7 @@ SMOOTH_WIDTH: float = _SPECTRAL_SMOOTH_WIDTH
 """Edge width (octaves of DCT index) of the ``smooth:`` conditions."""
 
 
-SMOOTH_SHAPE: str = "gaussian"
+SMOOTH_SHAPE: SmoothShape = "gaussian"
 """Edge shape of the ``smooth:`` conditions (``gaussian`` or ``butterworth``)."""
 
 

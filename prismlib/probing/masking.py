@@ -73,6 +73,7 @@ def mask_window(window: Window, mask_id: int, prob: float, rng: np.random.Genera
     """
     gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
     special = torch.from_numpy(window.labels == IGNORE)[None]
+    labels: Tensor | np.ndarray  # mask_batch's, then its one row as an array
     ids, labels = mask_batch(torch.from_numpy(window.input_ids)[None], special, mask_id, 1, gen, prob, (1.0, 0.0, 0.0))
     labels = labels[0].numpy()
     chosen = labels != LOSS_IGNORE

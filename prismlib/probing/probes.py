@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,9 @@ from prismlib.claims import Gate
 from prismlib.probing.features import Features
 from prismlib.stats import N_BOOT, Interval, group_sums, ratio_difference
 from prismlib.workers import run_pool
+
+if TYPE_CHECKING:
+    from prismlib.probing.states import States
 
 MAJORITY = "majority"
 """Pseudo-condition of :class:`ProbeRuns`: always predict the training set's majority class."""
@@ -257,7 +261,7 @@ def _probe_job(args: tuple) -> ProbeResult:
     return train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
 
 
-def majority_class(train: Features) -> int:
+def majority_class(train: Features | States) -> int:
     """The class with the largest total weight in the training set."""
     mass = torch.zeros(int(train.labels.max()) + 1).index_add_(0, train.labels, train.weights.float())
     return int(mass.argmax())
@@ -290,12 +294,12 @@ def probe_conditions(
     Returns:
         :class:`ProbeRuns`.
     """
-    jobs = []
+    jobs: list[tuple[Any, ...]] = []
     for cond in conditions:
         split = {s: (f.x[cond], f.labels, f.weights) for s, f in feats.items()}
         jobs.extend((split, n_classes, seed + run, probe_kwargs) for run in range(runs))
     done = run_pool(_probe_job, jobs, workers, progress=progress, desc="probes", unit="probe")
-    results = {cond: done[i * runs : (i + 1) * runs] for i, cond in enumerate(conditions)}
+    results: dict[str, Sequence[ProbeResult]] = {cond: done[i * runs : (i + 1) * runs] for i, cond in enumerate(conditions)}
     return collect_runs(results, feats["test"].labels, majority_class(feats["train"]))
 
 

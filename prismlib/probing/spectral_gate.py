@@ -94,6 +94,8 @@ class SpectralGate(nn.Module):
         grid: ``(G,)`` buffer, the relative frequency of each parameter.
     """
 
+    grid: Tensor  # the buffer registered by __init__
+
     def __init__(self, grid_size: int = 512, init: float = 0.5) -> None:
         super().__init__()
         if grid_size < 1:

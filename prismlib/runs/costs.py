@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import torch
@@ -289,7 +290,7 @@ def measure(profile: Profile, device: str = "auto", steps: int = 3) -> dict[str,
         return flops * steps / (time.perf_counter() - t0) / 1e12
 
     c = encoder_config(profile.encoder)
-    bert = BertForMaskedLM(BertConfig(**c)).to(dev)
+    bert = BertForMaskedLM(BertConfig(**c)).to(dev)  # type: ignore[arg-type]
     opt = torch.optim.Adam(bert.parameters())
     ids = torch.randint(1000, c["vocab_size"], (P.batch_size, P.seq_len), device=dev)
 
@@ -345,7 +346,7 @@ def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFra
         }  # fmt: skip
         for w in works(profile)
     ]
-    agg = {"jobs": "sum", "PFLOP": "sum", "device_hours": "sum", "longest_job_hours": "max", "device_memory_GB": "max",
+    agg: dict[str, Any] = {"jobs": "sum", "PFLOP": "sum", "device_hours": "sum", "longest_job_hours": "max", "device_memory_GB": "max",
            "disk_GB": "sum", "disk_for": lambda s: "; ".join(dict.fromkeys(x for x in s if x))}  # fmt: skip
     table = pd.DataFrame(rows).groupby("notebook", sort=False).agg(agg).reset_index()
     total = {"notebook": "total"} | {k: table[k].agg(v) for k, v in agg.items() if k != "disk_for"} | {"disk_for": ""}

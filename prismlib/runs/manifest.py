@@ -72,7 +72,7 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     derived ``seconds`` / ``total_seconds`` and the ``train`` runs of ``training.json``."""
     notebooks = dict(sorted(manifest.get("notebooks", {}).items()))
     seconds = {k: v["seconds"] for k, v in notebooks.items() if v.get("seconds") is not None}
-    out = {"profile": path.parent.name}
+    out: dict[str, Any] = {"profile": path.parent.name}
     out.update({k: v for k, v in manifest.items() if k not in LEGACY_KEYS + ("data_dir",)})
     out.update(format=FORMAT, notebooks=notebooks, seconds=seconds, total_seconds=round(sum(seconds.values()), 1))
     training = path.parent / "training.json"  # written by `python -m prismlib train` (prismlib.jobcache)

@@ -68,7 +68,7 @@ def _git_commit() -> str | None:
 
 
 def _versions() -> dict[str, str | None]:
-    out = {"python": platform.python_version()}
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             out[name] = metadata.version(name)
@@ -211,7 +211,7 @@ def reproduce(
     logs = cache_dir() / "logs" / prof.name
     logs.mkdir(parents=True, exist_ok=True)
     manifest_path = out_dir / "manifest.json"
-    run = {"commit": commit, "device": _device(), "profile_device": prof.device, "packages": _versions()}
+    run: dict[str, Any] = {"commit": commit, "device": _device(), "profile_device": prof.device, "packages": _versions()}
     if allow_dirty and commit is not None and commit.endswith("+dirty"):
         run["allow_dirty"] = True
     no_train = {NO_TRAIN_ENV: "1"} if not train or prof.name == "paper" else {}

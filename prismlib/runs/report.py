@@ -27,10 +27,12 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 import nbformat
@@ -359,7 +361,7 @@ def _md(text: str) -> str:
 
 
 def _index_page(
-    src: Sources, entries: list[Entry], manifest: dict, stored_claims: dict, site: Path, docs: list[tuple[str, str]] = ()
+    src: Sources, entries: list[Entry], manifest: dict, stored_claims: dict, site: Path, docs: Sequence[tuple[str, str]] = ()
 ) -> str:
     """The index: contents, notebooks (state, commit, run time), the verdicts per notebook,
     figures by notebook, the full claims table, the manifest and the README's pages (``docs``)."""
@@ -458,7 +460,7 @@ def _notebook_table(entries: list[Entry], src: Sources) -> str:
             f"<td class='num'>{_seconds(e)}</td><td><a href='notebooks/{e.stem}.ipynb'>.ipynb</a></td></tr>"
         )
     timed = [e for e in entries if e.seconds is not None]
-    total = f"{sum(e.seconds for e in timed):,.1f} s"
+    total = f"{sum(cast(float, e.seconds) for e in timed):,.1f} s"
     if any(e.seconds_note not in ("manifest", "papermill") for e in timed):
         total = f"&asymp; {total}"
     if len(timed) < len(entries):
@@ -540,9 +542,9 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
         link = f"<a href='{pages[nb].stem}.html'>{nb}</a>" if nb in pages else html.escape(nb)
         parts = (f"{r.effect:+.3g}", f"[{r.ci_low:+.3g}, {r.ci_high:+.3g}]", str(r.unit))  # each kept whole, wrapped between
         effect = " ".join(f"<span class='num'>{html.escape(p)}</span>" for p in parts if p)
-        verdict = _verdict(r.verdict)
+        verdict = _verdict(cast(str, r.verdict))
         if nb in stale_nbs:
-            verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(r.verdict)}</s></small>"
+            verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(cast(str, r.verdict))}</s></small>"
         rows.append(
             f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}</td>"
             f"<td class='effect'>{effect}<small>{html.escape(str(r.test))}</small></td>"
@@ -644,7 +646,8 @@ def _manifest_section(src: Sources, manifest: dict) -> str:
             f"<p>No run manifest (<code>results/{html.escape(src.profile)}/manifest.json</code>); "
             f"<code>python -m prismlib reproduce --profile {html.escape(src.profile)}</code> writes one.</p>"
         )
-    runs, versions = [], {}
+    runs: list[dict[str, Any]] = []
+    versions: dict[str, list[str]] = {}
     for stem, r in manifest.get("notebooks", {}).items():
         failure = r.get("failure", {})
         runs.append({

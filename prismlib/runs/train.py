@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, is_done, pool_size, record_training, run_missing
+from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, is_done, pool_size, record_training, run_missing
 from prismlib.lstm.grid import EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
@@ -158,7 +158,7 @@ def main(argv: Sequence[str]) -> int:
     print(f"profile {profile.name}: {len(jobs)} LSTM models, {done} already trained, cache {cache_dir() / 'jobs'}")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    ran: list[Job] = []
+    ran: Sequence[Trainable] = []
     arms, completed = 0, False
     try:
         if profile.lstm.until_converged:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Sequence
 from numbers import Integral
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -74,7 +75,7 @@ def token_ids(
         TypeError: strings without a tokenizer, or texts of mixed or unknown kinds.
         ValueError: no texts.
     """
-    texts = list(texts)
+    texts = cast("list[str] | list[Sequence[int]]", list(texts))
     if not texts:
         raise ValueError("no texts given")
     if all(isinstance(t, str) for t in texts):
@@ -104,7 +105,7 @@ def hidden_batches(
     device: torch.device | str | None = None,
     desc: str = "encoding",
     progress: bool = True,
-) -> Iterator[tuple[list[int], Tensor, list[int]]]:
+) -> Iterator[tuple[list[int], Tensor | tuple[Tensor, ...], list[int]]]:
     """Hidden states of ``layer`` for every sequence, in padded batches.
 
     Sequences are sorted by length (stably) and cut into batches of ``batch_size``;
@@ -150,7 +151,7 @@ def hidden_batches(
             ids[row, : lengths[row]] = torch.as_tensor(np.asarray(sequences[i]), dtype=torch.long)
             mask[row, : lengths[row]] = 1
         states = model(input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True).hidden_states
-        wanted = [layer] if isinstance(layer, Integral) else list(layer)
+        wanted: list[int] = [cast(int, layer)] if isinstance(layer, Integral) else list(cast(Sequence[int], layer))
         wrong = [i for i in wanted if not -len(states) <= i < len(states)]
         if wrong:
             raise ValueError(f"layer {wrong[0]} is out of range: the model returns {len(states)} hidden states (0 = embeddings)")
@@ -195,6 +196,7 @@ def _fraction_sums(
             width = hidden[0].shape[-1]
             num = torch.zeros(len(layers), len(BAND_NAMES), width, dtype=torch.float64, device=hidden[0].device)
             den = torch.zeros(len(layers), width, dtype=torch.float64, device=hidden[0].device)
+        assert den is not None  # set with num, on the first batch
         for li, states in enumerate(hidden):
             for row, n in enumerate(lengths):
                 energy = band_energy(states[row, :n], center=center).double()
@@ -202,7 +204,8 @@ def _fraction_sums(
                 seen = total > 0
                 num[li] += n * torch.where(seen, energy / total.clamp_min(1e-300), 0.0)
                 den[li] += n * seen
-    return num, den
+    # None before the first batch only: spectral_profile passes at least one text
+    return cast(Tensor, num), cast(Tensor, den)
 
 
 def spectral_profile(
@@ -252,7 +255,7 @@ def spectral_profile(
             model/layer (see :func:`hidden_batches`).
         TypeError: see :func:`token_ids`.
     """
-    layers = [layer] if isinstance(layer, Integral) else [int(i) for i in layer]
+    layers: list[int] = [cast(int, layer)] if isinstance(layer, Integral) else [int(i) for i in cast(Sequence[int], layer)]
     if not layers or len(set(layers)) != len(layers):
         raise ValueError(f"layer must be an index or a sequence of distinct indices, got {layer!r}")
     if max_length is None:

@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import scipy.fft
@@ -242,12 +242,12 @@ class _PocketDCT(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x: Tensor, dim: int, inverse: bool) -> Tensor:  # type: ignore[override]
+    def forward(ctx, x: Tensor, dim: int, inverse: bool) -> Tensor:
         ctx.dim, ctx.inverse = dim, inverse
         return _pocket(x.detach(), inverse, axis=dim)
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:
         return _PocketDCT.apply(grad, ctx.dim, not ctx.inverse), None, None
 
 
@@ -414,7 +414,7 @@ def allocate_bands(n: int, k: int = 5, base: int = 4, names: Sequence[str] | Non
         names = BAND_NAMES if k == len(BAND_NAMES) else tuple(f"B{i}" for i in range(k))
     if len(names) != k:
         raise ValueError(f"got {len(names)} names for {k} bands")
-    alloc = [row["width"] for row in allocation_table(n, k, base)]
+    alloc = [cast(int, row["width"]) for row in allocation_table(n, k, base)]
     bands, lo = [], 0
     for name, a in zip(names, alloc):
         bands.append(Band(name, lo, lo + a))
@@ -532,13 +532,13 @@ class _CpuFilter(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:  # type: ignore[override]
+    def forward(ctx, x: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
         ctx.fn = fn
         n, h = x.shape[-2], x.shape[-1]
         return fn(x.detach().reshape(-1, n, h)).view(x.shape)
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:
         return _CpuFilter.apply(grad, ctx.fn), None
 
 
@@ -635,7 +635,7 @@ def _gain_cpu(x3: Tensor, op: Tensor, path: str) -> Tensor:
 
 
 @lru_cache(maxsize=64)
-def _smooth_matrix_cached(n: int, lo: int, hi: int, width: float, shape: str, dtype: torch.dtype) -> Tensor:
+def _smooth_matrix_cached(n: int, lo: int, hi: int, width: float, shape: SmoothShape, dtype: torch.dtype) -> Tensor:
     """``C^T diag(g) C`` (``n x n``, symmetric) of the smooth gain ``g`` of ``[lo, hi)``."""
     c = _dct_matrix64(n)
     gain = smooth_gain(n, Band("b", lo, hi), width=width, shape=shape)
@@ -752,7 +752,7 @@ class _CpuSplit(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x: Tensor, plan: _SplitPlan) -> tuple[Tensor, ...]:  # type: ignore[override]
+    def forward(ctx, x: Tensor, plan: _SplitPlan) -> tuple[Tensor, ...]:
         ctx.plan, ctx.shape = plan, x.shape
         n, h = x.shape[-2], x.shape[-1]
         x3 = x.detach().reshape(-1, n, h)
@@ -780,15 +780,15 @@ class _CpuSplit(torch.autograd.Function):
                 w = plan.spans[i][1] - plan.spans[i][0]
                 out[i] = torch.matmul(rows[start : start + w].T, coef[:, start : start + w], out=_empty_cpu(x3.shape, x.dtype))
                 start += w
-        rest = torch.sub(x3, out[others[0]], out=coef if plan.fft else _empty_cpu(x3.shape, x.dtype))
+        rest = torch.sub(x3, cast(Tensor, out[others[0]]), out=coef if plan.fft else _empty_cpu(x3.shape, x.dtype))
         for i in others[1:]:
-            rest.sub_(out[i])
+            rest.sub_(cast(Tensor, out[i]))
         out[plan.rest] = rest
         return tuple(y.view(x.shape) for y in out)  # type: ignore[union-attr]
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, *grads: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+    def backward(ctx, *grads: Tensor) -> tuple[Tensor, None]:
         plan: _SplitPlan = ctx.plan
         n, h = ctx.shape[-2], ctx.shape[-1]
         g = [gb.reshape(-1, n, h) for gb in grads]
@@ -855,9 +855,13 @@ def _split_seq(x: Tensor, spans: tuple[tuple[int, int], ...]) -> list[Tensor]:
             start += w
     # the widest band: the signal minus the others (accumulated in float32 for half types)
     acc_dtype = _FFT_DTYPE.get(x.dtype, x.dtype)
-    acc = out[others[0]].to(acc_dtype) + out[others[1]] if len(others) > 1 else out[others[0]].to(acc_dtype)
+    acc = (
+        cast(Tensor, out[others[0]]).to(acc_dtype) + cast(Tensor, out[others[1]])
+        if len(others) > 1
+        else cast(Tensor, out[others[0]]).to(acc_dtype)
+    )
     for i in others[2:]:
-        acc += out[i]
+        acc += cast(Tensor, out[i])
     out[plan.rest] = (x.to(acc_dtype) - acc).to(x.dtype) if acc_dtype != x.dtype else x - acc
     return out  # type: ignore[return-value]
 
@@ -982,6 +986,7 @@ def band_pass(
     check_length(n, dim)
     per_row = not isinstance(band, Band)
     if lengths is None and not per_row:
+        assert isinstance(band, Band)  # not per_row
         band.check(n)
         return _apply_last2(x, d, lambda seq: _filter_seq(seq, band.lo, band.hi))
     keys = _row_keys(x, band, d, lengths)
@@ -1179,7 +1184,7 @@ def smooth_gain(n: int, band: Band, *, width: float = SMOOTH_WIDTH, shape: Smoot
 
 
 @lru_cache(maxsize=64)
-def _smooth_gain_cached(n: int, lo: int, hi: int, width: float, shape: str, dtype: torch.dtype, device: str) -> Tensor:
+def _smooth_gain_cached(n: int, lo: int, hi: int, width: float, shape: SmoothShape, dtype: torch.dtype, device: str) -> Tensor:
     return smooth_gain(n, Band("b", lo, hi), width=width, shape=shape).to(dtype=dtype, device=device)
 
 
@@ -1278,6 +1283,7 @@ def smooth_band_pass(
     check_length(n, dim)
     per_row = not isinstance(band, Band)
     if lengths is None and not per_row:
+        assert isinstance(band, Band)  # not per_row
         band.check(n)
         return _apply_last2(x, d, lambda seq: _smooth_seq(seq, band.lo, band.hi, width, shape))
     keys = _row_keys(x, band, d, lengths)

@@ -125,7 +125,8 @@ def filter_timings(
         plan = split_plan(n, tuple((b.lo, b.hi) for b in bands), fft_width(device))
         textbook = (1 + len(bands)) * fft_flops(n) * columns
         flops = {"prismlib": plan.flops() * columns, "torch-dct": textbook, "scipy": textbook}
-        fns, meta = {}, {}
+        fns: dict[tuple[str, str], Callable[..., object]] = {}
+        meta: dict[tuple[str, str], tuple[str, float]] = {}
         for name, fn in torch_backends.items():
             x, grad = x32.to(device, dtype), grad32.to(device, dtype)
             if not _runs_in(fn, x, bands):
@@ -234,8 +235,9 @@ def band_timings(
             path = band_path(n, band.lo, band.hi, fft_width(device))
             flops = {"prismlib": band_flops(n, band, path) * columns, "torch-dct": 2 * fft_flops(n) * columns}
             flops["scipy"] = flops["torch-dct"]
-            fns, meta = {}, {}
-            impls = {"prismlib": lambda v, band=band: band_pass(v, band, check_finite=False)}
+            fns: dict[tuple[str, str], Callable[..., object]] = {}
+            meta: dict[tuple[str, str], tuple[str, float]] = {}
+            impls: dict[str, Callable[..., Tensor]] = {"prismlib": lambda v, band=band: band_pass(v, band, check_finite=False)}
             if "torch-dct" in backends:
                 impls["torch-dct"] = lambda v, band=band: torch_dct_band_pass(v, band)
             for name, fn in impls.items():
@@ -411,7 +413,7 @@ def sector_timings(
         mask = np.zeros((n, hidden), dtype=np.float32)
         for band, sl in zip(bands, slices):
             mask[band.lo : band.hi, sl] = 1
-        fns: dict[tuple[str, str], Callable[[], object]] = {
+        fns: dict[tuple[str, str], Callable[..., object]] = {
             ("sectors", "prismlib"): lambda: sector_band_pass(x, bands, slices, check_finite=False),
             ("sectors", "scipy"): lambda: scipy_gain_filter(xn, mask, workers),
         }

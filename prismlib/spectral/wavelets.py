@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import Tensor
@@ -292,7 +293,7 @@ def haar_band_pass(
     per_row = not isinstance(band, HaarBand)
     if per_row and d == 0:
         raise ValueError("with per-row bands, axis 0 is the batch axis; the token axis must be another one")
-    bands = list(band) if per_row else [band]
+    bands = list(cast(Sequence[HaarBand], band)) if per_row else [cast(HaarBand, band)]
     if per_row and len(bands) != x.shape[0]:
         raise ValueError(f"got {len(bands)} Haar bands for a batch of {x.shape[0]} rows (axis 0)")
     depth = haar_depth(n)
@@ -312,4 +313,5 @@ def haar_band_pass(
     for j, a in _approximations(x, d, rows, used[-1], keep=set(used)):
         term = a * sign[:, j].to(dtype=x.dtype, device=x.device).view(shape)
         out = term if out is None else out + term
+    assert out is not None  # a_j of used[-1] at least
     return out
