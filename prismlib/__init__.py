@@ -25,6 +25,7 @@ One package per work, and a few modules both share:
 ``jobcache``     a trained model is a job cached by the hash of its spec; executors
                  (inline, local pool, SLURM) that train the missing ones
 ``timing``       timing a piece of code the same way everywhere (``benchmarks/``)
+``anneal``       the annealed schedule and its stopping rule (work B, section 4)
 ================ ==================================================================
 
 Dependencies point one way (``tests/test_layers.py``): the modules without a package are the
@@ -33,7 +34,43 @@ core and import no package; ``data`` and ``spectral`` import only the core; ``pr
 ``__main__`` sit on top.
 
 Each package's ``__init__`` re-exports its modules' public names, so notebooks import
-short names (``from prismlib.lstm import LSTMLM, trained``).
+short names (``from prismlib.lstm import LSTMLM, trained``) through :func:`lazy_exports`
+(PEP 562): a name's module is imported on its first use, so the core (filters, prism layer,
+LSTM model) needs torch, numpy and scipy only and the heavier modules load when used.
 """
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+
+def lazy_exports(package: str, exports: dict[str, tuple[str, ...]]) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """``(__getattr__, __dir__, __all__)`` for ``package`` whose submodule ``m`` defines the
+    names ``exports[m]``; a submodule itself is an attribute too (``prismlib.lstm.model``).
+    A name exported by two submodules is an error (a package has one meaning per name)."""
+    where: dict[str, str] = {}
+    for module, names in exports.items():
+        for name in names:
+            if name in where:
+                raise ValueError(f"{package}: {name!r} is exported by both {where[name]} and {module}")
+            where[name] = module
+    clash = set(where) & set(exports)
+    if clash:
+        raise ValueError(f"{package}: {sorted(clash)} name both a submodule and a name in it; rename the module")
+
+    def __getattr__(name: str) -> Any:
+        if name in exports:
+            return importlib.import_module(f"{package}.{name}")
+        if name not in where:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+
+    def __dir__() -> list[str]:
+        return sorted([*where, *exports])
+
+    return __getattr__, __dir__, sorted(where)
+
 
 __version__ = "0.1.0"

@@ -43,6 +43,7 @@ MOVED_MODULES: dict[str, str] = {
     "prismlib.jobs": "prismlib.lstm",
     "prismlib.memory": "prismlib.lstm",
     "prismlib.timescales": "prismlib.lstm",
+    "prismlib.lstm.schedule": "prismlib.anneal",
 }
 
 

@@ -55,7 +55,7 @@ class LSTMSettings:
             input, embedding and hidden-to-hidden (DropConnect) dropout rates.
         optimizer: ``ntasgd`` (SGD -> ASGD, the slides' baseline), ``anneal`` (SGD whose rate
             falls on a validation plateau and which stops by that rule,
-            :mod:`prismlib.lstm.schedule`; the cpu recipe) or ``adam``.
+            :mod:`prismlib.anneal`; the cpu recipe) or ``adam``.
         lr, clip, wdecay: learning rate, gradient-norm clip, weight decay.
         alpha, beta: AR and TAR regularisation weights.
         nonmono: NT-ASGD's non-monotone window (validation checks).
@@ -101,7 +101,7 @@ class LSTMSettings:
         checks_per_pass: with ``steps_per_epoch=None``, the "epochs" (rounds: validation,
             checkpoint, a schedule decision) per pass over PTB train (1: one per pass).
         decay_factor, decay_tolerance, decays, min_rounds: the ``anneal`` schedule
-            (:class:`prismlib.lstm.schedule.AnnealRule`): divide the rate by ``decay_factor``
+            (:class:`prismlib.anneal.AnnealRule`): divide the rate by ``decay_factor``
             when full validation fails to improve by ``decay_tolerance`` (a fraction); stop
             at the first failure after ``decays`` decays; no decay in the first
             ``min_rounds`` rounds nor before the model beats the PTB bigram on validation.

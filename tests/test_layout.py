@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from prismlib import lazy_exports
 from prismlib.artifacts import load_checkpoint, save_atomic
-from prismlib.lazy import lazy_exports
 
 KEYS = Path(__file__).parent / "fixtures" / "job_keys.json"
 LIB = Path(__file__).resolve().parents[1] / "prismlib"

@@ -4,7 +4,6 @@
 model        the AWD-style LSTM LM (weight drop, fixed bias entries, tied softmax)
 timescales   timescale <-> forget-gate bias, chrono and the slides' variants
 training     the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, exact resume)
-schedule     the annealed schedule's rule: when the rate falls, when a run has converged
 evaluation   per-token NLL, perplexity, paired chunk bootstraps, frequency bins
              (array-level: nothing here takes a trained run)
 job          ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
@@ -22,7 +21,7 @@ what a caller needs."""
 
 from __future__ import annotations
 
-from prismlib.lazy import lazy_exports
+from prismlib import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "model": (
@@ -67,15 +66,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "train_lm",
         "anneal_rule",
         "recipe_summary",
-    ),
-    "schedule": (
-        "AnnealRule",
-        "AnnealState",
-        "anneal_check",
-        "STOP_REASONS",
-        "STOPPED_BY_RULE",
-        "STOPPED_AT_CAP",
-        "DID_NOT_LEARN",
     ),
     "evaluation": (
         "token_nll",

@@ -168,11 +168,12 @@ from version 2 on, so a bump retrains the models of the old code. 1: the first c
 def recipe_code() -> list[Any]:
     """The functions and classes whose code defines what an LSTM job trains (a test pins their
     :func:`~prismlib.jobcache.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
-    from prismlib.lstm import evaluation, model, schedule, timescales, training
+    from prismlib import anneal
+    from prismlib.lstm import evaluation, model, timescales, training
 
     return [
         training.train_lm, training.anneal_rule, training._make_optimizer, training._Averaged, training._converged,
-        training._snapshot_epoch, schedule.anneal_check, model.LSTMLayer, model.LSTMLM, model.embedded_dropout,
+        training._snapshot_epoch, anneal.anneal_check, model.LSTMLayer, model.LSTMLM, model.embedded_dropout,
         model.locked_dropout, model.batchify, evaluation.token_nll, timescales.variant_forget_biases,
         timescales.chrono_bias, timescales.gradient_bias, timescales.pareto_timescales, timescales.inverse_gamma_timescales,
         timescales._mixture, timescales.official_layer2_biases, timescales.bias_from_timescale,

@@ -3,7 +3,7 @@
 :func:`train_lm` trains in place: variable-length BPTT, activation (AR) and temporal
 activation (TAR) regularisation, gradient clipping, and NT-ASGD (SGD that switches to
 averaged SGD when the validation loss stops improving for ``nonmono`` evaluations), the
-annealed SGD of :mod:`prismlib.lstm.schedule` (which stops by its own rule) or Adam.
+annealed SGD of :mod:`prismlib.anneal` (which stops by its own rule) or Adam.
 After every epoch (round) the validation perplexity is recorded and a checkpoint
 written; a second call with the same checkpoint resumes exactly (the RNG states and the
 schedule's state are in it).
@@ -23,11 +23,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from prismlib.anneal import STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
 from prismlib.artifacts import load_or_discard, save_atomic
 from prismlib.lstm.convergence import LearningCurve, model_gate
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, batchify, detach_state
-from prismlib.lstm.schedule import STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
 from prismlib.profiles import LSTMSettings
 from prismlib.workers import progress_bar
 
@@ -76,7 +76,7 @@ class TrainHistory:
 
     @property
     def stop_reason(self) -> str | None:
-        """Why an ``anneal`` run ended (:data:`prismlib.lstm.schedule.STOP_REASONS`), ``None``
+        """Why an ``anneal`` run ended (:data:`prismlib.anneal.STOP_REASONS`), ``None``
         while it runs and for the other optimizers."""
         return None if self.anneal is None else self.anneal.stop
 

@@ -6,7 +6,7 @@ adds what decides whether those tests say anything about the slides' claim:
 
 * the **model gate** (:func:`prismlib.lstm.models_gate`): every run the claim reads
   improved by less than the profile's tolerance over the last share of its budget; for
-  runs of the annealed schedule (:mod:`prismlib.lstm.schedule`): every run *stopped by its
+  runs of the annealed schedule (:mod:`prismlib.anneal`): every run *stopped by its
   rule*, not at its cap (a run that never beat the bigram "did not learn");
 * the **effect-stability gate**: each of the claim's tests computed again from the test
   NLL stored at half the budget (annealed runs: on *validation*, at the last two
@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
 from prismlib.claims import Gate, Test
 from prismlib.lstm.convergence import (
     SHARE,
@@ -47,7 +48,6 @@ from prismlib.lstm.convergence import (
     stable_budget,
 )  # fmt: skip
 from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means
-from prismlib.lstm.schedule import DID_NOT_LEARN, STOPPED_BY_RULE
 from prismlib.stats import Interval, welch_difference
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ what a caller needs."""
 
 from __future__ import annotations
 
-from prismlib.lazy import lazy_exports
+from prismlib import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "filters": (

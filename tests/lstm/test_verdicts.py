@@ -247,7 +247,7 @@ def test_interval_row():
 
 
 # ---------------------------------------------------------------- annealed runs (the cpu recipe)
-from prismlib.lstm.schedule import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealState  # noqa: E402
+from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealState  # noqa: E402
 
 
 @dataclass

@@ -84,8 +84,8 @@ MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
                     tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING)),
     "verdicts": ("prismlib.lstm.verdicts", ("tests/lstm/test_verdicts.py", "tests/lstm/test_convergence.py"),
                  tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING)),
-    "schedule": ("prismlib.lstm.schedule", ("tests/lstm/test_schedule.py",),
-                 tuple(f"tests/lstm/test_schedule.py::{t}" for t in _SCHEDULE_TRAINING)),
+    "schedule": ("prismlib.anneal", ("tests/core/test_anneal.py",),
+                 tuple(f"tests/core/test_anneal.py::{t}" for t in _SCHEDULE_TRAINING)),
     "artifacts": ("prismlib.artifacts", ("tests/core/test_artifacts.py",), ()),
 }  # fmt: skip
 """Short name -> (module, the test files that guard it, tests left out of the mutation run:

@@ -1,13 +1,14 @@
-"""The annealed learning-rate schedule of work B's cpu recipe, and its stopping rule.
+"""An annealed learning-rate schedule and its stopping rule: what "converged" means for the
+models this project trains to a stop (work B's LSTMs, section 4's continued MLM training).
 
-Plain SGD whose learning rate is divided by ``decay_factor`` whenever the full-validation
-perplexity, checked after every round (a fraction of a pass over PTB train), has failed to
-improve on the best so far by ``decay_tolerance`` (a fraction) for ``patience`` checks in a
-row. The run stops, *by its rule*, at the first such stall after ``decays`` decays. Two
-guards keep the rule from firing on a model that has not started learning:
+The learning rate is divided by ``factor`` whenever a held-out perplexity (work B: full
+validation; section 4: held-out masked tokens), checked after every round (a fixed amount
+of training), has failed to improve on the best so far by ``tolerance`` (a fraction) for
+``patience`` checks in a row. The run stops, *by its rule*, at the first such stall after
+``decays`` decays. Two guards keep the rule from firing on a model that has not started learning:
 
 - no decay before ``min_rounds`` rounds;
-- no decay while the best validation perplexity is not below ``learn_below`` (the
+- no decay while the best validation perplexity is not below ``learn_below`` (work B: the
   Kneser-Ney bigram of PTB train, :func:`prismlib.lstm.bigram.ptb_references`): a model on
   the unigram plateau keeps its learning rate.
 

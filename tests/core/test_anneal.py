@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from prismlib import lstm
-from prismlib.lstm.schedule import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
+from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
 from prismlib.profiles import get_profile
 
 RULE = AnnealRule(factor=4.0, tolerance=0.002, decays=2, min_rounds=2, cap=30, learn_below=300.0)
