@@ -42,6 +42,7 @@ notebook's, to ``figures/<profile>/claims.csv`` and ``claims.md``.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -356,3 +357,48 @@ def report(claims: Sequence[Claim], profile: str, model: str = ""):
     claims = [replace(c, model=c.model or model) for c in claims]
     save_claims(claims, profile)
     return Markdown(render(claims))
+
+
+# =========================================================================== effect stability
+
+
+def effect_stability_gate(name: str, later: Interval, earlier: float, margin: float, earlier_at: str = "half the budget") -> Gate:
+    """Passed when a claim's contrast has stopped moving between an earlier checkpoint and the end
+    (work B: half the budget, or the last decay of the annealed schedule; section 4: the last decay).
+
+    Args:
+        name: the contrast, e.g. ``"ppl(X=70) - ppl(baseline)"``.
+        later: the contrast at the end of training with its interval.
+        earlier: the same contrast (point estimate) at the earlier checkpoint.
+        margin: the claim's margin: the stated margin of an equivalence or
+            non-inferiority claim, else the distance of the effect from the claim's
+            threshold (:func:`claim_margin`). The contrast may move by at most half of it.
+        earlier_at: where the earlier checkpoint was, for the gate's name and detail.
+
+    Passed when ``|later.effect - earlier| <= margin / 2`` or ``earlier`` lies inside
+    ``later``'s interval.
+    """
+    if not math.isfinite(earlier) or not math.isfinite(margin) or margin < 0:
+        raise ValueError(f"earlier contrast and margin must be finite (margin >= 0), got {earlier} and {margin}")
+    moved = later.effect - earlier
+    passed = abs(moved) <= margin / 2 or later.contains(earlier)
+    detail = (
+        f"{'' if passed else 'not converged: '}contrast {earlier:+.2f} at {earlier_at} -> {later.effect:+.2f} "
+        f"[{later.low:+.2f}, {later.high:+.2f}] at the end: moved {moved:+.2f}, allowed {margin / 2:.2f} (half the margin "
+        f"{margin:.2f}) or inside the final interval"
+    )
+    return Gate(f"stable: {name} moved <= half its margin since {earlier_at}", passed, detail)
+
+
+def claim_margin(effect: float, threshold: float = 0.0, stated: float | None = None) -> float:
+    """The margin the effect-stability gate halves: ``stated`` (an equivalence or
+    non-inferiority margin) where the claim gives one, else ``|effect - threshold|``."""
+    return abs(stated) if stated is not None else abs(effect - threshold)
+
+
+def stability_margin(test: Test) -> float:
+    """The margin the effect-stability gate halves for ``test``: an equivalence test's stated
+    margin, else the distance of the effect from the threshold (:func:`claim_margin`)."""
+    if test.kind == "equivalence":
+        return claim_margin(test.interval.effect, stated=test.threshold)
+    return claim_margin(test.interval.effect, test.threshold)

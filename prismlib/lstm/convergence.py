@@ -11,7 +11,7 @@ the multi-timescale model's, ``PTB_l1_3_4_l2_invgamma.pt``, not a baseline's: va
 * :func:`model_gate`: the model's validation perplexity improved by less than
   ``tolerance`` (a fraction) over the last ``share`` of its budget, read off its
   :class:`LearningCurve`;
-* :func:`effect_stability_gate`: the claim's contrast at the end against the same
+* :func:`prismlib.claims.effect_stability_gate`: the claim's contrast at the end against the same
   contrast at half the budget: it moved by at most half the claim's margin, or the
   earlier value lies inside the later interval.
 
@@ -38,7 +38,6 @@ import numpy as np
 from scipy.optimize import brentq, curve_fit
 
 from prismlib.claims import Gate
-from prismlib.stats import Interval
 
 SHARE = 0.25
 """Default share of the budget (the last quarter) over which the model gate reads the improvement."""
@@ -125,40 +124,6 @@ def model_gate(name: str, curve: LearningCurve | None, share: float = SHARE, tol
         f"{share:.0%} of {format_tokens(curve.budget)} tokens; allowed {tolerance:.0%}"
     )
     return Gate(title, passed, detail)
-
-
-def effect_stability_gate(name: str, later: Interval, earlier: float, margin: float, earlier_tokens: float | None = None) -> Gate:
-    """Passed when a claim's contrast has stopped moving between half the budget and the end.
-
-    Args:
-        name: the contrast, e.g. ``"ppl(X=70) - ppl(baseline)"``.
-        later: the contrast at the end of training with its interval.
-        earlier: the same contrast (point estimate) at half the budget.
-        margin: the claim's margin: the stated margin of an equivalence or
-            non-inferiority claim, else the distance of the effect from the claim's
-            threshold (:func:`claim_margin`). The contrast may move by at most half of it.
-        earlier_tokens: the training tokens of the earlier measurement (for the detail).
-
-    Passed when ``|later.effect - earlier| <= margin / 2`` or ``earlier`` lies inside
-    ``later``'s interval.
-    """
-    if not math.isfinite(earlier) or not math.isfinite(margin) or margin < 0:
-        raise ValueError(f"earlier contrast and margin must be finite (margin >= 0), got {earlier} and {margin}")
-    moved = later.effect - earlier
-    passed = abs(moved) <= margin / 2 or later.contains(earlier)
-    at = f" at {format_tokens(earlier_tokens)} tokens" if earlier_tokens else " at half the budget"
-    detail = (
-        f"{'' if passed else 'not converged: '}contrast {earlier:+.2f}{at} -> {later.effect:+.2f} "
-        f"[{later.low:+.2f}, {later.high:+.2f}] at the end: moved {moved:+.2f}, allowed {margin / 2:.2f} (half the margin "
-        f"{margin:.2f}) or inside the final interval"
-    )
-    return Gate(f"stable: {name} moved <= half its margin since half the budget", passed, detail)
-
-
-def claim_margin(effect: float, threshold: float = 0.0, stated: float | None = None) -> float:
-    """The margin the effect-stability gate halves: ``stated`` (an equivalence or
-    non-inferiority margin) where the claim gives one, else ``|effect - threshold|``."""
-    return abs(stated) if stated is not None else abs(effect - threshold)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ adds what decides whether those tests say anything about the slides' claim:
   NLL stored at half the budget (annealed runs: on *validation*, at the last two
   post-decay checkpoints; test is never read for it); every contrast moved by at most half
   its margin, or the earlier value lies inside the later interval
-  (:func:`prismlib.lstm.effect_stability_gate`);
+  (:func:`prismlib.claims.effect_stability_gate`);
 * the **seeds rule**: a test whose effect is under :data:`SMALL_EFFECT` of the reference's
   perplexity needs at least :data:`MIN_SEEDS` seeds of every model the claim reads, and
   the claim then also carries a **seed-level test** (Welch's interval over the seeds'
@@ -32,14 +32,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
-from prismlib.claims import Gate, Test
+from prismlib.claims import Gate, Test, effect_stability_gate, stability_margin
 from prismlib.lstm.convergence import (
     SHARE,
     TOLERANCE,
     LearningCurve,
     PowerLaw,
-    claim_margin,
-    effect_stability_gate,
     extrapolation,
     fit_power_law,
     improvement,
@@ -82,7 +80,7 @@ def claim_gates(
         earlier: the same contrast computed from the runs' half-budget test NLL
             (:func:`prismlib.lstm.seed_means` with ``at="half"``); ``None`` when a run has
             no snapshot (trained before they were kept): the stability gate fails.
-        margin: the claim's margin (:func:`claim_margin`).
+        margin: the claim's margin (:func:`prismlib.claims.claim_margin`).
         pair: the two models of the contrast (keys of ``runs``): the stability budget is
             then extrapolated from their fits too (each model's first seed).
 
@@ -118,14 +116,6 @@ MIN_SEEDS = 3
 
 TestsOf = Callable[[SeedMeans], Sequence[Test]]
 """A claim's tests as a function of the models' seed means (so they can be recomputed at half the budget)."""
-
-
-def stability_margin(test: Test) -> float:
-    """The margin the effect-stability gate halves for ``test``: an equivalence test's stated
-    margin, else the distance of the effect from the threshold (:func:`claim_margin`)."""
-    if test.kind == "equivalence":
-        return claim_margin(test.interval.effect, stated=test.threshold)
-    return claim_margin(test.interval.effect, test.threshold)
 
 
 @dataclass

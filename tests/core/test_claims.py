@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from prismlib.claims import VERDICTS, Claim, Gate, Test, render, save_claims
+from prismlib.claims import VERDICTS, Claim, Gate, Test, claim_margin, effect_stability_gate, render, save_claims, stability_margin
 from prismlib.stats import Interval
 
 
@@ -186,3 +187,43 @@ def test_report_names_the_model_behind_claims_that_name_none(tmp_path, monkeypat
     csv = pd.read_csv(tmp_path / "figures/smoke/claims.csv", dtype={"notebook": str}, keep_default_na=False)
     assert list(csv["model"]) == ["X", "MiniLM"]
     assert "own<br>model: X" in shown.data and "none<br>model: MiniLM" in shown.data
+
+
+# ----------------------------------------------------------------------------- effect stability
+
+
+def test_effect_stability_gate():
+    later = Interval(-3.0, -4.0, -2.0, 800)
+    assert effect_stability_gate("d", later, earlier=-3.4, margin=1.0).passed  # moved 0.4 <= 0.5
+    assert effect_stability_gate("d", later, earlier=-2.2, margin=0.1).passed  # inside the final interval
+    gate = effect_stability_gate("d", later, earlier=-6.0, margin=3.0)  # moved 3.0 > 1.5, outside
+    assert not gate.passed and "moved +3.00" in gate.detail and "not converged" in gate.detail
+    assert claim_margin(-3.0) == 3.0 and claim_margin(-3.0, threshold=1.0) == 4.0
+    assert claim_margin(-3.0, stated=2.5) == 2.5
+
+
+def test_effect_stability_gate_boundaries_and_detail():
+    later = Interval(-3.0, -3.2, -2.8, 800)
+    edge = effect_stability_gate("d", later, earlier=-3.5, margin=1.0)  # moved exactly half the margin
+    assert edge.passed and edge.name == "stable: d moved <= half its margin since half the budget"
+    assert edge.detail == ("contrast -3.50 at half the budget -> -3.00 [-3.20, -2.80] at the end: moved +0.50, allowed 0.50 "
+                           "(half the margin 1.00) or inside the final interval")  # fmt: skip
+    assert not effect_stability_gate("d", later, earlier=-3.6, margin=1.0).passed  # 0.6 > 0.5, outside
+    assert not effect_stability_gate("d", later, earlier=-2.4, margin=1.0).passed  # moved -0.6, outside
+    assert effect_stability_gate("d", later, earlier=-3.4, margin=1.0).passed  # small move, outside the interval
+    assert effect_stability_gate("d", later, earlier=-3.0, margin=0.0).passed  # a margin of 0 is allowed
+    assert effect_stability_gate("d", later, earlier=-3.1, margin=0.5).passed
+    gate = effect_stability_gate("d", later, earlier=-3.4, margin=0.2, earlier_at="1.5M tokens")
+    assert gate.detail == ("not converged: contrast -3.40 at 1.5M tokens -> -3.00 [-3.20, -2.80] at the end: moved +0.40, "
+                           "allowed 0.10 (half the margin 0.20) or inside the final interval")  # fmt: skip
+    for earlier, margin in ((np.inf, 1.0), (-3.0, np.nan), (-3.0, -0.1)):
+        with pytest.raises(ValueError, match="finite"):
+            effect_stability_gate("d", later, earlier, margin)
+    assert claim_margin(1.0, stated=-2.5) == 2.5
+
+
+def test_the_stability_margin_is_the_distance_to_the_threshold_or_the_stated_margin():
+    iv = Interval(-3.0, -4.0, -2.0, 20)
+    assert stability_margin(Test(iv, -1, 0.0)) == 3.0
+    assert stability_margin(Test(iv, -1, 2.0)) == 5.0
+    assert stability_margin(Test.equivalence(iv, 4.0)) == 4.0

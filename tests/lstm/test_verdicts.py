@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from prismlib.claims import Claim, Test
-from prismlib.lstm import LearningCurve, WorkBClaims, perplexity, stability_margin
+from prismlib.lstm import LearningCurve, WorkBClaims, perplexity
 from prismlib.lstm.verdicts import MIN_SEEDS, SMALL_EFFECT
 from prismlib.stats import Interval, welch_difference
 
@@ -154,13 +154,6 @@ def test_a_claim_needs_the_chunk_and_the_seed_level_test_to_agree():
     assert chunk[0].verdict == "held" and seed_level[0].verdict == "inside noise"
     claim = Claim("07", "x beats base", "", chunk + seed_level, ())
     assert claim.verdict == "inside noise"
-
-
-def test_the_stability_margin_is_the_distance_to_the_threshold_or_the_stated_margin():
-    iv = Interval(-3.0, -4.0, -2.0, 20)
-    assert stability_margin(Test(iv, -1, 0.0)) == 3.0
-    assert stability_margin(Test(iv, -1, 2.0)) == 5.0
-    assert stability_margin(Test.equivalence(iv, 4.0)) == 4.0
 
 
 # -- exact details, boundaries and the contrast that moved most (issue 23: the mutants of verdicts are killed) --
