@@ -6,6 +6,7 @@ mlm_training     the paper's continued MLM training (checkpoints, exact resume)
 staged_recipe    the cpu recipe: frozen lower layers, head warm-up, top layers
 arms             Table 1's arms as jobs, section 4's text, the MLM sanity gate
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
+verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability)
 ================ ================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.prism import
@@ -52,9 +53,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "warm_up_head",
         "lr_factor",
         "train_top",
+        "StopRule",
+        "cached_loss",
     ),
     "arms": (
         "ARMS",
+        "UNTRAINED_PRISM_ON",
         "TRAINED",
         "MLMCorpus",
         "mlm_corpus",
@@ -63,6 +67,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "fig5_inputs",
         "Section4Data",
         "prism_layers",
+        "stop_rule",
         "ArmJob",
         "TrainedMLM",
         "section4_data",
@@ -83,6 +88,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "article_mean",
         "span_minus_outside",
         "bootstrap_ci",
+    ),
+    "verdicts": (
+        "EARLIER",
+        "arm_of",
+        "trained_weights",
+        "earlier",
+        "Section4Gates",
     ),
 }
 

@@ -3,9 +3,11 @@
 Section 4.1 trains BERT further with masked language modelling, once with a prism layer
 after its last layer and once without, and probes both (Table 1). Four *arms* are
 compared here (:data:`ARMS`): the encoder before continued training (``original``, =
-App. B.2), the prism attached to it without training (``prism_untrained``, the control
-that tells the filter's effect from the training's), and the two continued-trained
-models ``baseline`` and ``prism``; ``prism-every`` is App. B.3.
+App. B.2), the prism attached to it without training (``prism_untrained``), and the two
+continued-trained models ``baseline`` and ``prism``; ``prism-every`` is App. B.3. The
+control that isolates *training with the prism* is ``baseline_prism_untrained``: the
+continued-trained baseline with an untrained prism added afterwards (the same continued
+training, the same filter; only whether the model trained with the filter differs).
 
 Two recipes (``profile.prism.recipe``): ``full``, the paper's (every parameter trained
 from the first step, Adam at its defaults, :func:`prismlib.prism.train_mlm`; the ``paper``
@@ -36,14 +38,17 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from prismlib.anneal import AnnealRule
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
 from prismlib.jobcache import job_key, run_missing, with_recipe
 from prismlib.paths import cache_dir
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
-from prismlib.prism.mlm_training import TrainResult, load_mlm_tokenizer, train_mlm
+from prismlib.prism.mlm_training import TrainResult, derived_seed, load_mlm_tokenizer, train_mlm
 from prismlib.prism.span_analysis import heldout_logprobs, heldout_mask
 from prismlib.prism.staged_recipe import (
+    StateCache,
+    StopRule,
     build_state_cache,
     first_trained,
     head_features,
@@ -53,13 +58,18 @@ from prismlib.prism.staged_recipe import (
 )
 from prismlib.stats import Interval
 
-ARMS = ("original", "prism_untrained", "baseline", "prism", "prism-every")
+ARMS = ("original", "prism_untrained", "baseline", "baseline_prism_untrained", "prism", "prism-every")
 """Arms of Table 1 and App. B: before continued training (App. B.2), the prism attached
-without training (control), continued MLM without and with the prism, and B.3."""
+without training to it (second control), continued MLM without the prism, the same model
+with an untrained prism added afterwards (the control of training with the prism), continued
+MLM with the prism, and B.3."""
+UNTRAINED_PRISM_ON = {"prism_untrained": "original", "baseline_prism_untrained": "baseline"}
+"""Arms that add an untrained prism after the last layer of another arm's weights."""
 TRAINED = ("baseline", "prism", "prism-every")
 _RECIPE_FIELDS = (
     "recipe", "train_text", "train_articles_103", "train_inputs", "steps", "batch_size", "seq_len", "lr",
-    "train_layers", "mask_versions", "head_epochs", "head_lr", "head_batch", "warmup", "clip",
+    "train_layers", "mask_versions", "head_epochs", "head_lr", "head_batch", "warmup", "clip", "stop_articles",
+    "round_steps", "decay_factor", "decay_tolerance", "decays", "min_rounds", "decay_patience",
 )  # fmt: skip
 
 
@@ -79,6 +89,9 @@ class MLMCorpus:
         eval_article: ``(m,)`` int64 index into ``eval_articles`` of the article each
             row of ``evaluation`` was cut from: Fig. 5's bootstrap unit (inputs of one
             article are not independent; with ``eval_stride < seq_len - 2`` they overlap).
+        stop: ``(k, seq_len)`` int64 inputs of the stopping text (training-side articles
+            held out of training; empty for a fixed budget).
+        stop_articles: the names of the stopping text's articles.
     """
 
     train: Tensor
@@ -87,6 +100,8 @@ class MLMCorpus:
     eval_articles: list[str]
     description: str
     eval_article: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    stop: Tensor = field(default_factory=lambda: torch.zeros(0, 0, dtype=torch.int64))
+    stop_articles: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.eval_article = np.asarray(self.eval_article, dtype=np.int64)
@@ -116,7 +131,9 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     ``offline`` (cpu, smoke): train on WikiText-2 valid (60 articles; the tokenized
     release, lightly detokenised by :func:`prismlib.data.wikitext.detokenize_wikitext`) plus
     ``train_articles_103`` WikiText-103 test articles (raw release) drawn with the
-    profile's seed; evaluate on the other WikiText-103 test articles.  WikiText-2 valid
+    profile's seed; evaluate on the other WikiText-103 test articles. ``stop_articles`` of
+    the WikiText-2 valid articles (a seeded draw) are held out of training as the stopping
+    text of :class:`prismlib.prism.StopRule`.  WikiText-2 valid
     and WikiText-103 test share no article (WikiText-2's valid/test are WikiText-103's).
     ``wikitext103-train`` (paper): train on WikiText-103 train, evaluate on WikiText-103
     test, with inputs every ``eval_stride`` wordpieces.
@@ -126,7 +143,10 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     from prismlib.prism.mlm_training import chunk_tokens
 
     S = profile.prism
+    stop_parts: list = []
     if S.train_text == "wikitext103-train":
+        if S.stop_articles:
+            raise ValueError("stop_articles is for the offline text; the paper's recipe trains a fixed 50k steps")
         train_parts = [("wikitext103/train", a) for a in load_wikitext("wikitext103", "train")]
         eval_parts = [("wikitext103/test", a) for a in load_wikitext("wikitext103", "test")]
         how = "WikiText-103 train (all articles)"
@@ -137,31 +157,44 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
         order = np.random.default_rng([profile.seed, 403]).permutation(len(w103))
         train_idx = sorted(order[: S.train_articles_103].tolist())
         eval_idx = sorted(order[S.train_articles_103 :].tolist())
-        train_parts = [("wikitext2/valid", a) for a in load_wikitext("wikitext2", "valid")]
+        w2 = load_wikitext("wikitext2", "valid")
+        if not 0 <= S.stop_articles < len(w2):
+            raise ValueError(f"stop_articles must be in 0..{len(w2) - 1}, got {S.stop_articles}")
+        held = set(np.random.default_rng([profile.seed, 405]).permutation(len(w2))[: S.stop_articles].tolist())
+        stop_parts = [("wikitext2/valid", a) for i, a in enumerate(w2) if i in held]
+        train_parts = [("wikitext2/valid", a) for i, a in enumerate(w2) if i not in held]
         train_parts += [("wikitext103/test", w103[i]) for i in train_idx]
         eval_parts = [("wikitext103/test", w103[i]) for i in eval_idx]
         how = (
-            f"WikiText-2 valid (all {len(train_parts) - len(train_idx)} articles, detokenised) + "
+            f"WikiText-2 valid ({len(train_parts) - len(train_idx)} of its {len(w2)} articles, detokenised) + "
             f"{len(train_idx)} of the 60 WikiText-103 test articles (raw)"
         )
     else:
         raise ValueError(f"unknown train_text {S.train_text!r}; expected 'offline' or 'wikitext103-train'")
     train_titles = {a.title for _, a in train_parts}
-    overlap = [a.title for _, a in eval_parts if a.title in train_titles]
+    overlap = [a.title for _, a in eval_parts + stop_parts if a.title in train_titles]
+    overlap += [a.title for _, a in eval_parts if a.title in {b.title for _, b in stop_parts}]
     if overlap:
-        raise RuntimeError(f"evaluation articles also in the training text: {overlap[:5]}")
+        raise RuntimeError(f"articles in two of the training, stopping and evaluation texts: {overlap[:5]}")
     clean = detokenize_wikitext
     train, _ = chunk_tokens(tokenizer, [clean(a.text) for _, a in train_parts], S.seq_len)
     evaluation, eval_doc = chunk_tokens(tokenizer, [clean(a.text) for _, a in eval_parts], S.seq_len, stride=S.eval_stride)
+    stop = chunk_tokens(tokenizer, [clean(a.text) for _, a in stop_parts], S.seq_len)[0] if stop_parts else None
+    stopping = (
+        f" Stopping text (held-out MLM loss that decides when training stops): {len(stop_parts)} WikiText-2 valid "
+        f"articles held out of training, {0 if stop is None else len(stop)} inputs."
+        if stop_parts else ""
+    )  # fmt: skip
     description = (
         f"Training text: {how}, cut into {len(train)} inputs of {S.seq_len} tokens (no input crosses two "
         f"articles; each article's last partial piece is dropped). Held-out text for Fig. 5: "
         f"{len(eval_parts)} WikiText-103 test articles not used in training, {len(evaluation)} inputs of "
-        f"{S.seq_len} tokens starting every {S.eval_stride} wordpieces."
+        f"{S.seq_len} tokens starting every {S.eval_stride} wordpieces.{stopping}"
     )
     return MLMCorpus(
         train, evaluation, [f"{src}: {a.title}" for src, a in train_parts], [f"{src}: {a.title}" for src, a in eval_parts],
         description, np.asarray(eval_doc, dtype=np.int64),
+        *(() if stop is None else (stop, [f"{src}: {a.title}" for src, a in stop_parts])),
     )  # fmt: skip
 
 
@@ -199,10 +232,14 @@ class Section4Data:
     train: Tensor
     heldout: Tensor
     states: str | None = None
+    stop: Tensor | None = None
+    stop_states: str | None = None
 
     def digest(self) -> str:
         h = hashlib.sha256(self.train.numpy().tobytes())
         h.update(self.heldout.numpy().tobytes())
+        if self.stop is not None and len(self.stop):
+            h.update(self.stop.numpy().tobytes())
         return h.hexdigest()[:16]
 
 
@@ -210,11 +247,21 @@ def prism_layers(arm: str, n_layers: int, S) -> list[int] | None:
     """The encoder layers a prism follows in ``arm`` (``None``: no prism)."""
     if arm in ("original", "baseline"):
         return None
-    if arm in ("prism", "prism_untrained"):
+    if arm in ("prism", *UNTRAINED_PRISM_ON):
         return [n_layers - 1]
     if arm == "prism-every":
         return list(range(n_layers - S.train_layers if S.recipe == "staged" else 0, n_layers))
     raise ValueError(f"unknown arm {arm!r}; choose from {ARMS}")
+
+
+def stop_rule(settings: Any, heldout: StateCache) -> StopRule:
+    """The :class:`StopRule` of the prism settings (``PrismSettings`` that train to a stop)
+    on the stopping text's cached states ``heldout``: rounds of ``round_steps``, capped at
+    ``steps``."""
+    S = settings
+    rule = AnnealRule(factor=S.decay_factor, tolerance=S.decay_tolerance, decays=S.decays, min_rounds=S.min_rounds,
+                      cap=S.steps // S.round_steps, patience=S.decay_patience)  # fmt: skip
+    return StopRule(heldout, rule, S.round_steps)
 
 
 def recipe_settings(settings: Any) -> dict[str, Any]:
@@ -222,14 +269,16 @@ def recipe_settings(settings: Any) -> dict[str, Any]:
     return {k: v for k, v in asdict(settings).items() if k in _RECIPE_FIELDS}
 
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 """Version of the code that trains a section-4 arm (:func:`recipe_code`); from version 2 on it
-enters every arm's key, so a bump retrains."""
+enters every arm's key, so a bump retrains. 2: training to a stop (:class:`StopRule`), the
+best held-out weights kept, the best at the last decay stored beside them."""
 
 
 def recipe_code() -> list[Any]:
     """The functions and classes whose code defines what an arm job trains (a test pins their
     :func:`~prismlib.jobcache.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
+    from prismlib import anneal
     from prismlib.prism import layer, mlm_training, staged_recipe
     from prismlib.probing import masking
 
@@ -239,7 +288,8 @@ def recipe_code() -> list[Any]:
         masking.mask_batch, staged_recipe.first_trained, staged_recipe.lower_states, staged_recipe.top_states,
         staged_recipe.set_trainable, staged_recipe.mask_version, staged_recipe.build_state_cache,
         staged_recipe.head_features, staged_recipe.warm_up_head, staged_recipe.lr_factor, staged_recipe.train_top,
-        layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
+        staged_recipe.cached_loss, staged_recipe.StopRule, staged_recipe._trained_state, anneal.anneal_check,
+        stop_rule, layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
     ]  # fmt: skip
 
 
@@ -295,6 +345,7 @@ class ArmJob:
             return lp.sum(1).numpy(), sel.sum(1).numpy()
 
         record: dict[str, Any] = {}
+        previous = None
         if S.recipe == "staged":
             start = first_trained(model, S.train_layers)
             cache = open_state_cache(data.states)  # type: ignore[arg-type]
@@ -310,11 +361,21 @@ class ArmJob:
                 record = {"head_losses": losses, "head_positions": len(targets), "head_seconds": time.perf_counter() - t0,
                           "heldout_head": heldout()}  # fmt: skip
                 save_atomic(head_file, model=model.state_dict(), record=record)
-            result = train_top(
+            stop = None
+            if S.trains_to_stop:
+                if not data.stop_states:
+                    raise RuntimeError("this profile trains to a stop but the data has no stopping text; build it with section4_data")
+                stop = stop_rule(S, open_state_cache(data.stop_states))
+            result, previous = train_top(
                 model, cache, start, steps=S.steps, batch_size=S.batch_size, lr=S.lr, warmup=S.warmup, clip=S.clip,
                 seed=self.seed, checkpoint=folder / "partial.pt", checkpoint_every=S.checkpoint_every, progress=progress,
-                desc=self.label,
+                desc=self.label, stop=stop,
             )  # fmt: skip
+            if previous is not None:  # the earlier checkpoint of the stability gates: scored like the final one
+                final = {k: v.clone() for k, v in model.state_dict().items() if k in previous}
+                model.load_state_dict(previous, strict=False)
+                record["heldout_previous"] = heldout()
+                model.load_state_dict(final, strict=False)
         else:
             result = train_mlm(
                 model, data.train, steps=S.steps, batch_size=S.batch_size, lr=S.lr, seed=self.seed, special_ids=special,
@@ -322,7 +383,8 @@ class ArmJob:
                 checkpoint_every=S.checkpoint_every, device=device, progress=progress, desc=self.label,
             )  # fmt: skip
         record["heldout_final"] = heldout()
-        save_atomic(folder / "done.pt", model=model.state_dict(), result=result, record=record)
+        extra = {"previous": previous} if S.recipe == "staged" and previous is not None else {}
+        save_atomic(folder / "done.pt", model=model.state_dict(), result=result, record=record, **extra)
         for name in ("partial.pt", "head.pt"):
             remove(folder / name)
 
@@ -366,6 +428,8 @@ def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.dev
 
     S = profile.prism
     data = Section4Data(training_inputs(corpus, S, profile.seed), fig5_inputs(corpus, S, profile.seed)[0])
+    if S.trains_to_stop:
+        data.stop = corpus.stop
     if S.recipe != "staged":
         return data
     _, model = load_mlm_model(profile.encoder, profile.seed, device)
@@ -379,6 +443,18 @@ def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.dev
             tokenizer.mask_token_id, len(tokenizer), folder, progress=progress,
         )  # fmt: skip
     data.states = str(folder)
+    if S.trains_to_stop:  # the stopping text's states, one seeded masking (not the training maskings' seed)
+        assert data.stop is not None
+        stop_seed = derived_seed(profile.seed, 406)
+        digest = hashlib.sha256(repr((profile.encoder, stop_seed, start)).encode())
+        digest.update(data.stop.numpy().tobytes())
+        stop_folder = cache_dir() / "mlm" / f"stop-{profile.encoder.replace('/', '--')}-{digest.hexdigest()[:16]}"
+        with torch_threads(os.cpu_count() or 1):
+            build_state_cache(
+                model, data.stop, start, 1, stop_seed, tokenizer.all_special_ids, tokenizer.mask_token_id, len(tokenizer),
+                stop_folder, progress=progress,
+            )  # fmt: skip
+        data.stop_states = str(stop_folder)
     return data
 
 
@@ -395,13 +471,22 @@ def section4_models(
     device: str | None = None,
     progress: bool = True,
     slurm: dict | None = None,
+    checkpoint: str = "final",
 ) -> tuple[dict[str, TrainedMLM], Section4Data]:
     """The models of ``arms``, training the missing ones first.
 
     The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.jobcache.run_missing`:
     on a CPU all at once as single-thread processes (``local``, the default), on a GPU
     one after the other, or on a SLURM cluster (``executor="slurm"``, options ``slurm``).
-    ``original`` and ``prism_untrained`` need no training.
+    ``original`` and ``prism_untrained`` need no training; ``baseline_prism_untrained`` is
+    the trained ``baseline`` with an untrained prism added.
+
+    Args:
+        checkpoint: ``"final"`` (the kept, best held-out weights) or ``"previous"`` (for
+            runs trained to a stop: the best weights at the last decay, the earlier
+            checkpoint of the effect-stability gates). With ``"previous"`` an arm whose
+            run never decayed is left out of the result; untrained arms are the same at
+            both checkpoints.
 
     Returns:
         ``({arm: TrainedMLM}, data)``.
@@ -410,10 +495,12 @@ def section4_models(
     from prismlib.workers import resolve_device
 
     dev = resolve_device(device or profile.device)
-    trained = [a for a in arms if a in TRAINED]
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         raise ValueError(f"unknown arm(s) {unknown}; choose from {ARMS}")
+    if checkpoint not in ("final", "previous"):
+        raise ValueError(f"checkpoint must be 'final' or 'previous', got {checkpoint!r}")
+    trained = list(dict.fromkeys(w for a in arms if (w := UNTRAINED_PRISM_ON.get(a, a)) in TRAINED))
     data = section4_data(profile, corpus, load_mlm_tokenizer(profile.encoder), dev, progress)
     jobs = arm_jobs(profile, data, trained)
     workers = 1 if dev.type == "cuda" else max(1, len(jobs))
@@ -424,10 +511,18 @@ def section4_models(
         job = ArmJob(arm, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())
         tok, model, handle = job.model(dev)
         result, record, name = None, {}, f"{profile.encoder}+{arm}" if arm != "original" else profile.encoder
-        if arm in TRAINED:
-            done = load_checkpoint(job_dir(job) / "done.pt", map_location=dev)
+        weights = UNTRAINED_PRISM_ON.get(arm, arm)
+        if weights in TRAINED:
+            source = ArmJob(weights, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())
+            done = load_checkpoint(job_dir(source) / "done.pt", map_location=dev)
             model.load_state_dict(done["model"])
-            result, record, name = done["result"], done["record"], f"{profile.encoder}+{arm}-{profile.name}-{job.key}"
+            if checkpoint == "previous":
+                if done.get("previous") is None:
+                    continue
+                model.load_state_dict(done["previous"], strict=False)
+            name = f"{profile.encoder}+{arm}-{profile.name}-{source.key}" + ("@previous" if checkpoint == "previous" else "")
+            if arm == weights:
+                result, record = done["result"], done["record"]
         model.eval()
         models[arm] = TrainedMLM(arm, name, tok, model, handle, result, record, dev)
     return models, data
@@ -445,10 +540,46 @@ class MLMSanity:
             unigram_loss, gain, ci_low, ci_high, articles).
         intervals: per arm, model minus unigram log p (nats per masked held-out token)
             at the final stage, with its interval over articles.
+        improved: per arm (staged recipe), final minus head-warm-up log p on the same
+            held-out tokens: what training the top layers added over the encoder before it.
+        results: per arm, its training record (why it stopped, its held-out curve).
     """
 
     table: pd.DataFrame
     intervals: dict[str, Interval]
+    improved: dict[str, Interval] = field(default_factory=dict)
+    results: dict[str, TrainResult] = field(default_factory=dict)
+
+    def curves(self) -> pd.DataFrame:
+        """The stopping text's held-out loss at every check of every arm trained to a stop
+        (columns arm, step, heldout_loss, lr_scale, kept: whether it is the kept checkpoint,
+        earlier: whether it is the earlier checkpoint of the stability gates)."""
+        rows = [
+            {"arm": arm, "step": step, "heldout_loss": loss, "lr_scale": scale, "kept": step == r.best_step,
+             "earlier": step == r.previous_step}
+            for arm, r in self.results.items() for step, loss, scale in (r.heldout or [])
+        ]  # fmt: skip
+        return pd.DataFrame(rows, columns=["arm", "step", "heldout_loss", "lr_scale", "kept", "earlier"])
+
+    def converged_gate(self, arm: str, model: str) -> Gate:
+        """Gate: ``arm`` trained until its schedule's rule stopped it (not at its cap, and
+        not a fixed budget)."""
+        r = self.results.get(arm)
+        name = f"converged: {model} trained until its rule stopped it"
+        if r is None or r.anneal is None:
+            return Gate(name, False, "not converged: a fixed budget of steps (this profile does not train to a stop)")
+        best = "" if r.best_step is None else f", best held-out check at step {r.best_step} (kept)"
+        detail = f"stopped: {r.anneal.stop} after {r.steps} steps, decays at rounds {list(r.anneal.decayed_at)}{best}"
+        return Gate(name, r.converged, detail if r.converged else f"not converged: {detail}")
+
+    def improved_gate(self, arm: str, model: str) -> Gate:
+        """Gate: ``arm``'s held-out MLM loss is below that of the encoder before training
+        (after the head warm-up, on the same tokens), its interval above 0."""
+        iv = self.improved.get(arm)
+        name = f"{model}'s held-out MLM loss is below the encoder's before training"
+        if iv is None:
+            return Gate(name, False, "no held-out score of the encoder before training (full recipe)")
+        return Gate.from_interval(name, iv, detail=f"trained - before log p {iv} nats per masked held-out token")
 
     def gate(self, arm: str, model: str) -> Gate:
         """Gate: ``arm``'s MLM head (called ``model`` in the row) beats the unigram model
@@ -480,8 +611,12 @@ def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.n
 
     _, selected = heldout_mask(data.heldout, mask_id, special_ids, seed)
     uni = (unigram[data.heldout.numpy()] * selected.numpy()).sum(1)
-    rows, gates = [], {}
+    rows, gates, improved = [], {}, {}
     for arm, m in models.items():
+        if "heldout_head" in m.record and "heldout_final" in m.record:
+            final, counts = (np.asarray(x, dtype=np.float64) for x in m.record["heldout_final"])
+            before = np.asarray(m.record["heldout_head"][0], dtype=np.float64)
+            improved[arm] = article_mean(final, articles, before, weights=counts, n_boot=n_boot, seed=seed)
         for stage, key, steps in (("head warm-up", "heldout_head", 0), ("final", "heldout_final", m.result.steps if m.result else 0)):
             if key not in m.record:
                 continue
@@ -492,4 +627,5 @@ def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.n
                          "ci_high": iv.high, "articles": iv.units})  # fmt: skip
             if stage == "final":
                 gates[arm] = iv
-    return MLMSanity(pd.DataFrame(rows), gates)
+    results = {arm: m.result for arm, m in models.items() if m.result is not None}
+    return MLMSanity(pd.DataFrame(rows), gates, improved, results)

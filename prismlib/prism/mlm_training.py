@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from prismlib.anneal import AnnealState
 from prismlib.artifacts import load_or_discard, save_atomic
 from prismlib.probing.masking import LOSS_IGNORE, mask_batch
 from prismlib.workers import progress_bar
@@ -188,19 +189,39 @@ def training_batch(
 
 @dataclass
 class TrainResult:
-    """Outcome of :func:`train_mlm`.
+    """Outcome of :func:`train_mlm` or :func:`prismlib.prism.train_top`.
 
     Attributes:
         losses: MLM loss of every step from step 1 (including steps before a resume).
         steps: steps completed.
         seconds: training time of this call (0 when the checkpoint was already complete).
         resumed_from: step of the checkpoint this call started from (0: from scratch).
+        anneal: trained to a stop (:func:`prismlib.prism.train_top` with a rule): the
+            schedule's final state (why it stopped, the decays); ``None`` for a fixed budget.
+        heldout: trained to a stop: ``(step, loss, lr scale)`` of every check of the
+            stopping text (nats per masked token; step 0 is the model before training).
+        best_step: trained to a stop: the step of the kept (best held-out) weights.
+        previous_step: trained to a stop: the step of the best weights at the last decay,
+            the earlier of the two checkpoints the effect-stability gates compare
+            (``None`` when the run never decayed).
+
+    Fields added after the first cpu runs default at class level, so results pickled before
+    them load.
     """
 
     losses: list[float] = field(default_factory=list)
     steps: int = 0
     seconds: float = 0.0
     resumed_from: int = 0
+    anneal: AnnealState | None = None
+    heldout: list[tuple[int, float, float]] | None = None
+    best_step: int | None = None
+    previous_step: int | None = None
+
+    @property
+    def converged(self) -> bool:
+        """Whether training stopped by its schedule's rule (a fixed budget never counts)."""
+        return self.anneal is not None and self.anneal.converged
 
 
 def train_mlm(

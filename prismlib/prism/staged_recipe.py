@@ -24,8 +24,9 @@ the arms of section 4 with this recipe.
 from __future__ import annotations
 
 import json
+import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,6 +34,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from prismlib.anneal import AnnealRule, AnnealState, anneal_check
 from prismlib.artifacts import CorruptArtifact, check, load_or_discard, move_aside, save_atomic, write_digest
 from prismlib.prism.layer import encoder_layers
 from prismlib.prism.mlm_training import TrainResult, batch_indices, derived_seed, mlm_head
@@ -288,14 +290,60 @@ def warm_up_head(
     return out
 
 
-def lr_factor(step: int, warmup: int, steps: int) -> float:
+def lr_factor(step: int, warmup: int, steps: int, annealed: bool = False) -> float:
     """Learning-rate multiplier at 0-based ``step``: linear warm-up over ``warmup`` steps,
-    then linear decay to 0 at ``steps`` (``warmup = 0``: constant 1)."""
+    then linear decay to 0 at ``steps`` (``warmup = 0``: constant 1). ``annealed``: after
+    the warm-up the rate stays constant (the schedule's decays scale it)."""
     if warmup <= 0:
         return 1.0
     if step < warmup:
         return (step + 1) / warmup
+    if annealed:
+        return 1.0
     return max(0.0, (steps - step) / max(1, steps - warmup))
+
+
+@torch.no_grad()
+def cached_loss(model: nn.Module, cache: StateCache, start: int, batch_size: int = 8) -> float:
+    """Mean MLM loss (nats per masked token) of the model on masking 0 of ``cache`` (the
+    top layers and head in eval mode: no dropout). The caller restores train mode."""
+    model.eval()
+    device = next(model.parameters()).device
+    head, total, count = mlm_head(model), 0.0, 0
+    for lo in range(0, len(cache), batch_size):
+        labels = torch.from_numpy(np.array(cache.labels[0, lo : lo + batch_size])).to(device)
+        hidden = top_states(model, torch.from_numpy(np.array(cache.states[0, lo : lo + batch_size])).to(device), start)
+        selected = labels != LOSS_IGNORE
+        logits = head(hidden[selected]).float()
+        total += float(nn.functional.cross_entropy(logits, labels[selected], reduction="sum"))
+        count += int(selected.sum())
+    if count == 0:
+        raise ValueError(f"the stopping text's cache {cache.folder} has no masked token")
+    return total / count
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """Train to a stop (:func:`train_top`): every ``round_steps`` steps the held-out MLM
+    perplexity on ``heldout`` (the frozen part's states of the stopping text, one masking)
+    goes to :func:`prismlib.anneal.anneal_check` under ``rule``; the rate falls on a stall
+    and training ends by the rule (or at ``rule.cap`` rounds), keeping the best weights.
+    ``rule.learn_below`` is filled in by :func:`train_top`: the perplexity of the model
+    before training (after the head warm-up), so no decay happens before training helped."""
+
+    heldout: StateCache
+    rule: AnnealRule
+    round_steps: int
+
+    def __post_init__(self) -> None:
+        if self.round_steps < 1:
+            raise ValueError(f"round_steps must be >= 1, got {self.round_steps}")
+
+
+def _trained_state(model: nn.Module, params: list[nn.Parameter]) -> dict[str, Tensor]:
+    """Copies of the trained parameters (what differs between checkpoints of one run)."""
+    ids = {id(p) for p in params}
+    return {name: p.detach().clone() for name, p in model.named_parameters() if id(p) in ids}
 
 
 def train_top(
@@ -313,34 +361,64 @@ def train_top(
     checkpoint_every: int = 50,
     progress: bool = True,
     desc: str = "top layers",
-) -> TrainResult:
+    stop: StopRule | None = None,
+) -> tuple[TrainResult, dict[str, Tensor] | None]:
     """Train encoder layers ``start ..`` and the MLM head from the cached frozen states.
 
     Step ``s`` reads the rows :func:`prismlib.prism.batch_indices` gives (epoch ``e`` of
     the data uses masking ``e mod versions``), runs the top layers in train mode
     (dropout seeded from ``(seed, s)``) and takes one Adam step at ``lr * lr_factor(s)``
     with the gradient norm clipped to ``clip`` (0: no clipping). Checkpoints (model,
-    optimizer, losses) every ``checkpoint_every`` steps; a run resumed from one ends with
-    the same weights as an uninterrupted run.
+    optimizer, losses, the schedule) every ``checkpoint_every`` steps (with ``stop``: after
+    every round's check); a run resumed from one ends with the same weights as an
+    uninterrupted run.
+
+    Without ``stop`` the rate decays linearly to 0 at ``steps`` (a fixed budget). With
+    ``stop`` (:class:`StopRule`) the rate is constant after the warm-up, scaled by the
+    schedule's decays; ``steps`` is the cap (``stop.rule.cap`` rounds at most); the model
+    ends with the weights of the best held-out check.
 
     Returns:
-        A :class:`prismlib.prism.TrainResult`.
+        ``(result, previous)``: a :class:`prismlib.prism.TrainResult` and, with ``stop``,
+        the trained parameters of the best check at the last decay (``None`` without
+        ``stop`` or without a decay), the earlier checkpoint of the stability gates.
     """
 
     params = set_trainable(model, start)
     opt = torch.optim.Adam(params, lr=lr)
     result = TrainResult()
+    rule = state = best = previous = None
+    if stop is not None:
+        if stop.rule.cap * stop.round_steps != steps:
+            raise ValueError(f"the rule's cap ({stop.rule.cap} rounds of {stop.round_steps} steps) must equal steps ({steps})")
+        result.heldout, state = [], AnnealState()
     ck = None if checkpoint is None else load_or_discard(checkpoint, map_location=next(model.parameters()).device)
     if ck is not None:  # (a corrupt checkpoint was moved aside: start over)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         result.losses, result.steps = list(ck["losses"]), int(ck["step"])
         result.resumed_from = result.steps
+        if stop is not None:
+            state, best, previous = ck["anneal"], ck["best"], ck["previous"]
+            result.heldout, result.best_step, result.previous_step = list(ck["heldout"]), ck["best_step"], ck["previous_step"]
+            rule = ck["rule"]
     device = next(model.parameters()).device
     n, head = len(cache), mlm_head(model)
+    if stop is not None and rule is None:  # the model before training: the guard and the first point
+        before = cached_loss(model, stop.heldout, start)
+        rule = replace(stop.rule, learn_below=math.exp(before))
+        result.heldout = [(0, before, 1.0)]
+        result.best_step, best = 0, _trained_state(model, params)
     model.eval()
     for layer in encoder_layers(model)[start:]:
         layer.train()
+
+    def save() -> None:
+        if checkpoint is not None:
+            save_atomic(checkpoint, model=model.state_dict(), optimizer=opt.state_dict(), losses=result.losses,
+                        step=result.steps, anneal=state, best=best, previous=previous, heldout=result.heldout,
+                        best_step=result.best_step, previous_step=result.previous_step, rule=rule)  # fmt: skip
+
     t0 = time.perf_counter()
     devices = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
@@ -348,13 +426,16 @@ def train_top(
             range(result.steps, steps), desc=desc, unit="step", initial=result.steps, total=steps, disable=not progress, leave=False
         )
         for step in bar:
+            if state is not None and state.stop is not None:
+                break
             rows = batch_indices(step, batch_size, n, seed).numpy()
             version = (np.arange(step * batch_size, (step + 1) * batch_size) // n) % cache.versions
             states = torch.from_numpy(np.array(cache.states[version, rows])).to(device)
             labels = torch.from_numpy(np.array(cache.labels[version, rows])).to(device)
             torch.manual_seed(derived_seed(seed, step, 1))
+            scale = 1.0 if state is None else state.scale
             for group in opt.param_groups:
-                group["lr"] = lr * lr_factor(step, warmup, steps)
+                group["lr"] = lr * scale * lr_factor(step, warmup, steps, annealed=stop is not None)
             hidden = top_states(model, states, start)
             selected = labels != LOSS_IGNORE
             loss = nn.functional.cross_entropy(head(hidden[selected]).float(), labels[selected])
@@ -366,8 +447,24 @@ def train_top(
             result.losses.append(float(loss.detach()))
             result.steps = step + 1
             bar.set_postfix(loss=f"{result.losses[-1]:.3f}")
-            if checkpoint is not None and result.steps < steps and result.steps % checkpoint_every == 0:
-                save_atomic(checkpoint, model=model.state_dict(), optimizer=opt.state_dict(), losses=result.losses, step=result.steps)
+            if stop is not None and state is not None and rule is not None and result.steps % stop.round_steps == 0:
+                value = cached_loss(model, stop.heldout, start)
+                for layer in encoder_layers(model)[start:]:
+                    layer.train()
+                improved = math.exp(value) < state.best
+                state, action = anneal_check(state, math.exp(value), rule)
+                assert result.heldout is not None
+                result.heldout.append((result.steps, value, state.scale))
+                if improved or best is None:
+                    result.best_step, best = result.steps, _trained_state(model, params)
+                if action == "decay":
+                    result.previous_step, previous = result.best_step, best
+                save()
+            elif stop is None and checkpoint is not None and result.steps < steps and result.steps % checkpoint_every == 0:
+                save()
     result.seconds = time.perf_counter() - t0
+    result.anneal = state
+    if best is not None:
+        model.load_state_dict(best, strict=False)
     model.eval()
-    return result
+    return result, previous

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from prismlib import jobcache as jobs
+from prismlib.anneal import AnnealRule
 from prismlib.prism import arms as continued
 from prismlib.prism import attach_prism, span_minus_outside
 from prismlib.prism import staged_recipe as C
@@ -126,7 +127,8 @@ def test_top_layer_training_keeps_the_frozen_layers_frozen(tmp_path):
     model = _tiny()
     cache = _cache(model, tmp_path)
     before = _params(model)
-    result = C.train_top(model, cache, 2, steps=4, batch_size=2, lr=1e-3, warmup=2, clip=1.0, seed=0, progress=False)
+    result, previous = C.train_top(model, cache, 2, steps=4, batch_size=2, lr=1e-3, warmup=2, clip=1.0, seed=0, progress=False)
+    assert previous is None and result.anneal is None and not result.converged
     assert result.steps == 4 and len(result.losses) == 4
     changed = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
     trainable = {name for name in before if ".layer.2." in name or name.startswith("cls.")}
@@ -155,7 +157,7 @@ def test_interrupted_top_layer_training_resumes_to_the_same_weights(tmp_path, mo
         C.train_top(killed, cache, 2, checkpoint=tmp_path / "partial.pt", **kw)
     monkeypatch.setattr(C, "save_atomic", real)
     resumed = _tiny()
-    result = C.train_top(resumed, cache, 2, checkpoint=tmp_path / "partial.pt", **kw)
+    result, _ = C.train_top(resumed, cache, 2, checkpoint=tmp_path / "partial.pt", **kw)
     assert result.resumed_from == 4 and result.steps == 6
     for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b), name
@@ -164,6 +166,95 @@ def test_interrupted_top_layer_training_resumes_to_the_same_weights(tmp_path, mo
 def test_learning_rate_warms_up_then_decays():
     assert [C.lr_factor(s, 2, 6) for s in range(6)] == [0.5, 1.0, 1.0, 0.75, 0.5, 0.25]
     assert C.lr_factor(5, 0, 6) == 1.0
+    assert [C.lr_factor(s, 2, 6, annealed=True) for s in range(6)] == [0.5, 1.0, 1.0, 1.0, 1.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- training to a stop
+
+
+def _stop(model, tmp_path, rule: AnnealRule, round_steps: int = 2) -> C.StopRule:
+    held = C.build_state_cache(model, _inputs(4, seed=9), 2, 1, 5, SPECIAL, MASK, VOCAB, tmp_path / "stop",
+                               batch_size=4, progress=False)  # fmt: skip
+    return C.StopRule(held, rule, round_steps)
+
+
+def test_cached_loss_is_the_mean_cross_entropy_over_the_masked_tokens(tmp_path):
+    model = _tiny()
+    cache = _cache(model, tmp_path, versions=1, n=5)
+    labels = torch.from_numpy(np.array(cache.labels[0]))
+    hidden = C.top_states(model, torch.from_numpy(np.array(cache.states[0])), 2)
+    keep = labels != LOSS_IGNORE
+    with torch.no_grad():
+        expected = torch.nn.functional.cross_entropy(model.cls(hidden[keep]), labels[keep])
+    assert C.cached_loss(model, cache, 2, batch_size=2) == pytest.approx(float(expected), rel=1e-5)
+
+
+def _memorising_run(tmp_path, **kw):
+    """A run whose stopping text is its training text: the held-out loss falls, so it learns,
+    then (lr tiny after decays) stalls and the rule stops it."""
+    model = _tiny()
+    cache = _cache(model, tmp_path, versions=1, n=4)
+    rule = AnnealRule(factor=10.0, tolerance=0.01, decays=1, min_rounds=1, cap=40, patience=1)
+    stop = C.StopRule(cache, rule, 2)
+    return model, C.train_top(model, cache, 2, steps=80, batch_size=2, lr=3e-3, warmup=0, clip=1.0, seed=0,
+                              progress=False, stop=stop, **kw)  # fmt: skip
+
+
+def test_training_to_a_stop_ends_by_the_rule_with_the_best_weights_kept(tmp_path):
+    model, (result, previous) = _memorising_run(tmp_path)
+    assert result.converged and result.anneal is not None and len(result.anneal.decayed_at) == 1
+    assert result.steps < 80 and result.steps % 2 == 0  # stopped by the rule before the cap, at a check
+    steps, losses, scales = zip(*result.heldout, strict=True)
+    assert steps[0] == 0 and list(steps[1:]) == list(range(2, result.steps + 1, 2))
+    assert min(losses[1:]) < losses[0]  # it learned
+    best = int(np.argmin(losses))
+    assert result.best_step == steps[best]
+    assert scales[-1] == pytest.approx(0.1)  # one decay by 10
+    # the kept weights are the best check's: the held-out loss of the returned model is the minimum
+    assert C.cached_loss(model, C.open_state_cache(tmp_path / "states"), 2) == pytest.approx(losses[best], rel=1e-5)
+    assert previous is not None and result.previous_step is not None and result.previous_step <= result.best_step
+    assert set(previous) <= {n for n, p in model.named_parameters() if ".layer.2." in n or n.startswith("cls.")}
+
+
+def test_a_run_that_never_beats_the_model_before_training_did_not_learn(tmp_path):
+    model = _tiny()
+    cache = _cache(model, tmp_path, versions=1, n=4)
+    rule = AnnealRule(factor=10.0, tolerance=0.01, decays=1, min_rounds=0, cap=3, patience=1)
+    stop = _stop(model, tmp_path, rule)
+    result, previous = C.train_top(model, cache, 2, steps=6, batch_size=2, lr=0.0, warmup=0, clip=1.0, seed=0,
+                                   progress=False, stop=stop)  # fmt: skip
+    assert result.anneal is not None and result.anneal.stop == "did not learn" and not result.converged
+    assert previous is None and result.anneal.decayed_at == ()
+
+
+def test_the_cap_must_match_the_steps(tmp_path):
+    model = _tiny()
+    cache = _cache(model, tmp_path, versions=1, n=4)
+    stop = _stop(model, tmp_path, AnnealRule(factor=10.0, tolerance=0.01, decays=1, min_rounds=0, cap=3))
+    with pytest.raises(ValueError, match="must equal steps"):
+        C.train_top(model, cache, 2, steps=7, batch_size=2, lr=1e-3, warmup=0, clip=0, seed=0, progress=False, stop=stop)
+
+
+def test_an_interrupted_run_to_a_stop_resumes_to_the_same_end(tmp_path, monkeypatch):
+    straight, (r1, p1) = _memorising_run(tmp_path / "a")
+    real = C.save_atomic
+    saves = {"n": 0}
+
+    def save_then_die(path, **obj):
+        real(path, **obj)
+        saves["n"] += 1
+        if saves["n"] == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(C, "save_atomic", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        _memorising_run(tmp_path / "b", checkpoint=tmp_path / "partial.pt")
+    monkeypatch.setattr(C, "save_atomic", real)
+    resumed, (r2, p2) = _memorising_run(tmp_path / "b", checkpoint=tmp_path / "partial.pt")
+    assert r2.resumed_from == 6 and r2.steps == r1.steps and r2.heldout == r1.heldout and r2.anneal == r1.anneal
+    for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    assert p1 is not None and p2 is not None and all(torch.equal(p1[k], p2[k]) for k in p1)
 
 
 def test_arm_layers_and_job_keys():
@@ -214,24 +305,31 @@ class _Tokenizer:
         return VOCAB
 
 
-@pytest.mark.parametrize("recipe", ["staged", "full"])
+@pytest.mark.parametrize("recipe", ["staged", "stop", "full"])
 def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_path, monkeypatch, recipe):
     import dataclasses
 
     import prismlib.prism.mlm_training
 
     monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
-    S = dataclasses.replace(get_profile("smoke").prism, recipe=recipe, steps=2, batch_size=2, train_layers=1, head_epochs=1,
-                            head_batch=8, eval_batch=2, checkpoint_every=1)  # fmt: skip
+    stop = dict(stop_articles=1, round_steps=1, min_rounds=0, decays=1) if recipe == "stop" else dict(stop_articles=0)
+    S = dataclasses.replace(get_profile("smoke").prism, recipe="full" if recipe == "full" else "staged", steps=2, batch_size=2,
+                            train_layers=1, head_epochs=1, head_batch=8, eval_batch=2, checkpoint_every=1, **stop)  # fmt: skip
     data = continued.Section4Data(_inputs(6), _inputs(3, seed=1))
-    if recipe == "staged":
+    if recipe != "full":
         data.states = str(_cache(_tiny(0), tmp_path, start=2, versions=1).folder)
+    if recipe == "stop":
+        data.stop = _inputs(4, seed=9)
+        data.stop_states = str(_stop(_tiny(0), tmp_path, AnnealRule(2.0, 0.01, 1, 0, 2)).heldout.folder)
     job = continued.ArmJob("prism", "tiny", "test", 0, S, data.digest())
     jobs.run_job(job, tmp_path / "cache", "cpu", False, data)
     folder = jobs.job_dir(job, tmp_path / "cache")
     assert sorted(p.name for p in folder.iterdir()) == ["done.pt", "done.pt.sha256", "spec.json"]  # no lock or checkpoint left
     done = torch.load(folder / "done.pt", weights_only=False)
     assert done["result"].steps == 2
+    assert (done["result"].heldout is not None) == (recipe == "stop") and (done["result"].anneal is not None) == (recipe == "stop")
     sums, counts = done["record"]["heldout_final"]
     assert sums.shape == counts.shape == (3,) and (counts > 0).all() and (sums < 0).all()
-    assert ("heldout_head" in done["record"]) == (recipe == "staged")
+    if recipe == "stop" and "previous" in done:  # the earlier checkpoint is scored like the final one
+        assert done["record"]["heldout_previous"][0].shape == (3,)
+    assert ("heldout_head" in done["record"]) == (recipe != "full")
