@@ -1,19 +1,21 @@
 """Work B: LSTM language models whose units have set memory timescales.
 
-============ ====================================================================
-model        the AWD-style LSTM LM (weight drop, fixed bias entries, tied softmax)
-timescales   timescale <-> forget-gate bias, chrono and the slides' variants
-training     the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, exact resume)
-evaluation   per-token NLL, perplexity, paired chunk bootstraps, frequency bins
-             (array-level: nothing here takes a trained run)
-job          ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
-grid         which models each experiment trains on each profile
-bigram       the unigram and Kneser-Ney bigram references (the gate of every claim)
-ablation     the cell-state ablation (how far back each layer remembers)
-convergence  learning curves, the model and effect-stability gates, power-law budgets
-verdicts     the gates every perplexity claim carries: convergence, stability, seeds
-summaries    tables and figures of trained runs: the runs table, learning curves
-============ ====================================================================
+================== ======================================================================
+model              the AWD-style LSTM LM (weight drop, fixed bias entries, tied softmax)
+timescales         timescale <-> forget-gate bias, chrono and the slides' variants
+training           the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, exact resume)
+evaluation         per-token NLL, perplexity, paired chunk bootstraps, frequency bins
+                   (array-level: nothing here takes a trained run)
+job                ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
+grid               which models each experiment trains on each profile
+bigram             the unigram and Kneser-Ney bigram references (the gate of every claim)
+ablation           the cell-state ablation (how far back each layer remembers)
+convergence        learning curves, the model gate, power-law budgets
+verdicts           the gates every perplexity claim carries: convergence, stability, seeds
+summaries          tables and figures of trained runs: the runs table, learning curves
+dyck               the ICLR paper's Dyck-2 task: grammar sampler, legal next symbols, scoring
+mutual_information mutual information between words d apart (bias-corrected), its decay fits
+================== ======================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import
 ...``); a module is imported on first use of one of its names, so the package imports only
@@ -166,6 +168,51 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "slope_range_difference",
         "control_excess",
         "control_gate",
+    ),
+    "dyck": (
+        "P_OPEN",
+        "P_SPLIT",
+        "P_EMPTY",
+        "MAX_LENGTH",
+        "MIN_LENGTH",
+        "SYMBOLS",
+        "N_TYPES",
+        "END",
+        "PAD",
+        "THRESHOLD",
+        "N_EDGES",
+        "DyckRecipe",
+        "OFFICIAL_RECIPE",
+        "encode",
+        "decode",
+        "production_probabilities",
+        "derive",
+        "sample_sequences",
+        "pair_probabilities",
+        "match_indices",
+        "bracket_distances",
+        "legal_next",
+        "closer_targets",
+        "DyckSplit",
+        "make_split",
+        "build_dataset",
+        "sequence_correct",
+        "official_edges",
+        "accuracy_by_distance",
+        "distance_distribution",
+    ),
+    "mutual_information": (
+        "MI_ESTIMATORS",
+        "MI_CHUNKS",
+        "entropy_estimate",
+        "MutualInformation",
+        "mutual_information_curve",
+        "shuffled_floor",
+        "DecayFit",
+        "fit_mi_power_law",
+        "fit_mi_exponential",
+        "DecayComparison",
+        "compare_decays",
     ),
 }
 
