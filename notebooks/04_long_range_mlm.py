@@ -59,20 +59,24 @@ import numpy as np
 import pandas as pd
 import torch
 from IPython.display import Markdown, display
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.prism import (
+    EARLIER,
     article_mean,
     bootstrap_ci,
     fig5_inputs,
+    fig5_summary,
     heldout_logprobs,
     load_mlm_tokenizer,
     masked_span_logprobs,
     mlm_corpus,
     mlm_sanity,
     section4_models,
-    span_minus_outside,
+    span_regions,
+    stable_since_decay,
     unigram_logprobs,
 )
 from prismlib.probing import ENCODER_NAMES
@@ -87,8 +91,11 @@ t_start = time.perf_counter()
 tokenizer = load_mlm_tokenizer(P.encoder)
 corpus = mlm_corpus(P, tokenizer)
 models, data = section4_models(P, corpus, ("baseline", "prism"))
+earlier_models, _ = section4_models(P, corpus, ("baseline", "prism"), checkpoint="previous")  # for the stability gates
 for v, m in models.items():
-    print(f"{v:9s} {m.result.steps} steps x batch {S.batch_size} ({S.recipe} recipe, see notebook 03)")
+    r = m.result
+    print(f"{v:9s} {r.steps} steps x batch {S.batch_size} ({S.recipe} recipe, see notebook 03), stopped: "
+          f"{r.anneal.stop if r.anneal else 'fixed budget'}; earlier checkpoint: step {r.previous_step}")  # fmt: skip
 print(corpus.description)
 print(f"held-out articles ({len(corpus.eval_articles)}):", "; ".join(corpus.eval_articles))
 
@@ -108,13 +115,9 @@ inputs, articles = fig5_inputs(corpus, S, P.seed)  # (n, 512) inputs and the art
 n = len(inputs)
 mask_id = tokenizer.mask_token_id
 t0 = time.perf_counter()
-logp = {
-    v: masked_span_logprobs(m.model, inputs, mask_id, span=S.span, batch_size=S.eval_batch, device=m.device, progress=True).numpy()
-    for v, m in models.items()
-}
-# the same inputs with 15% of their tokens masked the ordinary way (no span): the reference of the span contrast
-masked15 = {}
-for v, m in models.items():
+logp, masked15 = {}, {}  # model -> (n, 512) log p with the span masked; (n,) at 15% ordinarily masked tokens
+for v, m in (models | {v + EARLIER: m for v, m in earlier_models.items()}).items():
+    logp[v] = masked_span_logprobs(m.model, inputs, mask_id, span=S.span, batch_size=S.eval_batch, device=m.device, progress=True).numpy()
     lp, sel = heldout_logprobs(m.model, inputs, mask_id, tokenizer.all_special_ids, P.seed, batch_size=S.eval_batch, device=m.device)
     masked15[v] = (lp.sum(1) / sel.sum(1)).numpy()
 eval_seconds = time.perf_counter() - t0
@@ -179,7 +182,8 @@ print(lm_vs_unigram.round(3).to_string(index=False))
 # %%
 positions = np.arange(1, inputs.shape[1] - 1)
 frames = []
-for v, values in logp.items():
+for v in models:
+    values = logp[v]
     mean, low, high = bootstrap_ci(values[:, positions], articles, n_boot=S.bootstrap, seed=P.seed)
     frames.append(
         pd.DataFrame(
@@ -207,6 +211,9 @@ for v in models:
     ax.fill_between(d["position"], -d["ci_high"], -d["ci_low"], color=COLORS[v], alpha=0.3, lw=0)
 ax.axhline(unigram_loss, color="0.3", ls=":", lw=1, label="unigram model (its held-out loss)")
 ax.set_yscale("log")
+ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))  # ticks 1, 2, 3, 5, 10, 20, ... as plain numbers
+ax.yaxis.set_major_formatter(ScalarFormatter())
+ax.yaxis.set_minor_formatter(NullFormatter())
 ax.set_xlabel("token index")
 ax.set_ylabel(r"$-\log p$(correct token), mean over inputs")
 ax.set_title(
@@ -226,46 +233,34 @@ plt.show()
 #
 # - **span**: the masked tokens 200-299;
 # - **outside**: every unmasked token (1-199, 300-510);
-# - **dip**: the mean over the 40 tokens before and after the region that are 11 or
-#   more positions away from it (150-189, 310-349) minus the mean over the 10 tokens
-#   right next to it (190-199, 300-309). A positive dip means the tokens next to the
-#   redacted text are predicted worse than those a little further away;
+# - **near**: the 10 visible tokens right before and right after the span (190-199,
+#   300-309). A visible token is scored like any other: the model sees it in its input
+#   and the MLM head's log p of that same token at its position is read;
+# - **dip**: the mean over the 40 tokens before and after the region that are 11 to 50
+#   positions away from it (150-189, 310-349) minus the mean over *near*. A positive dip
+#   means the tokens next to the redacted text are predicted worse than those a little
+#   further away (`prismlib.prism.span_regions`);
 # - **masked 15%**: the same inputs with 15% of their tokens masked the ordinary way
 #   (seeded, no span; the mean log p of those tokens per input);
 # - **span - masked 15%** (the test of the span claim): per input, (prism − BERT) averaged
 #   over the span minus (prism − BERT) at the 15%-masked tokens of the same input. Both
 #   are masked tokens, so a model that only copies visible tokens well gains nothing
 #   here; what is left is the use of distant context where no local context exists.
-# - **span - outside** (`prismlib.prism.span_minus_outside`), kept for comparison: the
+# - **span - outside**, kept for comparison: the
 #   same with the visible tokens as the reference, where the task is copying the token
 #   (a filter that blurs token identity loses there for a reason unrelated to the span).
 
 # %%
-near = np.r_[lo - 10 : lo, hi : hi + 10]
-far = np.r_[lo - 50 : lo - 10, hi + 10 : hi + 50]
-outside = np.r_[1:lo, hi : inputs.shape[1] - 1]
-per_input = {
-    v: {"span": x[:, lo:hi].mean(1), "outside": x[:, outside].mean(1), "masked 15%": masked15[v],
-        "dip": x[:, far].mean(1) - x[:, near].mean(1)}
-    for v, x in logp.items()
-}  # fmt: skip
-summary_iv = {}
-for region in ("span", "outside", "masked 15%", "dip"):
-    for v in models:
-        summary_iv[(v, region)] = article_mean(per_input[v][region], articles, n_boot=S.bootstrap, seed=P.seed)
-    summary_iv[("prism - baseline", region)] = article_mean(
-        per_input["prism"][region], articles, per_input["baseline"][region], n_boot=S.bootstrap, seed=P.seed
-    )
-summary_iv[("prism - baseline", "span - outside")] = span_minus_outside(
-    logp["prism"], logp["baseline"], articles, np.arange(lo, hi), outside, n_boot=S.bootstrap, seed=P.seed
-)
-summary_iv[("prism - baseline", "span - masked 15%")] = article_mean(
-    per_input["prism"]["span"] - per_input["prism"]["masked 15%"], articles,
-    per_input["baseline"]["span"] - per_input["baseline"]["masked 15%"], n_boot=S.bootstrap, seed=P.seed,
+model_logp = {v: logp[v] for v in models}
+summary_iv = fig5_summary(model_logp, masked15, articles, S.span, n_boot=S.bootstrap, seed=P.seed)
+earlier_iv = (
+    fig5_summary({v: logp[v + EARLIER] for v in models}, {v: masked15[v + EARLIER] for v in models}, articles, S.span,
+                 n_boot=S.bootstrap, seed=P.seed)
+    if len(earlier_models) == len(models) else {}
 )  # fmt: skip
 summary = pd.DataFrame([
     {"model": v, "quantity": region, "mean": iv.effect, "ci_low": iv.low, "ci_high": iv.high, "articles": iv.units}
-    for (v, region), iv in summary_iv.items()
+    for (v, region), iv in summary_iv.items() if region != "far"
 ]).sort_values(["model", "quantity"], kind="stable", ignore_index=True)  # fmt: skip
 _ = save_table(summary, "fig5_summary", P.name, floatfmt=".4f")
 
@@ -299,16 +294,38 @@ d = summary_iv[("prism - baseline", "dip")]
 print(f"difference of the dips (prism - BERT) = {d}")
 
 # %% [markdown]
+# How much the dips depend on how wide "next to the span" is: the same dips with the
+# near window 1, 5 and 10 tokens wide on each side (the far tokens stay 11-50 away).
+# The claims below use 10; a dip verdict that flips with the width is fragile.
+
+# %%
+dip_widths = pd.DataFrame([
+    {"near window (tokens each side)": w, "model": v, "dip": (iv := fig5_summary(
+        model_logp, masked15, articles, S.span, w, n_boot=S.bootstrap, seed=P.seed)[(v, "dip")]).effect,
+     "ci_low": iv.low, "ci_high": iv.high}
+    for w in (1, 5, 10) for v in (*models, "prism - baseline")
+])  # fmt: skip
+save_table(dip_widths, "fig5_dip_widths", P.name, floatfmt=".4f")
+print(dip_widths.round(3).to_string(index=False))
+
+# %% [markdown]
 # ## Which of the paper's claims held
 #
 # Each claim rests on one row of the table above (an interval over articles) and is
 # tested as stated (`prismlib.claims`):
 #
-# - **gates**: every model a claim rests on passes the held-out unigram gate above
-#   *and* beats the unigram model **inside the masked span** (model − unigram log p over
-#   tokens 200-299 clearly above 0, the table before the figure). A head no better than
-#   a unigram model in the span does not use distant context there, so neither a span
-#   nor a dip claim can be tested on it;
+# - **gates of every claim**: each model a claim rests on passes the held-out unigram
+#   gate above, stopped training by its rule, and ends with a held-out MLM loss below the
+#   encoder's before training (notebook 03); the claim's contrast, computed again on the
+#   models at their earlier checkpoint (the best weights at the last decay), moved by at
+#   most half the claim's margin (`prismlib.prism.stable_since_decay`);
+# - **the span gate** (the span readings only): the model beats the unigram model
+#   **inside the masked span** (model − unigram log p over tokens 200-299 clearly above
+#   0, the table before the figure). A head no better than a unigram model in the span
+#   does not use distant context there;
+# - **the near gate** (the dip readings only): the dips are about *visible* tokens next to
+#   the span, so what must work there is the model at those tokens: it beats the unigram
+#   model on the 10 visible tokens on either side of the span;
 # - **the span claim** is the contrast *span − masked 15%* (both references are masked
 #   tokens of the same inputs) and, as the paper words it, the plain difference inside
 #   the span; "higher" needs at least **0.05 nats** (our smallest effect that matters);
@@ -327,31 +344,42 @@ MIN_NATS = 0.05  # nats per token: the smallest difference a "higher" or "dips" 
 DIP_MARGIN = 0.1  # nats: "no dip" means the dip lies within this margin (our choice)
 MODEL = f"{ENCODER_NAMES[P.encoder]} (continued MLM training, {S.recipe} recipe)"
 GATE_NAMES = {"baseline": "BERT", "prism": "BERT + Prism"}
-gates = {v: sanity.gate(v, GATE_NAMES[v]) for v in gate_iv}
+trained = {v: (sanity.gate(v, GATE_NAMES[v]), sanity.converged_gate(v, GATE_NAMES[v]), sanity.improved_gate(v, GATE_NAMES[v]))
+           for v in gate_iv}  # fmt: skip
 span_gates = {v: Gate.from_interval(f"{GATE_NAMES[v]} beats a unigram model inside the masked span", span_vs_unigram[v],
                                     detail=f"model - unigram log p over tokens {lo}-{hi - 1}: {span_vs_unigram[v]}")
               for v in models}  # fmt: skip
-BOTH = (gates["prism"], gates["baseline"], span_gates["prism"], span_gates["baseline"])
+near_vs_unigram = {v: article_mean(span_regions(logp[v], S.span)["near"], articles, span_regions(uni_logp, S.span)["near"],
+                                   n_boot=S.bootstrap, seed=P.seed) for v in models}  # fmt: skip
+near_gates = {v: Gate.from_interval(f"{GATE_NAMES[v]} beats a unigram model at the visible tokens next to the span",
+                                    near_vs_unigram[v], detail=f"model - unigram log p, 10 tokens each side: {near_vs_unigram[v]}")
+              for v in models}  # fmt: skip
+SPAN_GATES = (*trained["prism"], *trained["baseline"], span_gates["prism"], span_gates["baseline"])
 PAPER_SPAN = ("Fig. 5 (N = 1600): 'the higher log probabilities in the masked region for the BERT + Prism model' "
               "(mean log p of the correct token, positions 200-299 masked)")  # fmt: skip
 PAPER_DIP = "Sec. 4.3: 'dips in log probability exhibited by the BERT + Prism model adjacent to the redacted text'"
 PAPER_NO_DIP = "Sec. 4.3: 'No such dip exists for the original BERT model'"
 iv = summary_iv
+rows = [  # (claim, paper, test, the row it reads, its gates)
+    (f"BERT + Prism gains more over BERT inside the masked span than at ordinary 15%-masked tokens of the same inputs, by at "
+     f"least {MIN_NATS:g} nats", PAPER_SPAN, Test.superiority(iv[(key := ("prism - baseline", "span - masked 15%"))], MIN_NATS,
+     label="(prism - BERT) span - masked 15%"), key, SPAN_GATES),
+    (f"BERT + Prism assigns higher log-probabilities than BERT inside the masked span (the literal reading), by at least "
+     f"{MIN_NATS:g} nats", PAPER_SPAN, Test.superiority(iv[(key := ("prism - baseline", "span"))], MIN_NATS,
+     label="prism - BERT, span"), key, SPAN_GATES),
+    (f"BERT + Prism dips next to the masked region by at least {MIN_NATS:g} nats (log p 11-50 tokens away minus 1-10 tokens "
+     "away)", PAPER_DIP, Test.superiority(iv[(key := ("prism", "dip"))], MIN_NATS, label="dip of BERT + Prism"), key,
+     (*trained["prism"], near_gates["prism"])),
+    (f"BERT does not dip next to the masked region (its dip within ±{DIP_MARGIN:g} nats)", PAPER_NO_DIP,
+     Test.equivalence(iv[(key := ("baseline", "dip"))], DIP_MARGIN, "dip of BERT"), key, (*trained["baseline"], near_gates["baseline"])),
+    (f"the dip is deeper for BERT + Prism than for BERT, by at least {MIN_NATS:g} nats", f"{PAPER_DIP}; {PAPER_NO_DIP}",
+     Test.superiority(iv[(key := ("prism - baseline", "dip"))], MIN_NATS, label="prism - BERT, dip"), key,
+     (*trained["prism"], *trained["baseline"], near_gates["prism"], near_gates["baseline"])),
+]  # fmt: skip
 claims = [
-    Claim("04", f"BERT + Prism gains more over BERT inside the masked span than at ordinary 15%-masked tokens of the same "
-          f"inputs, by at least {MIN_NATS:g} nats", PAPER_SPAN,
-          (Test.superiority(iv[("prism - baseline", "span - masked 15%")], MIN_NATS, label="(prism - BERT) span - masked 15%"),),
-          BOTH, "nats"),
-    Claim("04", f"BERT + Prism assigns higher log-probabilities than BERT inside the masked span (the literal reading), "
-          f"by at least {MIN_NATS:g} nats", PAPER_SPAN,
-          (Test.superiority(iv[("prism - baseline", "span")], MIN_NATS, label="prism - BERT, span"),), BOTH, "nats"),
-    Claim("04", f"BERT + Prism dips next to the masked region by at least {MIN_NATS:g} nats (log p 11-50 tokens away "
-          "minus 1-10 tokens away)", PAPER_DIP,
-          (Test.superiority(iv[("prism", "dip")], MIN_NATS, label="dip of BERT + Prism"),), (gates["prism"], span_gates["prism"]), "nats"),
-    Claim("04", f"BERT does not dip next to the masked region (its dip within ±{DIP_MARGIN:g} nats)", PAPER_NO_DIP,
-          (Test.equivalence(iv[("baseline", "dip")], DIP_MARGIN, "dip of BERT"),), (gates["baseline"], span_gates["baseline"]), "nats"),
-    Claim("04", f"the dip is deeper for BERT + Prism than for BERT, by at least {MIN_NATS:g} nats", f"{PAPER_DIP}; {PAPER_NO_DIP}",
-          (Test.superiority(iv[("prism - baseline", "dip")], MIN_NATS, label="prism - BERT, dip"),), BOTH, "nats"),
+    Claim("04", text, paper, (test,), (*gates, stable_since_decay(test, earlier_iv[key].effect if earlier_iv else None,
+                                                                  test.label, "BERT or BERT + Prism")), "nats")
+    for text, paper, test, key, gates in rows
 ]  # fmt: skip
 failed = sorted({g.name for c in claims for g in c.failed_gates})
 print("gates failed in this run:" if failed else "every gate passed in this run", *failed, sep="\n- " if failed else "")
@@ -362,7 +390,9 @@ display(
         f"ordinary 15%-masked tokens; the span contrast against those masked tokens is "
         f"{iv[('prism - baseline', 'span - masked 15%')]} (against the visible tokens: {iv[('prism - baseline', 'span - outside')]}). "
         f"Inside the span, model minus unigram is {span_vs_unigram['baseline']} for BERT and {span_vs_unigram['prism']} for "
-        f"BERT + Prism. The dips are {iv[('baseline', 'dip')]} (BERT) and {iv[('prism', 'dip')]} (BERT + Prism) nats."
+        f"BERT + Prism. The dips are {iv[('baseline', 'dip')]} (BERT) and {iv[('prism', 'dip')]} (BERT + Prism) nats; at the "
+        f"visible tokens next to the span model minus unigram is {near_vs_unigram['baseline']} (BERT) and "
+        f"{near_vs_unigram['prism']} (BERT + Prism)."
     )
 )
 no_span = [GATE_NAMES[v] for v in models if not span_gates[v].passed]

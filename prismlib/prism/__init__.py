@@ -87,6 +87,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "per_article",
         "article_mean",
         "span_minus_outside",
+        "FAR",
+        "span_regions",
+        "fig5_summary",
         "bootstrap_ci",
     ),
     "verdicts": (
@@ -95,6 +98,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "trained_weights",
         "earlier",
         "Section4Gates",
+        "stable_since_decay",
     ),
 }
 

@@ -252,6 +252,78 @@ def span_minus_outside(
     )  # fmt: skip
 
 
+FAR = (11, 50)
+"""Fig. 5's dip: the reference tokens are 11 to 50 positions away from the span (both sides)."""
+
+
+def span_regions(logp: np.ndarray, span: tuple[int, int], near: int = 10, far: tuple[int, int] = FAR) -> dict[str, np.ndarray]:
+    """Per-input means of Fig. 5's regions of ``logp`` (``(N, length)`` log p of the correct token).
+
+    Regions: ``span`` (the masked tokens), ``outside`` (every visible token but the first
+    and last), ``near`` (the ``near`` visible tokens right before and right after the
+    span), ``far`` (the visible tokens ``far[0]`` to ``far[1]`` positions away on either
+    side) and ``dip`` = ``far - near`` (positive: the tokens next to the span are
+    predicted worse than those a little further away). A visible token is scored like
+    every other: the model sees it in its input and the log p of that same token at its
+    position is read from the MLM head.
+
+    Returns:
+        region -> ``(N,)`` float64 per-input means.
+    """
+    x = np.asarray(logp, dtype=np.float64)
+    lo, hi = span
+    length = x.shape[1]
+    if not 1 <= near < far[0] <= far[1] or lo - far[1] < 1 or hi + far[1] > length - 1:
+        raise ValueError(f"need 1 <= near ({near}) < far ({far}) and the far tokens inside 1..{length - 2} around span {span}")
+    near_idx = np.r_[lo - near : lo, hi : hi + near]
+    far_idx = np.r_[lo - far[1] : lo - far[0] + 1, hi + far[0] - 1 : hi + far[1]]
+    out = {"span": x[:, lo:hi].mean(1), "outside": x[:, np.r_[1:lo, hi : length - 1]].mean(1),
+           "near": x[:, near_idx].mean(1), "far": x[:, far_idx].mean(1)}  # fmt: skip
+    out["dip"] = out["far"] - out["near"]
+    return out
+
+
+def fig5_summary(
+    logp: dict[str, np.ndarray],
+    masked15: dict[str, np.ndarray],
+    articles: np.ndarray,
+    span: tuple[int, int],
+    near: int = 10,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> dict[tuple[str, str], Interval]:
+    """Fig. 5's numbers with intervals over articles, for ``baseline`` and ``prism``.
+
+    Args:
+        logp: model -> ``(N, length)`` log p of the correct token with the span masked.
+        masked15: model -> ``(N,)`` mean log p at 15% ordinarily masked tokens of the same inputs.
+
+    Returns:
+        ``(model, region)`` -> :class:`~prismlib.stats.Interval`, for each model and
+        ``"prism - baseline"``: the regions of :func:`span_regions` and ``masked 15%``, and
+        for the difference also ``span - outside`` and ``span - masked 15%`` (per input,
+        (prism - BERT) over the span minus the same at the 15%-masked tokens).
+    """
+    regions = {v: {**span_regions(x, span, near), "masked 15%": np.asarray(masked15[v], dtype=np.float64)} for v, x in logp.items()}
+    out: dict[tuple[str, str], Interval] = {}
+    for region in ("span", "outside", "near", "masked 15%", "dip"):
+        for v in logp:
+            out[(v, region)] = article_mean(regions[v][region], articles, n_boot=n_boot, seed=seed)
+        out[("prism - baseline", region)] = article_mean(
+            regions["prism"][region], articles, regions["baseline"][region], n_boot=n_boot, seed=seed
+        )
+    out[("prism - baseline", "span - outside")] = article_mean(
+        regions["prism"]["span"] - regions["prism"]["outside"], articles,
+        regions["baseline"]["span"] - regions["baseline"]["outside"], n_boot=n_boot, seed=seed,
+    )  # fmt: skip
+    out[("prism - baseline", "span - masked 15%")] = article_mean(
+        regions["prism"]["span"] - regions["prism"]["masked 15%"], articles,
+        regions["baseline"]["span"] - regions["baseline"]["masked 15%"], n_boot=n_boot, seed=seed,
+    )  # fmt: skip
+    return out
+
+
 def _mean_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
     return num.sum(axis) / den.sum(axis)
 

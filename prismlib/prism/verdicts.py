@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from prismlib.claims import Gate, Test, effect_stability_gate, stability_margin
 from prismlib.prism.arms import TRAINED, UNTRAINED_PRISM_ON, MLMSanity
-from prismlib.probing.probes import ProbeComparison
+from prismlib.probing.probes import MAJORITY, ProbeComparison
 
 EARLIER = "@previous"
 """Suffix of a condition probed on the models at the earlier checkpoint."""
@@ -69,6 +69,13 @@ class Section4Gates:
     names: Mapping[str, str]
     units: Mapping[str, str]
 
+    def share(self, task: str, part: str, whole: str) -> float:
+        """The share of ``whole``'s accuracy gain over the majority class that ``part`` keeps
+        (e.g. a prism sector probed alone against the full model; point estimates)."""
+        c = self.compare[task]
+        base = c.accuracy(MAJORITY).effect
+        return (c.accuracy(part).effect - base) / max(c.accuracy(whole).effect - base, 1e-9)
+
     def damage(self, task: str) -> Gate:
         """Continued training did not damage the encoder on ``task`` (baseline - original not clearly below 0)."""
         c = self.compare[task]
@@ -101,9 +108,15 @@ class Section4Gates:
         if ea == a and eb == b:
             return Gate(f"stable: {name} (no trained model)", True, "no trained model: nothing to move")
         missing = [x for x in (ea, eb) if x not in c.runs.correct]
-        if missing:
-            return Gate(
-                f"stable: {name} moved <= half its margin since the last decay", False,
-                f"not converged: no earlier checkpoint for {', '.join(missing)} (a run that never decayed, or a fixed budget)",
-            )  # fmt: skip
-        return effect_stability_gate(name, test.interval, c.diff(ea, eb).effect, stability_margin(test), "the last decay")
+        return stable_since_decay(test, None if missing else c.diff(ea, eb).effect, name, ", ".join(missing))
+
+
+def stable_since_decay(test: Test, earlier: float | None, name: str, missing: str = "a trained model") -> Gate:
+    """The effect-stability gate of ``test`` against the same contrast (``earlier``) on the
+    models at the earlier checkpoint; ``None``: there is none (``missing`` says for what)."""
+    if earlier is None:
+        return Gate(
+            f"stable: {name} moved <= half its margin since the last decay", False,
+            f"not converged: no earlier checkpoint for {missing} (a run that never decayed, or a fixed budget)",
+        )  # fmt: skip
+    return effect_stability_gate(name, test.interval, earlier, stability_margin(test), "the last decay")

@@ -63,6 +63,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SMOOTH_SHAPE",
         "parse_condition",
         "Features",
+        "pool_features",
         "SPECIALS",
         "placement",
         "filter_conditions",

@@ -11,7 +11,9 @@ of :mod:`prismlib.probing.states`, keyed by :func:`features_digest`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +102,36 @@ class Features:
         if (labels < 0).any():
             raise ValueError("the windows do not label every row of these features: relabel only with windows of the same tokens")
         return Features(self.x, torch.from_numpy(labels), self.weights, self.window, self.unit, self.position)
+
+
+def pool_features(
+    models: Mapping[str, Mapping[str, Features]], columns: Mapping[str, tuple[str, slice]] | None = None, condition: str = "ORIG"
+) -> dict[str, Features]:
+    """Several models' features of one task as the conditions of one :class:`Features` per split.
+
+    Args:
+        models: model -> split -> its features (every model on the same rows).
+        columns: extra conditions: name -> ``(model, columns)``, e.g. a prism sector's units.
+        condition: the condition of each model's features that is pooled.
+
+    Returns:
+        split -> :class:`Features` whose conditions are the models (and ``columns``).
+
+    Raises:
+        RuntimeError: two models' features are not on the same rows.
+    """
+    first = next(iter(models))
+    out = {}
+    for split, ref in models[first].items():
+        x = {}
+        for name, feats in models.items():
+            f = feats[split]
+            if not all(torch.equal(getattr(f, k), getattr(ref, k)) for k in ("labels", "weights", "window")):
+                raise RuntimeError(f"{split}: the features of {name} are not on the same rows as those of {first}")
+            x[name] = f.x[condition]
+        x |= {name: models[model][split].x[condition][:, cols] for name, (model, cols) in (columns or {}).items()}
+        out[split] = dataclasses.replace(ref, x=x)
+    return out
 
 
 SPECIALS: tuple[str, ...] = ("inside", "outside")

@@ -103,3 +103,35 @@ def test_article_mean_is_the_mean_over_inputs_bootstrapped_over_articles():
         article_mean(a, articles[:-1])
     with pytest.raises(ValueError, match="at least two units"):
         article_mean(a, np.zeros(120, dtype=int))
+
+
+def test_span_regions_pick_the_positions_fig5_names():
+    from prismlib.prism import span_regions
+
+    length, span = 512, (200, 300)
+    x = np.tile(np.arange(length, dtype=float), (2, 1))  # log p = the position: each mean names its positions
+    r = span_regions(x, span)
+    assert r["span"][0] == np.mean(np.arange(200, 300))
+    assert r["near"][0] == np.mean(np.r_[190:200, 300:310])
+    assert r["far"][0] == np.mean(np.r_[150:190, 310:350])  # 11-50 tokens away on each side
+    assert r["outside"][0] == np.mean(np.r_[1:200, 300:511])
+    assert r["dip"][0] == r["far"][0] - r["near"][0]
+    assert span_regions(x, span, near=1)["near"][0] == np.mean([199, 300])
+    with pytest.raises(ValueError, match="near"):
+        span_regions(x, span, near=11)
+
+
+def test_fig5_summary_contrasts_are_paired_per_input():
+    from prismlib.prism import fig5_summary
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(-3, 1, (12, 512))
+    prism = base.copy()
+    prism[:, 200:300] += 0.5  # better inside the span only
+    m15 = {"baseline": np.full(12, -2.0), "prism": np.full(12, -2.0)}
+    out = fig5_summary({"baseline": base, "prism": prism}, m15, np.arange(12) // 2, (200, 300), n_boot=200)
+    assert out[("prism - baseline", "span")].effect == pytest.approx(0.5)
+    assert out[("prism - baseline", "outside")].effect == pytest.approx(0.0)
+    assert out[("prism - baseline", "span - masked 15%")].effect == pytest.approx(0.5)
+    assert out[("prism - baseline", "span - outside")].effect == pytest.approx(0.5)
+    assert out[("prism - baseline", "dip")].effect == pytest.approx(0.0) and out[("baseline", "dip")].units == 6

@@ -270,3 +270,19 @@ def test_a_states_file_from_another_encoder_or_truncated_is_moved_aside_and_enco
         assert ("tiny-bert" in err[0]) == (damage == "other encoder")
         assert torch.equal(again, mine) and not torch.equal(again, theirs.features(("ORIG",)).x["ORIG"])
     assert len(list((tmp_path / "quarantine").glob("*.pt"))) == 2
+
+
+def _feats(x: torch.Tensor, labels=(0, 1, 1)) -> encode.Features:
+    n = len(labels)
+    rows = torch.arange(n)
+    return encode.Features({"ORIG": x}, torch.tensor(labels), torch.ones(n), rows, rows, torch.zeros(n, dtype=torch.long))
+
+
+def test_pool_features_puts_each_model_and_column_set_under_its_name_on_the_same_rows():
+    a, b = torch.randn(3, 6), torch.randn(3, 6)
+    pooled = encode.pool_features({"a": {"test": _feats(a)}, "b": {"test": _feats(b)}}, {"b LOW": ("b", slice(0, 2))})
+    test = pooled["test"]
+    assert list(test.x) == ["a", "b", "b LOW"]
+    assert torch.equal(test.x["a"], a) and torch.equal(test.x["b"], b) and torch.equal(test.x["b LOW"], b[:, :2])
+    with pytest.raises(RuntimeError, match="features of b are not on the same rows"):
+        encode.pool_features({"a": {"test": _feats(a)}, "b": {"test": _feats(b, labels=(1, 1, 1))}})
