@@ -11,9 +11,10 @@ One package per work, and a few modules both share:
                  (the paper's and the cpu's staged recipe), Table 1's arms, Fig. 5
 ``lstm``         work B: the LSTM LM, timescales and the slides' variants, training,
                  evaluation, the experiment grid, the bigram gate, the cell-state ablation
-``runs``         the top: the ``python -m prismlib`` commands (train, plan, reproduce,
-                 report, cache) and the report; nothing in the library imports it
-``data``         one module per dataset, a data directory, a registry with checksums
+``runs``         the top: the ``python -m prismlib`` commands (data, train, plan,
+                 reproduce, report, cache) and the report; nothing in the library imports it
+``data``         one module per dataset, a data directory, the catalogue of datasets
+                 with checksums, and the registry that fetches and verifies them
 ``profiles``     every size, step and seed of the smoke, cpu, paper and dryrun profiles
 ``stats``        the paired bootstrap over independent units behind every verdict
 ``claims``       claims, their tests and gates, the four verdicts, the claims table

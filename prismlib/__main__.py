@@ -96,7 +96,7 @@ def _run(argv: list[str]) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     if command == "data":
-        from prismlib.data.registry import main as data_main
+        from prismlib.runs.datasets import main as data_main
 
         return data_main(rest)
     if command == "train":

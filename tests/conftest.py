@@ -1,4 +1,5 @@
-"""Shared test helpers: where the real datasets are, and skipping when they are absent.
+"""Shared test helpers: where the real datasets are, skipping when they are absent, and an
+empty data directory (``data_root``) for the tests that write their own tiny datasets.
 
 The real data directory is ``$PRISMLIB_DATA`` when set, else ``<repo>/../shared/data``.
 Tests marked ``data`` use the ``real_data_dir`` fixture and :func:`need`, which skips a
@@ -13,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from prismlib.data import registry
+from prismlib.data import catalogue, datadir
 
 _SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-REAL_DIR = Path(os.environ[registry.ENV_VAR]) if os.environ.get(registry.ENV_VAR) else _SHARED
+REAL_DIR = Path(os.environ[datadir.ENV_VAR]) if os.environ.get(datadir.ENV_VAR) else _SHARED
 
 
 def need(*relpaths: str) -> None:
     """Skip the test unless every file is in the real data directory."""
     for rel in relpaths:
         if not (REAL_DIR / rel).is_file():
-            ds = registry.dataset_of(rel)
+            ds = catalogue.dataset_of(rel)
             hint = f"; `python -m prismlib data fetch {ds.name}`" if ds else ""
             pytest.skip(f"real data file {REAL_DIR / rel} absent (set PRISMLIB_DATA{hint})")
 
@@ -32,8 +33,18 @@ def need(*relpaths: str) -> None:
 def real_data_dir() -> Iterator[Path]:
     """Point PRISMLIB_DATA at the real data for a module."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(registry.ENV_VAR, str(REAL_DIR))
+        mp.setenv(datadir.ENV_VAR, str(REAL_DIR))
         yield REAL_DIR
+
+
+@pytest.fixture
+def data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty data directory set as PRISMLIB_DATA; the repo root moved into tmp."""
+    root = tmp_path / "data"
+    root.mkdir()
+    monkeypatch.setenv(datadir.ENV_VAR, str(root))
+    monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
+    return root
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""Real datasets: one module each, a data directory, and a registry (sources,
-checksums, fetch, verify) on top.
+"""Real datasets: one module each, a data directory, the catalogue (sources,
+checksums, licences) and the registry (fetch, verify) on top.
 
 Files live in the data directory (``$PRISMLIB_DATA``, default ``<repo>/data``) in
 the canonical layout of their public distributions; ``python -m prismlib data
@@ -18,15 +18,18 @@ module             loader
 =================  =========================================================
 
 Infrastructure: ``datadir`` (:func:`data_dir`, :func:`locate`, the errors) is all
-a dataset module imports; ``registry`` (:data:`DATASETS`, :func:`fetch`,
-:func:`verify`, the ``data`` command line) imports the dataset modules' checks.
+a dataset module imports; ``catalogue`` (:data:`DATASETS`: each dataset's
+:class:`DataFile` s, their sources and SHA-256 digests) imports the dataset modules'
+checks; ``registry`` (:func:`fetch`, :func:`verify`) imports the catalogue. The ``data``
+command line is :mod:`prismlib.runs.datasets`.
 """
 
+from .catalogue import DATASETS, DataFile, Dataset
 from .datadir import ChecksumError, DataNotFoundError, DownloadError, data_dir, locate
 from .newsgroups import NEWSGROUPS, NewsgroupsDoc, load_newsgroups
 from .pos import TaggedDocument, load_conll2000, load_tagged_dir, load_treebank_sample
 from .ptb import PTBCorpus, load_ptb, load_ptb_corpus, ptb_vocab
-from .registry import DATASETS, DataFile, Dataset, FileStatus, fetch, verify
+from .registry import FileStatus, fetch, verify
 from .swda import DAMSL_TAGS, Conversation, Utterance, damsl_tag, load_swda
 from .wikitext import Article, load_wikitext
 

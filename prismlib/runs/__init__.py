@@ -2,6 +2,7 @@
 below imports it; the job cache and executors it drives are :mod:`prismlib.jobcache`).
 
 =========== =====================================================================
+datasets    ``python -m prismlib data``: list, fetch, verify, check-urls
 train       ``python -m prismlib train``: a profile's models, up front
 costs       ``python -m prismlib plan``: jobs, hours, memory and disk per notebook
 notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),

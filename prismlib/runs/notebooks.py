@@ -312,7 +312,7 @@ def current_result(record: dict[str, Any] | None, source: Path, result: Path, de
     """Why the result of ``source`` needs no new run, or ``None`` when it does: its last run
     succeeded and completed, on this device, from the same ``prismlib`` and notebook source
     (by the digests its manifest ``record`` stores; a record without them is never current).
-    The data are fixed by the registry's digests (part of ``prismlib``), the trained models by
+    The data are fixed by the catalogue's digests (part of ``prismlib``), the trained models by
     their job keys."""
     import nbformat
 

@@ -1,9 +1,10 @@
 """The import graph of prismlib.data, read from the source with ``ast`` (no import).
 
-The registry (sources, checksums, fetch, verify, CLI) imports the dataset modules'
-checks; the dataset modules import only the data directory. No module may import
-the registry except the package's ``__init__``, and no circle, lazy or not, may
-exist between the package's modules.
+The catalogue (each dataset's files, sources and checksums) imports the dataset modules'
+checks; the dataset modules import only the data directory; the registry (fetch, verify)
+imports the catalogue. No module may import the registry except the package's
+``__init__``, none but the registry and ``__init__`` the catalogue, and no circle, lazy
+or not, may exist between the package's modules.
 """
 
 from __future__ import annotations
@@ -68,8 +69,19 @@ def test_no_module_imports_the_registry() -> None:
     )
 
 
-def test_registry_imports_the_dataset_checks() -> None:
-    assert {"newsgroups", "swda", "wikitext", "datadir"} <= import_graph()["registry"]
+def test_only_the_registry_imports_the_catalogue() -> None:
+    graph = import_graph()
+    importers = sorted(m for m, deps in graph.items() if "catalogue" in deps)
+    assert importers == ["__init__", "registry"], (
+        f"{importers} import prismlib.data.catalogue: dataset modules import "
+        "prismlib.data.datadir (locate, errors); the catalogue imports their checks"
+    )
+
+
+def test_the_catalogue_imports_the_dataset_checks() -> None:
+    graph = import_graph()
+    assert {"newsgroups", "swda", "wikitext"} <= graph["catalogue"]
+    assert {"catalogue", "datadir"} <= graph["registry"]
 
 
 def test_no_import_cycle() -> None:

@@ -12,7 +12,8 @@ from collections import Counter
 import pytest
 from conftest import REAL_DIR, need
 
-from prismlib.data import newsgroups, pos, ptb, registry, swda, wikitext
+from prismlib.data import catalogue, newsgroups, pos, ptb, registry, swda, wikitext
+from prismlib.runs.datasets import main as data_main
 
 pytestmark = [pytest.mark.data, pytest.mark.slow, pytest.mark.usefixtures("real_data_dir")]
 
@@ -21,7 +22,7 @@ def test_verify_checksummed_files() -> None:
     checked = 0
     for statuses in registry.verify(data_dir=REAL_DIR).values():
         for s in statuses:
-            f = next(f for f in registry.get_dataset(s.dataset).files if f.relpath == s.relpath)
+            f = next(f for f in catalogue.get_dataset(s.dataset).files if f.relpath == s.relpath)
             if f.sha256 is not None and s.state != "missing":
                 assert s.ok, s.detail
                 checked += 1
@@ -138,8 +139,8 @@ def test_verify_catches_one_flipped_byte(relpath: str, tmp_path, capsys) -> None
     else:
         data[middle] ^= 0x01
     target.write_bytes(bytes(data))
-    name = registry.dataset_of(relpath).name
+    name = catalogue.dataset_of(relpath).name
     status = next(s for s in registry.verify([name], data_dir=tmp_path)[name] if s.relpath == relpath)
     assert status.state == "bad", status.detail
-    assert registry.main(["verify", name, "--data-dir", str(tmp_path)]) == 1
+    assert data_main(["verify", name, "--data-dir", str(tmp_path)]) == 1
     assert f"data directory: {tmp_path}" in capsys.readouterr().out

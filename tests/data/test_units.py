@@ -1,80 +1,29 @@
 """Unit tests of prismlib.data on tiny files the tests write themselves (no real data).
 
 Every fixture is written into ``tmp_path`` in the format of the real distribution;
-``PRISMLIB_DATA`` and the repository root are pointed into ``tmp_path`` so that a
-real ``<repo>/data`` never leaks into a test.
+``PRISMLIB_DATA`` and the repository root are pointed into ``tmp_path`` (the ``data_root``
+fixture of ``tests/conftest.py``) so that a real ``<repo>/data`` never leaks into a test.
+The catalogue, fetch / verify and the ``data`` command have their own files
+(``test_catalogue.py``, ``test_registry.py``, ``tests/runs/test_datasets.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import re
-import sys
-import tarfile
-import urllib.error
 import urllib.request
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from data_fixtures import WIKI_TEXT, FakeResponse, hf_rows, passes, use_catalogue, write_tar, write_zip
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prismlib.__main__ import USAGE
-from prismlib.data import datadir, download, newsgroups, pos, ptb, registry, swda, unpack, wikitext
-from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
-from prismlib.data.registry import DataFile, Dataset, Download, ParquetRows
+from prismlib.data import catalogue, datadir, download, newsgroups, pos, ptb, registry, swda, unpack, wikitext
+from prismlib.data.catalogue import DataFile, Dataset, Download
+from prismlib.data.datadir import ChecksumError, DataNotFoundError
 
 # ---------------------------------------------------------------------------
-# helpers
-
-
-@pytest.fixture
-def data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty data directory set as PRISMLIB_DATA; the repo root moved into tmp."""
-    root = tmp_path / "data"
-    root.mkdir()
-    monkeypatch.setenv(datadir.ENV_VAR, str(root))
-    monkeypatch.setattr(datadir, "REPO_ROOT", tmp_path / "repo")
-    return root
-
-
-def write_tar(path: Path, files: dict[str, bytes]) -> Path:
-    """A .tar.gz with the given members (parents created implicitly)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "w:gz") as tf:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return path
-
-
-def write_zip(path: Path, files: dict[str, bytes]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as zf:
-        for name, data in files.items():
-            zf.writestr(name, data)
-    return path
-
-
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def passes(path: Path) -> str:
-    """A structural check that accepts any file."""
-    return "ok"
-
-
-def use_registry(monkeypatch: pytest.MonkeyPatch, *datasets: Dataset) -> None:
-    monkeypatch.setattr(registry, "DATASETS", {d.name: d for d in datasets})
-
-
-# ---------------------------------------------------------------------------
-# registry: data dir, locate, registry contents
+# the data directory and locate
 
 
 def test_data_dir_env_and_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -127,315 +76,8 @@ def test_locate_error_names_file_places_and_command(data_root: Path, tmp_path: P
         datadir.locate("swb1_dialogact_annot.tar.gz")
 
 
-def test_every_loader_names_its_registered_dataset(data_root: Path) -> None:
-    # each loader's missing-file error names the dataset that `fetch` knows
-    loaders = {
-        "ptb": lambda: ptb.load_ptb("test"),
-        "treebank_sample": pos.load_treebank_sample,
-        "conll2000": lambda: pos.load_conll2000("test"),
-        "swda": lambda: swda.load_swda("test"),
-        "newsgroups": lambda: newsgroups.load_newsgroups("test"),
-        "wikitext103": lambda: wikitext.load_wikitext("wikitext103", "test"),
-        "wikitext2": lambda: wikitext.load_wikitext("wikitext2", "test"),
-    }
-    assert set(loaders) == set(registry.DATASETS)
-    for name, load in loaders.items():
-        with pytest.raises(DataNotFoundError) as info:
-            load()
-        msg = str(info.value)
-        assert f"python -m prismlib data fetch {name}`" in msg
-        relpath = msg.split("'")[1]
-        assert registry.dataset_of(relpath) is registry.DATASETS[name], relpath
-
-
-def test_registry_is_consistent() -> None:
-    assert set(registry.DATASETS) == {
-        "ptb", "treebank_sample", "conll2000", "swda", "newsgroups", "wikitext103", "wikitext2",
-    }  # fmt: skip
-    relpaths = [f.relpath for d in registry.DATASETS.values() for f in d.files]
-    assert len(relpaths) == len(set(relpaths))
-    for ds in registry.DATASETS.values():
-        assert ds.licence and ds.description and ds.files
-        for f in ds.files:
-            assert f.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", f.sha256)
-            assert f.sha256 is not None or f.check is not None, f.relpath
-            assert (not f.sources) == (f.derive is not None), f.relpath
-            assert all(url.startswith(("http://", "https://")) for url in f.urls)
-            for source in f.sources:
-                if isinstance(source, Download):
-                    assert source.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", source.sha256)
-                else:
-                    assert source.shards and all(s.endswith(".parquet") for s in source.shards)
-
-
-def test_data_readme_lists_every_dataset() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "data" / "README.md").read_text()
-    for ds in registry.DATASETS.values():
-        assert f"`{ds.name}`" in readme
-        assert ds.licence in readme, ds.name
-        for f in ds.files:
-            assert f.relpath in readme, f.relpath
-            for source in f.sources:
-                url = source.url if isinstance(source, Download) else source.base
-                assert url in readme, url
-
-
 # ---------------------------------------------------------------------------
-# registry: fetch / verify with file:// URLs
-
-
-PTB_TRAIN = b" the cat sat \n the dog <unk> \n"
-PTB_TEST = b" a cat \n"
-
-
-@pytest.fixture
-def ptb_archive(tmp_path: Path) -> Path:
-    return write_tar(
-        tmp_path / "remote" / "simple-examples.tgz",
-        {
-            "./simple-examples/data/ptb.train.txt": PTB_TRAIN,
-            "./simple-examples/data/ptb.test.txt": PTB_TEST,
-        },
-    )
-
-
-def tiny_ptb(archive: Path, test_sha: str | None = None) -> Dataset:
-    url = archive.as_uri()
-    return Dataset(
-        "ptb",
-        "tiny",
-        "test licence",
-        (
-            DataFile(
-                "ptb/ptb.train.txt",
-                (Download(url, "./simple-examples/data/ptb.train.txt"),),
-                sha(PTB_TRAIN),
-            ),
-            DataFile(
-                "ptb/ptb.test.txt",
-                (Download(url, "simple-examples/data/ptb.test.txt"),),
-                test_sha or sha(PTB_TEST),
-            ),
-        ),
-    )
-
-
-def test_fetch_downloads_once_extracts_and_skips(data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    use_registry(monkeypatch, tiny_ptb(ptb_archive))
-    calls: list[str] = []
-    real_download = registry.download
-    monkeypatch.setattr(
-        registry,
-        "download",
-        lambda url, d, **kw: calls.append(url) or real_download(url, d, **kw),
-    )
-    registry.fetch(["ptb"])
-    assert calls == [ptb_archive.as_uri()]  # one download for both members
-    assert (data_root / "ptb" / "ptb.train.txt").read_bytes() == PTB_TRAIN
-    assert (data_root / "ptb" / "ptb.test.txt").read_bytes() == PTB_TEST
-    assert (data_root / "_downloads" / "simple-examples.tgz").is_file()
-    assert not list(data_root.rglob("*.part"))
-    capsys.readouterr()
-    registry.fetch(["ptb"])
-    assert calls == [ptb_archive.as_uri()]
-    assert "present and valid, skipped" in capsys.readouterr().out
-    assert all(s.ok for s in registry.verify(["ptb"])["ptb"])
-
-
-def test_fetch_mismatch_raises_and_keeps_good_file(data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bad = "0" * 64
-    use_registry(monkeypatch, tiny_ptb(ptb_archive, test_sha=bad))
-    with pytest.raises(ChecksumError) as info:
-        registry.fetch(["ptb"])
-    msg = str(info.value)
-    assert "ptb/ptb.test.txt" in msg and bad in msg and sha(PTB_TEST) in msg
-    assert not (data_root / "ptb" / "ptb.test.txt").exists()
-
-    # an existing good file is never replaced by a download that fails its checksum
-    good = b"good content\n"
-    (data_root / "ptb" / "ptb.test.txt").write_bytes(good)
-    use_registry(monkeypatch, tiny_ptb(ptb_archive, test_sha=sha(good)))
-    with pytest.raises(ChecksumError):
-        registry.fetch(["ptb"], force=True)
-    assert (data_root / "ptb" / "ptb.test.txt").read_bytes() == good
-
-
-def test_fetch_zip_members_and_missing_member(data_root: Path, tmp_path: Path, monkeypatch) -> None:
-    valid, test = b" \n = A = \n \n a . \n", b" \n = B = \n \n b . \n"
-    archive = write_zip(
-        tmp_path / "remote" / "wikitext-2-v1.zip",
-        {"wikitext-2/wiki.valid.tokens": valid, "wikitext-2/wiki.test.tokens": test},
-    )
-    url = archive.as_uri()
-    contents = {"wikitext-2/wiki.valid.tokens": valid, "wikitext-2/wiki.test.tokens": test}
-    files = tuple(DataFile(rel, (Download(url, rel),), sha(b)) for rel, b in contents.items())
-    use_registry(monkeypatch, Dataset("wikitext2", "x", "x", files))
-    registry.fetch(["wikitext2"])
-    assert [a.title for a in wikitext.load_wikitext("wikitext2", "test")] == ["B"]
-    missing = DataFile(
-        "wikitext-2/wiki.train.tokens",
-        (Download(url, "wikitext-2/wiki.train.tokens"),),
-        check=wikitext.check_file,
-    )
-    use_registry(monkeypatch, Dataset("wikitext2", "x", "x", (missing,)))
-    with pytest.raises(ChecksumError, match="no member"):
-        registry.fetch(["wikitext2"])
-    assert not (data_root / "wikitext-2" / "wiki.train.tokens").exists()
-
-
-def test_fetch_offline_names_url(data_root: Path, tmp_path: Path, monkeypatch) -> None:
-    url = (tmp_path / "nowhere" / "corpus.zip").as_uri()
-    files = (DataFile("x.txt", (Download(url),), "0" * 64),)
-    use_registry(monkeypatch, Dataset("x", "x", "x", files))
-    with pytest.raises(DownloadError, match=re.escape(url)):
-        registry.fetch(["x"])
-    assert registry.main(["data", "fetch", "x"]) == 1
-
-
-def test_fetch_plain_file_and_structure_check(data_root: Path, tmp_path: Path, monkeypatch) -> None:
-    src = tmp_path / "remote" / "ids.list"
-    src.parent.mkdir()
-    src.write_text("sw2005\nsw2006\n")
-    f = DataFile("lists/ids.list", (Download(src.as_uri()),), check=swda.check_id_list(2))
-    use_registry(monkeypatch, Dataset("lists", "x", "x", (f,)))
-    registry.fetch()
-    assert (data_root / "lists" / "ids.list").read_text() == "sw2005\nsw2006\n"
-    assert registry.verify()["lists"][0].ok
-    # fetch records what it wrote in SHA256SUMS: another well-formed id is caught by its digest
-    assert registry.listed_digests(data_root) == {"lists/ids.list": sha(b"sw2005\nsw2006\n")}
-    (data_root / "lists" / "ids.list").write_text("sw2005\nsw2007\n")
-    status = registry.verify()["lists"][0]
-    assert status.state == "bad" and "SHA256SUMS lists" in status.detail
-    (data_root / registry.DIGESTS).unlink()
-    assert registry.verify()["lists"][0].ok  # no digest known: the structure check alone
-    (data_root / "lists" / "ids.list").write_text("sw2005\n")
-    status = registry.verify()["lists"][0]
-    assert status.state == "bad" and "expected 2" in status.detail
-
-
-def test_fetch_skips_paper_only_files_unless_asked(data_root: Path, tmp_path: Path, monkeypatch) -> None:
-    src = tmp_path / "big.txt"
-    src.write_bytes(b"big\n")
-    f = DataFile("big.txt", (Download(src.as_uri()),), sha(b"big\n"), paper_only=True)
-    use_registry(monkeypatch, Dataset("d", "x", "x", (f,)))
-    registry.fetch()
-    assert not (data_root / "big.txt").exists()
-    assert registry.main(["fetch", "--paper"]) == 0
-    assert (data_root / "big.txt").read_bytes() == b"big\n"
-
-
-def test_verify_reports_missing_bad_ok(data_root: Path, monkeypatch) -> None:
-    content = b"hello\n"
-    files = (
-        DataFile("a.txt", (Download("https://example.invalid/a.txt"),), sha(content)),
-        DataFile("b.txt", (Download("https://example.invalid/b.txt"),), sha(b"other")),
-        DataFile("c.txt", (Download("https://example.invalid/c.txt"),), sha(b"c"), paper_only=True),
-    )
-    use_registry(monkeypatch, Dataset("d", "x", "x", files))
-    (data_root / "a.txt").write_bytes(content)
-    (data_root / "b.txt").write_bytes(content)
-    states = [(s.state, s.required) for s in registry.verify()["d"]]
-    assert states == [("ok", True), ("bad", True), ("missing", False)]
-    assert registry.main(["verify"]) == 1
-    (data_root / "b.txt").write_bytes(b"other")
-    assert registry.main(["verify", "d"]) == 0  # paper-only files may be missing
-
-
-def test_verify_of_a_directory_without_any_dataset_is_one_line(data_root: Path, monkeypatch, capsys) -> None:
-    files = tuple(DataFile(f"{n}.txt", (Download(f"https://example.invalid/{n}.txt"),), sha(b"x")) for n in "abc")
-    use_registry(monkeypatch, Dataset("d", "x", "x", files))
-    assert registry.main(["verify"]) == 1
-    out, err = capsys.readouterr()
-    assert out == "" and err.strip().splitlines() == [err.strip()]
-    assert "holds none of the datasets" in err and "python -m prismlib data fetch" in err
-    (data_root / "a.txt").write_bytes(b"x")  # one file present: the per-file listing again
-    assert registry.main(["verify"]) == 1
-    assert "a.txt" in capsys.readouterr().out
-
-
-def test_main_list_and_unknown_name(data_root: Path, capsys) -> None:
-    assert registry.main(["data", "list"]) == 0
-    out = capsys.readouterr().out
-    assert "swda" in out and "CC BY-NC-SA" in out
-    with pytest.raises(SystemExit):
-        registry.main(["fetch", "no_such_dataset"])
-
-
-# ---------------------------------------------------------------------------
-# registry: several sources per file, archive digests, parquet rows
-
-
-def test_wikitext_sources_are_live_hosts_with_checksums() -> None:
-    for name in ("wikitext103", "wikitext2"):
-        for f in registry.DATASETS[name].files:
-            assert "metamind" not in " ".join(f.urls), f.relpath
-            zipped, parquet = f.sources
-            assert isinstance(zipped, Download) and isinstance(parquet, ParquetRows)
-            assert zipped.url.startswith("https://wikitext.smerity.com/") and zipped.sha256
-            assert zipped.member == f.relpath  # the zip keeps the canonical layout
-            assert parquet.base.startswith("https://huggingface.co/datasets/Salesforce/wikitext/resolve/")
-    train = registry.DATASETS["wikitext103"].files[2].sources[1]
-    assert train.shards == (
-        "wikitext-103-raw-v1/train-00000-of-00002.parquet",
-        "wikitext-103-raw-v1/train-00001-of-00002.parquet",
-    )
-
-
-def test_fetch_falls_back_to_the_next_source(data_root: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    content = b" \n = A = \n \n a . \n"
-    good = write_zip(tmp_path / "mirror2" / "w.zip", {"w/wiki.test.tokens": content})
-    dead = (tmp_path / "mirror1" / "w.zip").as_uri()
-    sources = (
-        Download(dead, "w/wiki.test.tokens"),
-        Download(good.as_uri(), "w/wiki.test.tokens", sha(good.read_bytes())),
-    )
-    files = (DataFile("w/wiki.test.tokens", sources, sha(content)),)
-    use_registry(monkeypatch, Dataset("w", "x", "x", files))
-    registry.fetch(["w"])
-    assert (data_root / "w" / "wiki.test.tokens").read_bytes() == content
-    out = capsys.readouterr().out
-    assert f"{dead} failed; trying the next source" in out
-    assert f"fetched from {good.as_uri()}" in out
-
-
-def test_fetch_checks_the_archive_digest_before_extracting(data_root: Path, tmp_path: Path, monkeypatch) -> None:
-    archive = write_zip(tmp_path / "remote" / "w.zip", {"w/a.txt": b"a\n"})
-    f = DataFile("w/a.txt", (Download(archive.as_uri(), "w/a.txt", "0" * 64),), check=passes)
-    use_registry(monkeypatch, Dataset("w", "x", "x", (f,)))
-    with pytest.raises(ChecksumError) as info:
-        registry.fetch(["w"])
-    msg = str(info.value)
-    assert archive.as_uri() in msg and "0" * 64 in msg and sha(archive.read_bytes()) in msg
-    assert not (data_root / "_downloads" / "w.zip").exists()  # a bad download is not reused
-    assert not (data_root / "w" / "a.txt").exists()
-
-
-def test_fetch_every_source_failing_lists_each(data_root: Path, tmp_path: Path, monkeypatch) -> None:
-    dead1, dead2 = ((tmp_path / d / "x.txt").as_uri() for d in ("m1", "m2"))
-    files = (DataFile("x.txt", (Download(dead1), Download(dead2)), "0" * 64),)
-    use_registry(monkeypatch, Dataset("x", "x", "x", files))
-    with pytest.raises(DownloadError, match="no source gave a valid x.txt") as info:
-        registry.fetch(["x"])
-    assert dead1 in str(info.value) and dead2 in str(info.value)
-    # a mirror that delivers a wrong file makes it a checksum error
-    wrong = tmp_path / "m3" / "x.txt"
-    wrong.parent.mkdir()
-    wrong.write_bytes(b"wrong\n")
-    files = (DataFile("x.txt", (Download(dead1), Download(wrong.as_uri())), sha(b"right\n")),)
-    use_registry(monkeypatch, Dataset("x", "x", "x", files))
-    with pytest.raises(ChecksumError, match=f"expected sha256 {sha(b'right' + bytes([10]))}"):
-        registry.fetch(["x"])
-    assert not (data_root / "x.txt").exists()
-    assert registry.main(["fetch", "x"]) == 1
-
-
-WIKI_TEXT = " \n = A = \n \n a . \n \n = B = \n \n b . \n \n"
-
-
-def hf_rows(text: str) -> list[str]:
-    """Rows as the Hugging Face loading script made them: a line with its end, and a
-    line of only whitespace as an empty string."""
-    return [line if line.strip() else "" for line in io.StringIO(text)]
+# unpack: parquet rows back into lines
 
 
 def test_lines_from_rows_restores_the_blank_lines() -> None:
@@ -443,57 +85,8 @@ def test_lines_from_rows_restores_the_blank_lines() -> None:
     assert list(unpack.lines_from_rows([None, "", "x\n"], " \n")) == [" \n", " \n", "x\n"]
 
 
-def test_fetch_rebuilds_the_canonical_file_from_parquet_shards(data_root: Path, tmp_path: Path, monkeypatch) -> None:
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
-    rows = hf_rows(WIKI_TEXT)
-    hub = tmp_path / "hub"
-    (hub / "cfg").mkdir(parents=True)
-    shards = ("cfg/test-00000-of-00002.parquet", "cfg/test-00001-of-00002.parquet")
-    pq.write_table(pa.table({"text": rows[:5]}), hub / shards[0], row_group_size=2)
-    pq.write_table(pa.table({"text": rows[5:]}), hub / shards[1])
-    relpath = "wikitext-2/wiki.test.tokens"
-    dead = Download((tmp_path / "gone" / "w.zip").as_uri(), relpath)
-    f = DataFile(relpath, (dead, ParquetRows(hub.as_uri(), shards)), sha(WIKI_TEXT.encode()))
-    use_registry(monkeypatch, Dataset("wikitext2", "x", "x", (f,)))
-    registry.fetch(["wikitext2"])
-    assert (data_root / relpath).read_bytes() == WIKI_TEXT.encode()
-    assert [a.title for a in wikitext.load_wikitext("wikitext2", "test")] == ["A", "B"]
-    # shards of different configurations share names: the download keeps the folder
-    assert (data_root / "_downloads" / "cfg-test-00000-of-00002.parquet").is_file()
-    # a shard that is not parquet, or lacks the column, is a checksum error
-    (hub / "cfg" / "bad.parquet").write_bytes(b"not parquet")
-    pq.write_table(pa.table({"other": ["x\n"]}), hub / "cfg" / "other.parquet")
-    for shard, problem in (("bad.parquet", "not a readable"), ("other.parquet", "no column")):
-        f = DataFile("w.txt", (ParquetRows(hub.as_uri(), (f"cfg/{shard}",)),), check=passes)
-        use_registry(monkeypatch, Dataset("w", "x", "x", (f,)))
-        with pytest.raises(ChecksumError, match=problem):
-            registry.fetch(["w"])
-        assert not (data_root / "w.txt").exists()
-
-
-def test_parquet_source_without_pyarrow_says_how_to_install(data_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow fails
-    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
-    calls: list[str] = []
-    monkeypatch.setattr(registry, "download", lambda url, *a, **kw: calls.append(url))
-    source = ParquetRows("https://example.invalid/hub", ("cfg/test-00000-of-00001.parquet",))
-    use_registry(monkeypatch, Dataset("w", "x", "x", (DataFile("w.txt", (source,), check=passes),)))
-    with pytest.raises(ImportError, match="w.txt comes from parquet files.*pip install pyarrow"):
-        registry.fetch(["w"])
-    assert calls == []  # nothing downloaded first
-    assert registry.main(["fetch", "w"]) == 1
-
-
 # ---------------------------------------------------------------------------
-# download and check-urls, with urllib mocked (no network in tests)
-
-
-class FakeResponse(io.BytesIO):
-    def __init__(self, status: int, body: bytes = b"", headers: dict | None = None) -> None:
-        super().__init__(body)
-        self.status = status
-        self.headers = headers or {}
+# download, with urllib mocked (no network in tests)
 
 
 def test_download_sends_its_own_user_agent(tmp_path: Path, monkeypatch) -> None:
@@ -508,58 +101,6 @@ def test_download_sends_its_own_user_agent(tmp_path: Path, monkeypatch) -> None:
     assert path == tmp_path / "b.zip" and path.read_bytes() == b"abc"
     # wikitext.smerity.com answers 403 to urllib's default User-Agent
     assert requests[0].get_header("User-agent") == download.USER_AGENT
-
-
-def fake_server(answers: dict[tuple[str, str], int | Exception]):
-    """urlopen answering (method, url) with a status (>= 400 raises HTTPError) or an
-    exception; records (method, url, Range header, timeout)."""
-    calls: list[tuple] = []
-
-    def urlopen(req, timeout):
-        calls.append((req.get_method(), req.full_url, req.get_header("Range"), timeout))
-        answer = answers[(req.get_method(), req.full_url)]
-        if isinstance(answer, Exception):
-            raise answer
-        if answer >= 400:
-            raise urllib.error.HTTPError(req.full_url, answer, "Forbidden", {}, None)
-        headers = {"Content-Range": "bytes 0-0/1234"} if answer == 206 else {"Content-Length": "99"}
-        return FakeResponse(answer, b"", headers)
-
-    return urlopen, calls
-
-
-def test_check_urls_head_then_ranged_get(data_root: Path, monkeypatch, capsys) -> None:
-    a, b = "https://a.example/a.zip", "https://b.example/b.zip"
-    hub = ParquetRows("https://hub.example/rev", ("cfg/t.parquet",))
-    files = (
-        DataFile("a1", (Download(a, "m1"),), check=passes),
-        DataFile("a2", (Download(a, "m2"), Download(b), hub), check=passes),
-        DataFile("d", (), check=passes, derive=lambda root: b""),
-    )
-    use_registry(monkeypatch, Dataset("d", "x", "x", files))
-    parquet = hub.urls[0]
-    urlopen, calls = fake_server({("HEAD", a): 200, ("HEAD", b): 405, ("GET", b): 206} | {("HEAD", parquet): 403, ("GET", parquet): 403})
-    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
-    statuses = registry.check_urls(timeout=3)
-    assert [(s.url, s.ok, s.status) for s in statuses] == [
-        (a, True, 200), (b, True, 206), (parquet, False, 403)
-    ]  # fmt: skip
-    assert "99 bytes" in statuses[0].detail and "1,234 bytes" in statuses[1].detail
-    assert ("GET", b, "bytes=0-0", 3) in calls and all(c[3] == 3 for c in calls)
-    assert len([c for c in calls if c[1] == a]) == 1  # each URL once
-    assert registry.main(["check-urls", "d"]) == 1
-    out = capsys.readouterr().out
-    assert "FAILED HEAD 403, ranged GET HTTP 403 Forbidden" in out and parquet in out
-
-    urlopen, _ = fake_server({("HEAD", a): urllib.error.URLError("Name or service not known")})
-    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
-    [status] = [download.probe(a)]
-    assert not status.ok and status.status is None and "Name or service not known" in status.detail
-
-    urlopen, _ = fake_server({("HEAD", u): 200 for u in (a, b, parquet)})
-    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
-    assert registry.main(["data", "check-urls"]) == 0
-    assert "data check-urls" in USAGE
 
 
 # ---------------------------------------------------------------------------
@@ -794,11 +335,11 @@ def test_load_swda_and_derived_validation(data_root: Path) -> None:
 def test_fetch_derives_swda_val(data_root: Path, tmp_path: Path, monkeypatch) -> None:
     remote = tmp_path / "remote"
     write_swda(remote)
-    real = registry.DATASETS["swda"]
+    real = catalogue.DATASETS["swda"]
     files = tuple(f if not f.sources else DataFile(f.relpath, (Download((remote / f.relpath).as_uri()),), check=passes) for f in real.files)
     val = files[-1]
     files = files[:-1] + (DataFile(val.relpath, (), check=swda.check_id_list(1), derive=val.derive),)
-    use_registry(monkeypatch, Dataset("swda", "x", "x", files))
+    use_catalogue(monkeypatch, Dataset("swda", "x", "x", files))
     registry.fetch(["swda"])
     assert (data_root / "swda_splits" / "ws97-val-convs.list").read_text() == "sw2002\n"
 
