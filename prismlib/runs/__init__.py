@@ -10,8 +10,13 @@ notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill
 manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
 preflight   the datasets and encoder the notebooks need, checked before they run
 report      ``python -m prismlib report``: the static HTML site of a profile
-pages       an executed notebook fit for a reader: no progress output, no machine
-            paths, math as MathML
+results     what a report is built from: the executed notebooks of a profile, each
+            one's entry (what it reproduces, run time, commit, state)
+pages       an executed notebook fit for a reader (no progress output, no machine
+            paths, math as MathML) as a page; the style sheets, Markdown as HTML
+index_page  the report's index and its sections (currency line, notebooks,
+            verdicts, figures, claims, manifest)
+links       the site's link check
 browser     headless chromium: a page's height, its streams' share, screenshots
 =========== =====================================================================
 
@@ -79,26 +84,33 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "encoder_problem",
         "preflight_problems",
     ),
-    "report": (
-        "MARKER",
+    "results": (
         "NOTEBOOK_GLOB",
-        "FIGURE_ORDER",
-        "STYLE",
-        "PAGE_STYLE",
-        "MEANINGLESS",
         "Sources",
         "Entry",
         "find_sources",
         "notebook_seconds",
+    ),
+    "report": (
+        "MARKER",
         "build_report",
-        "figure_owners",
+    ),
+    "index_page": (
+        "FIGURE_ORDER",
+        "MEANINGLESS",
+        "render_index",
         "currency_line",
+        "figure_owners",
         "WRITTEN_BY_CALL",
         "describe_sentence",
+    ),
+    "links": (
         "check_links",
         "external_links",
     ),
     "pages": (
+        "STYLE",
+        "PAGE_STYLE",
         "WIDGET",
         "is_progress",
         "clean_outputs",
@@ -110,6 +122,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "fill_math",
         "strip_cdn_scripts",
         "project_roots",
+        "run_time_html",
+        "commit_html",
+        "notebook_page",
+        "markdown_html",
     ),
     "browser": (
         "FLAGS",

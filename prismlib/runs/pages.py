@@ -9,6 +9,12 @@
 * :func:`math_to_mathml` renders the ``$...$`` / ``$$...$$`` TeX of Markdown as MathML
   (``latex2mathml``), which browsers draw without MathJax, without network;
   :func:`strip_cdn_scripts` removes nbconvert's MathJax and require.js loaders.
+
+:func:`notebook_page` puts them together: one self-contained HTML page per notebook, under
+a header saying how its result stands (:func:`run_time_html`, :func:`commit_html`).
+:data:`STYLE` is the style sheet of the index and the documentation pages,
+:data:`PAGE_STYLE` what a notebook page adds to nbconvert's; :func:`markdown_html` renders
+the index's and the documentation's Markdown, its math as MathML too.
 """
 
 from __future__ import annotations
@@ -19,6 +25,45 @@ from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
+
+from prismlib.paths import project_root
+from prismlib.runs.results import Entry, Sources
+
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }
+table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
+th, td { border: 1px solid #ccc; padding: 0.3rem 0.5rem; vertical-align: top; text-align: left; }
+th { background: #f3f3f3; }
+td p { margin: 0.2rem 0; }
+code { background: #f3f3f3; padding: 0 0.2rem; }
+.note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5rem 1rem; }
+.num { text-align: right; white-space: nowrap; }
+table.claims { table-layout: fixed; width: 100%; }
+table.claims td { overflow-wrap: anywhere; }
+table.claims .effect { text-align: right; }
+table.claims .effect .num { display: inline-block; }
+table.claims .effect small { display: block; }
+.v-held { color: #1b7a1b; font-weight: bold; }
+.v-not-held { color: #b00020; font-weight: bold; }
+.v-inside-noise { color: #8a6d00; font-weight: bold; }
+.v-not-testable { color: #666; font-weight: bold; }
+.figures { display: flex; flex-wrap: wrap; gap: 1rem; padding: 0; list-style: none; }
+.figures li { width: 16rem; }
+.figures img { max-width: 100%; border: 1px solid #ddd; }
+.figures figcaption { font-size: 0.9rem; }
+.failed, tr.failed td { background: #fde7e9; color: #8a0015; }
+p.failed { border-left: 4px solid #b00020; padding: 0.5rem 1rem; }
+.warn { color: #8a4b00; }
+.v-stale { color: #b00020; font-weight: bold; }
+nav ol { columns: 2; }
+"""
+"""The style sheet of the index and the documentation pages."""
+PAGE_STYLE = """
+.failed { background: #fde7e9; color: #8a0015; border-left: 4px solid #b00020; padding: 0.5rem 1rem; }
+.warn { color: #8a4b00; }
+math[display="block"] { margin: 0.6rem 0; }
+"""
+"""What a notebook page adds to nbconvert's style."""
 
 _BAR = re.compile(r"\d+%\|[^|\n]*\|\s*\d+/\d+|\|\s*\d+/\d+ \[\d|it/s\]|s/it\]")
 _NOISE = ("TqdmWarning: IProgress not found", "from .autonotebook import tqdm as notebook_tqdm", "Loading weights")
@@ -162,3 +207,64 @@ def project_roots(nb: nbformat.NotebookNode, extra: dict[str, str]) -> dict[str,
     if cwd:
         roots.setdefault(str(Path(cwd).parent), "<project>")
     return roots
+
+
+def run_time_html(entry: Entry) -> str:
+    """A notebook's run time as HTML: ``n/a`` when unknown; marked approximate, with its
+    source, when neither papermill nor the manifest gave it."""
+    if entry.seconds is None:
+        return "n/a"
+    text = f"{entry.seconds:,.1f} s"
+    return text if entry.seconds_note in ("manifest", "papermill") else f"&asymp; {text} ({entry.seconds_note})"
+
+
+def commit_html(entry: Entry) -> str:
+    """The commit a result was executed at, as Markdown-safe HTML, with its flags."""
+    if not entry.commit:
+        return "commit unknown"
+    text = f"<code>{html.escape(entry.commit[:10])}</code>" + (" (dirty)" if entry.commit.endswith("+dirty") else "")
+    if entry.inherited:
+        text += " <span class='warn'>(the profile's commit in an old manifest; the notebook may be older)</span>"
+    if entry.changed == ("?",):
+        text += " <span class='warn'>(unknown whether its sources changed since)</span>"
+    elif entry.changed:
+        text += f" <span class='warn'><b>{' and '.join(entry.changed)} changed since</b></span>"
+    return text
+
+
+def notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> tuple[str, int]:
+    """One notebook as a self-contained HTML page (a header linking back to the index and
+    saying how the result stands), without progress output or machine paths, its math as
+    MathML; returns the page and how many progress outputs were left out."""
+    from nbconvert import HTMLExporter
+
+    from prismlib.data.datadir import data_dir
+
+    where = "stored smoke outputs of `notebooks/`" if src.stored else f"`results/{src.profile}/`"
+    header = (
+        f"[&larr; report index](index.html) &middot; profile `{src.profile}` &middot; run time {run_time_html(entry)} "
+        f"&middot; executed at {commit_html(entry)} &middot; executed notebook ({where}): "
+        f"[{entry.stem}.ipynb](notebooks/{entry.stem}.ipynb)"
+    )
+    if entry.problem:
+        header += f"\n\n<p class='failed'><b>Not a valid result.</b> {html.escape(entry.problem)}</p>"
+    nb = nbformat.from_dict(nb)  # a copy: nothing here is written back
+    dropped = clean_outputs(nb)
+    if dropped:
+        header += f" &middot; {dropped} progress outputs left out"
+    roots = project_roots(nb, {str(project_root()): "<project>", str(data_dir()): "<data>", str(Path.home()): "~"})
+    redact_notebook(nb, roots)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(header))
+    math = notebook_math(nb)
+    body, _ = HTMLExporter(embed_images=True).from_notebook_node(nb, resources={"metadata": {"name": entry.title}})
+    body = strip_cdn_scripts(fill_math(body, math))
+    body = body.replace("</head>", f"<style>{PAGE_STYLE}</style></head>", 1)
+    return body, dropped
+
+
+def markdown_html(text: str) -> str:
+    """Markdown as HTML, its TeX as MathML (no MathJax on the index either)."""
+    from nbconvert.filters import markdown2html
+
+    math: dict[str, str] = {}
+    return fill_math(markdown2html(math_to_mathml(text, math)), math)

@@ -1,5 +1,7 @@
 """The static report (prismlib.runs.report): built from the stored smoke notebooks and from a
-results folder, every link resolving, and a broken link caught."""
+results folder, every link resolving, a broken link caught, failed and incomplete notebooks
+flagged, the index's sections in order. The modules it is built from have their own unit
+tests (``test_results.py``, ``test_index_page.py``, ``test_links.py``)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import pytest
 
 from prismlib.claims import Claim, Test, save_claims
 from prismlib.paths import OUTPUT_ENV, project_root
-from prismlib.runs.report import build_report, check_links, describe, external_links, main
+from prismlib.runs.links import check_links, external_links
+from prismlib.runs.report import build_report, main
+from prismlib.runs.results import describe
 from prismlib.stats import Interval
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
@@ -87,24 +91,6 @@ def test_report_from_results_has_manifest_claims_and_figures(tmp_path, monkeypat
     assert check_links(site) == []
 
 
-def test_check_links_reports_broken_links(tmp_path):
-    (tmp_path / "figures").mkdir()
-    (tmp_path / "figures" / "a b.png").write_bytes(b"x")
-    links = [
-        "#top", "page.html#top", "figures/a%20b.png", "https://example.org/x", "data:image/png;base64,AAAA",
-        "mailto:a@b.c", "missing.html#sec", "../outside.html", "/absolute.html",
-    ]  # fmt: skip
-    body = "".join(f"<a href='{link}'>x</a>" for link in links) + "<img src='figures/nope.png'>"
-    (tmp_path / "page.html").write_text(f"<html><body>{body}</body></html>")
-    assert check_links(tmp_path) == [
-        "page.html: missing.html#sec (missing)",
-        "page.html: ../outside.html (outside the site)",
-        "page.html: /absolute.html (absolute path)",
-        "page.html: figures/nope.png (missing)",
-    ]
-    assert external_links(tmp_path) == ["https://example.org/x"]
-
-
 def test_no_executed_notebooks_names_the_command(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))
     with pytest.raises(FileNotFoundError, match="python -m prismlib reproduce --profile cpu"):
@@ -124,15 +110,6 @@ def test_refuses_to_replace_a_folder_that_is_not_a_report(tmp_path, monkeypatch)
     with pytest.raises(FileExistsError, match="not a prismlib report"):
         build_report("smoke", tmp_path / "mine")
     assert (tmp_path / "mine" / "keep.txt").exists()
-
-
-def test_describe_takes_the_title_and_first_sentence():
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("x = 1"),
-        nbformat.v4.new_markdown_cell("# 09 · A title\n\n*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3). The rest\nof it.\n\nMore."),
-    ]
-    assert describe(nb) == ("09 · A title", "*Paper*, **section 2** (Eq. 1, Fig. 2 vs. Fig. 3).")
 
 
 def _results_with(out: Path, stems: tuple[str, ...], manifest: dict) -> Path:
@@ -220,42 +197,3 @@ def test_index_has_contents_banner_and_figures_grouped_by_notebook(tmp_path, mon
         < figs.index("zz_orphan")
     )
     assert index.index("id='figures'") < index.index("id='claims'")
-
-
-def test_a_long_gate_text_is_collapsed_behind_its_start():
-    from prismlib.runs.report import GATE_SHOWN, _collapsed
-
-    short = "passed: baseline beats the bigram"
-    assert _collapsed(short) == short
-    long = "failed: converged (" + "x " * 200 + "<end>)"
-    out = _collapsed(long)
-    assert out.startswith("<details><summary>failed: converged (x x") and out.endswith("&lt;end&gt;)</details>")
-    summary = out[len("<details><summary>") : out.index("</summary>")]
-    assert len(summary) <= GATE_SHOWN + 2 and summary.endswith(" …")
-    assert "&lt;end&gt;)" in out[out.index("</summary>") :]  # the whole text behind the toggle
-
-
-def test_the_index_says_in_one_line_whether_the_results_are_current():
-    from prismlib.runs.report import Entry, currency_line
-
-    ok = [Entry("01_a", "A", "", 1.0, "manifest", commit="abc"), Entry("02_b", "B", "", 1.0, "manifest", commit="abc")]
-    assert currency_line(ok, "cpu").startswith("<b>Current:</b> all 2 results")
-    old = [
-        ok[0],
-        Entry("02_b", "B", "", 1.0, "manifest", commit="abc", changed=("prismlib",)),
-        Entry("03_c", "C", "", 1.0, "manifest", commit="abc+dirty"),
-        Entry("04_d", "D", "", 1.0, "manifest", problem="last run failed", commit="abc"),
-    ]
-    line = currency_line(old, "cpu")
-    assert "3 of 4 results are not current" in line and 'ONLY="02 03 04"' in line
-    assert "(prismlib changed since)" in line and "(run from uncommitted code)" in line and "(last run failed)" in line
-
-
-def test_a_table_a_library_function_writes_belongs_to_the_notebook_that_calls_it(tmp_path):
-    from prismlib.runs.report import figure_owners
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("## Learning curves"), nbformat.v4.new_code_cell("save_learning_curves(runs, P.name)")]
-    path = tmp_path / "05_x.ipynb"
-    nbformat.write(nb, path)
-    assert figure_owners(["lstm_learning_curves", "other"], (path,)) == {"lstm_learning_curves": ("05_x", "Learning curves")}

@@ -1,0 +1,136 @@
+"""A profile's executed results as the report reads them: where they are (:class:`Sources`,
+:func:`find_sources`) and one :class:`Entry` per notebook (what it reproduces, from
+:func:`describe`; its run time, from :func:`notebook_seconds` or the manifest; its commit
+and state).
+
+The notebooks are the executed copies in ``results/<profile>/`` written by ``python -m
+prismlib reproduce``.  For the smoke profile, when ``results/smoke/`` is absent, they are
+the stored outputs of ``notebooks/NN_*.ipynb`` (the smoke run nbval checks); there is then
+no manifest and no figure files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+
+from prismlib.paths import output_root, project_root
+
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What a profile's report is built from.
+
+    Attributes:
+        profile: the profile's name.
+        notebooks: the executed ``NN_*.ipynb``, in order.
+        stored: ``True`` when they are the stored smoke outputs of ``notebooks/`` (no
+            ``results/smoke/``), ``False`` when they are ``results/<profile>/``'s.
+        manifest: ``results/<profile>/manifest.json``, or ``None`` when absent.
+        figures: ``figures/<profile>/``, or ``None`` when absent or ``stored``.
+        missing: notebooks of ``notebooks/`` with no executed copy here.
+    """
+
+    profile: str
+    notebooks: tuple[Path, ...]
+    stored: bool
+    manifest: Path | None
+    figures: Path | None
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One notebook of the report: its page, what it reproduces, its run and its state.
+
+    ``problem`` is empty for a complete result; else why it is not one (the last run
+    failed, with its error, or a cell did not run): the index shows it in red and the
+    notebook's claims as stale.  ``commit`` is the one the result was executed at
+    (``inherited``: only known as the profile's, from an old manifest); ``changed`` names
+    what differs now (``prismlib``, ``notebook``; ``?`` when unknown)."""
+
+    stem: str
+    title: str
+    summary: str  # Markdown: the first sentence after the title
+    seconds: float | None
+    seconds_note: str  # where ``seconds`` comes from
+    problem: str = ""
+    commit: str = ""
+    inherited: bool = False
+    changed: tuple[str, ...] = ()
+    dropped: int = 0  # progress outputs left out of the page
+
+    @property
+    def ok(self) -> bool:
+        """True when the executed notebook is a complete result of its last run."""
+        return not self.problem
+
+
+def find_sources(profile: str) -> Sources:
+    """The executed notebooks, manifest and figures of ``profile`` (see :mod:`prismlib.runs.results`).
+
+    Raises:
+        FileNotFoundError: the profile has no executed notebooks; the message names the
+            command that makes them.
+    """
+    results = output_root() / "results" / profile
+    executed = tuple(sorted(results.glob(NOTEBOOK_GLOB)))
+    stored = not executed and profile == "smoke"
+    if stored:
+        executed = tuple(sorted((project_root() / "notebooks").glob(NOTEBOOK_GLOB)))
+    if not executed:
+        raise FileNotFoundError(
+            f"no executed notebooks for profile {profile!r} in {results}; run "
+            f"`python -m prismlib reproduce --profile {profile}` (or `make reproduce PROFILE={profile}`) first"
+        )
+    manifest = results / "manifest.json"
+    figures = output_root() / "figures" / profile
+    sources = {p.stem for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py")}
+    return Sources(
+        profile=profile,
+        notebooks=executed,
+        stored=stored,
+        manifest=manifest if manifest.is_file() and not stored else None,
+        figures=figures if figures.is_dir() and not stored else None,
+        missing=tuple(sorted(sources - {p.stem for p in executed})),
+    )
+
+
+def describe(nb: nbformat.NotebookNode) -> tuple[str, str]:
+    """``(title, summary)`` of a notebook: the ``# `` heading of its first Markdown cell and
+    the first sentence of the paragraph after it (Markdown), which say what it reproduces."""
+    first = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+    lines = first.strip().splitlines()
+    title = lines[0].lstrip("#").strip() if lines and lines[0].startswith("#") else ""
+    rest = "\n".join(lines[1:] if title else lines).strip()
+    paragraph = rest.split("\n\n")[0].replace("\n", " ")
+    # a sentence ends at . ! or ? (and closing emphasis, quotes or brackets) before a capital,
+    # outside brackets ("(Eq. 1, Fig. 2 vs. Fig. 3)" does not end one)
+    for match in re.finditer(r"[.!?][*_\"')]*(?=\s+[A-Z])", paragraph):
+        sentence = paragraph[: match.end()]
+        if sentence.count("(") == sentence.count(")"):
+            return title, sentence
+    return title, paragraph
+
+
+def notebook_seconds(nb: nbformat.NotebookNode) -> tuple[float | None, str]:
+    """Run time of an executed notebook and where it comes from: papermill's duration, else
+    the span of the cells' execution timestamps (the kernel's start not included)."""
+    duration = nb.metadata.get("papermill", {}).get("duration")
+    if duration is not None:
+        return round(float(duration), 1), "papermill"
+    stamps = [
+        datetime.fromisoformat(t.replace("Z", "+00:00"))
+        for c in nb.cells
+        for key in ("iopub.execute_input", "shell.execute_reply")
+        if (t := c.get("metadata", {}).get("execution", {}).get(key))
+    ]
+    if len(stamps) < 2:
+        return None, ""
+    return round((max(stamps) - min(stamps)).total_seconds(), 1), "cell timestamps"
