@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -186,3 +187,20 @@ def test_report_names_the_model_behind_claims_that_name_none(tmp_path, monkeypat
     csv = pd.read_csv(tmp_path / "figures/smoke/claims.csv", dtype={"notebook": str}, keep_default_na=False)
     assert list(csv["model"]) == ["X", "MiniLM"]
     assert "own<br>model: X" in shown.data and "none<br>model: MiniLM" in shown.data
+
+
+def test_a_claim_without_an_effect_is_stored_empty_and_read_back_as_nan(tmp_path, monkeypatch):
+    """A not-testable claim whose effect has no scale (NaN) must not break the merge of every
+    later notebook's claims (its CSV cell is empty, which once came back as a string)."""
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
+    nan = Interval(float("nan"), float("nan"), float("nan"), 20)
+    none = Claim("02", "no scale", "p", (Test(nan),), (Gate("ORIG probe beats the majority class", False),))
+    assert none.verdict == "not testable" and "| none<br>" in render([none])
+    save_claims([none], "smoke")
+    table = save_claims([Claim("01", "exact", "p", (Test(iv(1, 2)),))], "smoke")  # another notebook merges after it
+    assert list(table["notebook"]) == ["01", "02"] and np.isnan(table.loc[1, ["effect", "ci_low", "ci_high"]].astype(float)).all()
+    assert table.loc[0, "effect"] == pytest.approx(iv(1, 2).effect)
+    md = (tmp_path / "figures/smoke/claims.md").read_text()
+    assert "| 02 | not testable | no scale | none |" in md and "nan" not in md
+    again = save_claims([Claim("03", "x", "p", (Test(iv(1, 2)),))], "smoke")
+    assert len(again) == 3 and np.isnan(float(again.loc[1, "effect"]))
