@@ -41,6 +41,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DA_LABELS",
         "TaskData",
         "build_task",
+        "profile_task",
+        "mlm_bucket",
     ),
     "encoders": (
         "DRY_RUN_ENCODER",
@@ -57,6 +59,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "features": (
         "CONDITIONS",
+        "DC",
         "SMOOTH_CONDITIONS",
         "HAAR_CONDITIONS",
         "SMOOTH_WIDTH",
