@@ -72,7 +72,7 @@ import torch
 from prismlib import spectral
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.data import load_wikitext
-from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
+from prismlib.plots import BAND_PALETTE, filter_responses, save_figure, save_table, set_theme, spectral_profile_figure
 from prismlib.probing import (
     CONDITIONS,
     ENCODER_NAMES,
@@ -96,7 +96,7 @@ from prismlib.probing import (
     summarise,
 )
 from prismlib.profiles import get_profile
-from prismlib.spectral import spectral_profile
+from prismlib.spectral import noise_profile, spectral_profile
 from prismlib.stats import Interval, mean_interval, welch_difference
 
 P = get_profile(profile)
@@ -131,18 +131,7 @@ responses = {
     "smooth": [spectral.frequency_response(lambda x, b=b: spectral.smooth_band_pass(x, b, dim=-2), N) for b in cosine_bands],
     "Haar": [spectral.frequency_response(lambda x, b=b: spectral.haar_band_pass(x, b, dim=-2), N) for b in haar],
 }
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.6), sharey=True)
-k = np.arange(1, N)
-for ax, (family, curves) in zip(axes, responses.items()):
-    for band, r in zip(BANDS, curves):
-        ax.plot(k, r.numpy()[1:], color=BAND_PALETTE[band], label=band, lw=1.4)
-    ax.set_xscale("log")
-    ax.set_xlabel(f"DCT index k (N = {N}; k = 0, the mean, not shown)")
-    ax.set_title(family)
-axes[0].set_ylabel("energy kept")
-axes[-1].legend(fontsize=8, loc="center right")
-fig.suptitle("Frequency response of the three fixed filter families", y=1.03)
-fig.tight_layout()
+fig = filter_responses(responses, BANDS, N, title="Frequency response of the three fixed filter families")  # brick-wall: steps
 save_figure(fig, "filter_responses", P.name)
 plt.show()
 print("Haar levels per band at N = 512: " + ", ".join(f"{b.name} {b.lo}-{b.hi - 1}" + (" + mean" if b.coarse else "") for b in haar))
@@ -285,7 +274,9 @@ profiles.groupby("task", sort=False)[[*BANDS, "spread", "centre"]].mean().round(
 # of the paper's bands, averaged over texts weighted by length; `center=True` removes
 # each unit's mean per text first (otherwise the constant part fills LOW). Here: the
 # profile's encoder on WikiText-103 test articles, every layer (one pass: a list of layers
-# is measured from the same model calls).
+# is measured from the same model calls). Dashed: the same measure on white noise of the
+# same lengths (`noise_profile`; on average each band's width over the length), what a
+# band gets from a signal with no structure across tokens.
 
 # %%
 t0 = time.perf_counter()
@@ -293,20 +284,11 @@ texts = [a.text for a in load_wikitext("wikitext103", "test")[: B.spectrum_texts
 layers = list(range(encoder.num_layers + 1))  # every layer from one pass over the texts
 energy = spectral_profile(encoder.model, texts, layers, tokenizer=encoder.tokenizer, center=True, device=encoder.device)
 shares = energy.mean(axis=1).unstack("band")[list(BANDS)]
+noise = noise_profile(energy.attrs["lengths"], center=True, seed=P.seed).mean(axis=1)  # the same measure on white noise
 spectrum_seconds = time.perf_counter() - t0
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
-bottom = np.zeros(len(shares))
-for band in BANDS:
-    ax1.bar(shares.index, shares[band], bottom=bottom, color=BAND_PALETTE[band], label=band)
-    bottom += shares[band].to_numpy()
-ax1.set_xlabel("layer (0 = embeddings)")
-ax1.set_ylabel("mean energy share over units")
-ax1.legend(fontsize=7, loc="lower right")
-last = energy.loc[encoder.num_layers]
-ax2.boxplot([last.loc[b].dropna() for b in BANDS], tick_labels=list(BANDS), showfliers=False)
-ax2.set_ylabel("energy share per unit (last layer)")
-fig.suptitle(f"Spectral profile of {P.encoder} on {len(texts)} WikiText-103 test articles (unit means removed)", y=1.02)
-fig.tight_layout()
+fig = spectral_profile_figure(shares, energy.loc[encoder.num_layers], noise, noise_label="white noise, same lengths",
+                              title=f"Spectral profile of {P.encoder} on {len(texts)} WikiText-103 test articles (unit means removed; "
+                              f"right: layer {encoder.num_layers})")  # fmt: skip
 save_figure(fig, "spectral_profile", P.name)
 plt.show()
 _ = save_table(shares.reset_index(), "spectral_profile_layers", P.name, floatfmt=".3f")

@@ -288,6 +288,8 @@ def render(claims: Sequence[Claim], digits: int = 2) -> str:
     for c in claims:
         r = c.row()
         effect = f"{r['effect']:+.{digits}f} [{r['ci_low']:+.{digits}f}, {r['ci_high']:+.{digits}f}] {r['unit']}".strip()
+        if r["effect"] != r["effect"]:  # NaN: no effect to report (the claim's gates say why)
+            effect = "none"
         claim = r["claim"] + (f"<br>model: {r['model']}" if r["model"] else "") + (f"<br>control: {r['control']}" if r["control"] else "")
         cells = [f"**{r['verdict']}**", claim, f"{effect}<br>({r['test']})", r["paper"], r["gate"]]
         lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
@@ -325,6 +327,8 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     out = csv.parent
     if csv.exists():
         old = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False)
+        for col in ("effect", "ci_low", "ci_high"):  # a claim without an effect (NaN: nothing to scale) is stored empty
+            old[col] = pd.to_numeric(old[col], errors="coerce")
         old = old[~old["notebook"].isin(set(new["notebook"]))]
         table = pd.concat([old.reindex(columns=list(COLUMNS), fill_value=""), new], ignore_index=True)
     else:
@@ -337,7 +341,8 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
     md = table.assign(
         effect=[
-            f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}] {u}".strip() for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)
+            f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}] {u}".strip() if e == e else "none"
+            for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)
         ]
     )[["notebook", "verdict", "claim", "effect", "paper", "gate", "model", "control"]]
     (out / "claims.md").write_text(

@@ -16,7 +16,9 @@ Most statistics of the project are ratios of sums over units:
 
 :func:`group_sums` turns per-row values into per-unit sums and :func:`ratio_difference`
 bootstraps ``f(sum a / sum den) - f(sum b / sum den)``.  :func:`paired_bootstrap` takes
-any statistic (for example a fitted slope).  The resampling itself is
+any statistic (for example a fitted slope).  Where two statistics come from two
+*different* test sets (two tasks), nothing is paired between them:
+:func:`independent_difference` resamples each set over its own units, independently.  The resampling itself is
 ``scipy.stats.bootstrap`` (``paired=True``, percentile interval); this module only
 says what a unit is and what is compared.
 """
@@ -171,6 +173,49 @@ def bootstrap_distribution(
         warnings.simplefilter("ignore")
         res = _scipy_resample(statistic, arrays, n_boot=n_boot, seed=seed)
     return np.asarray(res.bootstrap_distribution)
+
+
+def independent_difference(
+    statistic_a: Callable[..., np.ndarray],
+    data_a: Sequence[np.ndarray],
+    statistic_b: Callable[..., np.ndarray],
+    data_b: Sequence[np.ndarray],
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Interval:
+    """``statistic_a(*data_a) - statistic_b(*data_b)`` for two independent test sets (e.g. the
+    same band's score on two tasks), with a percentile interval of the difference of
+    bootstrap draws made independently in each set: set ``a`` resamples its units (paired
+    across its arrays) with seed ``seed``, set ``b`` its own with ``seed + 1``.
+
+    Args:
+        statistic_a, statistic_b: as for :func:`paired_bootstrap` (vectorised, the units on
+            the last axis).
+        data_a, data_b: each set's paired arrays (the sets may differ in their numbers of units).
+
+    Returns:
+        An :class:`Interval` whose ``units`` is the smaller set's number of units.
+
+    Raises:
+        ValueError: a set with fewer than two units, or a non-finite statistic on the full
+            data or on some resample.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    arrays_a = [np.asarray(d, dtype=np.float64) for d in data_a]
+    arrays_b = [np.asarray(d, dtype=np.float64) for d in data_b]
+    effect = float(statistic_a(*arrays_a, axis=-1)) - float(statistic_b(*arrays_b, axis=-1))
+    if not np.isfinite(effect):
+        raise ValueError(f"the difference is {effect} on the full data; an interval needs a finite effect")
+    draws = bootstrap_distribution(statistic_a, arrays_a, n_boot=n_boot, seed=seed) - bootstrap_distribution(
+        statistic_b, arrays_b, n_boot=n_boot, seed=seed + 1
+    )
+    if not np.isfinite(draws).all():
+        raise ValueError("some bootstrap resamples gave a non-finite statistic; use more units or a statistic defined on every resample")
+    low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(effect, float(low), float(high), min(arrays_a[0].shape[-1], arrays_b[0].shape[-1]), level)
 
 
 def group_sums(values: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

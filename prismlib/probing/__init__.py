@@ -9,6 +9,8 @@ encoders        the pretrained encoders (offline MiniLM, Hugging Face BERT)
 features        filtered features per condition, sampled positions
 states          the encoder's full hidden states, cached once per window
 probes          the paper's softmax probe, its runs, accuracy comparisons
+specialisation  bands x tasks on each task's scale: does a band do well only on its task?
+study           notebook 02's procedures: probe a task, the measured choices, claims
 spectral_gate   a learned per-frequency gate in front of the probe
 =============== =================================================================
 
@@ -41,6 +43,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DA_LABELS",
         "TaskData",
         "build_task",
+        "profile_task",
+        "mlm_bucket",
     ),
     "encoders": (
         "DRY_RUN_ENCODER",
@@ -57,6 +61,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "features": (
         "CONDITIONS",
+        "DC",
         "SMOOTH_CONDITIONS",
         "HAAR_CONDITIONS",
         "SMOOTH_WIDTH",
@@ -101,6 +106,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "summarise",
         "ranking",
         "ProbeComparison",
+    ),
+    "specialisation": (
+        "OWN_TASKS",
+        "relative_sums",
+        "relative_score",
+        "score_matrix",
+        "score_grid",
+        "score_difference",
+        "specialisation_tests",
+        "specialisation_table",
+    ),
+    "study": (
+        "probe_task",
+        "choice_row",
+        "choice_table",
+        "choice_changes",
+        "best_band_claim",
     ),
     "spectral_gate": (
         "GATED",

@@ -1,7 +1,8 @@
 """Probe features: the encoder's hidden states filtered into the probing conditions.
 
 A window's hidden states are filtered into every requested condition (the six
-brick-wall ones of Fig. 4, their smooth and Haar versions), with ``[CLS]``/``[SEP]``
+brick-wall ones of Fig. 4, their smooth and Haar versions, and the ``DC`` control: the
+window mean alone), with ``[CLS]``/``[SEP]``
 inside or outside the filtered sequence; the positions fed to the probe are sampled per
 window and weighted 1/|N| over the positions actually sampled (App. C).
 :func:`encode_windows` does it in one encoder pass without a cache (the reference the
@@ -29,6 +30,13 @@ CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIG
 """The six probing conditions of Fig. 4: the unfiltered features and the five bands."""
 
 
+DC = "DC"
+"""The DC-only control condition: DCT index 0 alone, i.e. each hidden unit's mean over the
+window at every position. LOW is DC plus one (up to a few) slow cosines; a sentence encoder
+trained on its mean-pooled output (all-MiniLM-L6-v2) was trained on exactly this mean, so
+``DC`` beside ``LOW`` separates "the window mean" from "the slow variation" (notebook 02)."""
+
+
 SMOOTH_CONDITIONS: tuple[str, ...] = tuple(f"smooth:{band}" for band in CONDITIONS[1:])
 """The five bands with smooth edges (:func:`prismlib.spectral.smooth_band_pass`, edges of
 :data:`SMOOTH_WIDTH` octaves shaped :data:`SMOOTH_SHAPE`); they sum back to ``ORIG``."""
@@ -47,7 +55,7 @@ SMOOTH_SHAPE: SmoothShape = "gaussian"
 
 
 def parse_condition(name: str) -> tuple[str, str]:
-    """``"ORIG"`` -> ``("orig", "ORIG")``, ``"MID"`` -> ``("brick", "MID")``,
+    """``"ORIG"`` -> ``("orig", "ORIG")``, ``"DC"`` -> ``("dc", "DC")``, ``"MID"`` -> ``("brick", "MID")``,
     ``"smooth:MID"`` -> ``("smooth", "MID")``, ``"haar:MID"`` -> ``("haar", "MID")``.
 
     Takes a name without its ``|inside`` / ``|outside`` placement (see :func:`placement`).
@@ -58,10 +66,12 @@ def parse_condition(name: str) -> tuple[str, str]:
     family, _, band = name.rpartition(":")
     if name == "ORIG":
         return "orig", name
+    if name == DC:
+        return "dc", name
     if family in ("", "smooth", "haar") and band in CONDITIONS[1:]:
         return family or "brick", band
     raise ValueError(
-        f"unknown condition {name!r}; accepted: 'ORIG', a band {CONDITIONS[1:]} (brick-wall), "
+        f"unknown condition {name!r}; accepted: 'ORIG', 'DC' (the window mean), a band {CONDITIONS[1:]} (brick-wall), "
         "'smooth:<band>' (smooth edges, e.g. 'smooth:LOW') or 'haar:<band>' (Haar wavelet levels, "
         "e.g. 'haar:LOW'), each optionally followed by '|inside' or '|outside'"
     )
@@ -102,6 +112,24 @@ class Features:
         if (labels < 0).any():
             raise ValueError("the windows do not label every row of these features: relabel only with windows of the same tokens")
         return Features(self.x, torch.from_numpy(labels), self.weights, self.window, self.unit, self.position)
+
+    def label_range(self, lo: int, hi: int) -> Features:
+        """The rows whose label lies in ``lo .. hi-1``, relabelled ``0 .. hi-lo-1``, with
+        their ``1/|N|`` weights renormalised over the rows kept (:func:`unit_weights`).
+
+        For the MLM task, whose label ``k`` is the ``k+1``-th most frequent training target
+        (:func:`prismlib.probing.build_task`), this is a frequency bucket.
+
+        Raises:
+            ValueError: ``0 <= lo < hi`` does not hold.
+        """
+        if not 0 <= lo < hi:
+            raise ValueError(f"a label range needs 0 <= lo < hi, got [{lo}, {hi})")
+        keep = (self.labels >= lo) & (self.labels < hi)
+        unit = self.unit[keep]
+        weights = torch.from_numpy(unit_weights(unit.numpy())) if len(unit) else torch.zeros(0, dtype=torch.float32)
+        return Features({c: x[keep] for c, x in self.x.items()}, self.labels[keep] - lo, weights, self.window[keep], unit,
+                        self.position[keep])  # fmt: skip
 
 
 def pool_features(
@@ -159,14 +187,16 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
     Args:
         h: ``(batch, length, hidden)`` hidden states.
         lengths: real length of each row (the bands of ``allocate_bands(length)``).
-        conditions: names from :data:`CONDITIONS`, :data:`SMOOTH_CONDITIONS` or
-            :data:`HAAR_CONDITIONS` (see :func:`parse_condition`).
+        conditions: names from :data:`CONDITIONS`, :data:`SMOOTH_CONDITIONS`,
+            :data:`HAAR_CONDITIONS` or :data:`DC` (see :func:`parse_condition`).
 
     Returns:
-        condition -> ``(batch, length, hidden)``; padding positions are zero for the bands.
+        condition -> ``(batch, length, hidden)``; padding positions are zero for the bands
+        and ``DC`` (each row's mean over its real length, at each real position).
     """
     from prismlib.spectral.filters import (
         BAND_NAMES,
+        Band,
         band_decomposition,
         band_pass,
         bands_for_lengths,
@@ -184,6 +214,8 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
     for name, (family, band) in parsed.items():
         if family == "orig":
             out[name] = h
+        elif family == "dc":
+            out[name] = band_pass(h, [Band(DC, 0, 1)] * len(lengths), lengths=lengths, check_finite=False)
         elif family == "brick":
             out[name] = brick[band]
         elif family == "smooth":

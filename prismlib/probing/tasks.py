@@ -22,7 +22,10 @@ MLM targets (``mlm_vocab``): the probe predicts the original wordpiece at a ``[M
 among the ``mlm_vocab`` most frequent target wordpieces of the training split (0: every
 target seen); masked positions whose target is outside that vocabulary, or is
 ``[UNK]`` (WikiText-2's ``<unk>``), are not fed to the probe; the split's sentence in
-``TaskData.sources`` states the share kept.
+``TaskData.sources`` states the share kept. Label ``k`` is the ``k+1``-th most frequent
+training target, so :func:`mlm_bucket` cuts a task built with every target (``mlm_vocab=0``)
+into frequency buckets (ranks ``first..last``), each probed on its own: the bucket of ranks
+``1..v`` is exactly the task built with ``mlm_vocab=v``.
 
 Windows: POS = consecutive sentences of a WSJ file, SWDA = chunks of a
 conversation, topic = a post truncated to one window, MLM = chunks of an article with
@@ -55,9 +58,10 @@ from prismlib.data import (
 from prismlib.data.pos import TaggedDocument
 from prismlib.data.swda import CONTINUATION
 from prismlib.data.wikitext import detokenize_wikitext
+from prismlib.probing.features import Features
 from prismlib.probing.masking import mask_window
 from prismlib.probing.windows import IGNORE, Unit, Window, pack_units, tokenize_many
-from prismlib.profiles import get_profile
+from prismlib.profiles import Profile, get_profile
 
 TASKS: tuple[str, ...] = ("pos", "swda", "topic", "mlm")
 TASK_UNITS = {"pos": "word", "swda": "utterance", "topic": "document", "mlm": "masked wordpiece"}
@@ -79,16 +83,31 @@ class TaskData:
         label_names: class names; a window's label ``k`` means ``label_names[k]``.
         windows: split (``train``/``val``/``test``) -> windows.
         sources: split -> a sentence saying which data the split was cut from.
+        masked: MLM only: split -> masked wordpieces before the targets were restricted
+            (the denominator of the share a vocabulary or a bucket keeps).
+        ranks: an MLM frequency bucket (:func:`mlm_bucket`): its first and last
+            training-frequency rank (1-based, inclusive; last 0: every rank from first on).
     """
 
     name: str
     label_names: list[str]
     windows: dict[str, list[Window]]
     sources: dict[str, str] = field(default_factory=dict)
+    masked: dict[str, int] = field(default_factory=dict)
+    ranks: tuple[int, int] | None = None
 
     @property
     def unit(self) -> str:
         return TASK_UNITS[self.name]
+
+    @property
+    def key(self) -> str:
+        """The task's name in tables: its :data:`TASKS` name, or ``"mlm 1-500"`` (``"mlm 501+"``)
+        for a frequency bucket."""
+        if self.ranks is None:
+            return self.name
+        first, last = self.ranks
+        return f"{self.name} {first}-{last}" if last else f"{self.name} {first}+"
 
     def window_groups(self, split: str) -> np.ndarray:
         """``(n_windows,)`` independent unit of each window of ``split``: the bootstrap unit.
@@ -257,7 +276,7 @@ def _mlm(tokenizer, sizes: dict[str, int], *, data: str, window: int, mask_prob:
     """Masked windows of every split; targets restricted to the ``vocab`` most frequent (see module doc)."""
     articles, sources = _mlm_articles(data, rng, tokenizer.unk_token)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    windows, first = {}, 0
+    windows, first, masked = {}, 0, {}
     for split, arts in articles.items():
         arts = _subsample(arts, sizes[split], rng)
         pieces = tokenize_many(tokenizer, [text for _, text in arts])
@@ -273,14 +292,15 @@ def _mlm(tokenizer, sizes: dict[str, int], *, data: str, window: int, mask_prob:
     keep = ids[order[:vocab]] if vocab > 0 else ids[order]
     compact = {int(v): i for i, v in enumerate(keep)}
     for split in SPLITS:
-        masked = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
+        masked[split] = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
         windows[split] = [_relabel(w, compact) for w in windows[split]]
         kept = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
         sources[split] += (
-            f"; {kept:,} of {masked:,} masked wordpieces ({100 * kept / max(masked, 1):.0f}%) have a target in the probe's vocabulary"
+            f"; {kept:,} of {masked[split]:,} masked wordpieces ({100 * kept / max(masked[split], 1):.0f}%) have a target in "
+            "the probe's vocabulary"
         )
     label_names = tokenizer.convert_ids_to_tokens([int(v) for v in keep])
-    return TaskData("mlm", label_names, windows, sources)
+    return TaskData("mlm", label_names, windows, sources, masked)
 
 
 # ---------------------------------------------------------------- build
@@ -331,6 +351,53 @@ def build_task(
         windows = {"train": train, "val": val, "test": windows["test"]}
     windows = {s: _subsample(w, sizes[s], rng) for s, w in windows.items()}
     return TaskData(name, labels, windows, sources)
+
+
+def profile_task(name: str, tokenizer, profile: Profile, *, da_labels: str | None = None, mlm_vocab: int | None = None) -> TaskData:
+    """:func:`build_task` with ``profile``'s windows per split, seed, window length, masking
+    rate, dialog-act label set and MLM vocabulary (``da_labels`` and ``mlm_vocab`` override
+    the last two)."""
+    s = profile.probe
+    return build_task(name, tokenizer, s.sizes[name].windows(), profile_name=profile.name, seed=profile.seed,
+                      window=profile.window, mask_prob=s.mask_prob, da_labels=s.da_labels if da_labels is None else da_labels,
+                      mlm_vocab=s.mlm_vocab if mlm_vocab is None else mlm_vocab)  # fmt: skip
+
+
+def mlm_bucket(task: TaskData, feats: dict[str, Features], first: int, last: int) -> tuple[TaskData, dict[str, Features]]:
+    """The MLM targets of training-frequency ranks ``first .. last`` as a task of their own.
+
+    Args:
+        task: the MLM task built with every training target (``mlm_vocab=0``), whose label
+            ``k`` is the ``k+1``-th most frequent training target.
+        feats: split -> the task's :class:`~prismlib.probing.Features` (one layer).
+        first, last: ranks, 1-based and inclusive; ``last=0`` (or beyond the vocabulary):
+            every rank from ``first`` on.
+
+    Returns:
+        ``(bucket, bucket_feats)``: the task with only those targets labelled (label 0 = rank
+        ``first``; :attr:`TaskData.ranks` set; its ``sources`` state the share of each
+        split's masked wordpieces kept) and the features of those rows, their weights
+        renormalised (:meth:`~prismlib.probing.Features.label_range`).
+
+    Raises:
+        ValueError: not an MLM task of every target, or an empty or misordered range.
+    """
+    if task.name != "mlm" or task.ranks is not None or not task.masked:
+        raise ValueError("a frequency bucket is cut from the MLM task built with every training target (mlm_vocab=0)")
+    n = len(task.label_names)
+    stop = n if last == 0 else min(last, n)
+    if not 1 <= first <= stop:
+        raise ValueError(f"ranks {first}..{last or 'end'} are empty or misordered for a vocabulary of {n} targets")
+    compact = {k: k - (first - 1) for k in range(first - 1, stop)}
+    windows, sources = {}, {}
+    for split, wins in task.windows.items():
+        windows[split] = [_relabel(w, compact) for w in wins]
+        kept = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
+        masked = task.masked.get(split, 0)
+        sources[split] = (f"{kept:,} of {masked:,} masked wordpieces ({100 * kept / max(masked, 1):.0f}%) have a target of "
+                          f"training-frequency rank {first}-{stop}")  # fmt: skip
+    bucket = TaskData("mlm", task.label_names[first - 1 : stop], windows, sources, dict(task.masked), (first, last))
+    return bucket, {split: f.label_range(first - 1, stop) for split, f in feats.items()}
 
 
 def _relabel(w: Window, compact: dict[int, int]) -> Window:

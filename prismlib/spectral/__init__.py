@@ -6,7 +6,8 @@ filters        DCT-II and its inverse, the bands and their allocation (App. A),
                ``band_pass`` / ``low_pass`` / ``high_pass``, ``sector_band_pass`` (the
                prism layer's filter) and the smooth bands
 wavelets       the Haar multiresolution across tokens, grouped like the bands
-energy         ``spectral_profile``: energy share per band per hidden unit
+energy         ``spectral_profile``: energy share per band per hidden unit, and the
+               same measure on white noise (``noise_profile``, ``white_noise_shares``)
 timing         App. D's filter timings against scipy and torch-dct (``benchmarks/``,
                notebook 01)
 ============== ==================================================================
@@ -75,6 +76,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "hidden_batches",
         "band_energy",
         "spectral_profile",
+        "noise_profile",
+        "white_noise_shares",
     ),
     "timing": (
         "torch_dct_decomposition",

@@ -20,6 +20,13 @@ column sums to 1 over the bands.  The DC coefficient (index 0: each unit's mean 
 the text) belongs to LOW; ``center=True`` removes it first, which shows how the unit
 *varies* rather than where it sits.
 
+Reference.  A band's share means little without what a signal with no structure across
+tokens gets: :func:`noise_profile` is the same measure on Gaussian white noise of the
+same lengths, and :func:`white_noise_shares` its expectation, ``width_b / n`` per text
+(with ``center=True`` the DC index is gone: ``(width_b - [b = LOW]) / (n - 1)``), since the
+orthonormal DCT of white noise is white noise, and each coefficient's expected share of
+the total is the same.
+
 :func:`hidden_batches` (length-sorted, padded batches with attention masks, one model
 call each) is also what :mod:`prismlib.probing.spectral_gate` encodes windows with.
 """
@@ -39,7 +46,7 @@ from torch import Tensor, nn
 from prismlib.spectral.filters import BAND_NAMES, allocate_bands, dct
 from prismlib.workers import progress_bar
 
-__all__ = ["hidden_batches", "max_model_length", "spectral_profile", "token_ids"]
+__all__ = ["hidden_batches", "max_model_length", "noise_profile", "spectral_profile", "token_ids", "white_noise_shares"]
 
 
 def max_model_length(model: nn.Module) -> int | None:
@@ -183,6 +190,15 @@ def band_energy(h: Tensor, *, center: bool = False) -> Tensor:
     return torch.zeros(len(BAND_NAMES), h.shape[1], device=h.device).index_add_(0, _band_index(h.shape[0], h.device), coef**2)
 
 
+def _text_fractions(h: Tensor, center: bool) -> tuple[Tensor, Tensor]:
+    """``(5, hidden)`` float64 energy fraction per band of one text's states ``(n, hidden)``
+    (0 for a unit with no energy) and ``(hidden,)`` whether each unit had any energy."""
+    energy = band_energy(h, center=center).double()
+    total = energy.sum(0)
+    seen = total > 0
+    return torch.where(seen, energy / total.clamp_min(1e-300), 0.0), seen
+
+
 @torch.no_grad()
 def _fraction_sums(
     model: nn.Module, ids: list[list[int]], layers: list[int], *, center: bool, batch_size: int, device, progress: bool
@@ -199,10 +215,8 @@ def _fraction_sums(
         assert den is not None  # set with num, on the first batch
         for li, states in enumerate(hidden):
             for row, n in enumerate(lengths):
-                energy = band_energy(states[row, :n], center=center).double()
-                total = energy.sum(0)
-                seen = total > 0
-                num[li] += n * torch.where(seen, energy / total.clamp_min(1e-300), 0.0)
+                fraction, seen = _text_fractions(states[row, :n], center)
+                num[li] += n * fraction
                 den[li] += n * seen
     # None before the first batch only: spectral_profile passes at least one text
     return cast(Tensor, num), cast(Tensor, den)
@@ -248,7 +262,8 @@ def spectral_profile(
         For a sequence of layers, ``(layers * 5, hidden)`` with index ``(layer, band)``:
         ``df.loc[layer]`` is that layer's frame.  ``attrs`` holds ``layer`` (the index,
         or the list), ``texts`` (used), ``skipped`` (texts shorter than 5 tokens, which
-        cannot hold five bands) and ``tokens`` (their total).
+        cannot hold five bands), ``tokens`` (their total) and ``lengths`` (each text's, the
+        input of :func:`noise_profile`).
 
     Raises:
         ValueError: no text of at least 5 tokens, repeated layers, or an unusable
@@ -282,5 +297,50 @@ def spectral_profile(
         index = pd.MultiIndex.from_product([layers, BAND_NAMES], names=["layer", "band"])
         df = pd.DataFrame(profile.reshape(-1, profile.shape[-1]), index=index, columns=columns)
     df.attrs.update({"layer": layer if isinstance(layer, Integral) else layers, "texts": len(keep), "skipped": skipped,
-                     "tokens": sum(len(s) for s in keep), "center": center})  # fmt: skip
+                     "tokens": sum(len(s) for s in keep), "lengths": [len(s) for s in keep], "center": center})  # fmt: skip
     return df
+
+
+def _check_lengths(lengths: Sequence[int]) -> list[int]:
+    ns = [int(n) for n in lengths]
+    k = len(BAND_NAMES)
+    if not ns or min(ns) < k:
+        raise ValueError(f"need at least one length, each at least {k} (one DCT index per band); got {ns[:5]}")
+    return ns
+
+
+def noise_profile(lengths: Sequence[int], units: int = 64, *, center: bool = False, seed: int = 0) -> pd.DataFrame:
+    """:func:`spectral_profile`'s measure on white noise: for each length ``n``, ``(n, units)``
+    independent standard normal states (a generator seeded with ``seed``), their energy
+    fraction per band, averaged over the lengths weighted by ``n``.
+
+    Args:
+        lengths: tokens per text, e.g. ``spectral_profile(...).attrs["lengths"]``.
+        units: noise "units" drawn (columns of the result).
+        center: remove each unit's mean per text first, as in :func:`spectral_profile`.
+
+    Returns:
+        DataFrame ``(5, units)``, index ``band`` (LOW first), each column summing to 1.
+    """
+    ns = _check_lengths(lengths)
+    gen = torch.Generator().manual_seed(seed)
+    num = torch.zeros(len(BAND_NAMES), units, dtype=torch.float64)
+    den = torch.zeros(units, dtype=torch.float64)
+    for n in ns:
+        fraction, seen = _text_fractions(torch.randn(n, units, generator=gen), center)
+        num += n * fraction
+        den += n * seen
+    return pd.DataFrame((num / den).numpy(), index=pd.Index(BAND_NAMES, name="band"), columns=pd.RangeIndex(units, name="unit"))
+
+
+def white_noise_shares(lengths: Sequence[int], *, center: bool = False) -> pd.Series:
+    """The expected share of each band for white noise of these lengths (module docstring),
+    averaged over the lengths weighted by ``n``: what :func:`noise_profile` estimates."""
+    ns = _check_lengths(lengths)
+    total = np.zeros(len(BAND_NAMES))
+    for n in ns:
+        widths = np.array([b.width for b in allocate_bands(n)], dtype=np.float64)
+        if center:
+            widths[0] -= 1
+        total += n * widths / widths.sum()
+    return pd.Series(total / sum(ns), index=pd.Index(BAND_NAMES, name="band"), name="white noise")

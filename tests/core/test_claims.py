@@ -227,3 +227,20 @@ def test_the_stability_margin_is_the_distance_to_the_threshold_or_the_stated_mar
     assert stability_margin(Test(iv, -1, 0.0)) == 3.0
     assert stability_margin(Test(iv, -1, 2.0)) == 5.0
     assert stability_margin(Test.equivalence(iv, 4.0)) == 4.0
+
+
+def test_a_claim_without_an_effect_is_stored_empty_and_read_back_as_nan(tmp_path, monkeypatch):
+    """A not-testable claim whose effect has no scale (NaN) must not break the merge of every
+    later notebook's claims (its CSV cell is empty, which once came back as a string)."""
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
+    nan = Interval(float("nan"), float("nan"), float("nan"), 20)
+    none = Claim("02", "no scale", "p", (Test(nan),), (Gate("ORIG probe beats the majority class", False),))
+    assert none.verdict == "not testable" and "| none<br>" in render([none])
+    save_claims([none], "smoke")
+    table = save_claims([Claim("01", "exact", "p", (Test(iv(1, 2)),))], "smoke")  # another notebook merges after it
+    assert list(table["notebook"]) == ["01", "02"] and np.isnan(table.loc[1, ["effect", "ci_low", "ci_high"]].astype(float)).all()
+    assert table.loc[0, "effect"] == pytest.approx(iv(1, 2).effect)
+    md = (tmp_path / "figures/smoke/claims.md").read_text()
+    assert "| 02 | not testable | no scale | none |" in md and "nan" not in md
+    again = save_claims([Claim("03", "x", "p", (Test(iv(1, 2)),))], "smoke")
+    assert len(again) == 3 and np.isnan(float(again.loc[1, "effect"]))

@@ -295,3 +295,67 @@ def test_the_units_are_the_last_axis_of_every_array():
     assert (iv.low, iv.high) == (ref.low, ref.high)
     one = bootstrap_distribution(lambda a, axis: a.mean(axis).sum(0), (x[:1],), n_boot=50)  # one row, 20 units
     assert one.shape == (50,)
+
+
+# -- independent_difference: two statistics of two independent test sets (e.g. a band on two tasks) --
+
+
+def _ratio(num, den, axis):
+    return num.sum(axis) / den.sum(axis)
+
+
+def test_independent_difference_is_the_difference_of_two_independent_bootstraps():
+    from prismlib.stats import independent_difference
+
+    rng = np.random.default_rng(21)
+    a = (rng.normal(1.0, 1.0, size=30), rng.uniform(1, 2, size=30))
+    b = (rng.normal(0.2, 1.0, size=17), rng.uniform(1, 2, size=17))  # another set, another size
+    iv = independent_difference(_ratio, a, _ratio, b, n_boot=400, seed=5, level=0.9)
+    assert iv.effect == pytest.approx(a[0].sum() / a[1].sum() - b[0].sum() / b[1].sum())
+    draws = bootstrap_distribution(_ratio, a, n_boot=400, seed=5) - bootstrap_distribution(_ratio, b, n_boot=400, seed=6)
+    assert (iv.low, iv.high) == pytest.approx(tuple(np.quantile(draws, [0.05, 0.95])), rel=1e-12)
+    assert iv.units == 17 and iv.level == 0.9 and iv.resampled == "units"
+    default = independent_difference(_ratio, a, _ratio, b)
+    draws = bootstrap_distribution(_ratio, a, n_boot=2000, seed=0) - bootstrap_distribution(_ratio, b, n_boot=2000, seed=1)
+    assert (default.low, default.high) == pytest.approx(tuple(np.quantile(draws, [0.025, 0.975])), rel=1e-12)
+
+
+def test_independent_difference_of_one_set_with_itself_is_not_paired():
+    """Two copies of one set resampled independently: the effect is 0 but the interval is as
+    wide as two independent draws make it (a paired bootstrap would give exactly [0, 0])."""
+    from prismlib.stats import independent_difference
+
+    x = (np.random.default_rng(22).normal(size=40),)
+    iv = independent_difference(lambda v, axis: v.mean(axis), x, lambda v, axis: v.mean(axis), x, n_boot=500, seed=3)
+    assert iv.effect == 0.0 and iv.low < -0.1 and iv.high > 0.1
+
+
+def test_independent_difference_covers_the_true_difference_about_95_percent():
+    from prismlib.stats import independent_difference
+
+    rng = np.random.default_rng(23)
+    covered = 0
+    for _ in range(200):
+        a, b = rng.normal(0.5, 1.0, size=40), rng.normal(0.0, 2.0, size=25)
+        iv = independent_difference(lambda v, axis: v.mean(axis), (a,), lambda v, axis: v.mean(axis), (b,), n_boot=400, seed=1)
+        covered += iv.contains(0.5)
+    assert 0.88 <= covered / 200 <= 0.99
+
+
+def test_independent_difference_refuses_what_has_no_interval():
+    from prismlib.stats import independent_difference
+
+    x, one = (np.arange(5.0),), (np.array([1.0]),)
+    mean = lambda v, axis: v.mean(axis)  # noqa: E731
+    with pytest.raises(ValueError, match="at least two units"):
+        independent_difference(mean, x, mean, one)
+    with pytest.raises(ValueError, match="level"):
+        independent_difference(mean, x, mean, x, level=1.0)
+    with pytest.raises(ValueError, match="level"):
+        independent_difference(mean, x, mean, x, level=0.0)
+    zero = (np.array([1.0, 1.0, 1.0]), np.array([0.0, 0.0, 0.0]))
+    with np.errstate(divide="ignore", invalid="ignore"), pytest.raises(ValueError, match="full data"):
+        independent_difference(_ratio, zero, mean, x)
+    some_zero = (np.array([1.0, 1.0, 1.0]), np.array([1.0, 0.0, 0.0]))  # a resample of the last two units divides by 0
+    with np.errstate(divide="ignore", invalid="ignore"), pytest.raises(ValueError, match="resamples"):
+        independent_difference(_ratio, some_zero, mean, x, n_boot=200)

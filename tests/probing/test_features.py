@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st_
 from transformers import BertConfig, BertModel
 
 from prismlib.probing import CONDITIONS, Encoder, Unit, encode_windows, pack_units, sample_positions
@@ -286,3 +288,54 @@ def test_pool_features_puts_each_model_and_column_set_under_its_name_on_the_same
     assert torch.equal(test.x["a"], a) and torch.equal(test.x["b"], b) and torch.equal(test.x["b LOW"], b[:, :2])
     with pytest.raises(RuntimeError, match="features of b are not on the same rows"):
         encode.pool_features({"a": {"test": _feats(a)}, "b": {"test": _feats(b, labels=(1, 1, 1))}})
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st_.lists(st_.integers(5, 40), min_size=1, max_size=4),
+    hidden=st_.integers(1, 6),
+    seed=st_.integers(0, 2**16),
+)
+def test_dc_condition_is_each_rows_mean_over_its_real_length(lengths, hidden, seed):
+    """DC = DCT index 0 alone: each unit's mean over the row's real length at every real
+    position, zeros on the padding, and it lies inside LOW (LOW - DC keeps no mean)."""
+    h = torch.randn(len(lengths), max(lengths), hidden, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    out = encode.filter_conditions(h, lengths, ("DC", "LOW"))
+    for row, n in enumerate(lengths):
+        want = h[row, :n].mean(0, keepdim=True).expand(n, hidden)
+        torch.testing.assert_close(out["DC"][row, :n], want)
+        assert (out["DC"][row, n:] == 0).all()
+        torch.testing.assert_close((out["LOW"][row, :n] - out["DC"][row, :n]).mean(0), torch.zeros(hidden, dtype=torch.float64))
+    assert encode.parse_condition("DC") == ("dc", "DC")
+
+
+def test_dc_condition_from_the_states_cache(tiny_encoder):
+    from prismlib.probing import encode_states
+
+    wins = windows([30, 12])
+    states = encode_states(tiny_encoder, wins, -1, positions=4, seed=0)
+    f = states.features(("DC", "DC|outside"))
+    for i in range(len(wins)):
+        rows = f.window == i
+        h = states.hidden[i].float()
+        torch.testing.assert_close(f.x["DC"][rows].float(), h.mean(0).expand(int(rows.sum()), -1), atol=2e-3, rtol=1e-2)
+        torch.testing.assert_close(f.x["DC|outside"][rows].float(), h[1:-1].mean(0).expand(int(rows.sum()), -1), atol=2e-3, rtol=1e-2)
+
+
+def test_label_range_keeps_the_rows_of_the_range_renumbered_and_reweighted():
+    n = 12
+    x = torch.arange(n * 2, dtype=torch.float16).reshape(n, 2)
+    labels = torch.tensor([0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5])
+    units = torch.tensor([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5])  # two rows per unit
+    f = encode.Features({"ORIG": x}, labels, torch.full((n,), 0.5), torch.arange(n) // 6, units, torch.arange(n) % 6)
+    b = f.label_range(2, 4)
+    assert b.labels.tolist() == [0, 1, 0, 1]
+    assert b.position.tolist() == [2, 3, 2, 3] and b.window.tolist() == [0, 0, 1, 1]
+    assert torch.equal(b.x["ORIG"], x[[2, 3, 8, 9]])
+    # units 1 and 4 keep both their rows (weight 1/2 each); a unit cut in half keeps weight 1 in its row
+    assert b.weights.tolist() == [0.5, 0.5, 0.5, 0.5]
+    c = f.label_range(1, 3)
+    assert c.unit.tolist() == [0, 1, 3, 4] and c.weights.tolist() == [1.0, 1.0, 1.0, 1.0]
+    assert len(f.label_range(6, 9)) == 0
+    with pytest.raises(ValueError, match="0 <= lo < hi"):
+        f.label_range(3, 3)

@@ -124,6 +124,27 @@ def test_mlm_target_vocabulary(tokenizer):
     assert all("masked wordpieces" in s for s in task.sources.values())
 
 
+def test_the_first_frequency_bucket_is_the_task_of_that_vocabulary(tokenizer, random_encoder):
+    """Ranks 1..20 cut from the task of every target are exactly the task built with
+    mlm_vocab=20: the same masks, targets, labels and rows (notebook 09 builds the latter)."""
+    from prismlib.probing import mlm_bucket
+
+    need(*FILES["mlm"])
+    sizes = get_profile("smoke").probe.sizes["mlm"].windows()
+    every = build_task("mlm", tokenizer, sizes, profile_name="smoke", seed=0, mlm_vocab=0)
+    twenty = build_task("mlm", tokenizer, sizes, profile_name="smoke", seed=0, mlm_vocab=20)
+    feats = {s: encode_windows(random_encoder, w, {-1: ("ORIG",)}, positions=0, seed=0)[-1] for s, w in every.windows.items()}
+    bucket, bf = mlm_bucket(every, feats, 1, 20)
+    assert bucket.label_names == twenty.label_names and len(every.label_names) > 20
+    for split, wins in twenty.windows.items():
+        assert every.masked[split] == twenty.masked[split] > 0
+        for a, b in zip(bucket.windows[split], wins):
+            assert np.array_equal(a.input_ids, b.input_ids) and np.array_equal(a.labels, b.labels)
+        direct = encode_windows(random_encoder, wins, {-1: ("ORIG",)}, positions=0, seed=0)[-1]
+        assert torch.equal(bf[split].labels, direct.labels) and torch.equal(bf[split].x["ORIG"], direct.x["ORIG"])
+        assert torch.equal(bf[split].weights, direct.weights)
+
+
 def test_one_dialog_act_label_set_everywhere():
     """The library's default is every profile's, and every notebook that builds a task passes
     the profile's setting (notebook 03 once built the 42-class set while 02 built 43)."""

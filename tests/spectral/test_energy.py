@@ -7,6 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from transformers import BertConfig, BertModel, GPT2Config, GPT2Model, T5Config, T5Model
 
 from prismlib.probing.encoders import _char_tokenizer
@@ -160,3 +162,51 @@ def test_clear_errors():
     t5 = T5Model(T5Config(vocab_size=50, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2))
     with pytest.raises(ValueError, match="get_encoder"):
         spectral_profile(t5, id_lists([10]))
+
+
+# -- the white-noise reference --
+
+
+@settings(max_examples=50, deadline=None)
+@given(lengths=st.lists(st.integers(5, 3000), min_size=1, max_size=5), center=st.booleans())
+def test_white_noise_shares_are_the_band_widths_over_the_length(lengths, center):
+    from prismlib.spectral import white_noise_shares
+
+    shares = white_noise_shares(lengths, center=center)
+    assert list(shares.index) == list(BAND_NAMES) and shares.sum() == pytest.approx(1.0)
+    want = np.zeros(len(BAND_NAMES))
+    for n in lengths:
+        widths = np.array([b.width for b in allocate_bands(n)], dtype=float)
+        widths[0] -= center  # the mean is gone: one index fewer, in LOW
+        want += n * widths / (n - center)
+    np.testing.assert_allclose(shares.to_numpy(), want / sum(lengths), rtol=1e-12)
+    assert (shares >= 0).all()
+
+
+def test_noise_profile_is_spectral_profile_s_measure_on_white_noise():
+    from prismlib.spectral import noise_profile, white_noise_shares
+
+    lengths = [512, 300, 64]
+    for center in (False, True):
+        noise = noise_profile(lengths, units=400, center=center, seed=1)
+        assert noise.shape == (5, 400) and list(noise.index) == list(BAND_NAMES)
+        np.testing.assert_allclose(noise.sum(axis=0), 1.0, rtol=1e-9)
+        # the mean over units estimates the expectation (per-unit SD of a share about 0.03 here)
+        np.testing.assert_allclose(noise.mean(axis=1), white_noise_shares(lengths, center=center), atol=0.006)
+    assert noise_profile(lengths, units=3, seed=2).equals(noise_profile(lengths, units=3, seed=2))
+    assert not noise_profile(lengths, units=3, seed=2).equals(noise_profile(lengths, units=3, seed=3))
+    # the same measure: one text of states is what band_energy gives, as fractions
+    gen_states = torch.randn(64, 3, generator=torch.Generator().manual_seed(4))
+    energy = band_energy(gen_states, center=True).double()
+    np.testing.assert_allclose(noise_profile([64], units=3, center=True, seed=4).to_numpy(), (energy / energy.sum(0)).numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="at least 5"):
+        noise_profile([4])
+    with pytest.raises(ValueError, match="at least one length"):
+        white_noise_shares([])
+
+
+def test_spectral_profile_records_the_lengths_for_the_noise_reference():
+    model = bert()
+    with pytest.warns(UserWarning, match="1 of 4 texts"):
+        df = spectral_profile(model, id_lists([9, 40, 64, 3]), layer=1)
+    assert df.attrs["lengths"] == [9, 40, 64]

@@ -1,0 +1,124 @@
+"""Notebook 02's procedures: probe a task with a profile's settings, tabulate the measured
+choices, and state the "best band" claims.
+
+:func:`probe_task` trains and summarises every condition of one task (the MLM probe with
+its own epoch limit); :func:`choice_row` and :func:`choice_table` compare the band ranking
+under two values of a choice the paper leaves open; :func:`best_band_claim` is the claim
+"``band`` is the best band for this task" with its gates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import torch
+
+from prismlib.claims import Claim, Gate, Test
+from prismlib.probing.features import Features
+from prismlib.probing.probes import MAJORITY, ProbeComparison, ProbeRuns, probe_conditions, ranking, summarise
+from prismlib.probing.tasks import TaskData
+from prismlib.profiles import ProbeSettings
+
+
+def probe_task(
+    feats: dict[str, Features],
+    task: TaskData,
+    settings: ProbeSettings,
+    conditions: Sequence[str],
+    *,
+    seed: int,
+    device: str | torch.device = "cpu",
+    runs: int | None = None,
+    **options,
+) -> tuple[ProbeRuns, pd.DataFrame]:
+    """Probe ``conditions`` of one task with ``settings`` (epochs: ``mlm_epochs`` for an MLM
+    task, else ``max_epochs``; ``patience``, ``batch_size``, ``workers``, ``standardize``).
+
+    Args:
+        feats: split -> :class:`~prismlib.probing.Features` of the task's windows.
+        runs: probe runs per condition (default ``settings.runs``).
+        **options: override :func:`~prismlib.probing.train_probe` settings (``standardize``).
+
+    Returns:
+        The runs and their :func:`~prismlib.probing.summarise` table, conditions named
+        without their ``|placement`` suffix.
+    """
+    kwargs = {
+        "max_epochs": settings.mlm_epochs if task.name == "mlm" else settings.max_epochs,
+        "patience": settings.patience,
+        "standardize": settings.standardize,
+    } | options
+    r = probe_conditions(feats, len(task.label_names), conditions, runs or settings.runs, seed, workers=settings.workers,
+                         batch_size=settings.batch_size, device=device, **kwargs)  # fmt: skip
+    table = summarise(r, feats["test"], task.row_groups("test", feats["test"].window), seed=seed)
+    return r, table.assign(condition=table["condition"].str.split("|").str[0])
+
+
+def choice_row(choice: str, value: str, task: str, summary: pd.DataFrame, bands: Sequence[str]) -> dict:
+    """One row of the choices table: the band ranking of ``summary`` under one value of a
+    choice. Bands inside the majority class's interval are left out of the ranking that is
+    compared (``ranking above majority``): their order is noise."""
+    order = ranking(summary, bands)
+    acc = dict(zip(summary["condition"], summary["accuracy"].astype(float)))
+    ci_high = dict(zip(summary["condition"], summary["ci_high"].astype(float)))
+    informative = [b for b in order if acc[b] > ci_high[MAJORITY]]
+    return {
+        "choice": choice,
+        "value": value,
+        "task": task,
+        "ranking": " > ".join(order),
+        "best band": order[0],
+        "ranking above majority": " > ".join(informative) or "(none)",
+        "ORIG": acc["ORIG"],
+        "best band acc": acc[order[0]],
+    }
+
+
+def choice_table(rows: Sequence[dict]) -> pd.DataFrame:
+    """The rows of :func:`choice_row` with, per choice and task, whether every value gives
+    the ``same best band`` and the ``same ranking`` (above the majority class)."""
+    options = pd.DataFrame(list(rows))
+    groups = options.groupby(["choice", "task"])
+    options["same best band"] = groups["best band"].transform(lambda b: b.nunique() == 1)
+    options["same ranking"] = groups["ranking above majority"].transform(lambda b: b.nunique() == 1)
+    return options
+
+
+def choice_changes(options: pd.DataFrame) -> str:
+    """Two sentences: which choices change a task's best band, and which its ranking."""
+    changed = options.loc[~options["same best band"], ["choice", "task"]].drop_duplicates()
+    reordered = options.loc[~options["same ranking"], ["choice", "task"]].drop_duplicates()
+    first = (
+        "No choice changes any task's best band."
+        if changed.empty
+        else "The best band depends on: " + "; ".join(f"{c} ({t})" for c, t in changed.itertuples(index=False)) + "."
+    )
+    listed = "; ".join(f"{c} ({t})" for c, t in reordered.itertuples(index=False)) or "none"
+    return f"{first} Rankings of the bands above the majority class that change: {listed}."
+
+
+def best_band_claim(
+    cmp: ProbeComparison,
+    summary: pd.DataFrame,
+    band: str,
+    bands: Sequence[str],
+    *,
+    task: str,
+    paper: str,
+    min_effect: float,
+    gate: Gate,
+) -> Claim:
+    """The claim "``band`` is the best band for ``task``": ``band`` beats the best of the other
+    ``bands`` (by ``summary``'s accuracy) by at least ``min_effect`` points, paired over the
+    test units. Gated on ``gate`` (the task's ORIG probe) and on some band beating the
+    majority class; ``band`` must beat it to be credited."""
+    order = ranking(summary, bands)
+    rival = next(b for b in order if b != band)
+    acc = {c: cmp.accuracy(c).effect for c in (band, rival)}
+    text = (
+        f"{band} is the best band for {task} ({band} {acc[band]:.1f} vs the best other band, {rival} {acc[rival]:.1f}; "
+        f"our best: {order[0]})"
+    )
+    test = Test.superiority(cmp.diff(band, rival), min_effect, label=f"{band} - {rival}")
+    return Claim("02", text, paper, (test,), (gate, cmp.any_gate(bands)), "points", (cmp.gate(band),))

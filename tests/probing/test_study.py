@@ -1,0 +1,123 @@
+"""Notebook 02's procedures (prismlib.probing.study)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from prismlib.claims import Gate
+from prismlib.probing import (
+    MAJORITY,
+    Features,
+    ProbeComparison,
+    ProbeRuns,
+    TaskData,
+    Window,
+    best_band_claim,
+    choice_changes,
+    choice_row,
+    choice_table,
+    probe_task,
+)
+from prismlib.probing import study as study_module
+from prismlib.profiles import get_profile
+
+BANDS = ("LOW", "MID", "HIGH")
+
+
+def summary(acc: dict[str, float], majority_high: float = 10.0) -> pd.DataFrame:
+    rows = [{"condition": c, "accuracy": a, "ci_low": a - 1, "ci_high": a + 1} for c, a in acc.items()]
+    return pd.DataFrame(rows + [{"condition": MAJORITY, "accuracy": majority_high - 1, "ci_low": 0.0, "ci_high": majority_high}])
+
+
+def test_choice_rows_rank_the_bands_and_leave_those_at_the_majority_class_out_of_the_compared_ranking():
+    row = choice_row("features", "raw", "pos", summary({"ORIG": 80, "LOW": 9.5, "MID": 30, "HIGH": 60}), BANDS)
+    assert row["ranking"] == "HIGH > MID > LOW" and row["best band"] == "HIGH"
+    assert row["ranking above majority"] == "HIGH > MID"  # LOW is inside the majority class's interval
+    assert row["ORIG"] == 80 and row["best band acc"] == 60
+    none = choice_row("features", "raw", "pos", summary({"ORIG": 80, "LOW": 5, "MID": 6, "HIGH": 7}), BANDS)
+    assert none["ranking above majority"] == "(none)"
+    table = choice_table([
+        row,
+        choice_row("features", "standardised", "pos", summary({"ORIG": 80, "LOW": 5, "MID": 70, "HIGH": 60}), BANDS),
+        choice_row("features", "raw", "topic", summary({"ORIG": 50, "LOW": 70, "MID": 20, "HIGH": 30}), BANDS),
+        choice_row("features", "standardised", "topic", summary({"ORIG": 50, "LOW": 71, "MID": 20, "HIGH": 30}), BANDS),
+    ])  # fmt: skip
+    assert table["same best band"].tolist() == [False, False, True, True]
+    assert table["same ranking"].tolist() == [False, False, True, True]
+    text = choice_changes(table)
+    assert text == "The best band depends on: features (pos). Rankings of the bands above the majority class that change: features (pos)."
+    assert choice_changes(table[table["task"] == "topic"]).startswith("No choice changes any task's best band.")
+    assert choice_changes(table[table["task"] == "topic"]).endswith("that change: none.")
+
+
+def tiny_features(seed: int, n: int = 60) -> Features:
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(3, (n,), generator=g)
+    x = torch.nn.functional.one_hot(y, 3).float() * 3 + torch.randn(n, 3, generator=g)
+    idx = torch.arange(n)
+    return Features({"ORIG": x.half(), "LOW|outside": torch.zeros(n, 3).half()}, y, torch.ones(n), idx // 6, idx, idx % 6)
+
+
+def tiny_task(name: str) -> TaskData:
+    win = Window(np.zeros(6, np.int64), np.zeros(6, np.int64), np.ones(6, np.float32), np.arange(6), "src")
+    return TaskData(name, ["a", "b", "c"], {"train": [], "val": [], "test": [replace(win, source=f"s{i}") for i in range(10)]})
+
+
+@pytest.mark.parametrize(("name", "epochs"), [("pos", 4), ("mlm", 2)])
+def test_probe_task_takes_the_profile_s_settings_and_names_conditions_without_placement(name, epochs, monkeypatch):
+    settings = replace(get_profile("smoke").probe, max_epochs=4, mlm_epochs=2, runs=2, batch_size=16, standardize=False)
+    seen = {}
+    real = study_module.probe_conditions
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs, runs=args[3], seed=args[4], classes=args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(study_module, "probe_conditions", spy)
+    feats = {"train": tiny_features(0), "val": tiny_features(1), "test": tiny_features(2)}
+    runs, table = probe_task(feats, tiny_task(name), settings, ("ORIG", "LOW|outside"), seed=7)
+    assert seen["max_epochs"] == epochs and seen["patience"] == settings.patience and seen["standardize"] is False
+    assert (seen["runs"], seen["seed"], seen["classes"], seen["batch_size"]) == (2, 7, 3, 16)
+    assert list(table["condition"]) == ["ORIG", "LOW", MAJORITY] and set(runs.correct) == {"ORIG", "LOW|outside", MAJORITY}
+    assert table["n_test_units"].iloc[0] == 10  # the task's windows are the units
+    probe_task(feats, tiny_task(name), settings, ("ORIG",), seed=7, runs=1, standardize=True)
+    assert seen["runs"] == 1 and seen["standardize"] is True
+
+
+def comparison(rates: dict[str, float], units: int = 20) -> ProbeComparison:
+    rng = np.random.default_rng(0)
+    n = units * 5
+    correct = {}
+    for c, rate in rates.items():
+        row = np.zeros(n, dtype=bool)
+        row[rng.choice(n, size=round(rate * n), replace=False)] = True
+        correct[c] = row[None]
+    idx = torch.arange(n)
+    test = Features({}, torch.zeros(n, dtype=torch.long), torch.ones(n), idx // 5, idx, idx % 5)
+    return ProbeComparison(ProbeRuns(pd.DataFrame(), correct, 0), test, (idx // 5).numpy(), n_boot=300)
+
+
+def test_best_band_claim_beats_the_best_other_band_and_is_credited_only_above_the_majority_class():
+    rates = {"ORIG": 0.9, MAJORITY: 0.3, "LOW": 0.8, "MID": 0.5, "HIGH": 0.35}
+    cmp = comparison(rates)
+    table = summary({c: 100 * r for c, r in rates.items() if c != MAJORITY})
+    gate = Gate("ORIG probe beats the majority class", True)
+    claim = best_band_claim(cmp, table, "LOW", BANDS, task="topic", paper="LOW best", min_effect=1.0, gate=gate)
+    assert claim.verdict == "held" and claim.tests[0].label == "LOW - MID" and claim.tests[0].threshold == 1.0
+    assert claim.claim == "LOW is the best band for topic (LOW 80.0 vs the best other band, MID 50.0; our best: LOW)"
+    assert claim.gates[0] is gate and claim.unit == "points" and claim.notebook == "02"
+    lost = best_band_claim(cmp, table, "HIGH", BANDS, task="topic", paper="HIGH best", min_effect=1.0, gate=gate)
+    assert lost.verdict == "not held" and lost.tests[0].label == "HIGH - LOW"
+    # when no band beats the majority class, which band is best is noise
+    low_at_majority = comparison({"ORIG": 0.9, MAJORITY: 0.5, "LOW": 0.5, "MID": 0.1, "HIGH": 0.1})
+    t2 = summary({"ORIG": 90, "LOW": 50, "MID": 10, "HIGH": 10}, majority_high=55)
+    claim = best_band_claim(low_at_majority, t2, "LOW", BANDS, task="topic", paper="", min_effect=1.0, gate=gate)
+    assert claim.verdict == "not testable" and "some band beats the majority class (none of LOW, MID, HIGH)" in claim.row()["gate"]
+    assert [g.name for g in claim.win_gates] == ["LOW probe beats the majority class"] and not claim.win_gates[0].passed
+    failed = best_band_claim(cmp, table, "LOW", BANDS, task="topic", paper="", min_effect=1.0, gate=Gate("ORIG", False))
+    assert failed.verdict == "not testable"
