@@ -15,6 +15,8 @@ verdicts           the gates every perplexity claim carries: convergence, stabil
 summaries          tables and figures of trained runs: the runs table, learning curves
 dyck               the ICLR paper's Dyck-2 task: grammar sampler, legal next symbols, scoring
 mutual_information mutual information between words d apart (bias-corrected), its decay fits
+dyck_model         the Dyck-2 LSTMs: baseline and the official multi-timescale model
+dyck_training      Dyck-2 training as cached, resumable, seeded jobs; their convergence gate
 ================== ======================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import
@@ -200,6 +202,30 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "official_edges",
         "accuracy_by_distance",
         "distance_distribution",
+    ),
+    "dyck_model": (
+        "DYCK_MODELS",
+        "dyck_timescales",
+        "DyckLSTM",
+        "build_dyck_model",
+    ),
+    "dyck_training": (
+        "dyck_data",
+        "epoch_batches",
+        "squared_error",
+        "dyck_outputs",
+        "validation_loss",
+        "constant_loss",
+        "DyckHistory",
+        "train_dyck",
+        "DyckJob",
+        "DyckRun",
+        "dyck_jobs",
+        "load_dyck_run",
+        "trained_dyck",
+        "dyck_converged_gate",
+        "DYCK_RECIPE_VERSION",
+        "dyck_recipe_code",
     ),
     "mutual_information": (
         "MI_ESTIMATORS",
