@@ -17,6 +17,7 @@ dyck               the ICLR paper's Dyck-2 task: grammar sampler, legal next sym
 mutual_information mutual information between words d apart (bias-corrected), its decay fits
 dyck_model         the Dyck-2 LSTMs: baseline and the official multi-timescale model
 dyck_training      Dyck-2 training as cached, resumable, seeded jobs; their convergence gate
+routing            routing by timescale: layer-2 unit blocks zeroed by timescale; forget-gate trajectories
 ================== ======================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import
@@ -170,6 +171,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "slope_range_difference",
         "control_excess",
         "control_gate",
+        "power_slopes",
+        "power_slope_interval",
     ),
     "dyck": (
         "P_OPEN",
@@ -226,6 +229,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "dyck_converged_gate",
         "DYCK_RECIPE_VERSION",
         "dyck_recipe_code",
+        "DYCK_MARGIN",
+        "LEARNED_SHORT",
+        "correct_matrix",
+        "dyck_accuracy_table",
+        "seed_accuracy",
+        "long_range_difference",
+        "long_range_seed_difference",
+        "dyck_learned_gate",
     ),
     "mutual_information": (
         "MI_ESTIMATORS",
@@ -239,6 +250,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "fit_mi_exponential",
         "DecayComparison",
         "compare_decays",
+        "retention_curve",
+        "loglog_exponent",
+    ),
+    "routing": (
+        "timescale_order",
+        "unit_blocks",
+        "ablated_token_nll",
+        "bin_ratio",
+        "routing_ratios",
+        "log_ratio_contrast",
+        "forget_gate_trajectories",
     ),
 }
 

@@ -31,12 +31,13 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
@@ -44,9 +45,10 @@ from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, Anne
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
 from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
-from prismlib.lstm.dyck import DyckSplit, build_dataset, sequence_correct
+from prismlib.lstm.dyck import DyckSplit, accuracy_by_distance, build_dataset, sequence_correct
 from prismlib.lstm.dyck_model import DYCK_MODELS, DyckLSTM, build_dyck_model
 from prismlib.profiles import DyckSettings
+from prismlib.stats import N_BOOT, Interval, mean_interval, paired_bootstrap, welch_difference
 from prismlib.workers import progress_bar, resolve_device, torch_threads
 
 DYCK_RECIPE_VERSION = 1
@@ -376,3 +378,91 @@ def dyck_converged_gate(runs: Sequence[DyckRun]) -> Gate:
     longest = max(runs, key=lambda r: r.history.epochs)
     how = ", ".join(f"{sum(r.history.stopped_by == w for r in runs)} by {w}" for w in ("threshold", "anneal"))
     return Gate(name, True, f"{len(runs)} runs stopped by rule ({how}); longest {longest.label}, {longest.history.epochs} epochs")
+
+
+# ------------------------------------------------------------------ accuracy by distance, the claim's tests
+
+DYCK_MARGIN = 0.05
+"""The smallest accuracy difference that matters in the Dyck-2 claim (5 points of strings right)."""
+LEARNED_SHORT = 0.5
+"""A model whose seed-mean accuracy on the shortest-distance bin is below this has not learnt the
+task: where its accuracy falls off with distance says nothing (the gate of the Dyck claim)."""
+
+
+def correct_matrix(runs: Mapping[tuple[str, int], DyckRun], kind: str) -> np.ndarray:
+    """``(seeds, n_test)`` bool: each seed's ``test_correct`` of model ``kind`` (seeds in order)."""
+    rows = [runs[k].test_correct for k in sorted(runs) if k[0] == kind]
+    if not rows:
+        raise ValueError(f"no run of model {kind!r} among {sorted(runs)}")
+    return np.stack(rows)
+
+
+def dyck_accuracy_table(
+    runs: Mapping[tuple[str, int], DyckRun], longest: np.ndarray, edges: np.ndarray, n_boot: int = N_BOOT
+) -> pd.DataFrame:
+    """Accuracy by longest distance of every run (:func:`prismlib.lstm.accuracy_by_distance`: an
+    interval over the bin's strings), one row per run and bin, with ``model`` and ``seed``."""
+    frames = [
+        accuracy_by_distance(r.test_correct, longest, edges, n_boot).assign(model=kind, seed=seed) for (kind, seed), r in runs.items()
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def seed_accuracy(table: pd.DataFrame) -> pd.DataFrame:
+    """Per model and bin of :func:`dyck_accuracy_table`: the mean accuracy over seeds and Student's
+    interval over them (:func:`prismlib.stats.mean_interval`; NaN with one seed or no spread, as the
+    paper's figure draws the mean +/- one SD of 20 seeds), ``seeds`` and ``sequences`` per seed."""
+    rows = []
+    for (model, low, high), g in table.groupby(["model", "low_edge", "high_edge"], sort=False):
+        acc = g.accuracy.dropna().to_numpy()
+        lo = hi = np.nan
+        if len(acc) >= 2 and np.ptp(acc) > 0:
+            iv = mean_interval(acc.tolist())
+            lo, hi = iv.low, iv.high
+        rows.append({"model": model, "low_edge": low, "high_edge": high, "sequences": int(g.sequences.iloc[0]), "seeds": len(acc),
+                     "accuracy": float(acc.mean()) if len(acc) else np.nan, "low": lo, "high": hi,
+                     "sd": float(acc.std(ddof=1)) if len(acc) > 1 else np.nan})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def long_range_difference(
+    correct_a: np.ndarray, correct_b: np.ndarray, longest: np.ndarray, d_min: int, n_boot: int = N_BOOT, seed: int = 0
+) -> Interval:
+    """Seed-mean accuracy of ``a`` minus ``b`` on the test strings whose longest distance is at least
+    ``d_min``, paired bootstrap over those strings (each string's correctness averaged over a model's
+    seeds). ``correct_a``, ``correct_b``: ``(seeds, n)`` or ``(n,)`` bool; ``longest``: ``(n,)``."""
+    keep = np.asarray(longest) >= d_min
+    a = np.atleast_2d(correct_a).astype(np.float64).mean(axis=0)[keep]
+    b = np.atleast_2d(correct_b).astype(np.float64).mean(axis=0)[keep]
+
+    def stat(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return x.mean(axis) - y.mean(axis)
+
+    if keep.sum() >= 2 and np.array_equal(a, b):  # no difference on any string: no spread to resample
+        return Interval(0.0, 0.0, 0.0, int(keep.sum()))
+    return paired_bootstrap(stat, (a, b), n_boot=n_boot, seed=seed)
+
+
+def long_range_seed_difference(correct_a: np.ndarray, correct_b: np.ndarray, longest: np.ndarray, d_min: int) -> Interval | None:
+    """Welch's interval of the per-seed accuracies (strings with longest distance >= ``d_min``) of
+    ``a`` minus ``b`` (``(seeds, n)`` each); ``None`` with fewer than two seeds of either or no spread."""
+    keep = np.asarray(longest) >= d_min
+    pa = np.atleast_2d(correct_a)[:, keep].mean(axis=1)
+    pb = np.atleast_2d(correct_b)[:, keep].mean(axis=1)
+    try:
+        return welch_difference(pa, pb)
+    except ValueError:
+        return None
+
+
+def dyck_learned_gate(seed_table: pd.DataFrame) -> Gate:
+    """Passed when every model's seed-mean accuracy on the first (shortest-distance) bin of
+    :func:`seed_accuracy` is at least :data:`LEARNED_SHORT`."""
+    first = seed_table[seed_table.low_edge == seed_table.low_edge.min()]
+    short = dict(zip(first.model, first.accuracy))
+    low = {m: a for m, a in short.items() if not a >= LEARNED_SHORT}
+    detail = ", ".join(f"{m} {a:.2f}" for m, a in short.items())
+    name = f"learned: every model gets at least {LEARNED_SHORT:.0%} of the shortest-distance strings right (seed mean)"
+    return Gate(
+        name, not low, ("" if not low else "not learned: ") + f"first bin {first.low_edge.iloc[0]:g}-{first.high_edge.iloc[0]:g}: {detail}"
+    )

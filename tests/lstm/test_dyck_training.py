@@ -115,3 +115,45 @@ def test_jobs_train_once_into_the_cache_and_load(data, tmp_path):
     assert torch.equal(again[("mts", 1)].model.readout.weight, run.model.readout.weight)
     gate = dyck_converged_gate(list(runs.values()))
     assert not gate.passed and "2 of 2 runs ended 'cap'" in gate.detail
+
+
+def _run(kind: str, seed: int, correct: np.ndarray):
+    from prismlib.lstm.dyck_training import DyckHistory, DyckRun
+
+    return DyckRun(DyckJob(kind, seed, TINY, "test"), None, DyckHistory(), np.asarray(correct, dtype=bool))  # type: ignore[arg-type]
+
+
+def test_the_claims_statistics_on_made_up_correctness():
+    from prismlib.lstm.dyck_training import (
+        correct_matrix,
+        dyck_accuracy_table,
+        dyck_learned_gate,
+        long_range_difference,
+        long_range_seed_difference,
+        seed_accuracy,
+    )
+
+    longest = np.tile(np.arange(1, 101), 4)  # 400 strings, longest distances 1..100
+    rng = np.random.default_rng(0)
+    base = [(longest < 40) | (rng.random(400) < 0.1) for _ in range(3)]  # right below 40, rarely beyond
+    mts = [(longest < 70) | (rng.random(400) < 0.1) for _ in range(3)]  # right below 70
+    runs = {("baseline", s): _run("baseline", s, c) for s, c in zip((1, 2, 3), base)}
+    runs |= {("mts", s): _run("mts", s, c) for s, c in zip((1, 2, 3), mts)}
+    assert correct_matrix(runs, "mts").shape == (3, 400)
+    table = dyck_accuracy_table(runs, longest, np.array([1, 40, 70, 100]), n_boot=200)
+    assert len(table) == 6 * 3 and set(table.model) == {"baseline", "mts"}
+    seeds = seed_accuracy(table)
+    first = seeds[seeds.low_edge == 1].set_index("model").accuracy
+    assert first["baseline"] == first["mts"] == 1.0  # every string below 40 right: no spread, no interval
+    mid = seeds[seeds.low_edge == 40].set_index("model")
+    assert mid.accuracy["mts"] == 1.0 and mid.accuracy["baseline"] < 0.2 and mid.low["baseline"] < mid.accuracy["baseline"]
+    assert dyck_learned_gate(seeds).passed
+    diff = long_range_difference(correct_matrix(runs, "mts"), correct_matrix(runs, "baseline"), longest, 40, n_boot=200)
+    assert 0.4 < diff.effect < 0.6 and diff.low > 0 and diff.units == 4 * 61
+    welch = long_range_seed_difference(correct_matrix(runs, "mts"), correct_matrix(runs, "baseline"), longest, 40)
+    assert welch is not None and welch.resampled == "runs" and welch.low > 0
+    assert long_range_seed_difference(correct_matrix(runs, "mts")[:1], correct_matrix(runs, "baseline"), longest, 40) is None
+    same = long_range_difference(correct_matrix(runs, "mts"), correct_matrix(runs, "mts"), longest, 40)
+    assert (same.effect, same.low, same.high) == (0.0, 0.0, 0.0)
+    failing = dyck_learned_gate(seeds.assign(accuracy=0.2))
+    assert not failing.passed and "not learned" in failing.detail
