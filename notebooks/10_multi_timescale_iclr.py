@@ -88,6 +88,7 @@ from prismlib.lstm import (
     mutual_information_curve,
     official_edges,
     pair_probabilities,
+    perplexity,
     retention_curve,
     routing_ratios,
     seed_accuracy,
@@ -296,7 +297,8 @@ bins = frequency_bins(ids, train_counts)
 route_first = log_ratio_contrast(ablated[0], intact, bins == "<100", bins == ">10k", n_boot=R.bootstrap)
 route_last = log_ratio_contrast(ablated[-1], intact, bins == "<100", bins == ">10k", n_boot=R.bootstrap)
 refs, uni_nll, kn_nll = bigram.ptb_references(corpus.train, corpus.valid, ids, len(corpus.vocab), S.eval_batch)
-vs_bigram = bigram.versus_bigram({"baseline": token_nll(base_run.model, ids, S.eval_batch, S.bptt)}, kn_nll)
+base_nll = token_nll(base_run.model, ids, S.eval_batch, S.bptt)
+vs_bigram = bigram.versus_bigram({"baseline": base_nll}, kn_nll)
 lm_gates = (bigram.beats_bigram(vs_bigram, kn_nll, ["baseline"]), converged_gate({mts_run.spec.label: mts_run}, S.converge_share,
                                                                                S.converge_tolerance))  # fmt: skip
 route_claim = Claim(
@@ -311,6 +313,9 @@ route_claim = Claim(
     model=f"{mts_run.spec.label}, {S.layers} x {S.hidden}/{S.emb} LSTM ({P.name})",
 )  # fmt: skip
 print(f"[{route_claim.verdict}] longest block {route_first}; shortest block {route_last}")
+ICLR_PPL = {"baseline": 58.98, "official": 57.58}  # PTB test, asserted by the official model_evaluation.py
+pd.DataFrame([{"model": run.spec.label, f"test ppl, ours ({len(ids):,} tokens)": perplexity(nll), "ICLR 2021 test ppl": ICLR_PPL[key]}
+              for key, run, nll in (("baseline", base_run, base_nll), ("official", mts_run, intact))])  # fmt: skip
 
 # %% [markdown]
 # ## 4 · Forget-gate trajectories
@@ -503,6 +508,10 @@ print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", 
 # %%
 print(f"Dyck-2: {sum(r.history.converged for r in dyck_runs.values())} of {len(dyck_runs)} runs stopped by rule; "
       f"accuracy on long strings mts {mts_c[:, test.longest >= long_from].mean():.2f}, baseline {base_c[:, test.longest >= long_from].mean():.2f}")  # fmt: skip
+print("Dyck-2 accuracy by longest distance (seed mean [95% CI over seeds]):")
+for r in acc.itertuples():
+    ci = f" [{r.low:.2f}, {r.high:.2f}]" if np.isfinite(r.low) else ""
+    print(f"  {r.model:>8} {r.low_edge:5.0f}-{r.high_edge:<5.0f} {r.accuracy:.2f}{ci} ({r.sequences} strings)")
 print(f"WikiText-2: {'skipped (no training split)' if not wt2_train.ok else 'not run'}")
 print("routing: longest block's ratios " + ", ".join(f"{r.bin} {r.ratio:.3f}" for r in routes[routes.block == 1].itertuples()))
 print(f"mutual information: alpha {mi_fit.rate}; memory alpha of layer 2 (mts) {alpha2.alpha:.2f} [{alpha2.low:.2f}, {alpha2.high:.2f}]")
