@@ -242,9 +242,9 @@ print(f"[{dyck_claim.verdict}] difference {dyck_diff} on {dyck_diff.units} strin
 # %%
 wt2_train = next(f for f in verify(["wikitext2"])["wikitext2"] if f.relpath.endswith("wiki.train.tokens"))
 if not wt2_train.ok:
-    print(f"WikiText-2 skipped: its training split {wt2_train.relpath} is {wt2_train.state} ({wt2_train.path}).")
+    print(f"WikiText-2 skipped: its training split {wt2_train.relpath} is {wt2_train.state} in the data directory.")
 else:
-    print(f"WikiText-2 training split present ({wt2_train.path}); training LMs on it is not wired into the job cache yet: skipped.")
+    print(f"WikiText-2 training split present ({wt2_train.relpath}); training LMs on it is not wired into the job cache yet: skipped.")
 
 # %% [markdown]
 # ## 3 · Routing by timescale
@@ -311,6 +311,8 @@ route_claim = Claim(
     lm_gates,
     "log ratio",
     model=f"{mts_run.spec.label}, {S.layers} x {S.hidden}/{S.emb} LSTM ({P.name})",
+    control=f"the shortest-timescale block's contrast {route_last} "
+    + ("is as large: not specific to long timescales" if route_last.effect >= route_first.effect else "is smaller"),
 )  # fmt: skip
 print(f"[{route_claim.verdict}] longest block {route_first}; shortest block {route_last}")
 ICLR_PPL = {"baseline": 58.98, "official": 57.58}  # PTB test, asserted by the official model_evaluation.py
