@@ -403,6 +403,133 @@ class BeyondSettings:
 
 
 @dataclass(frozen=True)
+class DyckSettings:
+    """Notebook 10's Dyck-2 models (:mod:`prismlib.lstm.dyck_training`): the official recipe is
+    :data:`prismlib.lstm.OFFICIAL_RECIPE` (256 units, batch 32, Adam 1e-4, clip 1, MSE, stop at
+    validation loss < 1e-4 or 2000 epochs, 10,000 / 2,000 / 5,000 strings, 20 seeds).
+
+    Attributes:
+        hidden: LSTM units.
+        n_train, n_validation, n_test: distinct strings per split (one seeded draw, ``data_seed``).
+        max_length: longest string (symbols).
+        batch_size, lr, clip: Adam's batches, learning rate and gradient-norm clip.
+        epochs: the cap (passes over the training strings); a run at its cap is not converged.
+        stop_val_loss: a run stops, converged, once its validation loss (mean squared error per
+            output) falls below this (the official rule).
+        anneal: also the annealed rule of :mod:`prismlib.anneal` on the validation loss: the
+            rate is divided by ``decay_factor`` when it improves by less than
+            ``decay_tolerance`` (a fraction) at ``decay_patience`` checks in a row, and the run
+            stops, converged, at the next such stall after ``decays`` decays (none in the first
+            ``min_rounds`` epochs nor before the loss beats the best constant output).
+        bucket: batches of strings of similar length (a random draw among equal lengths, the
+            batches in random order) instead of the official random batches: the same
+            strings per epoch at a third of the padding on cpu.
+        seeds: seeds of each model (the paper: 1..20).
+        data_seed: seed of the data draw (every model reads the same strings).
+        eval_batch: strings per evaluation batch.
+        threads: torch threads of a training process.
+    """
+
+    hidden: int
+    n_train: int
+    n_validation: int
+    n_test: int
+    batch_size: int
+    lr: float
+    epochs: int
+    seeds: tuple[int, ...]
+    max_length: int = 200
+    clip: float = 1.0
+    stop_val_loss: float = 1e-4
+    anneal: bool = False
+    decay_factor: float = 4.0
+    decay_tolerance: float = 0.01
+    decays: int = 2
+    min_rounds: int = 2
+    decay_patience: int = 2
+    bucket: bool = False
+    data_seed: int = 0
+    eval_batch: int = 256
+    threads: int | None = 1
+
+    def __post_init__(self) -> None:
+        if min(self.hidden, self.n_train, self.n_validation, self.n_test, self.batch_size, self.epochs) < 1 or not self.seeds:
+            raise ValueError("Dyck settings need positive sizes, a positive epoch cap and at least one seed")
+        if self.anneal and (self.decay_factor <= 1 or self.decay_tolerance <= 0 or self.decays < 1 or self.decay_patience < 1
+                            or not 0 <= self.min_rounds < self.epochs):  # fmt: skip
+            raise ValueError(
+                "the anneal rule needs decay_factor > 1, decay_tolerance > 0, decays >= 1, decay_patience >= 1 and 0 <= min_rounds < epochs"
+            )
+
+
+@dataclass(frozen=True)
+class ICLRSettings:
+    """Notebook 10 (the ICLR 2021 version of work B): Dyck-2, routing by timescale, forget-gate
+    trajectories and the mutual information of PTB. The PTB language models are notebook 07's
+    (:class:`LSTMSettings`).
+
+    Attributes:
+        dyck: the Dyck-2 models (:class:`DyckSettings`).
+        routing_blocks: blocks of layer-2 units zeroed one at a time, longest assigned
+            timescale first (the official code: 23 blocks of 50 of 1150 units).
+        routing_tokens: first tokens of PTB test scored with each block zeroed (``None``: all).
+        passage: words of the PTB test passage whose forget gates are drawn (from its start).
+        mi_distances: ``I(d)`` for ``d = 1..mi_distances``.
+        mi_fit: distances ``(d_min, d_max)`` of the power-law fits (mutual information and memory).
+        mi_chunks: text chunks of the mutual information's jackknife.
+        mi_tokens: first tokens of PTB train read by the mutual information (``None``: all).
+        bootstrap: resamples of every bootstrap of the notebook.
+    """
+
+    dyck: DyckSettings
+    routing_blocks: int
+    routing_tokens: int | None
+    passage: int
+    mi_distances: int
+    mi_fit: tuple[int, int]
+    mi_chunks: int = 20
+    mi_tokens: int | None = None
+    bootstrap: int = 1000
+
+
+# Notebook 10's cpu budget is 45 minutes from an empty cache, and Dyck training dominates it. Measured
+# on this 2-core machine under load (one thread, smoke-sized runs of prismlib.lstm.train_dyck): a
+# bucketed step of 32 strings takes 0.046 s at 64 units and 0.077 s at 128 (the official 256 units,
+# random batches: 0.68 s, i.e. 210 s per pass over the official 10,000 strings). At 128 units and
+# 2,000 training strings a pass is 63 steps, about 5 s, plus about 1 s of validation on 500. One
+# accidental start of this profile's Dyck grid (load average 8 on the 2 cores, with the annealed
+# rule's tolerance at 1% and 2 decays) measured 6.5 s of training per pass and runs that stopped by
+# the rule after 22-30 passes (2.2-3.3 minutes each; validation accuracy about 0.6, still rising
+# slowly): hence the tighter rule below (0.5%, 3 decays), which trains longer. At the cap, 80 passes
+# are about 9 minutes per run, and the 6 runs (2 models x 3 seeds, the seeds rule's minimum) on 2
+# processes at most 3 x 9 = 27 minutes; the mutual information of PTB train (about 1 minute), the
+# routing ablation of notebook 07's official model (24 blocks on PTB test, about 3 minutes) and the
+# cell-state ablation of two models and their controls (about 2 minutes) bring the estimate to
+# about 33 minutes at most. The cpu recipe trains at Adam 1e-3 (the official 1e-4 needs hundreds of
+# passes) and stops by the official threshold or the annealed rule on validation loss; a run at the
+# cap is not converged (the gate says).
+ICLR_CPU = ICLRSettings(
+    dyck=DyckSettings(hidden=128, n_train=2000, n_validation=500, n_test=2000, batch_size=32, lr=1e-3, epochs=80,
+                      seeds=(1, 2, 3), anneal=True, decay_tolerance=0.005, decays=3, bucket=True),
+    routing_blocks=24, routing_tokens=None, passage=100, mi_distances=100, mi_fit=(1, 50),
+)  # fmt: skip
+"""Notebook 10 on the cpu profile (the comment above gives the budget)."""
+ICLR_SMOKE = ICLRSettings(
+    dyck=DyckSettings(hidden=16, n_train=64, n_validation=32, n_test=96, batch_size=16, lr=1e-2, epochs=4, seeds=(1, 2),
+                      anneal=True, min_rounds=1, bucket=True),
+    routing_blocks=8, routing_tokens=2000, passage=60, mi_distances=20, mi_fit=(1, 10), mi_chunks=10, mi_tokens=50_000,
+    bootstrap=200,
+)  # fmt: skip
+"""Notebook 10 on the smoke profile: every code path in seconds; nothing converges."""
+ICLR_PAPER = ICLRSettings(
+    dyck=DyckSettings(hidden=256, n_train=10_000, n_validation=2_000, n_test=5_000, batch_size=32, lr=1e-4, epochs=2000,
+                      seeds=tuple(range(1, 21))),
+    routing_blocks=23, routing_tokens=None, passage=100, mi_distances=100, mi_fit=(1, 50),
+)  # fmt: skip
+"""Notebook 10 on the paper profile: the official Dyck recipe (``OFFICIAL_RECIPE``) and 23 blocks of 50 layer-2 units."""
+
+
+@dataclass(frozen=True)
 class Profile:
     """One run profile.
 
@@ -418,6 +545,8 @@ class Profile:
         lstm: settings of notebooks 05-08 (LSTM language models, work B).
         prism: settings of notebooks 03-04 (prism layer, continued MLM training, Fig. 5).
         beyond: settings of notebook 09 (smooth, wavelet and learned filters).
+        iclr: settings of notebook 10 (the ICLR 2021 version of work B: Dyck-2, routing,
+            mutual information).
         data: the probing data (:mod:`prismlib.probing.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).
@@ -436,6 +565,7 @@ class Profile:
     lstm: LSTMSettings
     prism: PrismSettings
     beyond: BeyondSettings = BeyondSettings(runs=2)
+    iclr: ICLRSettings = ICLR_CPU
     data: str = "offline"
     jobs_as: str | None = None
 
@@ -609,6 +739,7 @@ PROFILES: dict[str, Profile] = {
         probe=_PROBE_SMOKE,
         prism=_PRISM_SMOKE,
         beyond=BeyondSettings(runs=2, spectrum_texts=4),
+        iclr=ICLR_SMOKE,
     ),
     "cpu": Profile(
         name="cpu",
@@ -627,6 +758,7 @@ PROFILES: dict[str, Profile] = {
         lstm=_LSTM_CPU,
         probe=_PROBE_CPU,
         prism=_PRISM_CPU,
+        iclr=ICLR_CPU,
     ),
     "paper": Profile(
         name="paper",
@@ -648,6 +780,7 @@ PROFILES: dict[str, Profile] = {
         # five runs per condition: the learned profiles' Welch intervals need more than
         # the 1 degree of freedom of two runs (cpu keeps 2 for its 20-minute budget)
         beyond=BeyondSettings(runs=5),
+        iclr=ICLR_PAPER,
         data="full",
     ),
 }
@@ -661,6 +794,7 @@ DRY_RUN_SIZES: dict[str, frozenset[str]] = {
     "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
     "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
     "beyond": frozenset({"runs"}),
+    "iclr": frozenset({"dyck", "routing_tokens", "mi_distances", "mi_fit", "mi_tokens", "bootstrap"}),
 }
 """The only settings in which the dry run differs from the paper profile (a test checks it)."""
 
@@ -719,6 +853,15 @@ def dry_run(paper: Profile) -> Profile:
             bootstrap=100,
         ),
         beyond=replace(paper.beyond, runs=2),
+        iclr=replace(
+            paper.iclr,
+            dyck=replace(paper.iclr.dyck, hidden=16, n_train=64, n_validation=32, n_test=64, epochs=2, seeds=(1,)),
+            routing_tokens=4000,
+            mi_distances=20,
+            mi_fit=(1, 10),
+            mi_tokens=50_000,
+            bootstrap=100,
+        ),
     )
 
 

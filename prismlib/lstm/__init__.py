@@ -15,6 +15,9 @@ verdicts           the gates every perplexity claim carries: convergence, stabil
 summaries          tables and figures of trained runs: the runs table, learning curves
 dyck               the ICLR paper's Dyck-2 task: grammar sampler, legal next symbols, scoring
 mutual_information mutual information between words d apart (bias-corrected), its decay fits
+dyck_model         the Dyck-2 LSTMs: baseline and the official multi-timescale model
+dyck_training      Dyck-2 training as cached, resumable, seeded jobs; their convergence gate
+routing            routing by timescale: layer-2 unit blocks zeroed by timescale; forget-gate trajectories
 ================== ======================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import
@@ -168,6 +171,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "slope_range_difference",
         "control_excess",
         "control_gate",
+        "power_slopes",
+        "power_slope_interval",
     ),
     "dyck": (
         "P_OPEN",
@@ -201,6 +206,38 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "accuracy_by_distance",
         "distance_distribution",
     ),
+    "dyck_model": (
+        "DYCK_MODELS",
+        "dyck_timescales",
+        "DyckLSTM",
+        "build_dyck_model",
+    ),
+    "dyck_training": (
+        "dyck_data",
+        "epoch_batches",
+        "squared_error",
+        "dyck_outputs",
+        "validation_loss",
+        "constant_loss",
+        "DyckHistory",
+        "train_dyck",
+        "DyckJob",
+        "DyckRun",
+        "dyck_jobs",
+        "load_dyck_run",
+        "trained_dyck",
+        "dyck_converged_gate",
+        "DYCK_RECIPE_VERSION",
+        "dyck_recipe_code",
+        "DYCK_MARGIN",
+        "LEARNED_SHORT",
+        "correct_matrix",
+        "dyck_accuracy_table",
+        "seed_accuracy",
+        "long_range_difference",
+        "long_range_seed_difference",
+        "dyck_learned_gate",
+    ),
     "mutual_information": (
         "MI_ESTIMATORS",
         "MI_CHUNKS",
@@ -213,6 +250,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "fit_mi_exponential",
         "DecayComparison",
         "compare_decays",
+        "retention_curve",
+        "loglog_exponent",
+    ),
+    "routing": (
+        "timescale_order",
+        "unit_blocks",
+        "ablated_token_nll",
+        "bin_ratio",
+        "routing_ratios",
+        "log_ratio_contrast",
+        "forget_gate_trajectories",
     ),
 }
 

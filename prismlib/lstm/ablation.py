@@ -313,3 +313,28 @@ def control_gate(name: str, trained: Interval, control: Interval, excess: Interv
     passed = (excess.low > 0) if side > 0 else (excess.high < 0)
     detail = f"trained {trained}; untrained control {control}; trained - control {excess}"
     return Gate(f"the untrained control (same fixed biases) does not account for {name}", passed, detail)
+
+
+def power_slopes(changes: np.ndarray, fit: tuple[int, int]) -> np.ndarray:
+    """Per layer the slope of ``ln(mean_k change)`` against ``ln d`` over ``fit = (d_min, d_max)``:
+    ``-alpha`` of a power-law decay ``d^-alpha`` (compare the mutual information's exponent,
+    :func:`prismlib.lstm.fit_mi_power_law`). ``changes``: ``(n_contexts, n_layers, length)``;
+    ``(n_layers,)``, NaN where a mean change is 0 in the range."""
+    d_min, d_max = fit
+    if not 1 <= d_min < d_max <= changes.shape[-1]:
+        raise ValueError(f"fit range {fit} must satisfy 1 <= d_min < d_max <= {changes.shape[-1]} (the context length)")
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(changes, axis=0)[:, d_min - 1 : d_max]
+    logd = np.log(np.arange(d_min, d_max + 1))
+    slopes = np.full(mean.shape[0], np.nan)
+    for layer, row in enumerate(mean):
+        seen = np.isfinite(row)
+        if seen.sum() >= 2 and (row[seen] > 0).all():
+            slopes[layer] = np.polyfit(logd[seen], np.log(row[seen]), 1)[0]
+    return slopes
+
+
+def power_slope_interval(changes: np.ndarray, layer: int, fit: tuple[int, int], n_boot: int = N_BOOT, seed: int = 0) -> Interval:
+    """The log-log slope of :func:`power_slopes` for ``layer`` (0-based), interval over the contexts."""
+    return context_interval([changes], lambda cs: float(power_slopes(cs[0][:, layer : layer + 1], fit)[0]), n_boot, seed)

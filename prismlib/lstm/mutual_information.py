@@ -299,3 +299,28 @@ def compare_decays(curve: MutualInformation, d_min: int = 1, d_max: int | None =
     diff = _jackknife_interval(expo.rss - power.rss, rss_e - rss_p, curve.level)
     better = "power" if diff.low > 0 else "exponential" if diff.high < 0 else "undecided"
     return DecayComparison(power, expo, diff, better)
+
+
+def retention_curve(timescales: np.ndarray, distances: np.ndarray | Sequence[int]) -> np.ndarray:
+    """``(D,)``: the mean over units of ``exp(-d / T_u)``, what a layer of units with timescales
+    ``T_u`` ``(hidden,)`` keeps of a word after ``d`` steps if each unit's memory decays at its own
+    timescale (``T = 0``: nothing). For inverse-gamma timescales (shape ``a``, scale ``s``) it is
+    ``(1 + d / s)^-a`` in the limit of many units: a power law, the ICLR paper's reason to
+    assign them (the mutual information of language decays as one)."""
+    T = np.asarray(timescales, dtype=np.float64)
+    d = np.asarray(distances, dtype=np.float64)
+    if T.ndim != 1 or not len(T) or (T < 0).any() or np.isnan(T).any():
+        raise ValueError("timescales must be a non-empty (hidden,) array of values >= 0")
+    with np.errstate(divide="ignore"):
+        rate = np.where(T > 0, 1.0 / np.where(T > 0, T, 1.0), np.inf)
+    return np.exp(-np.outer(d, rate)).mean(axis=1)
+
+
+def loglog_exponent(distances: np.ndarray | Sequence[int], values: np.ndarray, d_min: int, d_max: int) -> float:
+    """``alpha`` of ``values ~ d^-alpha``: minus the least-squares slope of ``log values`` on ``log d``
+    over ``d_min <= d <= d_max`` (positive values only; exact curves such as :func:`retention_curve`)."""
+    d, v = np.asarray(distances, dtype=np.float64), np.asarray(values, dtype=np.float64)
+    sel = (d >= d_min) & (d <= d_max) & (v > 0)
+    if sel.sum() < 2:
+        raise ValueError(f"need at least two positive values in d = {d_min}..{d_max}")
+    return float(-np.polyfit(np.log(d[sel]), np.log(v[sel]), 1)[0])

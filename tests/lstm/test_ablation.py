@@ -437,3 +437,15 @@ def test_control_gate_needs_the_excess_clearly_on_the_side_of_the_effect(effect,
     gate = memory.control_gate("x", trained, control, Interval((low + high) / 2, low, high, 12))
     assert gate.passed is passed
     assert gate.name == "the untrained control (same fixed biases) does not account for x"
+
+
+def test_power_slopes_read_a_power_law_decay_exactly():
+    d = np.arange(1, 31)
+    changes = np.stack([np.stack([d**-0.5, np.exp(-d / 5.0)])] * 4) * np.linspace(1, 2, 4)[:, None, None]  # (4, 2, 30)
+    slopes = memory.power_slopes(changes, (2, 30))
+    assert slopes[0] == pytest.approx(-0.5)  # d^-0.5 is a line in log-log
+    assert slopes[1] < -1  # an exponential bends down: steeper over the range
+    iv = memory.power_slope_interval(changes, 0, (2, 30), n_boot=100)
+    assert iv.effect == pytest.approx(-0.5) and iv.units == 4
+    with pytest.raises(ValueError, match="fit range"):
+        memory.power_slopes(changes, (0, 30))

@@ -198,3 +198,17 @@ def test_the_estimate_is_symmetric_under_reversal(x, d, estimator):
     forward = mi.mutual_information_curve(x, [d], chunks=4, estimator=estimator).estimate
     backward = mi.mutual_information_curve(x[::-1].copy(), [d], chunks=4, estimator=estimator).estimate
     np.testing.assert_allclose(backward, forward, atol=1e-12)
+
+
+def test_inverse_gamma_timescales_retain_a_power_law():
+    from scipy.stats import invgamma
+
+    from prismlib.lstm import loglog_exponent, retention_curve
+
+    d = np.arange(1, 101)
+    T = invgamma.ppf((np.arange(1, 20_001)) / 20_001, 0.56)
+    np.testing.assert_allclose(retention_curve(T, d), (1 + d) ** -0.56, rtol=0.02)  # the mixture's exact law
+    assert loglog_exponent(d, (1 + d) ** -0.56, 50, 100) == pytest.approx(0.56, abs=0.01)
+    assert retention_curve(np.array([0.0, 2.0]), [4])[0] == pytest.approx(np.exp(-2) / 2)  # T = 0 keeps nothing
+    with pytest.raises(ValueError, match="timescales"):
+        retention_curve(np.array([-1.0]), d)

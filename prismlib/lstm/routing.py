@@ -1,0 +1,171 @@
+"""Routing by timescale: zeroing blocks of units ordered by timescale, and forget-gate trajectories.
+
+**Unit ablation** (the ICLR 2021 version's "information routing", read from the official
+``util/model_ablation.py`` and ``util/model_evaluation.py``, written anew). The official code
+orders layer 2's 1150 units by assigned timescale, longest first (its grid is decreasing), and
+for block ``i`` of 50 units sets those units of layer 2's *output* to zero where it enters layer
+3 (``current_input[:, :, (i-1)*50:i*50] = 0``; layer 2's own recurrence keeps them), scores PTB
+test and divides each word-frequency bin's perplexity by the intact model's
+(:data:`prismlib.lstm.FREQUENCY_BINS`). Here :func:`timescale_order` sorts any layer's units by
+the timescale of their forget bias, :func:`unit_blocks` cuts the order into the profile's number
+of blocks, :func:`ablated_token_nll` scores a stream with one block zeroed (a forward hook on the
+layer, the rest of :func:`prismlib.lstm.token_nll` unchanged) and :func:`routing_ratios` gives
+each block's perplexity ratio per bin with a paired bootstrap over 100-token chunks of the test
+stream (:data:`prismlib.lstm.CHUNK`), the independent units of every PTB claim.
+
+**Forget-gate trajectories** (:func:`forget_gate_trajectories`): the forget gate of every unit
+at every word of one passage, read as :func:`prismlib.lstm.forget_gate_means` reads them (the
+fused kernel returns no gates, so they are recomputed from each layer's input and previous
+output), to draw units sorted by assigned timescale, fixed against free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from prismlib.lstm.evaluation import CHUNK, FREQUENCY_BINS, N_BOOT_PTB, chunk_sums, frequency_bins, token_nll
+from prismlib.lstm.model import LSTMLM
+from prismlib.lstm.timescales import Convention, timescale_from_bias
+from prismlib.stats import Interval, paired_bootstrap
+
+
+def timescale_order(forget_biases: Tensor | np.ndarray, convention: Convention = "exp") -> np.ndarray:
+    """``(hidden,)`` unit indices, longest timescale first (ties by index), from ``(hidden,)``
+    forget biases (``-inf``, a unit with no memory, sorts last)."""
+    T = timescale_from_bias(torch.as_tensor(np.asarray(forget_biases, dtype=np.float64)), convention).numpy()
+    return np.argsort(-T, kind="stable")
+
+
+def unit_blocks(order: np.ndarray, n_blocks: int) -> list[np.ndarray]:
+    """``order`` cut into ``n_blocks`` consecutive blocks of (nearly) equal size (``np.array_split``)."""
+    if not 1 <= n_blocks <= len(order):
+        raise ValueError(f"n_blocks must be in [1, {len(order)}] (the units), got {n_blocks}")
+    return [np.asarray(b) for b in np.array_split(np.asarray(order), n_blocks)]
+
+
+@torch.no_grad()
+def ablated_token_nll(model: LSTMLM, ids: np.ndarray, layer: int, units: np.ndarray, batch_size: int = 10, bptt: int = 70) -> np.ndarray:
+    """:func:`prismlib.lstm.token_nll` ``(n,)`` with ``units`` of layer ``layer`` (0-based) zeroed in
+    that layer's output, i.e. in the input of the next layer (or of the output layer for the last).
+
+    The layer's own recurrent state keeps the units (as the official ablation, which zeroes the
+    next layer's input). ``units``: indices into the layer's hidden units (may be empty)."""
+    if not 0 <= layer < len(model.rnns):
+        raise ValueError(f"layer must be in [0, {len(model.rnns)}), got {layer}")
+    idx = torch.as_tensor(np.asarray(units, dtype=np.int64))
+
+    def zero(_module: torch.nn.Module, _inputs: object, output: tuple[Tensor, object]) -> tuple[Tensor, object]:
+        out, state = output
+        out = out.clone()
+        out[..., idx.to(out.device)] = 0
+        return out, state
+
+    handle = model.rnns[layer].register_forward_hook(zero)
+    try:
+        return token_nll(model, ids, batch_size, bptt)
+    finally:
+        handle.remove()
+
+
+def bin_ratio(ablated: np.ndarray, intact: np.ndarray, keep: np.ndarray, n_boot: int = N_BOOT_PTB, seed: int = 0) -> Interval:
+    """``ppl(ablated) / ppl(intact)`` over the tokens where ``keep`` ``(n,)`` (a frequency bin), with a
+    paired bootstrap over :data:`~prismlib.lstm.CHUNK`-token chunks; ``ablated``, ``intact``: ``(n,)`` NLL."""
+    masked = np.stack([np.where(keep, ablated, np.nan), np.where(keep, intact, np.nan)])
+    sums, counts = chunk_sums(masked, CHUNK)
+
+    def stat(a: np.ndarray, b: np.ndarray, n: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.exp((a.sum(axis) - b.sum(axis)) / n.sum(axis))
+
+    return paired_bootstrap(stat, (sums[0], sums[1], counts), n_boot=n_boot, seed=seed)
+
+
+def routing_ratios(
+    intact: np.ndarray,
+    ablated: np.ndarray,
+    ids: np.ndarray,
+    train_counts: np.ndarray,
+    block_timescales: np.ndarray,
+    n_boot: int = N_BOOT_PTB,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each block's perplexity ratio (ablated / intact) per word-frequency bin.
+
+    Args:
+        intact: ``(n,)`` per-token NLL of the intact model; ``ablated``: ``(B, n)`` with block
+            ``b`` zeroed (:func:`ablated_token_nll`), the same positions predicted.
+        ids: the scored tokens ``(n,)``; ``train_counts``: ``(vocab,)`` counts in training.
+        block_timescales: ``(B,)`` a block's mean assigned timescale (for the table).
+
+    Returns:
+        One row per block and bin (:data:`~prismlib.lstm.FREQUENCY_BINS`, then ``all``): ``block``
+        (1 = longest timescales), ``mean_T``, ``bin``, ``tokens``, ``ratio``, ``low``, ``high``.
+    """
+    ablated = np.atleast_2d(np.asarray(ablated, dtype=np.float64))
+    if ablated.shape[1] != len(intact) or len(block_timescales) != len(ablated):
+        raise ValueError(f"ablated must be (blocks, {len(intact)}) with one timescale per block, got {ablated.shape}")
+    bins = frequency_bins(ids, train_counts)
+    masks = {label: bins == label for label, _, _ in FREQUENCY_BINS} | {"all": np.ones(len(ids), dtype=bool)}
+    rows = []
+    for b, nll in enumerate(ablated):
+        for label, keep in masks.items():
+            keep = keep & np.isfinite(intact)
+            if keep.sum() == 0:
+                continue
+            iv = bin_ratio(nll, intact, keep, n_boot, seed)
+            rows.append({"block": b + 1, "mean_T": float(block_timescales[b]), "bin": label, "tokens": int(keep.sum()),
+                         "ratio": iv.effect, "low": iv.low, "high": iv.high})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def log_ratio_contrast(
+    ablated: np.ndarray, intact: np.ndarray, keep_a: np.ndarray, keep_b: np.ndarray, n_boot: int = N_BOOT_PTB, seed: int = 0
+) -> Interval:
+    """``log ratio(bin a) - log ratio(bin b)`` of one ablation (each ratio as :func:`bin_ratio`), paired
+    over the same resampled chunks: > 0 when the ablation hurts bin ``a``'s words relatively more.
+
+    ``ablated``, ``intact``: ``(n,)`` NLL; ``keep_a``, ``keep_b``: ``(n,)`` bool, the two bins."""
+    valid = np.isfinite(intact) & np.isfinite(ablated)
+    groups = np.arange(len(intact)) // CHUNK
+    n_groups = int(groups[-1]) + 1
+
+    def per_chunk(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        return np.bincount(groups, weights=np.where(keep & valid, values, 0.0), minlength=n_groups)
+
+    data = [per_chunk(x, k) for k in (keep_a, keep_b) for x in (ablated, intact)]
+    data += [per_chunk(np.ones(len(intact)), k) for k in (keep_a, keep_b)]
+    used = np.bincount(groups, weights=valid.astype(np.float64), minlength=n_groups) > 0
+
+    def stat(aa: np.ndarray, ai: np.ndarray, ba: np.ndarray, bi: np.ndarray, na: np.ndarray, nb: np.ndarray, axis: int = -1) -> np.ndarray:
+        return (aa.sum(axis) - ai.sum(axis)) / na.sum(axis) - (ba.sum(axis) - bi.sum(axis)) / nb.sum(axis)
+
+    return paired_bootstrap(stat, [d[used] for d in data], n_boot=n_boot, seed=seed)
+
+
+@torch.no_grad()
+def forget_gate_trajectories(model: LSTMLM, ids: np.ndarray | Tensor) -> list[np.ndarray]:
+    """Forget-gate activation of every unit at every word of one passage, per layer ``(length, hidden_l)``.
+
+    The model reads ``ids`` ``(length,)`` as one stream from a zero state in eval mode; row ``t``
+    is ``f_t = sigmoid(W_if x_t + W_hf h_{t-1} + b_f)`` after reading word ``t`` (the gate that
+    decides how much of the cell state survives that step)."""
+    was = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    tokens = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=device)[None]
+    x = F.embedding(tokens, model.embedding_matrix())
+    out_gates = []
+    for rnn in model.rnns:
+        h = rnn.hidden_size
+        out, _ = rnn(x)
+        h_prev = torch.cat([torch.zeros(1, 1, h, device=device, dtype=out.dtype), out[:, :-1]], dim=1)
+        b_ih, b_hh = rnn.effective_biases()
+        sl = slice(h, 2 * h)
+        gate = x @ rnn.weight_ih_l0[sl].T + h_prev @ rnn.weight_hh_l0_raw[sl].T + b_ih[sl] + b_hh[sl]
+        out_gates.append(torch.sigmoid(gate)[0].double().cpu().numpy())
+        x = out
+    model.train(was)
+    return out_gates
