@@ -216,7 +216,7 @@ for a, m in trained_runs.items():
 axes[0].set(xlabel="step", ylabel="training MLM loss (nats, running mean)", title="training batches")
 axes[1].set(xlabel="step", ylabel="stopping-text MLM loss (nats)", title="held-out checks (circle: kept weights)")
 axes[0].legend(fontsize=8)
-fig.suptitle(f"Continued MLM training: {P.encoder}, {S.recipe} recipe, batch {S.batch_size}")
+fig.suptitle(f"Continued MLM training: {P.encoder}, {S.recipe} recipe, batch {S.batch_size}", y=1.04)
 save_figure(fig, "mlm_training_loss", P.name)
 plt.show()
 
