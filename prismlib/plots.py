@@ -123,6 +123,7 @@ def filter_responses(
     n: int,
     *,
     steps: Sequence[str] = ("brick-wall",),
+    marks: Sequence[float] = (),
     title: str = "",
 ) -> plt.Figure:
     """Energy kept per DCT index, one panel per filter family, one curve per band.
@@ -132,6 +133,8 @@ def filter_responses(
             the x axis is logarithmic).
         steps: families whose gains are piecewise constant per index (brick-wall): drawn as
             steps centred on each index, not as lines between indices.
+        marks: DCT-index positions drawn as dashed lines in every panel, with a dotted line
+            at half power (e.g. the brick-wall bands' -3 dB points).
     """
     fig, axes = plt.subplots(1, len(responses), figsize=(4.7 * len(responses), 3.6), sharey=True, squeeze=False)
     k = np.arange(1, n)
@@ -139,6 +142,10 @@ def filter_responses(
         style = "steps-mid" if family in steps else "default"
         for band, r in zip(bands, curves):
             ax.plot(k, np.asarray(r)[1:], color=BAND_PALETTE[band], label=band, lw=1.4, drawstyle=style)
+        for x in marks:
+            ax.axvline(x, color="0.5", lw=0.8, ls="--")
+        if marks:
+            ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
         ax.set_xscale("log")
         ax.set_xlabel(f"DCT index k (N = {n}; k = 0, the mean, not shown)")
         ax.set_title(family)

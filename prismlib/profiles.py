@@ -375,7 +375,12 @@ class BeyondSettings:
     tasks of notebook 02 (same windows, sizes and probe recipe: :class:`ProbeSettings`).
 
     Attributes:
-        runs: probe runs per condition (brick-wall, smooth and Haar bands, the learned gate).
+        runs: probe runs per fixed filter (ORIG, the brick-wall, smooth and Haar bands).
+        gate_runs: runs of the learned gate and of its all-pass control (trained alike, each
+            run on its own bootstrap resample): the learned profiles' noise is the spread
+            over these runs, and a claim about them needs
+            :data:`prismlib.probing.MIN_GATE_RUNS` (5; a Welch interval over 2 runs has
+            about 1 degree of freedom).
         batch_size: rows per step of the fixed filters' probes (notebook 02's recipe with
             larger batches: on 2 cores a probe's time is mostly its number of steps; a cpu
             POS probe took 11.8 s at 64 rows per step, 4.8 s at 256, on one thread of a loaded
@@ -394,6 +399,7 @@ class BeyondSettings:
     """
 
     runs: int
+    gate_runs: int = 5
     batch_size: int = 256
     gate_lr: float = 2e-2
     grid_size: int = 512
@@ -738,7 +744,8 @@ PROFILES: dict[str, Profile] = {
         lstm=_LSTM_SMOKE,
         probe=_PROBE_SMOKE,
         prism=_PRISM_SMOKE,
-        beyond=BeyondSettings(runs=2, spectrum_texts=4),
+        # two learned-gate runs: smoke's profile-ordering claim is not testable by the runs rule
+        beyond=BeyondSettings(runs=2, gate_runs=2, spectrum_texts=4),
         iclr=ICLR_SMOKE,
     ),
     "cpu": Profile(
@@ -778,7 +785,8 @@ PROFILES: dict[str, Profile] = {
         probe=_PROBE_PAPER,
         prism=_PRISM_PAPER,
         # five runs per condition: the learned profiles' Welch intervals need more than
-        # the 1 degree of freedom of two runs (cpu keeps 2 for its 20-minute budget)
+        # the 1 degree of freedom of two runs (cpu keeps 2 runs of each fixed filter, 5 of
+        # the learned gate and of its all-pass control)
         beyond=BeyondSettings(runs=5),
         iclr=ICLR_PAPER,
         data="full",
@@ -793,7 +801,7 @@ DRY_RUN_SIZES: dict[str, frozenset[str]] = {
     ),  # fmt: skip
     "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
     "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
-    "beyond": frozenset({"runs"}),
+    "beyond": frozenset({"runs", "gate_runs"}),
     "iclr": frozenset({"dyck", "routing_tokens", "mi_distances", "mi_fit", "mi_tokens", "bootstrap"}),
 }
 """The only settings in which the dry run differs from the paper profile (a test checks it)."""
@@ -852,7 +860,7 @@ def dry_run(paper: Profile) -> Profile:
             eval_batch=4,
             bootstrap=100,
         ),
-        beyond=replace(paper.beyond, runs=2),
+        beyond=replace(paper.beyond, runs=2, gate_runs=2),
         iclr=replace(
             paper.iclr,
             dyck=replace(paper.iclr.dyck, hidden=16, n_train=64, n_validation=32, n_test=64, epochs=2, seeds=(1,)),

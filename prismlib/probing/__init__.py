@@ -105,6 +105,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "accuracy_interval",
         "summarise",
         "ranking",
+        "best_on_validation",
         "ProbeComparison",
     ),
     "specialisation": (
@@ -136,6 +137,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "combine_runs",
         "band_spread",
         "spectral_centre",
+        "ALL_PASS",
+        "gate_and_control_runs",
+        "MIN_GATE_RUNS",
+        "runs_gate",
+        "spread_gate",
+        "smoothed_profile",
+        "MATCHED_SMOOTH_CONDITIONS",
+        "MATCHED_HAAR_CONDITIONS",
+        "beyond_features",
     ),
 }
 

@@ -416,6 +416,20 @@ def ranking(summary: pd.DataFrame, conditions: Sequence[str]) -> list[str]:
     return sorted(conditions, key=lambda c: -acc[c])
 
 
+def best_on_validation(runs: ProbeRuns, conditions: Sequence[str]) -> str:
+    """The condition of ``conditions`` with the highest validation accuracy (mean over its
+    runs; the first listed on a tie): a choice that leaves the test set for the claim.
+
+    Raises:
+        ValueError: no condition given, or one without runs in ``runs``.
+    """
+    val = runs.table.groupby("condition")["val_accuracy"].mean()
+    missing = [c for c in conditions if c not in val.index]
+    if not conditions or missing:
+        raise ValueError(f"need conditions with runs; got {list(conditions)} (without runs: {missing})")
+    return max(conditions, key=lambda c: val[c])
+
+
 @dataclass
 class ProbeComparison:
     """One task's probe results with its test rows and their independent units: the

@@ -28,6 +28,16 @@ would start in the sigmoid's flat tail and move slowly).  The gate is identifiab
 only up to that factor's trade with the probe's weights (bounded by the sigmoid):
 read the profile's *shape*, low versus high.
 
+Control.  The *all-pass gate* (``all_pass=True``, condition :data:`ALL_PASS`) is the same
+pipeline with the filter removed: a gate fixed at 1 (no parameters), trained with the
+same resampled windows, window batches, seeds, learning rate and stopping rule.  A
+learned gate's gain over the fixed filters is credited to the filter only against it.
+
+Matched bands.  Notebook 09 compares the brick-wall bands with smooth and Haar bands whose
+-3 dB points coincide with theirs (:mod:`prismlib.spectral.matching`):
+:func:`beyond_features` computes them from the same states as the other conditions
+(:data:`MATCHED_SMOOTH_CONDITIONS`, :data:`MATCHED_HAAR_CONDITIONS`).
+
 Data.  The gate needs each window's full hidden states, not just the sampled rows:
 :class:`prismlib.probing.States` (:mod:`prismlib.probing.states`, cached once per window
 and shared with the fixed filters' features), whose rows pair with the brick-wall
@@ -46,6 +56,8 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from prismlib.claims import Gate
+from prismlib.probing.features import Features
 from prismlib.probing.probes import (
     ProbeResult,
     ProbeRuns,
@@ -58,22 +70,48 @@ from prismlib.probing.probes import (
 )
 from prismlib.probing.states import States
 from prismlib.spectral.filters import BAND_NAMES, allocate_bands, dct, dct_matrix, idct
+from prismlib.spectral.matching import matched_bands, matched_rows
+from prismlib.stats import Interval, mean_interval
 from prismlib.workers import run_pool
 
 __all__ = [
+    "ALL_PASS",
     "GATED",
+    "MATCHED_HAAR_CONDITIONS",
+    "MATCHED_SMOOTH_CONDITIONS",
+    "MIN_GATE_RUNS",
     "GatedProbe",
     "GatedProbeResult",
     "GatedRuns",
     "SpectralGate",
+    "band_spread",
+    "beyond_features",
     "combine_runs",
+    "gate_and_control_runs",
     "gated_probe_runs",
     "matched_windows",
+    "runs_gate",
+    "smoothed_profile",
+    "spectral_centre",
+    "spread_gate",
     "train_gated_probe",
 ]
 
 GATED = "GATED"
 """Default condition name of the gated probe in :class:`GatedRuns` (next to ORIG, LOW, ...)."""
+
+ALL_PASS = "ALL-PASS"
+"""Condition name of the learned gate's control: the same pipeline with the gate fixed at 1."""
+
+MIN_GATE_RUNS = 5
+"""Runs a claim about learned profiles needs: the profile has no test set to resample, its
+noise is the spread over runs, and a Welch interval over 2 runs has about 1 degree of freedom."""
+
+MATCHED_SMOOTH_CONDITIONS: tuple[str, ...] = tuple(f"smooth-3dB:{band}" for band in BAND_NAMES)
+"""The smooth bands whose -3 dB points are the brick-wall bands' (:func:`beyond_features`)."""
+
+MATCHED_HAAR_CONDITIONS: tuple[str, ...] = tuple(f"haar-3dB:{band}" for band in BAND_NAMES)
+"""The Haar bands whose -3 dB points are the brick-wall bands' (within 0.1 octave at 512 tokens)."""
 
 # --------------------------------------------------------------------------- gate
 
@@ -87,27 +125,40 @@ class SpectralGate(nn.Module):
 
     Args:
         grid_size: ``G``, parameters on the grid ``j / G``, ``j = 0 .. G-1``.
-        init: the gate's initial value at every frequency, in (0, 1).
+        init: the gate's initial value at every frequency, in (0, 1); with ``learn=False``
+            the gate's fixed value, in (0, 1] (1: the all-pass gate, which leaves every
+            window as it is).
+        learn: whether the gate is trained (``False``: no parameters, the gate stays at ``init``).
 
     Attributes:
-        logits: ``(G,)`` parameters.
+        logits: ``(G,)`` parameters (a buffer when the gate is fixed).
         grid: ``(G,)`` buffer, the relative frequency of each parameter.
     """
 
     grid: Tensor  # the buffer registered by __init__
 
-    def __init__(self, grid_size: int = 512, init: float = 0.5) -> None:
+    def __init__(self, grid_size: int = 512, init: float = 0.5, learn: bool = True) -> None:
         super().__init__()
         if grid_size < 1:
             raise ValueError(f"grid_size must be at least 1, got {grid_size}")
-        if not 0 < init < 1:
-            raise ValueError(f"init is a gate value and must lie in (0, 1), got {init}")
-        self.logits = nn.Parameter(torch.full((grid_size,), math.log(init / (1 - init))))
+        if not (0 < init < 1 or (init == 1 and not learn)):
+            raise ValueError(f"init is a gate value and must lie in (0, 1) (1 only for a fixed gate), got {init}")
+        self.learn, self.init = learn, float(init)
+        logits = torch.full((grid_size,), math.log(init / (1 - init)) if init < 1 else math.inf)
+        if learn:
+            self.logits = nn.Parameter(logits)
+        else:
+            self.register_buffer("logits", logits)
         self.register_buffer("grid", torch.arange(grid_size, dtype=torch.float32) / grid_size)
 
     @property
     def grid_size(self) -> int:
         return len(self.logits)
+
+    @property
+    def all_pass(self) -> bool:
+        """Fixed at 1: the filter is the identity."""
+        return not self.learn and self.init == 1
 
     def profile(self) -> Tensor:
         """``(G,)`` the gate at the grid points (detached): the spectral profile."""
@@ -117,6 +168,8 @@ class SpectralGate(nn.Module):
         """``(n,)`` gate of the DCT indices ``0 .. n-1`` of an ``n``-point sequence (differentiable)."""
         if n < 1:
             raise ValueError(f"a sequence needs at least one token, got length {n}")
+        if not self.learn:
+            return torch.full((n,), self.init, device=self.logits.device)
         g = self.grid_size
         pos = torch.arange(n, dtype=torch.float32, device=self.logits.device) * (g / n)
         lo = pos.floor().long().clamp(max=g - 1)
@@ -171,6 +224,9 @@ class SpectralGate(nn.Module):
             ``(sum k_i, hidden)`` float32, window by window.
         """
         device = self.logits.device
+        if self.all_pass:  # the identity: the chosen rows as they are
+            rows = [h.to(device=device, dtype=torch.float32)[p.to(device)] for h, p in zip(hidden, picks)]
+            return torch.cat(rows) if rows else torch.zeros(0, hidden[0].shape[1] if hidden else 0, device=device)
         mats: dict[int, tuple[Tensor, Tensor]] = {}
         out = []
         for h, p in zip(hidden, picks):
@@ -192,12 +248,12 @@ class GatedProbe(nn.Module):
 
     Args:
         hidden_size, n_classes: the probe's input and output sizes.
-        grid_size, init: see :class:`SpectralGate`.
+        grid_size, init, learn: see :class:`SpectralGate`.
     """
 
-    def __init__(self, hidden_size: int, n_classes: int, grid_size: int = 512, init: float = 0.5) -> None:
+    def __init__(self, hidden_size: int, n_classes: int, grid_size: int = 512, init: float = 0.5, learn: bool = True) -> None:
         super().__init__()
-        self.gate = SpectralGate(grid_size, init)
+        self.gate = SpectralGate(grid_size, init, learn)
         self.probe = nn.Linear(hidden_size, n_classes)
 
     def forward(self, hidden: Sequence[Tensor], picks: Sequence[Tensor]) -> Tensor:
@@ -276,6 +332,7 @@ def train_gated_probe(
     batch_windows: int = 8,
     grid_size: int = 512,
     init: float = 0.5,
+    all_pass: bool = False,
     device: str | torch.device = "cpu",
 ) -> GatedProbeResult:
     """Train a gate and a softmax probe jointly with the paper's recipe, and evaluate.
@@ -294,6 +351,9 @@ def train_gated_probe(
         batch_windows: windows per step (all their sampled rows; the loss is weighted by
             ``1/|N|`` over those rows, as the token batches of ``train_probe``).
         grid_size, init: see :class:`SpectralGate`.
+        all_pass: train the control instead: the gate fixed at 1 (the identity; ``init``
+            and ``gate_lr`` unused), everything else as for the learned gate (the same
+            windows, batches, seed, probe initialisation and learning rate).
         device: where to train.
 
     Returns:
@@ -304,15 +364,16 @@ def train_gated_probe(
         raise ValueError(f"train, val and test have different hidden sizes ({train.hidden_size}, {val.hidden_size}, {test.hidden_size})")
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
-    model = GatedProbe(train.hidden_size, n_classes, grid_size, init)
+    model = GatedProbe(train.hidden_size, n_classes, grid_size, 1.0 if all_pass else init, learn=not all_pass)
     bound = 1 / train.hidden_size**0.5
     with torch.no_grad():
         model.probe.weight.uniform_(-bound, bound, generator=gen)
         model.probe.bias.uniform_(-bound, bound, generator=gen)
     model.to(device)
-    opt = torch.optim.Adam(
-        [{"params": model.probe.parameters(), "lr": lr}, {"params": model.gate.parameters(), "lr": lr if gate_lr is None else gate_lr}]
-    )
+    groups = [{"params": list(model.probe.parameters()), "lr": lr}]
+    if not all_pass:
+        groups.append({"params": list(model.gate.parameters()), "lr": lr if gate_lr is None else gate_lr})
+    opt = torch.optim.Adam(groups)
     yt, wt = train.labels.to(device), train.weights.float().to(device)
 
     def epoch_batches():
@@ -384,7 +445,8 @@ def gated_probe_runs(
         n_classes: number of classes.
         runs: probe runs (the paper: 3).
         seed: base seed.
-        condition: the name of the runs in the table and in ``correct``.
+        condition: the name of the runs in the table and in ``correct`` (e.g. :data:`ALL_PASS`
+            for the control, with ``all_pass=True``).
         resample: train each run on its own bootstrap resample of the training windows
             (drawn from the run's seed), so that the spread over runs of a learned
             quantity (the gate's profile) covers the sampling of the training data, not
@@ -399,6 +461,11 @@ def gated_probe_runs(
     """
     jobs = [(states, n_classes, seed + run, resample, kwargs) for run in range(runs)]
     results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes", unit="probe")
+    return _gated_runs(results, states, condition)
+
+
+def _gated_runs(results: Sequence[GatedProbeResult], states: dict[str, States], condition: str) -> GatedRuns:
+    """:class:`GatedRuns` of finished runs of one condition."""
     base = collect_runs({condition: results}, states["test"].labels, majority_class(states["train"]))
     return GatedRuns(
         base.table,
@@ -408,6 +475,33 @@ def gated_probe_runs(
         grid=results[0].grid,
         band_means=pd.DataFrame([r.band_means for r in results]).rename_axis("run").reset_index(drop=True),
     )
+
+
+def gate_and_control_runs(
+    states: dict[str, States],
+    n_classes: int,
+    runs: int,
+    seed: int,
+    *,
+    resample: bool = False,
+    workers: int = 1,
+    progress: bool = True,
+    **kwargs,
+) -> tuple[GatedRuns, GatedRuns]:
+    """The learned gate (:data:`GATED`) and its all-pass control (:data:`ALL_PASS`), ``runs``
+    runs each, trained exactly alike: run ``r`` of both has seed ``seed + r``, the same
+    bootstrap resample of the windows (with ``resample``), the same window batches and
+    learning rates (``kwargs``, passed to :func:`train_gated_probe`); only the control's
+    gate is fixed at 1.  Both sets of runs share one pool of ``workers`` processes.
+
+    Returns:
+        ``(learned, control)``, each what :func:`gated_probe_runs` returns for it.
+    """
+    if "all_pass" in kwargs:
+        raise ValueError("gate_and_control_runs trains both the learned gate and the all-pass control; do not pass all_pass")
+    jobs = [(states, n_classes, seed + run, resample, {**kwargs, "all_pass": control}) for control in (False, True) for run in range(runs)]
+    results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes and controls", unit="probe")
+    return _gated_runs(results[:runs], states, GATED), _gated_runs(results[runs:], states, ALL_PASS)
 
 
 def combine_runs(*runs: ProbeRuns) -> ProbeRuns:
@@ -467,3 +561,103 @@ def spectral_centre(band_means: pd.DataFrame) -> np.ndarray:
     total = w.sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, (w * np.arange(len(BAND_NAMES))).sum(1) / np.where(total > 0, total, 1), np.nan)
+
+
+# --------------------------------------------------------------------------- claims and figures
+
+
+def runs_gate(runs: int, what: str = "learned profile") -> Gate:
+    """Gate: a claim read from the spread of ``runs`` trained gates has at least
+    :data:`MIN_GATE_RUNS` of them (the seeds rule of a quantity with no test set to resample)."""
+    return Gate(
+        f"at least {MIN_GATE_RUNS} runs per {what} (a Welch interval over 2 runs has about 1 degree of freedom)",
+        runs >= MIN_GATE_RUNS,
+        f"{runs} runs" + ("" if runs >= MIN_GATE_RUNS else f"; {MIN_GATE_RUNS - runs} more per task would test it"),
+    )
+
+
+def spread_gate(spreads: Sequence[float], margin: float, task: str = "") -> Gate:
+    """Gate: the task's learned gate prefers some band, its band spread (:func:`band_spread`,
+    one value per run) clearly above ``margin`` (Student's t interval over the runs; one
+    run, or runs that all agree, give the value itself)."""
+    values = [float(v) for v in spreads]
+    if not values:
+        raise ValueError("no runs: a spread gate needs the band spread of at least one run")
+    if len(values) > 1 and np.ptp(values) > 0:
+        iv = mean_interval(values)
+    else:
+        iv = Interval(values[0], values[0], values[0], len(values), resampled="runs")
+    name = f"the {task} gate prefers a band (band spread > {margin:g})" if task else f"the gate prefers a band (band spread > {margin:g})"
+    return Gate(name, iv.low > margin, f"spread {iv}")
+
+
+def smoothed_profile(gates: np.ndarray, grid: np.ndarray, per_octave: int = 4) -> pd.DataFrame:
+    """The learned gates averaged over bins of ``1 / per_octave`` octave of relative
+    frequency (the readable shape of a gate with one parameter per DCT index), and the gate
+    at frequency 0 (the mean of each window, ``k = 0``) on its own.
+
+    Args:
+        gates: ``(runs, G)`` gates at the grid points (:attr:`GatedRuns.gates`).
+        grid: ``(G,)`` their relative frequencies ``j / G`` (``grid[0] = 0``).
+        per_octave: bins per octave.
+
+    Returns:
+        One row per non-empty bin, the first for frequency 0: ``frequency`` (the bin's
+        geometric centre; 0 for the first row), ``points`` (grid points in the bin),
+        ``mean`` (over runs of the bin average), ``low`` and ``high`` (the smallest and largest
+        bin average over runs).
+    """
+    gates, grid = np.atleast_2d(np.asarray(gates, dtype=np.float64)), np.asarray(grid, dtype=np.float64)
+    if gates.shape[1] != len(grid) or len(grid) == 0 or per_octave < 1:
+        raise ValueError(f"need gates (runs, G) on a grid of G points and per_octave >= 1; got {gates.shape}, {grid.shape}, {per_octave}")
+    zero = grid == 0
+    rows = []
+    if zero.any():
+        at0 = gates[:, zero].mean(1)
+        rows.append({"frequency": 0.0, "points": int(zero.sum()), "mean": at0.mean(), "low": at0.min(), "high": at0.max()})
+    positive = ~zero
+    if positive.any():
+        octave = np.floor(np.log2(grid[positive]) * per_octave).astype(np.int64)
+        for b in np.unique(octave):
+            cols = np.flatnonzero(positive)[octave == b]
+            per_run = gates[:, cols].mean(1)
+            centre = 2 ** ((b + 0.5) / per_octave)
+            rows.append({"frequency": centre, "points": len(cols), "mean": per_run.mean(), "low": per_run.min(), "high": per_run.max()})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- matched bands
+
+
+def _matched(condition: str) -> tuple[str, int] | None:
+    """``"smooth-3dB:MID"`` -> ``("smooth", 2)``; ``None`` for any other name."""
+    family, _, band = condition.partition("-3dB:")
+    if family in ("smooth", "haar") and band in BAND_NAMES:
+        return family, BAND_NAMES.index(band)
+    return None
+
+
+def beyond_features(states: States, conditions: Sequence[str]) -> Features:
+    """:meth:`States.features` for notebook 09's conditions: any name it takes (``ORIG``,
+    ``LOW``, ``smooth:LOW``, ``haar:LOW``, ...) and the matched bands
+    :data:`MATCHED_SMOOTH_CONDITIONS` / :data:`MATCHED_HAAR_CONDITIONS`
+    (:func:`prismlib.spectral.matched_bands` for each window's own length, over the states
+    as stored: ``[CLS]``/``[SEP]`` inside the filtered sequence when they were stored).
+
+    Returns:
+        :class:`~prismlib.probing.Features` (float16, rows in the states' order) with every
+        condition asked for.
+    """
+    plain = [c for c in conditions if _matched(c) is None]
+    base = states.features(plain) if plain else states.features(())
+    matched = {c: m for c in conditions if (m := _matched(c)) is not None}
+    if not matched:
+        return base
+    parts: dict[str, list[Tensor]] = {c: [] for c in matched}
+    for h, p in zip(states.hidden, states.picks()):
+        bands = [matched_bands(len(h), family)[index] for family, index in matched.values()]
+        for c, rows in zip(matched, matched_rows(h, p, bands)):
+            parts[c].append(rows.half())
+    empty = torch.zeros(0, states.hidden_size, dtype=torch.float16)
+    x = dict(base.x) | {c: torch.cat(rows) if rows else empty for c, rows in parts.items()}
+    return Features({c: x[c] for c in conditions}, base.labels, base.weights, base.window, base.unit, base.position)

@@ -263,7 +263,17 @@ def works(profile: Profile) -> list[Work]:
         ),  # fmt: skip
         # the learned gate: a DCT and an inverse per window and step, forward and backward
         Work(
-            "09_beyond_bands", f"{B.runs} learned-gate probes per task", "probe", B.runs * Q.max_epochs * train_windows * 12.0 * n * n * h
+            "09_beyond_bands",
+            f"{B.gate_runs} learned-gate probes per task",
+            "probe",
+            B.gate_runs * Q.max_epochs * train_windows * 12.0 * n * n * h,
+        ),  # fmt: skip
+        # its all-pass control: the same windows and steps, no filter (the probe's rows only)
+        Work(
+            "09_beyond_bands",
+            f"{B.gate_runs} all-pass-gate probes per task (the control)",
+            "probe",
+            _probe_flops(profile, Q.sizes, h, 1, B.gate_runs, Q.max_epochs),
         ),  # fmt: skip
     ]
     return out

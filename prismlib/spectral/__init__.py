@@ -6,6 +6,7 @@ filters        DCT-II and its inverse, the bands and their allocation (App. A),
                ``band_pass`` / ``low_pass`` / ``high_pass``, ``sector_band_pass`` (the
                prism layer's filter) and the smooth bands
 wavelets       the Haar multiresolution across tokens, grouped like the bands
+matching       smooth and Haar bands matched to the brick-wall bands' -3 dB points
 energy         ``spectral_profile``: energy share per band per hidden unit, and the
                same measure on white noise (``noise_profile``, ``white_noise_shares``)
 timing         App. D's filter timings against scipy and torch-dct (``benchmarks/``,
@@ -69,6 +70,18 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "haar_bands_for_lengths",
         "haar_levels",
         "haar_band_pass",
+    ),
+    "matching": (
+        "HALF_POWER",
+        "HAAR_TOLERANCE",
+        "MATCHED_FAMILIES",
+        "MatchedBand",
+        "brick_points",
+        "matched_rows",
+        "half_power_points",
+        "half_power_table",
+        "match_errors",
+        "matched_bands",
     ),
     "energy": (
         "max_model_length",

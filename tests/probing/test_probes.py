@@ -10,7 +10,9 @@ from prismlib.probing import (
     MAJORITY,
     Features,
     ProbeComparison,
+    ProbeRuns,
     accuracy_sums,
+    best_on_validation,
     compare_accuracy,
     majority_baseline,
     majority_gate,
@@ -144,3 +146,25 @@ def test_probe_comparison_is_the_task_s_accuracies_differences_and_gates():
     assert some.passed and some.name == "pos: some band beats the majority class" and some.detail == "ORIG"
     none = cmp.any_gate(["LOW"])
     assert not none.passed and none.detail == "none of LOW"
+
+
+def test_the_best_condition_is_chosen_on_validation_not_test():
+    import pandas as pd
+
+    table = pd.DataFrame(
+        [
+            {"condition": "LOW", "run": 0, "accuracy": 0.9, "val_accuracy": 0.25},  # best on test, mean 0.5 on validation
+            {"condition": "LOW", "run": 1, "accuracy": 0.9, "val_accuracy": 0.75},
+            {"condition": "MID", "run": 0, "accuracy": 0.1, "val_accuracy": 0.625},  # best on validation: mean 0.59375
+            {"condition": "MID", "run": 1, "accuracy": 0.1, "val_accuracy": 0.5625},
+            {"condition": "HIGH", "run": 0, "accuracy": 0.5, "val_accuracy": 0.59375},
+        ]
+    )
+    runs = ProbeRuns(table, {}, 0)
+    assert best_on_validation(runs, ["LOW", "MID"]) == "MID"  # the run mean, not the best run
+    assert best_on_validation(runs, ["HIGH", "MID"]) == "HIGH"  # a tie goes to the first listed
+    assert best_on_validation(runs, ["LOW"]) == "LOW"
+    with pytest.raises(ValueError, match="without runs"):
+        best_on_validation(runs, ["LOW", "ORIG"])
+    with pytest.raises(ValueError, match="need conditions"):
+        best_on_validation(runs, [])

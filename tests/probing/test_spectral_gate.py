@@ -8,26 +8,35 @@ import torch
 from transformers import BertConfig, BertModel
 
 from prismlib.probing import (
+    ALL_PASS,
     GATED,
     MAJORITY,
+    MATCHED_HAAR_CONDITIONS,
+    MATCHED_SMOOTH_CONDITIONS,
+    MIN_GATE_RUNS,
     Encoder,
     SpectralGate,
     States,
     Unit,
+    beyond_features,
     cached_layer_states,
     cached_states,
     combine_runs,
     compare_accuracy,
     encode_states,
     encode_windows,
+    gate_and_control_runs,
     gated_probe_runs,
     pack_units,
     probe_conditions,
+    runs_gate,
+    smoothed_profile,
+    spread_gate,
     summarise,
     train_gated_probe,
 )
 from prismlib.probing import spectral_gate as learned
-from prismlib.spectral import dct, dct_matrix, idct
+from prismlib.spectral import dct, dct_matrix, idct, matched_bands
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -273,3 +282,114 @@ def test_training_rejects_bad_input():
     s = synthetic(3, 0, "low")
     with pytest.raises(ValueError, match="labels must lie"):
         train_gated_probe(s, s, s, 1, seed=0, max_epochs=1)
+
+
+# --------------------------------------------------------------------------- the all-pass control
+
+
+def test_the_all_pass_gate_is_the_identity_with_nothing_to_learn():
+    gate = SpectralGate(16, init=1.0, learn=False)
+    assert gate.all_pass and not list(gate.parameters())
+    assert torch.equal(gate.gate(9), torch.ones(9)) and torch.equal(gate.profile(), torch.ones(16))
+    h = [torch.randn(9, 3).half(), torch.randn(14, 3).half()]
+    picks = [torch.tensor([0, 8]), torch.tensor([13, 2, 5])]
+    rows = gate.filter_rows(h, picks)
+    torch.testing.assert_close(rows, torch.cat([h[0].float()[picks[0]], h[1].float()[picks[1]]]))
+    # the same rows as the matrix path of a gate at 1 (the filter removed, nothing else)
+    near_one = SpectralGate(16, init=0.5)
+    with torch.no_grad():
+        near_one.logits.fill_(60.0)
+    torch.testing.assert_close(rows, near_one.filter_rows(h, picks), atol=1e-5, rtol=1e-5)
+    half = SpectralGate(16, init=0.5, learn=False)
+    assert not half.all_pass and torch.equal(half.gate(5), torch.full((5,), 0.5))
+    with pytest.raises(ValueError, match="fixed gate"):
+        SpectralGate(16, init=1.0)
+
+
+def test_the_all_pass_control_trains_exactly_like_the_learned_gate():
+    states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
+    kw = {**FAST, "max_epochs": 3}
+    control = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, condition=ALL_PASS, all_pass=True, progress=False, **kw)
+    assert set(control.correct) == {ALL_PASS, MAJORITY} and (control.gates == 1).all()
+    assert (control.band_means.to_numpy() == 1).all()
+    # run 1: the learned gate's resample of the windows, seed, window order and probe start
+    draw = np.random.default_rng([1, 1]).integers(0, 12, 12)
+    train = states["train"].resample(draw)
+    one = train_gated_probe(train, states["val"], states["test"], 2, seed=1, all_pass=True, **kw)
+    np.testing.assert_array_equal(one.test_pred == states["test"].labels.numpy(), control.correct[ALL_PASS][1])
+    # the same as the learned pipeline with its gate pinned at 1 (a gate lr of 0 from a gate of ~1)
+    pinned = train_gated_probe(train, states["val"], states["test"], 2, seed=1, init=1 - 1e-7, **{**kw, "gate_lr": 0.0})
+    losses = [[h["train_loss"], h["val_loss"]] for h in one.history]
+    np.testing.assert_allclose(losses, [[h["train_loss"], h["val_loss"]] for h in pinned.history], rtol=1e-4)
+    assert len(one.history) == kw["max_epochs"]
+    learned = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, progress=False, **kw)
+    assert not np.allclose(learned.gates, 1.0)  # the learned gate moved; the control did not
+    assert combine_runs(learned, control).correct.keys() >= {GATED, ALL_PASS}
+    # both from one pool: the same runs as the two calls apart
+    both = gate_and_control_runs(states, 2, runs=2, seed=0, resample=True, progress=False, **kw)
+    for got, want, cond in ((both[0], learned, GATED), (both[1], control, ALL_PASS)):
+        np.testing.assert_array_equal(got.correct[cond], want.correct[cond])
+        np.testing.assert_array_equal(got.gates, want.gates)
+        assert list(got.table["condition"].unique()) == [cond]
+    with pytest.raises(ValueError, match="all_pass"):
+        gate_and_control_runs(states, 2, runs=1, seed=0, all_pass=True, progress=False, **kw)
+
+
+# --------------------------------------------------------------------------- gates and figures
+
+
+def test_runs_gate_asks_for_five_runs():
+    assert MIN_GATE_RUNS == 5
+    assert runs_gate(5).passed and runs_gate(7).passed
+    failed = runs_gate(2)
+    assert not failed.passed and "2 runs" in failed.detail and "3 more" in failed.detail and "at least 5 runs" in failed.name
+
+
+def test_spread_gate_passes_only_a_spread_clearly_above_the_margin():
+    assert spread_gate([0.6, 0.7, 0.65, 0.62, 0.68], 0.2, "topic").passed
+    assert spread_gate([0.6, 0.7, 0.65, 0.62, 0.68], 0.2, "topic").name == "the topic gate prefers a band (band spread > 0.2)"
+    assert not spread_gate([0.01, 0.9], 0.2).passed  # two runs that disagree: the interval reaches below the margin
+    assert not spread_gate([0.1, 0.15, 0.12], 0.2).passed
+    assert spread_gate([0.5, 0.5], 0.2).passed and "+0.5" in spread_gate([0.5, 0.5], 0.2).detail  # equal runs: the value
+    assert not spread_gate([0.2], 0.2).passed  # at the margin is not above it
+    with pytest.raises(ValueError, match="at least one run"):
+        spread_gate([], 0.2)
+
+
+def test_smoothed_profile_averages_octave_bins_and_keeps_frequency_zero():
+    grid = np.arange(16) / 16
+    gates = np.stack([np.linspace(0, 1, 16), np.linspace(0, 1, 16) ** 2])
+    p = smoothed_profile(gates, grid, per_octave=1)
+    assert p["frequency"].iloc[0] == 0 and p["points"].iloc[0] == 1
+    assert p["mean"].iloc[0] == 0 and p["low"].iloc[0] == 0 and p["high"].iloc[0] == 0
+    # octave bins of j / 16: j = 1 | 2-3 | 4-7 | 8-15
+    assert p["points"].tolist() == [1, 1, 2, 4, 8]
+    assert p["frequency"].tolist()[1:] == pytest.approx([2**-3.5, 2**-2.5, 2**-1.5, 2**-0.5])
+    last = gates[:, 8:].mean(1)
+    assert p["mean"].iloc[-1] == pytest.approx(last.mean())
+    assert p["low"].iloc[-1] == pytest.approx(last.min()) and p["high"].iloc[-1] == pytest.approx(last.max())
+    assert (p["low"] <= p["mean"]).all() and (p["mean"] <= p["high"]).all()
+    assert len(smoothed_profile(gates, grid, per_octave=4)) > len(p)
+    with pytest.raises(ValueError, match="grid"):
+        smoothed_profile(gates, grid[:5])
+
+
+# --------------------------------------------------------------------------- matched bands
+
+
+def test_beyond_features_add_the_matched_bands_to_the_states_conditions():
+    states = synthetic(5, 0, "low")
+    conditions = ("ORIG", "LOW", MATCHED_SMOOTH_CONDITIONS[2], MATCHED_HAAR_CONDITIONS[4], "smooth:MID")
+    f = beyond_features(states, conditions)
+    plain = states.features(("ORIG", "LOW", "smooth:MID"))
+    assert list(f.x) == list(conditions)
+    for c in ("ORIG", "LOW", "smooth:MID"):
+        assert torch.equal(f.x[c], plain.x[c])
+    assert torch.equal(f.labels, plain.labels) and torch.equal(f.window, plain.window)
+    for c, (family, index) in ((MATCHED_SMOOTH_CONDITIONS[2], ("smooth", 2)), (MATCHED_HAAR_CONDITIONS[4], ("haar", 4))):
+        want = torch.cat([matched_bands(len(h), family)[index](h.float())[p] for h, p in zip(states.hidden, states.picks())])
+        assert f.x[c].dtype == torch.float16 and f.x[c].shape == (len(states), states.hidden_size)
+        torch.testing.assert_close(f.x[c].float(), want, atol=2e-3, rtol=2e-3)
+    only = beyond_features(states, MATCHED_HAAR_CONDITIONS[:1])
+    assert list(only.x) == [MATCHED_HAAR_CONDITIONS[0]]
+    assert MATCHED_SMOOTH_CONDITIONS[0] == "smooth-3dB:LOW" and MATCHED_HAAR_CONDITIONS[-1] == "haar-3dB:HIGH"
