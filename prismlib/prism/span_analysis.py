@@ -313,10 +313,11 @@ def fig5_summary(
         out[("prism - baseline", region)] = article_mean(
             regions["prism"][region], articles, regions["baseline"][region], n_boot=n_boot, seed=seed
         )
-    out[("prism - baseline", "span - outside")] = article_mean(
-        regions["prism"]["span"] - regions["prism"]["outside"], articles,
-        regions["baseline"]["span"] - regions["baseline"]["outside"], n_boot=n_boot, seed=seed,
-    )  # fmt: skip
+    lo, hi = span
+    length = logp["prism"].shape[1]
+    out[("prism - baseline", "span - outside")] = span_minus_outside(
+        logp["prism"], logp["baseline"], articles, np.arange(lo, hi), np.r_[1:lo, hi : length - 1], n_boot=n_boot, seed=seed
+    )
     out[("prism - baseline", "span - masked 15%")] = article_mean(
         regions["prism"]["span"] - regions["prism"]["masked 15%"], articles,
         regions["baseline"]["span"] - regions["baseline"]["masked 15%"], n_boot=n_boot, seed=seed,
