@@ -1,4 +1,4 @@
-"""pytest's settings for the whole checkout: notebooks checked with nbval run on the smoke profile.
+"""pytest settings for the notebooks: nbval runs them on the smoke profile.
 
 ``make test`` sets ``PRISMLIB_PROFILE=smoke``; a bare ``pytest notebooks/NN_x.ipynb --nbval-lax``
 did not, and each notebook's parameter cell then defaults to the cpu profile, which trains the
