@@ -27,15 +27,9 @@ from functools import lru_cache
 import torch
 from torch import Tensor, nn
 
-from prismlib.spectral.filters import (
-    BAND_NAMES,
-    Band,
-    all_finite,
-    allocate_bands,
-    band_pass,
-    bands_for_lengths,
-    sector_band_pass,
-)
+from prismlib.spectral.bands import BAND_NAMES, Band, allocate_bands, bands_for_lengths
+from prismlib.spectral.checks import all_finite
+from prismlib.spectral.filters import band_pass, sector_band_pass
 
 __all__ = ["PrismHandle", "PrismLayer", "attach_prism", "encoder_layers", "sector_sizes", "sector_slices"]
 

@@ -22,8 +22,8 @@ import torch
 from torch import Tensor
 
 from prismlib.probing.encoders import Encoder
-from prismlib.spectral.filters import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
-from prismlib.spectral.filters import SmoothShape
+from prismlib.spectral.smooth import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
+from prismlib.spectral.smooth import SmoothShape
 from prismlib.workers import progress_bar
 
 CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH")
@@ -194,14 +194,9 @@ def filter_conditions(h: Tensor, lengths: list[int], conditions: tuple[str, ...]
         condition -> ``(batch, length, hidden)``; padding positions are zero for the bands
         and ``DC`` (each row's mean over its real length, at each real position).
     """
-    from prismlib.spectral.filters import (
-        BAND_NAMES,
-        Band,
-        band_decomposition,
-        band_pass,
-        bands_for_lengths,
-        smooth_band_pass,
-    )
+    from prismlib.spectral.bands import BAND_NAMES, Band, bands_for_lengths
+    from prismlib.spectral.filters import band_decomposition, band_pass
+    from prismlib.spectral.smooth import smooth_band_pass
     from prismlib.spectral.wavelets import haar_band_pass, haar_bands_for_lengths
 
     parsed = {name: parse_condition(name) for name in conditions}

@@ -69,8 +69,9 @@ from prismlib.probing.probes import (
     weighted_loss,
 )
 from prismlib.probing.states import States
-from prismlib.spectral.filters import BAND_NAMES, allocate_bands, dct, dct_matrix, idct
+from prismlib.spectral.bands import BAND_NAMES, allocate_bands
 from prismlib.spectral.matching import matched_bands, matched_rows
+from prismlib.spectral.transform import dct, dct_matrix, idct
 from prismlib.stats import Interval, mean_interval
 from prismlib.workers import run_pool
 

@@ -2,9 +2,13 @@
 Haar filters across tokens, and the band energy of any Hugging Face model.
 
 ============== ==================================================================
-filters        DCT-II and its inverse, the bands and their allocation (App. A),
-               ``band_pass`` / ``low_pass`` / ``high_pass``, ``sector_band_pass`` (the
-               prism layer's filter) and the smooth bands
+transform      DCT-II and its inverse (Eq. 1), the orthonormal DCT matrix
+bands          the bands and their allocation (App. A, Table 3a), periods
+filters        ``band_pass`` / ``low_pass`` / ``high_pass``, ``band_decomposition``,
+               ``sector_band_pass`` (the prism layer's filter), ``frequency_response``
+smooth         the smooth bands: Gaussian or Butterworth edges, ``smooth_band_pass``
+cost           which path computes a filter (matrix products or FFTs): the cost model
+checks         the argument checks the filters share (tensor, band, lengths)
 wavelets       the Haar multiresolution across tokens, grouped like the bands
 matching       smooth and Haar bands matched to the brick-wall bands' -3 dB points
 energy         ``spectral_profile``: energy share per band per hidden unit, and the
@@ -12,6 +16,10 @@ energy         ``spectral_profile``: energy share per band per hidden unit, and 
 timing         App. D's filter timings against scipy and torch-dct (``benchmarks/``,
                notebook 01)
 ============== ==================================================================
+
+Two modules are internal and re-export nothing: ``dct_backends`` (the DCT by matrix rows,
+``torch.fft`` or pocketfft) and ``engine`` (how the filters compute: thin products or FFTs,
+the CPU's own autograd functions, rows grouped by real length).
 
 Every public name of the modules is importable from the package (``from prismlib.spectral import
 ...``); a module is imported on first use of one of its names, so the package imports only
@@ -22,45 +30,56 @@ from __future__ import annotations
 from prismlib import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "filters": (
-        "BAND_NAMES",
-        "FFT_THRESHOLD",
-        "Norm",
-        "POCKETFFT",
+    "checks": (
         "all_finite",
         "check_tensor",
         "check_band_arg",
         "check_length",
         "norm_dim",
+        "int_lengths",
+        "as_lengths",
+    ),
+    "transform": (
+        "FFT_THRESHOLD",
+        "Norm",
         "dct_matrix",
         "dct",
         "idct",
+    ),
+    "bands": (
+        "BAND_NAMES",
         "Band",
         "allocation_table",
         "allocate_bands",
         "bands_for_lengths",
         "paper_period",
         "true_period",
+    ),
+    "cost": (
+        "POCKETFFT",
         "FFT_WIDTH",
         "fft_width",
         "fft_flops",
+        "SplitPlan",
         "split_plan",
         "band_path",
         "smooth_path",
-        "int_lengths",
-        "as_lengths",
+    ),
+    "filters": (
         "band_decomposition",
         "band_pass",
         "sector_band_pass",
         "low_pass",
         "high_pass",
+        "frequency_response",
+    ),
+    "smooth": (
         "SmoothShape",
         "SMOOTH_WIDTH",
         "SMOOTH_SHAPES",
         "smooth_step",
         "smooth_gain",
         "smooth_band_pass",
-        "frequency_response",
     ),
     "wavelets": (
         "haar_depth",

@@ -69,16 +69,10 @@ from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 from torch import Tensor
 
-from prismlib.spectral.filters import (
-    SMOOTH_SHAPES,
-    SMOOTH_WIDTH,
-    SmoothShape,
-    allocate_bands,
-    band_pass,
-    dct,
-    frequency_response,
-    idct,
-)
+from prismlib.spectral.bands import allocate_bands
+from prismlib.spectral.filters import band_pass, frequency_response
+from prismlib.spectral.smooth import SMOOTH_SHAPES, SMOOTH_WIDTH, SmoothShape
+from prismlib.spectral.transform import dct, idct
 
 __all__ = [
     "HAAR_TOLERANCE",

@@ -23,7 +23,9 @@ import scipy.fft
 import torch
 from torch import Tensor
 
-from prismlib.spectral.filters import Band, allocate_bands, band_decomposition, fft_flops, fft_width, split_plan
+from prismlib.spectral.bands import Band, allocate_bands
+from prismlib.spectral.cost import fft_flops, fft_width, split_plan
+from prismlib.spectral.filters import band_decomposition
 from prismlib.timing import interleaved_times, spread
 
 
@@ -217,7 +219,8 @@ def band_timings(
         :func:`filter_timings`' columns plus ``band`` and ``path`` (prismlib's path, from
         :func:`~prismlib.spectral.band_path`; empty for the other backends).
     """
-    from prismlib.spectral.filters import band_pass, band_path
+    from prismlib.spectral.cost import band_path
+    from prismlib.spectral.filters import band_pass
 
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
@@ -338,7 +341,8 @@ def crossover_timings(
         matrix time does not grow with ``w``) and ``spread`` (the largest median over
         minimum of the timings, :func:`spread`).
     """
-    from prismlib.spectral.filters import FFT_WIDTH, band_pass
+    from prismlib.spectral.cost import FFT_WIDTH
+    from prismlib.spectral.filters import band_pass
 
     def forced(width: int, band: Band) -> Callable[[], object]:
         """``band_pass`` of ``x`` with the CPU's FFT_WIDTH set to ``width`` for the call
@@ -400,7 +404,9 @@ def sector_timings(
         (``matmul``/``fft+fft`` for a smooth band, the sectors' paths joined by ``/``),
         ``prismlib s``, ``scipy s``, ``scipy/prismlib`` and ``spread`` (the larger of the two).
     """
-    from prismlib.spectral.filters import band_path, sector_band_pass, smooth_band_pass, smooth_gain, smooth_path
+    from prismlib.spectral.cost import band_path, smooth_path
+    from prismlib.spectral.filters import sector_band_pass
+    from prismlib.spectral.smooth import smooth_band_pass, smooth_gain
 
     gen = torch.Generator().manual_seed(seed)
     workers = torch.get_num_threads()

@@ -44,15 +44,8 @@ from typing import cast
 import torch
 from torch import Tensor
 
-from prismlib.spectral.filters import (
-    allocate_bands,
-    as_lengths,
-    check_band_arg,
-    check_length,
-    check_tensor,
-    int_lengths,
-    norm_dim,
-)
+from prismlib.spectral.bands import allocate_bands
+from prismlib.spectral.checks import as_lengths, check_band_arg, check_length, check_tensor, int_lengths, norm_dim
 
 __all__ = [
     "HaarBand",

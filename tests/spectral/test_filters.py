@@ -1,4 +1,5 @@
-"""Tests of prismlib.spectral: exact values, properties (hypothesis) and errors."""
+"""prismlib.spectral.filters: the brick-wall filters and the sectors, exact values, properties
+(hypothesis) and errors; the helpers of the spectral tests (``sequences``, ``reference_band_pass``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import numpy as np
 import pytest
 import scipy.fft
 import torch
-import torch_dct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +22,6 @@ from prismlib.spectral import (
     high_pass,
     idct,
     low_pass,
-    paper_period,
-    true_period,
 )
 
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -49,96 +47,6 @@ def reference_band_pass(x: np.ndarray, band: Band, axis: int = 0) -> np.ndarray:
     shape = [1] * x.ndim
     shape[axis] = -1
     return scipy.fft.idct(f * mask.reshape(shape), norm="ortho", axis=axis)
-
-
-# ------------------------------------------------------------------ DCT
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 16, 511, 512, spectral.FFT_THRESHOLD + 1, spectral.FFT_THRESHOLD + 6])
-def test_dct_matches_scipy_float32_and_float64(n):
-    x = np.random.default_rng(n).standard_normal((3, n))
-    ref = scipy.fft.dct(x, norm="ortho", axis=-1)
-    got64 = dct(torch.from_numpy(x)).numpy()
-    got32 = dct(torch.from_numpy(x).float()).numpy()
-    np.testing.assert_allclose(got64, ref, atol=1e-10)
-    np.testing.assert_allclose(got32, ref, atol=1e-5 * max(1.0, math.sqrt(n) / 8))
-    np.testing.assert_allclose(idct(torch.from_numpy(ref)).numpy(), x, atol=1e-10)
-
-
-def test_dct_matches_torch_dct_and_eq1():
-    x = torch.randn(4, 64, dtype=torch.float64)
-    torch.testing.assert_close(dct(x), torch_dct.dct(x, norm="ortho"))
-    # Eq. 1, written out literally.
-    n = x.shape[-1]
-    k = torch.arange(n, dtype=torch.float64)[:, None]
-    t = torch.arange(n, dtype=torch.float64)[None, :]
-    eq1 = x @ torch.cos(math.pi / n * (t + 0.5) * k).T
-    torch.testing.assert_close(dct(x, norm="eq1"), eq1)
-    # scipy's (and torch-dct's) unnormalised DCT-II is twice Eq. 1.
-    torch.testing.assert_close(2 * dct(x, norm="eq1"), torch_dct.dct(x))
-    torch.testing.assert_close(idct(dct(x, norm="eq1"), norm="eq1"), x)
-
-
-@SETTINGS
-@given(sequences(max_len=60), st.integers(0, 1))
-def test_dct_along_any_dim_and_orthonormal(data, dim):
-    x, _ = data
-    f = dct(x, dim=dim)
-    ref = scipy.fft.dct(x.numpy(), norm="ortho", axis=dim)
-    np.testing.assert_allclose(f.numpy(), ref, atol=1e-10)
-    # Parseval: the orthonormal DCT keeps the norm.
-    assert torch.linalg.norm(f).item() == pytest.approx(torch.linalg.norm(x).item(), rel=1e-10)
-    torch.testing.assert_close(idct(f, dim=dim), x)
-
-
-def test_dct_gradients_match_finite_differences():
-    x = torch.randn(2, 9, 3, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda v: dct(v, dim=1), (x,))
-    assert torch.autograd.gradcheck(lambda v: idct(v, dim=1, norm="eq1"), (x,))
-    long = torch.randn(spectral.FFT_THRESHOLD + 3, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda v: dct(v)[:5], (long,), atol=1e-6)
-
-
-# ------------------------------------------------------------------ bands
-
-
-def test_allocate_bands_512_is_table_3a():
-    got = [(b.name, b.lo, b.last) for b in allocate_bands(512)]
-    assert got == [("LOW", 0, 1), ("MID-LOW", 2, 8), ("MID", 9, 33), ("MID-HIGH", 34, 129), ("HIGH", 130, 511)]
-
-
-@pytest.mark.parametrize("n", [5, 6, 7, 10, 64, 100, 128, 256, 300, 510, 511, 1024])
-def test_allocate_bands_follows_appendix_a(n):
-    bands = allocate_bands(n)
-    widths = [b.width for b in bands]
-    assert sum(widths) == n and bands[0].lo == 0 and bands[-1].hi == n
-    assert all(a.hi == b.lo for a, b in zip(bands, bands[1:]))
-    share = [(n - 5) * 4**i / 341 for i in range(5)]
-    # each band gets 1 + floor(share) and at most one extra frequency
-    for w, s in zip(widths, share):
-        assert w - 1 - math.floor(s) in (0, 1)
-    # the extras go to the largest fractional parts
-    extra = [w - 1 - math.floor(s) for w, s in zip(widths, share)]
-    frac = [s - math.floor(s) for s in share]
-    got = [f for f, e in zip(frac, extra) if e]
-    missed = [f for f, e in zip(frac, extra) if not e]
-    assert not got or not missed or min(got) >= max(missed)
-
-
-def test_periods_paper_vs_true():
-    assert paper_period(8, 512) == 32  # the paper's own worked example
-    assert true_period(8, 512) == 128  # cos(pi/512 (t + 1/2) 8) repeats every 128 tokens
-    t = np.arange(512)
-    wave = np.cos(np.pi / 512 * (t + 0.5) * 8)
-    assert np.allclose(wave[:-128], wave[128:])
-    assert paper_period(0, 512) == math.inf
-
-
-def test_bands_for_lengths_gives_each_rows_bands():
-    got = bands_for_lengths([512, 100], "MID")
-    assert got == [allocate_bands(512)[2], allocate_bands(100)[2]]
-    with pytest.raises(ValueError, match="unknown band"):
-        bands_for_lengths([512], "ULTRA")
 
 
 # ------------------------------------------------------------------ filters
@@ -242,8 +150,6 @@ def test_float32_agrees_with_float64():
 # ------------------------------------------------------------------ float16 and bfloat16
 
 HALF_DTYPES = st.sampled_from([torch.float16, torch.bfloat16])
-# the matrix path, its last length, and the FFT path (odd and power-of-two lengths)
-DCT_LENGTHS = st.one_of(st.integers(1, 80), st.sampled_from([spectral.FFT_THRESHOLD, spectral.FFT_THRESHOLD + 2, 4096]))
 
 
 def assert_close_to_float32(got: torch.Tensor, ref: torch.Tensor, x: torch.Tensor) -> None:
@@ -255,21 +161,6 @@ def assert_close_to_float32(got: torch.Tensor, ref: torch.Tensor, x: torch.Tenso
     scale = x.float().pow(2).mean().sqrt().item() if x.numel() else 0.0
     atol = 8 * torch.finfo(x.dtype).eps * max(scale, 1e-3)
     torch.testing.assert_close(got.float(), ref, atol=atol, rtol=0)
-
-
-@SETTINGS
-@given(DCT_LENGTHS, st.integers(1, 3), HALF_DTYPES, st.sampled_from(["ortho", "eq1"]), st.integers(0, 2**31 - 1))
-def test_dct_and_idct_take_half_and_bfloat16_on_every_path(n, rows, dtype, norm, seed):
-    x = torch.randn(rows, n, generator=torch.Generator().manual_seed(seed)).to(dtype)
-    for fn in (dct, idct):
-        got = fn(x, norm=norm)
-        assert got.dtype == dtype and got.shape == x.shape
-        unit = 1.0 if norm == "ortho" else math.sqrt(n)  # eq1 scales coefficients by up to sqrt(n)
-        ref = fn(x.float(), norm=norm)
-        if fn is dct:
-            assert_close_to_float32(got / unit, ref / unit, x)
-        else:
-            assert_close_to_float32(got * unit, ref * unit, x)
 
 
 @SETTINGS
@@ -361,120 +252,6 @@ def test_frequency_response_is_the_squared_gain_of_a_diagonal_filter():
     assert torch.allclose(smooth, gain.double() ** 2, atol=1e-10)
 
 
-# --------------------------------------------------------------------------- edge cases: one clear error each
-
-
-def test_a_band_given_by_name_is_refused_not_read_as_three_bands():
-    from prismlib.spectral import smooth_band_pass
-    from prismlib.spectral.wavelets import haar_band_pass
-
-    x = torch.randn(3, 16, 4)
-    for fn in (spectral.band_pass, smooth_band_pass, haar_band_pass):
-        with pytest.raises(TypeError, match=r"band='MID' is a name.*bands_for_lengths\(lengths, 'MID'\)"):
-            fn(x, "MID")
-
-
-def test_float_lengths_are_refused_as_a_list_and_as_a_tensor():
-    x = torch.randn(2, 16, 4)
-    band = spectral.allocate_bands(8)[0]
-    for lengths in ([16.0, 8.5], [16, 8.0], torch.tensor([16.0, 8.0])):
-        with pytest.raises(ValueError, match="lengths must be integers"):
-            spectral.band_pass(x, band, lengths=lengths)
-    with pytest.raises(ValueError, match="lengths must be integers"):
-        spectral.bands_for_lengths([16.0, 8.5], "MID")
-    ok = spectral.band_pass(x, band, lengths=[16, np.int64(8)])  # ints of any kind are fine
-    assert ok.shape == x.shape
-
-
-def test_an_empty_token_axis_says_so_instead_of_suggesting_allocate_bands_0():
-    from prismlib.spectral.wavelets import haar_levels
-
-    x = torch.randn(2, 0, 4)
-    band = spectral.allocate_bands(8)[0]
-    for call in (lambda: spectral.band_pass(x, band), lambda: haar_levels(x)):
-        with pytest.raises(ValueError, match=r"token axis \(dim=-2\) has length 0") as err:
-            call()
-        assert "allocate_bands(0)" not in str(err.value)
-
-
-# ------------------------------------------------------------------ single-band paths
-
-
-def _switch_lengths(fft_width: int, top: int = 2100) -> list[int]:
-    """Lengths either side of every point where a paper band of ``allocate_bands(n)``
-    changes path under ``fft_width`` (:func:`~prismlib.spectral.band_path`)."""
-
-    def paths(n):
-        return [spectral.band_path(n, b.lo, b.hi, fft_width) for b in allocate_bands(n)]
-
-    out = set()
-    for n in range(33, top):
-        if paths(n) != paths(n - 1):
-            out.update((n - 1, n))
-    return sorted(out)
-
-
-@pytest.mark.parametrize("n", _switch_lengths(spectral.FFT_WIDTH["cpu"]))
-def test_every_single_band_path_matches_scipy_either_side_of_each_switch(n):
-    from prismlib.spectral import filters
-
-    x = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(n), dtype=torch.float64)
-    for b in allocate_bands(n):
-        want = torch.from_numpy(reference_band_pass(x.numpy(), b, axis=1))
-        for path in ("matmul", "fft+fft"):
-            torch.testing.assert_close(filters._band_cpu(x, b.lo, b.hi, path), want, atol=1e-12, rtol=0)
-        torch.testing.assert_close(band_pass(x, b), want, atol=1e-12, rtol=0)  # the path the model picks
-        torch.testing.assert_close(band_pass(x[..., 1:], b), want[..., 1:], atol=1e-12, rtol=0)  # a strided sector
-
-
-def test_switch_points_exist_and_the_model_follows_the_thinner_side():
-    width = spectral.FFT_WIDTH["cpu"]
-    assert _switch_lengths(width), "no paper band changes path below 2100 tokens: the test above tests one path"
-    assert spectral.band_path(1000, 0, width, width) == "matmul"
-    assert spectral.band_path(1000, 0, width + 1, width) == "fft+fft"
-    assert spectral.band_path(1000, 1000 - width, 1000, width) == "matmul"  # the complement's rows
-    assert spectral.band_path(1000, 999 - width, 1000, width) == "fft+fft"
-    assert spectral.band_path(1000, 0, 1000, width) == "identity"
-    assert spectral.smooth_path(width, width) == "matmul" and spectral.smooth_path(width + 1, width) == "fft+fft"
-
-
-@pytest.mark.parametrize("width", [1, 10**9], ids=["fft", "matmul"])
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
-def test_single_band_paths_in_every_dtype_with_gradients(width, dtype, monkeypatch):
-    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)
-    n = 90
-    x = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(7)).to(dtype)
-    g = torch.randn(2, n, 3, generator=torch.Generator().manual_seed(8)).to(dtype)
-    for b in allocate_bands(n):
-        leaf = x.clone().requires_grad_(True)
-        got = band_pass(leaf, b)
-        assert got.dtype == dtype
-        close = assert_close_to_float32 if dtype != torch.float32 else lambda a, b, _: torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
-        want = torch.from_numpy(reference_band_pass(x.double().numpy(), b, axis=1)).float()
-        close(got, want, x)
-        got.backward(g)  # the filter is symmetric: its gradient is the filtered gradient
-        want_grad = torch.from_numpy(reference_band_pass(g.double().numpy(), b, axis=1)).float()
-        close(leaf.grad, want_grad, g)
-
-
-@pytest.mark.parametrize("width", [1, 10**9], ids=["fft", "matmul"])
-def test_single_band_cpu_path_is_twice_differentiable(width, monkeypatch):
-    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)
-    x = torch.randn(1, 24, 2, dtype=torch.float64, requires_grad=True)
-    b = allocate_bands(24)[3]
-    assert torch.autograd.gradcheck(lambda v: band_pass(v, b), (x,), fast_mode=True)
-    assert torch.autograd.gradgradcheck(lambda v: band_pass(v, b), (x,), fast_mode=True)
-
-
-def test_an_empty_batch_or_hidden_axis_filters_to_an_empty_tensor():
-    for shape in ((0, 40, 3), (2, 40, 0)):
-        x = torch.zeros(shape, requires_grad=True)
-        for fn in (lambda v: band_pass(v, allocate_bands(40)[2]), lambda v: spectral.smooth_band_pass(v, allocate_bands(40)[2])):
-            y = fn(x)
-            assert y.shape == shape
-            y.sum().backward()
-
-
 # ------------------------------------------------------------------ sectors (the prism layer's filter)
 
 
@@ -505,14 +282,14 @@ def test_sector_band_pass_band_passes_each_sector_on_every_path_with_gradients(w
 
 def test_sector_band_pass_off_the_pocketfft_path_and_twice_differentiable(monkeypatch):
     from prismlib.prism import sector_slices
-    from prismlib.spectral import filters
+    from prismlib.spectral import cost
 
     x = torch.randn(2, 24, 7, dtype=torch.float64, requires_grad=True)
     bands, slices = allocate_bands(24), sector_slices(7)
     fast = spectral.sector_band_pass(x, bands, slices)
     assert torch.autograd.gradcheck(lambda v: spectral.sector_band_pass(v, bands, slices), (x,), fast_mode=True)
     assert torch.autograd.gradgradcheck(lambda v: spectral.sector_band_pass(v, bands, slices), (x,), fast_mode=True)
-    monkeypatch.setattr(filters, "POCKETFFT", False)  # the path of GPUs: one band_pass per sector, concatenated
+    monkeypatch.setattr(cost, "POCKETFFT", False)  # the path of GPUs: one band_pass per sector, concatenated
     torch.testing.assert_close(spectral.sector_band_pass(x, bands, slices), fast, atol=1e-12, rtol=0)
 
 
@@ -532,36 +309,3 @@ def test_sector_band_pass_errors_name_the_fix():
         spectral.sector_band_pass(x[:, :8], bands, sector_slices(10))  # bands of 16 tokens on 8
     with pytest.raises(ValueError, match="length, hidden"):
         spectral.sector_band_pass(x[0, 0], bands, sector_slices(10))
-
-
-def test_all_finite_reads_the_sum_and_looks_closer_only_when_it_overflows():
-    x = torch.randn(3, 20, 4)
-    assert spectral.all_finite(x) and spectral.all_finite(x[:0])
-    for bad in (float("nan"), float("inf"), float("-inf")):
-        y = x.clone()
-        y[2, 19, 3] = bad
-        assert not spectral.all_finite(y) and not spectral.all_finite(y.half())
-        with pytest.raises(ValueError, match="NaN or infinite"):
-            band_pass(y, allocate_bands(20)[1])
-    huge = torch.full((3, 20, 4), 3e38)  # finite, but the float32 sum overflows
-    assert spectral.all_finite(huge) and spectral.all_finite(torch.full((2, 4), 6e4, dtype=torch.float16))
-    band_pass(huge, allocate_bands(20)[1])
-
-
-@pytest.mark.parametrize("order", ["adjacent", "apart"])
-def test_sector_band_pass_mixes_paths_and_shares_one_fft_between_adjacent_sectors(order, monkeypatch):
-    from prismlib.spectral import filters
-
-    monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", 8)
-    n, h = 60, 9
-    wide, thin = Band("w", 5, 40), Band("t", 0, 3)  # thin sides 25 (FFT path) and 3 (matrix path)
-    bands = [thin, wide, wide] if order == "adjacent" else [wide, thin, wide]
-    slices = [slice(0, 3), slice(3, 6), slice(6, 9)]
-    calls = []
-    real = filters._dct_fresh
-    monkeypatch.setattr(filters, "_dct_fresh", lambda v: calls.append(v.shape[-1]) or real(v))
-    x = torch.randn(2, n, h, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
-    got = spectral.sector_band_pass(x, bands, slices)
-    want = np.concatenate([reference_band_pass(x.numpy()[..., sl], b, axis=1) for b, sl in zip(bands, slices)], axis=-1)
-    torch.testing.assert_close(got, torch.from_numpy(want), atol=1e-12, rtol=0)
-    assert calls == ([6] if order == "adjacent" else [3, 3])  # one DCT for both FFT sectors, or one each

@@ -13,8 +13,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib.spectral import Band, allocate_bands, band_decomposition, band_pass, bands_for_lengths
-from prismlib.spectral import filters as spectral
+from prismlib import spectral
+from prismlib.spectral import Band, allocate_bands, band_decomposition, band_pass, bands_for_lengths, cost, filters
 
 SETTINGS = settings(max_examples=30, deadline=None)
 # FFT_WIDTH settings that force each path: FFTs for every band wider than one row, the
@@ -28,7 +28,7 @@ WIDTHS = [1, spectral.FFT_WIDTH["cpu"], 10**9]
 def path(request, monkeypatch):
     width, pocket = request.param
     monkeypatch.setitem(spectral.FFT_WIDTH, "cpu", width)
-    monkeypatch.setattr(spectral, "POCKETFFT", pocket)
+    monkeypatch.setattr(cost, "POCKETFFT", pocket)
     return request.param
 
 
@@ -128,8 +128,8 @@ def test_encode_filter_conditions_decomposes_once_and_matches_band_pass(monkeypa
     from prismlib.probing import CONDITIONS, filter_conditions
 
     calls = []
-    decompose = spectral.band_decomposition
-    monkeypatch.setattr(spectral, "band_decomposition", lambda *a, **k: calls.append(1) or decompose(*a, **k))
+    decompose = filters.band_decomposition
+    monkeypatch.setattr(filters, "band_decomposition", lambda *a, **k: calls.append(1) or decompose(*a, **k))
     lengths = [30, 21]
     h = torch.randn(2, 30, 4, dtype=torch.float64)
     for conditions, decompositions in ((CONDITIONS, 1), (("MID",), 0), (("HIGH", "ORIG", "LOW"), 1)):
