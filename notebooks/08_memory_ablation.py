@@ -81,6 +81,7 @@ import torch
 from prismlib import lstm
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.data.ptb import UNK, load_ptb_corpus
+from prismlib.devices import torch_threads
 from prismlib.lstm import (
     ablation,
     bigram,
@@ -94,7 +95,6 @@ from prismlib.lstm import (
 )  # fmt: skip
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
-from prismlib.workers import torch_threads
 
 P = get_profile(profile)
 S = P.lstm

@@ -59,6 +59,7 @@ import torch
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.data.ptb import UNK, load_ptb_corpus
 from prismlib.data.registry import verify
+from prismlib.devices import torch_threads
 from prismlib.lstm import (
     DYCK_MARGIN,
     INVGAMMA_SHAPE,
@@ -105,7 +106,6 @@ from prismlib.lstm import (
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 from prismlib.stats import Interval
-from prismlib.workers import torch_threads
 
 P = get_profile(profile)
 S, R = P.lstm, P.iclr

@@ -22,9 +22,10 @@ One package per work, and a few modules both share:
 ``artifacts``    atomic checkpoint save and load, each file's SHA-256 checked on read,
                  broken entries moved to ``.cache/quarantine/``
 ``plots``        the figure theme and saving (png + pdf), tables (csv + md)
-``workers``      device, torch threads, the single-thread worker pool, progress bars
+``devices``      the torch device and torch's thread count
+``progress``     progress bars (a widget, a terminal, or a headless run's log file)
 ``jobcache``     a trained model is a job cached by the hash of its spec; executors
-                 (inline, local pool, SLURM) that train the missing ones
+                 (inline, local pool, SLURM) that train the missing ones; the process pool
 ``timing``       timing a piece of code the same way everywhere (``benchmarks/``)
 ``anneal``       the annealed schedule and its stopping rule (work B, section 4)
 ================ ==================================================================

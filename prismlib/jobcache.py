@@ -24,6 +24,10 @@ Whatever the executor, a job trains in :func:`run_job`: it takes a lock on its f
 uninterrupted run: the RNG states are in the checkpoint) and writes ``done.pt``
 atomically. ``python -m prismlib train --profile P`` (:mod:`prismlib.runs.train`) trains a
 profile's LSTM grid (:mod:`prismlib.lstm.grid`) and, with ``--section4``, section 4's arms up front.
+
+The ``local`` executor's pool is :func:`run_pool`, the one process pool of the project (the
+probes' parallel runs use it too): spawned processes with one torch thread each, results in
+job order, a failed or interrupted run stops its workers.
 """
 
 from __future__ import annotations
@@ -32,10 +36,12 @@ import ast
 import hashlib
 import inspect
 import json
+import multiprocessing
 import os
 import textwrap
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,8 +49,9 @@ from typing import Any, Protocol
 import torch
 
 from prismlib.artifacts import CorruptArtifact, check, load_checkpoint, move_aside
+from prismlib.devices import one_thread, resolve_device
 from prismlib.paths import cache_dir, locked
-from prismlib.workers import progress_bar, resolve_device, run_pool
+from prismlib.progress import progress_bar
 
 EXECUTORS = ("inline", "local", "slurm")
 TRAINING_RECORD = "training.json"
@@ -275,3 +282,65 @@ def record_training(profile: str, entry: dict[str, Any]) -> None:
     with locked(path):
         runs = json.loads(path.read_text()) if path.exists() else []
         path.write_text(json.dumps(runs + [entry], indent=1) + "\n")
+
+
+# --------------------------------------------------------------------------- the process pool
+
+
+def _call(fn: Callable[[Any], Any], job: Any) -> Any:
+    return fn(job)
+
+
+def run_pool(
+    fn: Callable[[Any], Any],
+    jobs: Sequence[Any],
+    workers: int = 1,
+    *,
+    progress: bool = True,
+    desc: str = "jobs",
+    unit: str = "job",
+    label: Callable[[Any], str] | None = None,
+) -> list[Any]:
+    """``[fn(job) for job in jobs]`` in this process (``workers <= 1`` or a single job) or in
+    ``workers`` spawned processes with one torch thread each (``fn`` must then be a
+    module-level function and the jobs picklable), with one progress bar.
+
+    The results are in job order and do not depend on ``workers``; a job that raises
+    re-raises here with its traceback. ``label(job)`` is shown on the bar as each finishes.
+    """
+    jobs = list(jobs)
+    out: list[Any] = [None] * len(jobs)
+    with progress_bar(total=len(jobs), desc=desc, unit=unit, leave=False, mininterval=1, disable=not progress) as bar:
+
+        def done(i: int, result: Any) -> None:
+            out[i] = result
+            if label is not None:
+                bar.set_postfix_str(label(jobs[i]))
+            bar.update(1)
+
+        if workers <= 1 or len(jobs) <= 1:
+            for i, job in enumerate(jobs):
+                done(i, fn(job))
+            return out
+        ctx = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=one_thread)
+        try:
+            futures = {pool.submit(partial(_call, fn), job): i for i, job in enumerate(jobs)}
+            for fut in as_completed(futures):
+                done(futures[fut], fut.result())
+        except BaseException:  # Ctrl-C or a failed job: start nothing more, stop the workers (they keep their checkpoints)
+            _stop(pool)
+            raise
+        pool.shutdown()
+    return out
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel ``pool``'s pending jobs and terminate its workers, so that an interrupted run
+    ends now instead of running every queued job first (``with pool`` would wait for them)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.terminate()
+    for proc in processes:
+        proc.join(timeout=10)

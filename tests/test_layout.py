@@ -62,9 +62,11 @@ def test_no_module_imports_a_private_name_of_another():
     assert not offenders, offenders
 
 
-def test_at_most_twelve_modules_sit_directly_in_the_package():
+def test_at_most_thirteen_modules_sit_directly_in_the_package():
+    """Twelve until issue 29 split ``workers`` (device, threads, progress bars, the pool) into
+    ``devices`` and ``progress`` (the pool joined ``jobcache``'s executors)."""
     top = sorted(p.name for p in LIB.glob("*.py"))
-    assert len(top) <= 12, top
+    assert len(top) <= 13, top
 
 
 def _job_keys(name: str) -> dict[str, str]:

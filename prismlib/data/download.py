@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from prismlib.workers import progress_bar
+from prismlib.progress import progress_bar
 
 from .datadir import ENV_VAR, DownloadError
 

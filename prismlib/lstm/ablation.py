@@ -41,8 +41,8 @@ import torch
 
 from prismlib.claims import Gate
 from prismlib.lstm.model import LSTMLM, State
+from prismlib.progress import progress_bar
 from prismlib.stats import N_BOOT, Interval, paired_bootstrap
-from prismlib.workers import progress_bar
 
 MODES = ("replace", "remove")
 

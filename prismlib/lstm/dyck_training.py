@@ -44,12 +44,13 @@ from torch import nn
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
+from prismlib.devices import resolve_device, torch_threads
 from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
 from prismlib.lstm.dyck import DyckSplit, accuracy_by_distance, build_dataset, sequence_correct
 from prismlib.lstm.dyck_model import DYCK_MODELS, DyckLSTM, build_dyck_model
 from prismlib.profiles import DyckSettings
+from prismlib.progress import progress_bar
 from prismlib.stats import N_BOOT, Interval, mean_interval, paired_bootstrap, welch_difference
-from prismlib.workers import progress_bar, resolve_device, torch_threads
 
 DYCK_RECIPE_VERSION = 1
 """Version of the code that trains a Dyck job (:func:`dyck_recipe_code`); it enters every key."""

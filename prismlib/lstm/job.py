@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from prismlib.artifacts import load_checkpoint, remove, save_atomic
+from prismlib.devices import resolve_device, torch_threads
 from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
 from prismlib.lstm.bigram import bigram_nll, fit_bigram
 from prismlib.lstm.convergence import LearningCurve, fit_power_law
@@ -36,7 +37,6 @@ from prismlib.lstm.timescales import (
 )
 from prismlib.lstm.training import TrainHistory, train_lm
 from prismlib.profiles import LSTMSettings
-from prismlib.workers import resolve_device, torch_threads
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from prismlib.lstm.convergence import LearningCurve, model_gate
 from prismlib.lstm.evaluation import perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, batchify, detach_state
 from prismlib.profiles import LSTMSettings
-from prismlib.workers import progress_bar
+from prismlib.progress import progress_bar
 
 
 @dataclass

@@ -423,8 +423,8 @@ class TrainedMLM:
 def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True) -> Section4Data:
     """The inputs every arm reads; for the staged recipe the frozen-state cache is built
     here (once per profile, text and encoder, with every core), then reused."""
+    from prismlib.devices import torch_threads
     from prismlib.prism.mlm_training import load_mlm_model
-    from prismlib.workers import torch_threads
 
     S = profile.prism
     data = Section4Data(training_inputs(corpus, S, profile.seed), fig5_inputs(corpus, S, profile.seed)[0])
@@ -491,8 +491,8 @@ def section4_models(
     Returns:
         ``({arm: TrainedMLM}, data)``.
     """
+    from prismlib.devices import resolve_device
     from prismlib.jobcache import job_dir
-    from prismlib.workers import resolve_device
 
     dev = resolve_device(device or profile.device)
     unknown = [a for a in arms if a not in ARMS]

@@ -22,7 +22,7 @@ from torch import Tensor
 from prismlib.anneal import AnnealState
 from prismlib.artifacts import load_or_discard, save_atomic
 from prismlib.probing.masking import LOSS_IGNORE, mask_batch
-from prismlib.workers import progress_bar
+from prismlib.progress import progress_bar
 
 # =========================================================================== continued MLM training
 #

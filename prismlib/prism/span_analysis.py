@@ -19,8 +19,8 @@ from torch import Tensor
 
 from prismlib.prism.mlm_training import mlm_head
 from prismlib.probing.masking import LOSS_IGNORE, mask_batch
+from prismlib.progress import progress_bar
 from prismlib.stats import LEVEL, N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
-from prismlib.workers import progress_bar
 
 
 @torch.no_grad()

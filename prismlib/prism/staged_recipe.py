@@ -39,7 +39,7 @@ from prismlib.artifacts import CorruptArtifact, check, load_or_discard, move_asi
 from prismlib.prism.layer import encoder_layers
 from prismlib.prism.mlm_training import TrainResult, batch_indices, derived_seed, mlm_head
 from prismlib.probing.masking import LOSS_IGNORE, mask_batch
-from prismlib.workers import progress_bar
+from prismlib.progress import progress_bar
 
 # =========================================================================== frozen and trained layers
 

@@ -22,8 +22,8 @@ from typing import Any, cast
 import torch
 from torch import Tensor
 
+from prismlib.devices import resolve_device
 from prismlib.paths import cache_dir, locked
-from prismlib.workers import resolve_device
 
 
 def _minilm_path() -> str:

@@ -22,9 +22,9 @@ import torch
 from torch import Tensor
 
 from prismlib.probing.encoders import Encoder
+from prismlib.progress import progress_bar
 from prismlib.spectral.smooth import SMOOTH_WIDTH as _SPECTRAL_SMOOTH_WIDTH
 from prismlib.spectral.smooth import SmoothShape
-from prismlib.workers import progress_bar
 
 CONDITIONS: tuple[str, ...] = ("ORIG", "LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH")
 """The six probing conditions of Fig. 4: the unfiltered features and the five bands."""

@@ -37,9 +37,9 @@ import torch
 from torch import Tensor, nn
 
 from prismlib.claims import Gate
+from prismlib.jobcache import run_pool
 from prismlib.probing.features import Features
 from prismlib.stats import N_BOOT, Interval, group_sums, ratio_difference
-from prismlib.workers import run_pool
 
 if TYPE_CHECKING:
     from prismlib.probing.states import States

@@ -57,6 +57,7 @@ import torch
 from torch import Tensor, nn
 
 from prismlib.claims import Gate
+from prismlib.jobcache import run_pool
 from prismlib.probing.features import Features
 from prismlib.probing.probes import (
     ProbeResult,
@@ -73,7 +74,6 @@ from prismlib.spectral.bands import BAND_NAMES, allocate_bands
 from prismlib.spectral.matching import matched_bands, matched_rows
 from prismlib.spectral.transform import dct, dct_matrix, idct
 from prismlib.stats import Interval, mean_interval
-from prismlib.workers import run_pool
 
 __all__ = [
     "ALL_PASS",

@@ -30,13 +30,13 @@ from typing import Any
 import pandas as pd
 import torch
 
+from prismlib.devices import resolve_device
 from prismlib.lstm.grid import experiment
 from prismlib.lstm.job import RunSpec, build_model
 from prismlib.prism.arms import ARMS, TRAINED
 from prismlib.probing.encoders import DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location
 from prismlib.probing.features import CONDITIONS, HAAR_CONDITIONS, SMOOTH_CONDITIONS
 from prismlib.profiles import PROFILES, LSTMSettings, Profile, get_profile
-from prismlib.workers import resolve_device
 
 PTB_TRAIN, PTB_VALID, PTB_VOCAB = 929_589, 73_760, 10_000
 """PTB's training and validation tokens and vocabulary (:mod:`prismlib.data.ptb`)."""

@@ -113,8 +113,8 @@ def _now() -> str:
 
 def _headless_env(log: Path) -> dict[str, str]:
     """The environment of a headless kernel: progress bars to ``log``
-    (:func:`prismlib.workers.progress_bar`), no Hugging Face download/loading bars."""
-    from prismlib.workers import PROGRESS_LOG_ENV
+    (:func:`prismlib.progress.progress_bar`), no Hugging Face download/loading bars."""
+    from prismlib.progress import PROGRESS_LOG_ENV
 
     return {PROGRESS_LOG_ENV: str(log), "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
 

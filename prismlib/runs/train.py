@@ -35,7 +35,7 @@ from prismlib.lstm.grid import EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, get_profile, until_converged
-from prismlib.workers import progress_bar
+from prismlib.progress import progress_bar
 
 SECTION4 = "section4"
 

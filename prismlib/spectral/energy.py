@@ -43,9 +43,9 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from prismlib.progress import progress_bar
 from prismlib.spectral.bands import BAND_NAMES, allocate_bands
 from prismlib.spectral.transform import dct
-from prismlib.workers import progress_bar
 
 __all__ = ["hidden_batches", "max_model_length", "noise_profile", "spectral_profile", "token_ids", "white_noise_shares"]
 

@@ -1,10 +1,13 @@
-"""The job layer: content-addressed cache, parallel workers, resume, and the submitit path."""
+"""The job layer: content-addressed cache, parallel workers, resume, the submitit path, and the
+process pool (``run_pool``)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,6 +16,7 @@ import torch
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
+from prismlib.jobcache import run_pool
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import training
 from prismlib.profiles import get_profile
@@ -227,3 +231,54 @@ def test_an_entry_cached_before_digests_is_adopted_when_it_loads_and_moved_aside
     (folder / "done.pt").write_bytes(b"not a checkpoint")
     assert not jobs.is_done(job, tmp_path)
     assert "done.pt: unreadable" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the process pool (run_pool)
+
+
+def _square_and_threads(x: int) -> tuple[int, int]:
+    return x * x, torch.get_num_threads()
+
+
+def _fail_on_three(x: int) -> int:
+    if x == 3:
+        raise RuntimeError("job 3 failed")
+    return x
+
+
+@pytest.mark.slow
+def test_pool_results_are_in_job_order_and_run_with_one_thread():
+    jobs = [5, 1, 4, 2, 3]
+    inline = run_pool(_square_and_threads, jobs, 1, progress=False)
+    pooled = run_pool(_square_and_threads, jobs, 2, progress=False)
+    assert [r[0] for r in inline] == [r[0] for r in pooled] == [25, 1, 16, 4, 9]
+    assert {r[1] for r in pooled} == {1}
+
+
+@pytest.mark.slow
+def test_a_failing_job_raises_in_the_caller():
+    with pytest.raises(RuntimeError, match="job 3 failed"):
+        run_pool(_fail_on_three, [1, 2, 3], 2, progress=False)
+    with pytest.raises(RuntimeError, match="job 3 failed"):
+        run_pool(_fail_on_three, [1, 2, 3], 1, progress=False)
+
+
+def _interrupt_first(job: tuple[int, str]) -> int:
+    i, folder = job
+    if i == 0:
+        raise KeyboardInterrupt  # what Ctrl-C raises in a worker
+    time.sleep(0.3)
+    (Path(folder) / f"{i}.done").touch()
+    return i
+
+
+@pytest.mark.slow
+def test_an_interrupted_pool_starts_no_more_jobs_and_stops_its_workers(tmp_path):
+    jobs = [(i, str(tmp_path)) for i in range(12)]
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        run_pool(_interrupt_first, jobs, 2, progress=False)
+    # without the stop, leaving the pool ran every queued job (11 x 0.3 s on 2 workers) before re-raising
+    assert len(list(tmp_path.glob("*.done"))) < 4 and time.perf_counter() - t0 < 30
+    time.sleep(1.0)
+    assert len(list(tmp_path.glob("*.done"))) < 4  # and nothing ran on after the call returned

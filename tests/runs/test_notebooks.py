@@ -40,7 +40,7 @@ profile = os.environ.get("PRISMLIB_PROFILE", "cpu")
 import pathlib
 import time
 
-from prismlib.workers import progress_bar
+from prismlib.progress import progress_bar
 
 for _ in progress_bar(range(3), desc="steps"):
     pass
