@@ -10,6 +10,10 @@ device of whichever profile :func:`get_profile` returns, e.g. to run the ``smoke
 profile (device ``cpu``) on a GPU: ``PRISMLIB_DEVICE=cuda python -m prismlib reproduce
 --profile smoke``.  Every notebook and ``python -m prismlib train`` read the device from
 the profile.
+
+Long: every size, step and seed of every profile lives in this one module by the project's
+convention (issue 29), so a profile is read, reviewed and changed in one place; most of it
+is settings classes and the four profiles' values, not logic.
 """
 
 from __future__ import annotations

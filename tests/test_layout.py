@@ -69,6 +69,30 @@ def test_at_most_thirteen_modules_sit_directly_in_the_package():
     assert len(top) <= 13, top
 
 
+MAX_LINES = 600
+"""A library module longer than this says why in its docstring, on a line of its own that
+starts with ``Long:`` and gives the reason (issue 29: one concept per module)."""
+
+
+def long_modules_without_reason(lib: Path) -> list[str]:
+    """The modules under ``lib`` over :data:`MAX_LINES` lines whose module docstring has no
+    line ``Long: <reason>``."""
+    out = []
+    for path in sorted(lib.rglob("*.py")):
+        text = path.read_text()
+        if len(text.splitlines()) <= MAX_LINES:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not any(line.startswith("Long:") and line[len("Long:") :].strip() for line in doc.splitlines()):
+            out.append(f"{path.relative_to(lib.parent)} ({len(text.splitlines())} lines)")
+    return out
+
+
+def test_a_module_over_600_lines_says_why_in_its_docstring():
+    offenders = long_modules_without_reason(LIB)
+    assert not offenders, f"split these along their seams or add a 'Long: <reason>' line to the module docstring: {offenders}"
+
+
 def _job_keys(name: str) -> dict[str, str]:
     from prismlib.lstm import all_specs, jobs_for
     from prismlib.prism import TRAINED, ArmJob

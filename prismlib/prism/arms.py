@@ -22,6 +22,11 @@ Each trained arm is a job of :mod:`prismlib.jobcache` (:class:`ArmJob`): cached 
 :func:`section4_models`. A finished job also stores its held-out masked-token score
 (after the head warm-up and at the end), the sanity gate (:func:`mlm_sanity`) of every
 claim that rests on it.
+
+Long: the arm job's recipe (``ArmJob.train`` and ``model``, :func:`prism_layers`,
+:func:`training_inputs`, :func:`stop_rule`) is pinned by a fingerprint that includes this
+module's name (``tests/fixtures/recipe_fingerprints.json``), so it stays here, and the
+section-4 data and sanity gate sit beside the jobs that read them.
 """
 
 from __future__ import annotations

@@ -43,6 +43,10 @@ Data.  The gate needs each window's full hidden states, not just the sampled row
 and shared with the fixed filters' features), whose rows pair with the brick-wall
 probes' (:func:`combine_runs`, :func:`prismlib.probing.compare_accuracy`,
 :func:`prismlib.probing.summarise`).
+
+Long: the gate, its probe, their parallel runs beside the all-pass control and the reading
+of a learned profile (spread, centre, gates) are one procedure of notebook 09; the profile
+readers (:func:`band_spread` .. :func:`smoothed_profile`) are the seam to split off next.
 """
 
 from __future__ import annotations
