@@ -11,6 +11,7 @@ energy         ``spectral_profile``: energy share per band per hidden unit, and 
                same measure on white noise (``noise_profile``, ``white_noise_shares``)
 timing         App. D's filter timings against scipy and torch-dct (``benchmarks/``,
                notebook 01)
+paper          Table 3a's period ranges and Figure 3b's low-pass snippet, as printed
 ============== ==================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.spectral import
@@ -107,6 +108,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "crossover_timings",
         "scipy_gain_filter",
         "sector_timings",
+    ),
+    "paper": (
+        "period_range",
+        "fig3b_low_pass",
     ),
 }
 
