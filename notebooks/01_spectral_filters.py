@@ -45,6 +45,7 @@ import torch
 
 from prismlib import spectral
 from prismlib.claims import Claim, Test, report
+from prismlib.data.published import TABLE_3A
 from prismlib.data.wikitext import load_wikitext
 from prismlib.plots import BAND_PALETTE, save_figure, save_table, set_theme
 from prismlib.probing import ENCODERS, first_window, hidden_states, load_encoder
@@ -166,22 +167,11 @@ band_energy
 # window completes one cycle every **128** tokens. So the printed periods are 4 times too
 # short. We reproduce the table as printed and put the true periods beside it; the band
 # *indices*, which are what every experiment uses, are unaffected.
+#
+# (Table 3a as printed is `prismlib.data.published.TABLE_3A`; `spectral.period_range` writes
+# a band's periods in its format.)
 
 # %%
-PAPER_TABLE_3A = [  # as printed in the paper: filter, example scale, period (toks), DCT index
-    ("LOW", "Document", "256–∞", "0–1"),
-    ("MID-LOW", "Paragraph", "32–256", "2–8"),
-    ("MID", "Sentence", "8–32", "9–33"),
-    ("MID-HIGH", "Clause", "2–8", "34–129"),
-    ("HIGH", "Word", "1–2", "130–511"),
-]
-
-
-def period_range(band: spectral.Band, n: int, period) -> str:
-    fmt = lambda v: "∞" if math.isinf(v) else f"{v:.0f}" if v >= 10 else f"{v:.2g}"  # noqa: E731
-    return f"{fmt(period(band.last, n))}–{fmt(period(band.lo, n))}"
-
-
 table3a = pd.DataFrame(
     [
         {
@@ -191,10 +181,10 @@ table3a = pd.DataFrame(
             "DCT index (ours)": f"{b.lo}–{b.last}",
             "indices match": idx == f"{b.lo}–{b.last}",
             "period, paper as printed": printed,
-            "period, paper's formula N/(2k)": period_range(b, 512, spectral.paper_period),
-            "period, true 2N/k": period_range(b, 512, spectral.true_period),
+            "period, paper's formula N/(2k)": spectral.period_range(b, 512, spectral.paper_period),
+            "period, true 2N/k": spectral.period_range(b, 512, spectral.true_period),
         }
-        for b, (_, scale, printed, idx) in zip(spectral.allocate_bands(512), PAPER_TABLE_3A)
+        for b, (_, scale, printed, idx) in zip(spectral.allocate_bands(512), TABLE_3A)
     ]
 )
 save_table(table3a, "table3a_bands", P.name)
@@ -257,19 +247,13 @@ plt.show()
 #
 # ## Figure 3b: a three-line low-pass
 #
-# The paper's Python-style snippet, run as written on the real representations `H`
-# (one row per token), against `prismlib.spectral.low_pass`:
-
+# The paper's Python-style snippet, run as written (`spectral.fig3b_low_pass`: `H_dct =
+# dct(H.T)`, `H_dct[:, k:] = 0`, `idct(H_dct).T`) on the real representations `H` (one
+# row per token), against `prismlib.spectral.low_pass`:
 
 # %%
-def low_pass_fig3b(H, k):
-    H_dct = spectral.dct(H.T)
-    H_dct[:, k:] = 0
-    return spectral.idct(H_dct).T
-
-
 k_thresh = bands["MID"].lo
-diff = (low_pass_fig3b(H, k_thresh) - spectral.low_pass(H, k_thresh)).abs().max().item()
+diff = (spectral.fig3b_low_pass(H, k_thresh) - spectral.low_pass(H, k_thresh)).abs().max().item()
 print(f"max |Fig. 3b snippet - prismlib.low_pass| over a ({N}, {H.shape[1]}) window: {diff:.2e}")
 
 # %% [markdown]

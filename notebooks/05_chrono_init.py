@@ -59,31 +59,30 @@ import seaborn as sns
 import torch
 
 from prismlib.claims import Claim, Test, report
-from prismlib.data.ptb import load_ptb_corpus
+from prismlib.data.published import EXP1, EXP1_TITLES
 from prismlib.jobcache import training_runs
 from prismlib.lstm import (
     RunSpec,
     WorkBClaims,
     bigram,
+    equivalent,
     grid,
     perplexity,
+    perplexity_claim,
     perplexity_difference,
     plot_learning_curves,
     recipe_summary,
     runs_table,
     save_learning_curves,
+    seed_equivalent,
     timescales,
-    trained,
+    trained_with_references,
+    work_b_start,
 )  # fmt: skip
-from prismlib.plots import save_figure, save_table, set_theme
-from prismlib.profiles import get_profile
+from prismlib.plots import save_figure, save_table
 
-P = get_profile(profile)
-S = P.lstm
-set_theme()
 t_start = time.perf_counter()
-corpus = load_ptb_corpus()
-test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
+P, S, corpus, test_ids = work_b_start(profile)
 print(f"profile={P.name}: {recipe_summary(S)}; seeds {S.seeds}; fixed variants freeze {S.freeze}")
 print(
     f"PTB: train {len(corpus.train):,} / valid {len(corpus.valid):,} / test {len(corpus.test):,} tokens, "
@@ -132,10 +131,8 @@ print(refs.round(1).to_string(index=False))
 # %%
 baseline = grid.experiment("baseline", P)
 specs = baseline + grid.experiment("exp1", P)
-runs = trained(specs, S, P.job_profile, executor=executor, device=P.device)
+runs = trained_with_references(specs, P, refs, executor)
 table = runs_table(list(runs.values()), S.bootstrap)
-save_table(bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline}),
-           "lm_references", P.name)  # fmt: skip
 for run in training_runs(P.name):
     print(
         f"grid training recorded {run['started']}: {run['trained']} of {run['models']} models trained in "
@@ -184,32 +181,21 @@ plt.show()
 # 10,000 resamples as in the official evaluation of the ICLR version), and its share of
 # our baseline's perplexity beside the slides' own difference as a share of theirs:
 # absolute perplexities of models this different in size and training are not comparable.
+# The slides' numbers and row titles are `prismlib.data.published.EXP1` and `EXP1_TITLES`.
 
 # %%
-SLIDES = {  # test perplexity printed on the slides (experiment 1)
-    ("baseline", None): 61.70,
-    ("layerwise", 20): 60.70, ("layerwise", 70): 61.10, ("layerwise", 200): 60.90,
-    ("gradient", 20): 60.73, ("gradient", 70): 61.17, ("gradient", 200): 61.28,
-    ("inverse", 70): 61.12,
-}  # fmt: skip
-TITLES = {
-    "baseline": "1. Baseline",
-    "layerwise": "2. Chrono layers initialization (L1 log(T-1), L2 log(T/2-1), L3 log(T/4-1))",
-    "gradient": "3. Chrono gradient initialization (all layers log(1 -> T))",
-    "inverse": "4. Inverse chrono layers initialization (L1 log(T/4-1), L2 log(T/2-1), L3 log(T-1))",
-}
 seeds = checks.end
 nll = seeds.nll
 base_ppl, base_sd = seeds.perplexity(BASE), seeds.seed_sd(BASE)
 delta = {name: seeds.delta(name) for name in nll if name != BASE}
-slides_base = SLIDES[("baseline", None)]
-rows = [{"model type": TITLES["baseline"], "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
+slides_base = EXP1[("baseline", None)]
+rows = [{"model type": EXP1_TITLES["baseline"], "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
          "seeds": seeds.seeds(BASE), "Δ vs baseline [95% CI] (ours)": "", "Δ% (ours)": np.nan, "slides": slides_base,
          "Δ% (slides)": np.nan}]  # fmt: skip
 chrono = [s for s in specs if s.variant != "baseline" and s.seed == S.seeds[0]]  # one spec per model
 for s in chrono:
-    theirs = SLIDES[(s.variant, int(s.T))]
-    rows.append({"model type": TITLES[s.variant], "T": f"{s.T:g}", "test ppl (ours)": seeds.perplexity(s.label),
+    theirs = EXP1[(s.variant, int(s.T))]
+    rows.append({"model type": EXP1_TITLES[s.variant], "T": f"{s.T:g}", "test ppl (ours)": seeds.perplexity(s.label),
                  "seed sd": seeds.seed_sd(s.label), "seeds": seeds.seeds(s.label),
                  "Δ vs baseline [95% CI] (ours)": str(delta[s.label]), "Δ% (ours)": 100 * delta[s.label].effect / base_ppl,
                  "slides": theirs, "Δ% (slides)": 100 * (theirs - slides_base) / slides_base})  # fmt: skip
@@ -293,30 +279,23 @@ moved
 MARGIN = round(0.02 * base_ppl, 1)
 vs_bigram = bigram.versus_bigram(nll, kn_nll)
 chrono70 = [s for s in shown if s.variant != "baseline"]
-
-
-def equivalent(m) -> tuple[Test, ...]:
-    return tuple(Test.equivalence(m.delta(s.label), MARGIN, f"ppl({s.label}) - ppl(baseline)") for s in chrono)
-
-
-def seed_level() -> tuple[Test, ...]:  # Welch over seeds, where both models have two or more
-    return tuple(Test.equivalence(t.interval, MARGIN, t.label) for s in chrono for t in checks.seed_test(s.label))
-
-
+not_affected = equivalent([s.label for s in chrono], MARGIN)  # each chrono model within ±MARGIN of the baseline
 model70 = checks.gates([BASE] + [s.label for s in chrono70], lambda m: ())[0]
 base0 = RunSpec("baseline", seed=S.seeds[0]).label
 vs_bigram[base0] = perplexity_difference(base_run.test_nll, kn_nll)
 claims = [
-    Claim(
+    perplexity_claim(
         "05",
         f"Initialisation alone does not change test perplexity: all {len(chrono)} chrono models within ±2% "
         f"(±{MARGIN:.1f}) of the baseline seed mean {base_ppl:.1f} "
         f"(ours: {min(seeds.perplexity(s.label) for s in chrono):.1f}-{max(seeds.perplexity(s.label) for s in chrono):.1f})",
         "Experiment 1: 'Performance is not affected by the initialization at all!' Baseline 61.70; chrono layer-wise "
         "60.70 / 61.10 / 60.90, gradient 60.73 / 61.17 / 61.28 (T = 20 / 70 / 200), inverse 61.12 (T = 70)",
-        equivalent(seeds) + seed_level(),
-        (bigram.beats_bigram(vs_bigram, kn_nll, [BASE]), *checks.gates([BASE] + [s.label for s in chrono], equivalent)),
-        "ppl",
+        checks,
+        [BASE] + [s.label for s in chrono],
+        not_affected,
+        bigram.beats_bigram(vs_bigram, kn_nll, [BASE]),
+        seed_equivalent(checks, [s.label for s in chrono], MARGIN),  # Welch over seeds, where both models have two or more
     ),
     Claim(
         "05",

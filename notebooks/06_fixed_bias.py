@@ -48,31 +48,29 @@ import numpy as np
 import pandas as pd
 import torch
 
-from prismlib.claims import Claim, Test, report
-from prismlib.data.ptb import load_ptb_corpus
+from prismlib.claims import report
+from prismlib.data.published import EXP2, EXP2_TITLES, EXP3, EXP3_TITLES, SLIDES_BASELINE
 from prismlib.lstm import (
     WorkBClaims,
     bigram,
+    first_layer_worst,
     grid,
+    no_harm,
     perplexity,
-    perplexity_contrast,
-    perplexity_difference,
+    perplexity_claim,
     plot_learning_curves,
     recipe_summary,
+    rises,
     runs_table,
     save_learning_curves,
     timescales,
-    trained,
+    trained_with_references,
+    work_b_start,
 )  # fmt: skip
-from prismlib.plots import save_figure, save_table, set_theme
-from prismlib.profiles import get_profile
+from prismlib.plots import save_figure, save_table
 
-P = get_profile(profile)
-S = P.lstm
-set_theme()
 t_start = time.perf_counter()
-corpus = load_ptb_corpus()
-test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
+P, S, corpus, test_ids = work_b_start(profile)
 sizes = [S.hidden] * (S.layers - 1) + [S.emb]
 print(f"profile={P.name}: {recipe_summary(S)}; seeds {S.seeds}; test on {len(test_ids):,} tokens; fixed variants freeze {S.freeze} biases")
 
@@ -112,10 +110,8 @@ print(refs.round(1).to_string(index=False))
 
 # %%
 baseline = grid.experiment("baseline", P)
-runs = trained(baseline + fixed, S, P.job_profile, executor=executor, device=P.device)
+runs = trained_with_references(baseline + fixed, P, refs, executor)
 table = runs_table(list(runs.values()), S.bootstrap)
-save_table(bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline}),
-           "lm_references", P.name)  # fmt: skip
 BASE = "baseline (seed mean)"
 checks = WorkBClaims(runs, key=lambda s: BASE if s.variant == "baseline" else (s.variant, int(s.T)), reference=BASE,
                      share=S.converge_share, tolerance=S.converge_tolerance)  # fmt: skip
@@ -151,31 +147,18 @@ plt.show()
 # "seed sd" is the spread of a model's seeds where it has several (reported; the seed-level
 # test is Welch's, in the claims). "Δ%" puts our
 # difference as a share of our baseline beside the slides' as a share of theirs (61.70).
+# The slides' numbers and row titles are `prismlib.data.published.EXP2` and `EXP2_TITLES`
+# (experiment 3: `EXP3`, `EXP3_TITLES`).
 
 # %%
-SLIDES_2 = {
-    ("layerwise", 20): 61.71, ("layerwise", 70): 65.53, ("layerwise", 200): 68.25,
-    ("gradient", 20): 61.02, ("gradient", 70): 64.45, ("gradient", 200): 67.23,
-}  # fmt: skip
-TITLES_2 = {
-    "layerwise": "2. Fixed bias using chrono layers initialization (L1 log(T-1), L2 log(T/2-1), L3 log(T/4-1))",
-    "gradient": "3. Fixed bias using chrono gradient initialization (all layers log(1 -> T-1))",
-}
-
-
-SLIDES_BASE = 61.70
 BASELINE_ROW = {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd, "seeds": seeds.seeds(BASE),
-                "Δ vs baseline [95% CI] (ours)": "", "Δ% (ours)": np.nan, "slides": SLIDES_BASE, "Δ% (slides)": np.nan}  # fmt: skip
+                "Δ vs baseline [95% CI] (ours)": "", "Δ% (ours)": np.nan, "slides": SLIDES_BASELINE, "Δ% (slides)": np.nan}  # fmt: skip
 ROWS = {key: {"T": str(key[1]), "test ppl (ours)": ppl[key], "seed sd": seeds.seed_sd(key), "seeds": seeds.seeds(key),
               "Δ vs baseline [95% CI] (ours)": str(delta[key]), "Δ% (ours)": 100 * delta[key].effect / base_ppl}
         for key in ppl}  # fmt: skip
-
-
-def slides_row(title: str, key: tuple, theirs: float) -> dict:
-    return {"model type": title, **ROWS[key], "slides": theirs, "Δ% (slides)": 100 * (theirs - SLIDES_BASE) / SLIDES_BASE}
-
-
-exp2 = pd.DataFrame([BASELINE_ROW] + [slides_row(TITLES_2[v], (v, T), s) for (v, T), s in SLIDES_2.items()])
+exp2 = pd.DataFrame([BASELINE_ROW] + [{"model type": EXP2_TITLES[v], **ROWS[(v, T)], "slides": theirs,
+                                       "Δ% (slides)": 100 * (theirs - SLIDES_BASELINE) / SLIDES_BASELINE}
+                                      for (v, T), theirs in EXP2.items()])  # fmt: skip
 save_table(exp2, "exp2_fixed_bias", P.name)
 exp2
 
@@ -183,17 +166,9 @@ exp2
 # ## Experiment 3: where the longest timescale sits
 
 # %%
-SLIDES_3 = {
-    ("layerwise", 20): 61.71, ("layerwise", 70): 65.53,
-    ("middle", 20): 60.61, ("middle", 70): 63.15,
-    ("inverse", 20): 60.54, ("inverse", 70): 63.48,
-}  # fmt: skip
-TITLES_3 = {
-    "layerwise": "2. First layer - longest timescale (L1 T, L2 T/2, L3 T/4)",
-    "middle": "3. Middle layer - longest timescale (L1 T/4, L2 T, L3 T/2)",
-    "inverse": "4. Last layer - longest timescale (L1 T/4, L2 T/2, L3 T)",
-}
-exp3 = pd.DataFrame([BASELINE_ROW] + [slides_row(TITLES_3[v], (v, T), s) for (v, T), s in SLIDES_3.items()])
+exp3 = pd.DataFrame([BASELINE_ROW] + [{"model type": EXP3_TITLES[v], **ROWS[(v, T)], "slides": theirs,
+                                       "Δ% (slides)": 100 * (theirs - SLIDES_BASELINE) / SLIDES_BASELINE}
+                                      for (v, T), theirs in EXP3.items()])  # fmt: skip
 save_table(exp3, "exp3_layer_placement", P.name)
 exp3
 
@@ -238,64 +213,26 @@ plt.show()
 
 # %%
 MARGIN = round(0.02 * base_ppl, 1)
-
-
 vs_bigram = bigram.versus_bigram({k if k == BASE else f"{k[0]} T={k[1]} (fixed)": x for k, x in nll.items()}, kn_nll)
-
-
-GATE = (bigram.beats_bigram(vs_bigram, kn_nll, [BASE]),)
-
-
-def series(variant: str, Ts=(20, 70, 200)) -> str:
-    return " / ".join(f"{ppl[(variant, T)]:.1f}" for T in Ts)
-
-
-def rises(variant: str):
-    def tests(m) -> tuple[Test, ...]:
-        return tuple(
-            Test(perplexity_difference(m.nll[(variant, b)], m.nll[(variant, a)]), +1, 0.0, f"ppl({variant} T={b}) - ppl(T={a})")
-            for a, b in ((20, 70), (70, 200))
-        )  # fmt: skip
-
-    return tests
-
-
-def first_worst(m) -> tuple[Test, ...]:
-    return tuple(
-        Test(perplexity_contrast(m.nll[("layerwise", T)], [m.nll[("middle", T)], m.nll[("inverse", T)]], against="worst"),
-             +1, 0.0, f"ppl(first longest) - worse of (middle, last), T={T}")
-        for T in (20, 70)
-    )  # fmt: skip
-
-
-def no_harm(m) -> tuple[Test, ...]:
-    return (Test(m.delta(("layerwise", 20)), -1, MARGIN, "ppl(layerwise T=20 fixed) - ppl(baseline)"),)
-
-
-def gates(models, tests_of) -> tuple:
-    return GATE + checks.gates(models, tests_of)
-
-
-EXP3 = [(v, T) for v in ("layerwise", "middle", "inverse") for T in (20, 70)]
+GATE = bigram.beats_bigram(vs_bigram, kn_nll, [BASE])
+series = {v: " / ".join(f"{ppl[(v, T)]:.1f}" for T in (20, 70, 200)) for v in ("layerwise", "gradient")}
+EXP3_MODELS = [(v, T) for v in ("layerwise", "middle", "inverse") for T in (20, 70)]
+no_harm_20 = no_harm(("layerwise", 20), MARGIN, "ppl(layerwise T=20 fixed) - ppl(baseline)")
 claims = [
-    Claim(
+    perplexity_claim(
         "06",
-        f"Fixed layer-wise biases: perplexity rises with T (ours, T = 20 / 70 / 200: {series('layerwise')})",
+        f"Fixed layer-wise biases: perplexity rises with T (ours, T = 20 / 70 / 200: {series['layerwise']})",
         "Experiment 2: 'A T-dependent pattern among performances!' Fixed layer-wise biases: 61.71 / 65.53 / 68.25 "
         "(T = 20 / 70 / 200; baseline 61.70)",
-        rises("layerwise")(seeds),
-        gates([("layerwise", T) for T in (20, 70, 200)], rises("layerwise")),
-        "ppl",
+        checks, [("layerwise", T) for T in (20, 70, 200)], rises("layerwise"), GATE,
     ),
-    Claim(
+    perplexity_claim(
         "06",
-        f"Fixed gradient biases: perplexity rises with T (ours: {series('gradient')})",
+        f"Fixed gradient biases: perplexity rises with T (ours: {series['gradient']})",
         "Experiment 2: fixed chrono-gradient biases 61.02 / 64.45 / 67.23 (T = 20 / 70 / 200)",
-        rises("gradient")(seeds),
-        gates([("gradient", T) for T in (20, 70, 200)], rises("gradient")),
-        "ppl",
+        checks, [("gradient", T) for T in (20, 70, 200)], rises("gradient"), GATE,
     ),
-    Claim(
+    perplexity_claim(
         "06",
         "A small timescale in the first layer works best: at T = 20 and at T = 70 the first-layer-longest model is "
         f"worse than both the middle- and the last-layer-longest (ours, first / middle / last: T = 20 "
@@ -303,20 +240,16 @@ claims = [
         f"{ppl[('layerwise', 70)]:.1f} / {ppl[('middle', 70)]:.1f} / {ppl[('inverse', 70)]:.1f})",
         "Experiment 3: 'Small timescale in first layer - most effective'. First / middle / last layer longest: "
         "T = 20 61.71 / 60.61 / 60.54; T = 70 65.53 / 63.15 / 63.48",
-        first_worst(seeds),
-        gates(EXP3, first_worst),
-        "ppl",
+        checks, EXP3_MODELS, first_layer_worst, GATE,
     ),
-    Claim(
+    perplexity_claim(
         "06",
         f"Fixed T = 20 layer-wise biases do not hurt: at most 2% (+{MARGIN:.1f}) above the baseline seed mean "
         f"(ours: {ppl[('layerwise', 20)]:.1f} vs {base_ppl:.1f})",
         "Experiment 2: fixed layer-wise T = 20 61.71 vs baseline 61.70",
-        no_harm(seeds) + checks.seed_test(("layerwise", 20), BASE, -1, MARGIN),
-        gates([BASE, ("layerwise", 20)], no_harm),
-        "ppl",
+        checks, [BASE, ("layerwise", 20)], no_harm_20, GATE, checks.seed_test(("layerwise", 20), BASE, -1, MARGIN),
     ),
-]
+]  # fmt: skip
 print(f"baseline {base_ppl:.2f} (seed mean; seed sd {base_sd:.2f} over {len(S.seeds)} seeds); bigram {perplexity(kn_nll):.1f}")
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")

@@ -65,34 +65,36 @@ import seaborn as sns
 import torch
 from scipy.stats import spearmanr
 
-from prismlib.claims import Claim, Test, report
-from prismlib.data.ptb import load_ptb_corpus
+from prismlib.claims import report
+from prismlib.data.published import EXP4, EXP4_TITLES, ICLR_PTB_TEST_PPL
 from prismlib.lstm import (
     MIN_SEEDS,
     WorkBClaims,
+    beats_baseline,
     bigram,
     forget_gate_means,
     grid,
+    layer2_key,
+    layer2_short,
+    pareto_best,
     perplexity,
     perplexity_by_frequency,
-    perplexity_contrast,
+    perplexity_claim,
     plot_learning_curves,
+    rare_words,
     recipe_summary,
     runs_table,
     save_learning_curves,
     seed_spread,
     timescales,
-    trained,
+    trained_with_references,
+    work_b_start,
+    x70_worst,
 )  # fmt: skip
-from prismlib.plots import save_figure, save_table, set_theme
-from prismlib.profiles import get_profile
+from prismlib.plots import save_figure, save_table
 
-P = get_profile(profile)
-S = P.lstm
-set_theme()
 t_start = time.perf_counter()
-corpus = load_ptb_corpus()
-test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
+P, S, corpus, test_ids = work_b_start(profile)
 seed = S.seeds[0]
 BASE = "baseline"
 print(f"profile={P.name}: {recipe_summary(S)}; seeds {S.seeds}; test on {len(test_ids):,} tokens")
@@ -174,13 +176,7 @@ for r in refs.itertuples():
 
 # %%
 specs = grid.experiment("baseline", P) + grid.experiment("exp4", P) + grid.experiment("official", P)
-runs = trained(specs, S, P.job_profile, executor=executor, device=P.device)
-baseline_specs = [s for s in runs if s.variant == BASE]
-save_table(
-    bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline_specs}),
-    "lm_references",
-    P.name,
-)
+runs = trained_with_references(specs, P, refs, executor)
 table = runs_table(list(runs.values()), S.bootstrap)
 table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd", "train tokens", "stopped"]]
 
@@ -213,35 +209,15 @@ plt.show()
 # of our baseline beside the slides' difference as a share of theirs. The last column is
 # the ICLR 2021 version's PTB test perplexity (asserted by its official code; a
 # separately trained AWD-LSTM baseline, not the slides' one), beside the model it
-# belongs to: the official code's multi-timescale model, and the baseline.
+# belongs to: the official code's multi-timescale model, and the baseline. The published
+# numbers and the row titles are `prismlib.data.published.EXP4`, `EXP4_TITLES` and
+# `ICLR_PTB_TEST_PPL`.
 
 # %%
-SLIDES = {  # (test ppl, bootstrapped "mean +/- sd", seeds "mean +/- sd") as printed
-    "baseline": (61.40, "61.42 +/- 1.52", "61.64 +/- 0.28"),
-    "layer2 X=5": (60.17, "60.19 +/- 1.50", ""), "layer2 X=10": (59.88, "59.90 +/- 1.49", ""),
-    "layer2 X=20": (59.97, "60.00 +/- 1.50", ""), "layer2 X=30": (60.09, "60.12 +/- 1.49", ""),
-    "layer2 X=70": (60.71, "60.73 +/- 1.52", ""),
-    "mod5": (60.16, "60.18 +/- 1.50", "60.34 +/- 0.15"), "mod8": (59.88, "59.89 +/- 1.49", "59.83 +/- 0.09"),
-    "pareto": (59.52, "59.55 +/- 1.48", "59.66 +/- 0.17"), "published": (np.nan, "", ""), "official": (np.nan, "", ""),
-}  # fmt: skip
-ICLR_PPL = {"baseline": 58.98, "official": 57.58}  # PTB test, asserted by the official code (its own model only)
-TITLES = {"baseline": "1. Baseline"}
-TITLES.update({f"layer2 X={X}": f"{i}. L2: bias log({X}-1)" for i, X in enumerate((5, 10, 20, 30, 70), start=2)})
-TITLES.update({
-    "mod5": "7. L2: Modular I (MOD5): half 1->20, half 70", "mod8": "8. L2: Modular II (MOD8): 80% 1->20, 20% 70",
-    "pareto": "9. L2: Pareto (1/x^1.54)", "published": "10. Published: L1 T in {3, 4}, L2 inverse-gamma(0.56)",
-    "official": "11. Official code: as 10, L2 grid with T = 0, all L1-2 biases frozen",
-})  # fmt: skip
-
-
-def key_of(spec) -> str:
-    return spec.variant if spec.variant != "layer2" else f"layer2 X={spec.T:g}"
-
-
 by_key: dict[str, list] = {}
 for spec in runs:
-    by_key.setdefault(key_of(spec), []).append(spec)
-checks = WorkBClaims(runs, key=key_of, reference=BASE, share=S.converge_share, tolerance=S.converge_tolerance)
+    by_key.setdefault(layer2_key(spec), []).append(spec)
+checks = WorkBClaims(runs, key=layer2_key, reference=BASE, share=S.converge_share, tolerance=S.converge_tolerance)
 seeds = checks.end
 XS = sorted(s.T for s in runs if s.variant == "layer2")  # the X values the profile's grid trains
 ORDER = [BASE] + [f"layer2 X={X:g}" for X in XS] + [k for k in ("mod5", "mod8", "pareto", *ICLR) if k in by_key]
@@ -254,24 +230,24 @@ for key in ORDER:
     trow = table[(table.model == first.spec.label) & (table.seed == seed)].iloc[0]
     per_seed = [runs[s].test_ppl for s in by_key[key]]
     mean, sd = seed_spread(per_seed)
-    slides = SLIDES.get(key, (np.nan, "", ""))
+    slides = EXP4.get(key, (np.nan, "", ""))
     rows.append({
-        "model type": TITLES.get(key, key), "test ppl (seed mean)": ppl[key], "seeds": len(per_seed),
+        "model type": EXP4_TITLES.get(key, key), "test ppl (seed mean)": ppl[key], "seeds": len(per_seed),
         "seed mean +/- sd of seed ppl": f"{mean:.2f} +/- {sd:.2f}" if len(per_seed) > 1 else "",
         f"bootstrapped (seed {seed})": f"{trow['bootstrap mean']:.2f} +/- {trow['bootstrap sd']:.2f}",
         "Δ vs baseline [95% CI] (ours)": "" if key == BASE else str(delta[key]),
         "Δ% (ours)": np.nan if key == BASE else 100 * delta[key].effect / ppl[BASE],
-        "slides test ppl": slides[0], "Δ% (slides)": 100 * (slides[0] - SLIDES[BASE][0]) / SLIDES[BASE][0],
-        "slides bootstrapped": slides[1], "slides seeds (6)": slides[2], "ICLR 2021 test ppl": ICLR_PPL.get(key, np.nan),
+        "slides test ppl": slides[0], "Δ% (slides)": 100 * (slides[0] - EXP4[BASE][0]) / EXP4[BASE][0],
+        "slides bootstrapped": slides[1], "slides seeds (6)": slides[2], "ICLR 2021 test ppl": ICLR_PTB_TEST_PPL.get(key, np.nan),
     })  # fmt: skip
 exp4 = pd.DataFrame(rows)
 save_table(exp4, "exp4_layer2_timescales", P.name)
 exp4
 
 # %%
-SHORT = {key: key.replace("layer2 ", "") for key in ORDER}
+SHORT = {key: layer2_short(key) for key in ORDER}
 fig, ax = plt.subplots(figsize=(10, 4))
-plot = pd.DataFrame([{"key": SHORT[key_of(s)], "seed": s.seed, "test ppl": r.test_ppl} for s, r in runs.items()])
+plot = pd.DataFrame([{"key": SHORT[layer2_key(s)], "seed": s.seed, "test ppl": r.test_ppl} for s, r in runs.items()])
 sns.stripplot(plot, x="key", y="test ppl", order=[SHORT[k] for k in ORDER], hue="seed", ax=ax, size=7, jitter=False)
 bmean, bsd = seed_spread([runs[s].test_ppl for s in by_key[BASE]])
 ax.axhspan(bmean - bsd, bmean + bsd, color="0.88", zorder=0, label="baseline ± seed sd")
@@ -424,74 +400,60 @@ plt.show()
 
 # %%
 vs_bigram = bigram.versus_bigram(nll, kn_nll)
-GATE = (bigram.beats_bigram(vs_bigram, kn_nll, [BASE]),)
+GATE = bigram.beats_bigram(vs_bigram, kn_nll, [BASE])
 FIXED_X = [f"layer2 X={X:g}" for X in XS]
 seeds_note = f"{len(by_key['pareto'])} seeds"
 rare = freq[(freq.model == "official") & (freq["bin"] == "<100")].iloc[0]
 rare_base = freq[(freq.model == BASE) & (freq["bin"] == "<100")].iloc[0]
-
-
-def beats_baseline(*keys):
-    def tests(m) -> tuple[Test, ...]:
-        return tuple(Test(m.delta(k), -1, 0.0, f"ppl({SHORT[k]}) - ppl(baseline)") for k in keys)
-
-    return tests
-
-
-def pareto_best(m) -> tuple[Test, ...]:
-    against = perplexity_contrast(m.nll["pareto"], [m.nll["mod5"], m.nll["mod8"]], against="best")
-    return (Test(against, -1, 0.0, "ppl(Pareto, seed mean) - better of (MOD5, MOD8)"),)
-
-
-def x70_worst(m) -> tuple[Test, ...]:
-    others = [m.nll[k] for k in FIXED_X if k != "layer2 X=70"]
-    return (Test(perplexity_contrast(m.nll["layer2 X=70"], others, against="worst"), +1, 0.0, "ppl(X=70) - worst of the other X"),)
-
-
-def rare_words(m) -> tuple[Test, ...]:
-    bins = perplexity_by_frequency({k: m.nll[k] for k in (BASE, "official")}, test_ids, train_counts, reference=BASE)
-    row = bins[(bins.model == "official") & (bins["bin"] == "<100")].iloc[0]
-    return (Test(row.delta, -1, 0.0, "ppl(official) - ppl(baseline), target words < 100 in train"),)
-
-
-def claim(text: str, paper: str, models: list, tests_of, seed_level=()) -> Claim:
-    return Claim("07", text, paper, tuple(tests_of(seeds)) + tuple(seed_level), GATE + checks.gates(models, tests_of), "ppl")
-
-
 claims = [
-    claim(
+    perplexity_claim(
+        "07",
         f"Every fixed layer-2 value beats the baseline (ours: {', '.join(f'{SHORT[k]} {ppl[k]:.1f}' for k in FIXED_X)}; "
         f"baseline {ppl[BASE]:.1f}, seed mean)",
         "Experiment 4: L2 bias log(X-1): X = 5 60.17, 10 59.88, 20 59.97, 30 60.09, 70 60.71 vs baseline 61.40",
+        checks,
         [BASE, *FIXED_X],
         beats_baseline(*FIXED_X),
+        GATE,
     ),
-    claim(
+    perplexity_claim(
+        "07",
         f"MOD5 and MOD8 beat the baseline (ours: {ppl['mod5']:.1f}, {ppl['mod8']:.1f} vs baseline {ppl[BASE]:.1f}, seed mean)",
         "Experiment 4: MOD5 60.16, MOD8 59.88 vs baseline 61.40 (seed means 60.34 +/- 0.15, 59.83 +/- 0.09 vs 61.64 +/- 0.28)",
+        checks,
         [BASE, "mod5", "mod8"],
         beats_baseline("mod5", "mod8"),
+        GATE,
     ),
-    claim(
+    perplexity_claim(
+        "07",
         f"Pareto layer 2 beats the baseline over {seeds_note} (ours: {ppl['pareto']:.1f} vs {ppl[BASE]:.1f})",
         "Experiment 4: Pareto 59.66 +/- 0.17 vs baseline 61.64 +/- 0.28 over 6 seeds (single models 59.52 vs 61.40)",
+        checks,
         [BASE, "pareto"],
         beats_baseline("pareto"),
+        GATE,
         checks.seed_test("pareto"),
     ),
-    claim(
+    perplexity_claim(
+        "07",
         f"The multi-timescale LSTM (official assignment) beats the baseline on PTB test (ours: {ppl['official']:.1f} vs {ppl[BASE]:.1f})",
         "ICLR 2021 (official code): test perplexity 57.58 (multi-timescale) vs 58.98 (baseline)",
+        checks,
         [BASE, "official"],
         beats_baseline("official"),
+        GATE,
         checks.seed_test("official"),
     ),
-    claim(
+    perplexity_claim(
+        "07",
         f"The multi-timescale LSTM (official) beats the baseline on rare words, < 100 training occurrences (ours: "
         f"{rare.ppl:.1f} vs {rare_base.ppl:.1f} on {rare.tokens:,} tokens)",
         "ICLR 2021: the multi-timescale model's improvement over the baseline is largest for words seen < 100 times",
+        checks,
         [BASE, "official"],
-        rare_words,
+        rare_words(test_ids, train_counts),
+        GATE,
     ),
 ]
 # The slides' gaps between variants (X = 70 against the next worst X: 0.9%; Pareto against
@@ -501,7 +463,7 @@ between = []
 if 70.0 in XS and len(XS) > 1:
     between.append((
         f"X = 70 is the worst fixed value (ours: {ppl['layer2 X=70']:.1f}; best {SHORT[min(FIXED_X, key=ppl.get)]})",
-        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)", FIXED_X, x70_worst,
+        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)", FIXED_X, x70_worst(FIXED_X),
     ))  # fmt: skip
 between.append((
     f"Pareto is the best of the mixtures (ours: Pareto {ppl['pareto']:.1f} over {seeds_note}, MOD5 {ppl['mod5']:.1f}, "
@@ -517,7 +479,7 @@ for text, paper, models, tests_of in between:
                             "why no verdict": f"needs {MIN_SEEDS} seeds of each model; has "
                                               + ", ".join(f"{k} {n}" for k, n in few.items())})  # fmt: skip
     else:
-        claims.append(claim(text, paper, models, tests_of))
+        claims.append(perplexity_claim("07", text, paper, checks, models, tests_of, GATE))
 print(f"baseline {ppl[BASE]:.2f} (seed mean; seed sd {bsd:.2f}); bigram {perplexity(kn_nll):.1f}; "
       f"baseline - bigram {vs_bigram[BASE]}")  # fmt: skip
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
@@ -537,9 +499,9 @@ pd.DataFrame(descriptive)
 # alone even when its interval excludes 0.
 
 # %%
-PUBLISHED_EFFECT = {k: SLIDES[BASE][0] - SLIDES[k][0] for k in ORDER if k in SLIDES and np.isfinite(SLIDES[k][0])}
-PUBLISHED_EFFECT.update({k: ICLR_PPL[BASE] - ICLR_PPL[k] for k in ICLR if k in ORDER and k in ICLR_PPL})
-PUBLISHED_BASE = {k: ICLR_PPL[BASE] if k in ICLR else SLIDES[BASE][0] for k in PUBLISHED_EFFECT}
+PUBLISHED_EFFECT = {k: EXP4[BASE][0] - EXP4[k][0] for k in ORDER if k in EXP4 and np.isfinite(EXP4[k][0])}
+PUBLISHED_EFFECT.update({k: ICLR_PTB_TEST_PPL[BASE] - ICLR_PTB_TEST_PPL[k] for k in ICLR if k in ORDER and k in ICLR_PTB_TEST_PPL})
+PUBLISHED_BASE = {k: ICLR_PTB_TEST_PPL[BASE] if k in ICLR else EXP4[BASE][0] for k in PUBLISHED_EFFECT}
 rows = []
 for key, d in delta.items():
     if key not in PUBLISHED_EFFECT:  # no published number of its own (the published variant's)
@@ -557,7 +519,7 @@ print(f"baseline {ppl[BASE]:.1f} (seed mean of {len(by_key[BASE])}), seed sd {bs
       f"({100 * bsd / ppl[BASE]:.1f} % of it; slides 0.28 of 61.64 = {100 * 0.28 / 61.64:.1f} %); "
       f"of {len(resolution)} published gains scaled to our baseline, {int(resolution['above half-width'].sum())} exceed "
       f"our interval half-width and {int(resolution['above baseline seed sd'].sum())} our baseline's seed sd; "
-      f"the baseline gate {'passed' if GATE[0].passed else 'failed'}")  # fmt: skip
+      f"the baseline gate {'passed' if GATE.passed else 'failed'}")  # fmt: skip
 both = resolution[resolution["above half-width"] & resolution["above baseline seed sd"]].model.tolist()
 print(f"gains of the published relative size resolvable here (above both): {', '.join(both) or 'none'}")
 resolution

@@ -80,28 +80,28 @@ import torch
 
 from prismlib import lstm
 from prismlib.claims import Claim, Gate, Test, report
-from prismlib.data.ptb import UNK, load_ptb_corpus
+from prismlib.data.ptb import UNK
 from prismlib.devices import torch_threads
 from prismlib.lstm import (
+    MemoryGates,
     ablation,
     bigram,
     context_use,
     context_use_gate,
     converged_gate,
     grid,
+    slope_gap,
+    slope_range,
     timescales,
-    trained,
+    trained_with_references,
+    untrained_control,
     untrained_model,
+    work_b_start,
 )  # fmt: skip
-from prismlib.plots import save_figure, save_table, set_theme
-from prismlib.profiles import get_profile
+from prismlib.plots import save_figure, save_table
 
-P = get_profile(profile)
-S = P.lstm
-set_theme()
 t_start = time.perf_counter()
-corpus = load_ptb_corpus()
-test_ids = corpus.test if S.test_tokens is None else corpus.test[: S.test_tokens]
+P, S, corpus, test_ids = work_b_start(profile)
 sizes = [S.hidden] * (S.layers - 1) + [S.emb]
 fit = S.memory_fit
 print(
@@ -147,13 +147,7 @@ for row in refs.itertuples():
     print(f"{row.model}: valid {row.valid_ppl:.1f}, test {row.test_ppl:.1f} on {row.test_tokens:,} test tokens")
 
 # %%
-baseline_specs = grid.experiment("baseline", P)
-runs = trained(specs + baseline_specs, S, P.job_profile, executor=executor, device=P.device)
-save_table(
-    bigram.lm_references(refs, {f"baseline seed {s.seed}": (runs[s].val_ppl, runs[s].test_ppl) for s in baseline_specs}),
-    "lm_references",
-    P.name,
-)
+runs = trained_with_references(specs + grid.experiment("baseline", P), P, refs, executor)
 vs_bigram = bigram.versus_bigram({s.label: runs[s].test_nll for s in specs}, kn_nll)
 lstm.runs_table([runs[s] for s in specs], S.bootstrap)[["model", "val ppl", "test ppl"]].assign(
     **{"ppl - bigram [95% CI]": [str(vs_bigram[label]) for label in labels]}
@@ -283,14 +277,9 @@ decays = Gate(f"the cell-state change decays with distance (every slope over d =
 by_variant = {s.variant: s.label for s in specs}
 L1_long, L1_short = by_variant["layerwise"], by_variant["inverse"]
 base_label = next(s.label for s in specs if s.variant == "baseline")
-
-
-def gates(models: list[str]) -> tuple:
-    return (bigram.beats_bigram(vs_bigram, kn_nll, [base_label]),
-            converged_gate({k: runs[next(s for s in specs if s.label == k)] for k in models}, S.converge_share,
-                           S.converge_tolerance),
-            *(use_gate[k] for k in models), decays)  # fmt: skip
-
+gates = MemoryGates(bigram.beats_bigram(vs_bigram, kn_nll, [base_label]),
+                    {k: runs[next(s for s in specs if s.label == k)] for k in labels}, use_gate, decays,
+                    S.converge_share, S.converge_tolerance)  # fmt: skip
 
 controls = {}
 with torch_threads(S.threads):
@@ -300,18 +289,7 @@ with torch_threads(S.threads):
             seed=spec.seed, warmup=S.memory_warmup, mode=S.memory_mode, desc=f"{spec.label} (untrained)",
         )  # fmt: skip
 
-
-def layer_slope(c, layer: int) -> float:
-    return float(ablation.decay_slopes(c[:, layer : layer + 1], fit)[0])
-
-
-def control(name: str, models: list[str], statistic) -> Gate:
-    trained_iv, control_iv, excess = ablation.control_excess([changes[k] for k in models], [controls[k] for k in models],
-                                                             statistic)  # fmt: skip
-    return ablation.control_gate(name, trained_iv, control_iv, excess)
-
-
-l1_control = control("layer 1's slope difference", [L1_long, L1_short], lambda cs: layer_slope(cs[0], 0) - layer_slope(cs[1], 0))
+l1_control = untrained_control("layer 1's slope difference", [L1_long, L1_short], changes, controls, slope_gap(fit, (0, 0), (1, 0)))
 
 last = S.layers - 1
 l1_diff = ablation.slope_difference(changes[L1_long], changes[L1_short], 0, fit)
@@ -326,16 +304,10 @@ order_tests = tuple(
     for k in all_fixed for other in range(S.layers) if other != top[k]
 )  # fmt: skip
 
-
-def slope_range(layer: int) -> float:
-    v = [slope_ci[(k, layer)].effect for k in labels]
-    return max(v) - min(v)
-
-
 tau = {key: ablation.effective_timescale(iv.effect) for key, iv in slope_ci.items()}  # words, per (model, layer)
 order_controls = [
-    control(f"slope L{top[k] + 1} - slope L{other + 1} ({k})", [k],
-            lambda cs, a=top[k], b=other: layer_slope(cs[0], a) - layer_slope(cs[0], b))
+    untrained_control(f"slope L{top[k] + 1} - slope L{other + 1} ({k})", [k], changes, controls,
+                      slope_gap(fit, (0, top[k]), (0, other)))
     for k in all_fixed for other in range(S.layers) if other != top[k]
 ]  # fmt: skip
 order_control = Gate(
@@ -361,7 +333,8 @@ claims = [
     Claim(
         "08",
         f"Layer {last + 1} has a similar slope in every model: its range across the {len(labels)} models "
-        f"({slope_range(last):.3f} per word) is smaller than layer 1's ({slope_range(0):.3f})",
+        f"({slope_range(slope_ci, labels, last):.3f} per word) is smaller than layer 1's "
+        f"({slope_range(slope_ci, labels, 0):.3f})",
         "'Layer 3 - all model has similar slope - irrespective of fixed bias values - task-dependency?'",
         (Test(spread, +1, 0.0, f"range of L1 slopes - range of L{last + 1} slopes"),),
         gates(labels),

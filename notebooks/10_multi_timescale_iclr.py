@@ -58,6 +58,7 @@ import torch
 
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.data.ptb import UNK, load_ptb_corpus
+from prismlib.data.published import ICLR_PTB_TEST_PPL
 from prismlib.data.registry import verify
 from prismlib.devices import torch_threads
 from prismlib.lstm import (
@@ -315,8 +316,8 @@ route_claim = Claim(
     + ("is as large: not specific to long timescales" if route_last.effect >= route_first.effect else "is smaller"),
 )  # fmt: skip
 print(f"[{route_claim.verdict}] longest block {route_first}; shortest block {route_last}")
-ICLR_PPL = {"baseline": 58.98, "official": 57.58}  # PTB test, asserted by the official model_evaluation.py
-pd.DataFrame([{"model": run.spec.label, f"test ppl, ours ({len(ids):,} tokens)": perplexity(nll), "ICLR 2021 test ppl": ICLR_PPL[key]}
+pd.DataFrame([{"model": run.spec.label, f"test ppl, ours ({len(ids):,} tokens)": perplexity(nll),
+               "ICLR 2021 test ppl": ICLR_PTB_TEST_PPL[key]}
               for key, run, nll in (("baseline", base_run, base_nll), ("official", mts_run, intact))])  # fmt: skip
 
 # %% [markdown]

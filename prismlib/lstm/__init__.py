@@ -12,6 +12,8 @@ bigram             the unigram and Kneser-Ney bigram references (the gate of eve
 ablation           the cell-state ablation (how far back each layer remembers)
 convergence        learning curves, the model gate, power-law budgets
 verdicts           the gates every perplexity claim carries: convergence, stability, seeds
+slide_claims       the slides' claims of notebooks 05-08 as tests, with their gates wired in
+header             what every work-B notebook starts with: profile, PTB test tokens, trained runs
 summaries          tables and figures of trained runs: the runs table, learning curves
 dyck               the ICLR paper's Dyck-2 task: grammar sampler, legal next symbols, scoring
 mutual_information mutual information between words d apart (bias-corrected), its decay fits
@@ -141,6 +143,32 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "interval_row",
         "stopped_by_rule",
         "converged_gate",
+    ),
+    "slide_claims": (
+        "perplexity_claim",
+        "equivalent",
+        "seed_equivalent",
+        "rises",
+        "first_layer_worst",
+        "no_harm",
+        "layer2_key",
+        "layer2_short",
+        "beats_baseline",
+        "pareto_best",
+        "x70_worst",
+        "rare_words",
+        "MemoryGates",
+        "layer_slope",
+        "slope_gap",
+        "untrained_control",
+        "slope_range",
+    ),
+    "header": (
+        "WorkBStart",
+        "ptb_test_ids",
+        "work_b_start",
+        "baseline_references",
+        "trained_with_references",
     ),
     "grid": (
         "EXPERIMENTS",

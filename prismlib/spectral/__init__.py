@@ -15,6 +15,7 @@ energy         ``spectral_profile``: energy share per band per hidden unit, and 
                same measure on white noise (``noise_profile``, ``white_noise_shares``)
 timing         App. D's filter timings against scipy and torch-dct (``benchmarks/``,
                notebook 01)
+paper          Table 3a's period ranges and Figure 3b's low-pass snippet, as printed
 ============== ==================================================================
 
 Two modules are internal and re-export nothing: ``dct_backends`` (the DCT by matrix rows,
@@ -126,6 +127,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "crossover_timings",
         "scipy_gain_filter",
         "sector_timings",
+    ),
+    "paper": (
+        "period_range",
+        "fig3b_low_pass",
     ),
 }
 

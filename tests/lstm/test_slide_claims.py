@@ -1,0 +1,230 @@
+"""The slides' claims of notebooks 05-08 as tests (prismlib.lstm.slide_claims): each test
+function on seed means with known perplexities (its sign, threshold, label and effect),
+the claim assembled with its gates, and notebook 08's memory gates and controls on
+synthetic cell-state changes with known decay rates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from prismlib.anneal import STOPPED_AT_CAP, STOPPED_BY_RULE
+from prismlib.claims import Gate
+from prismlib.lstm import (
+    MemoryGates,
+    SeedMeans,
+    WorkBClaims,
+    beats_baseline,
+    equivalent,
+    first_layer_worst,
+    layer2_key,
+    layer2_short,
+    layer_slope,
+    no_harm,
+    pareto_best,
+    perplexity,
+    perplexity_claim,
+    rare_words,
+    rises,
+    seed_equivalent,
+    slope_gap,
+    slope_range,
+    untrained_control,
+    x70_worst,
+)
+from prismlib.stats import Interval
+
+N = 2000  # test tokens: 20 chunks of 100
+NOISE = np.random.default_rng(0).normal(0, 0.3, N)
+NOISE -= NOISE.mean()  # a model's perplexity is exactly the one asked for
+
+
+def _means(ppl: dict, reference="baseline", seeds: int = 1) -> SeedMeans:
+    """Seed means of models whose perplexity is ``ppl[key]`` on every chunk pattern alike."""
+    nll = {}
+    for key, p in ppl.items():
+        one = np.log(p) + NOISE
+        nll[key] = one if seeds == 1 else np.stack([one + 0.01 * s for s in range(seeds)])
+    return SeedMeans(nll, reference)
+
+
+def test_equivalent_is_one_equivalence_test_per_model_labelled_against_the_baseline():
+    m = _means({"baseline": 100.0, "a": 100.5, "b": 110.0})
+    tests = equivalent(["a", "b"], 2.0)(m)
+    assert [t.label for t in tests] == ["ppl(a) - ppl(baseline)", "ppl(b) - ppl(baseline)"]
+    assert tests[0].interval.effect == pytest.approx(0.5) and tests[1].interval.effect == pytest.approx(10.0)
+    assert tests[0].verdict == "held"  # within ±2
+    assert tests[1].verdict == "not held"  # 10 above
+
+
+@dataclass(frozen=True)
+class Spec:
+    variant: str
+    seed: int
+
+    @property
+    def label(self) -> str:
+        return self.variant
+
+
+def _checks(ppl: dict[str, float], seeds: int) -> WorkBClaims:
+    """WorkBClaims of runs with ``seeds`` seeds each (a seed moves the log-perplexity by about 0.0005)."""
+    rng = np.random.default_rng(1)
+    runs = {}
+    for v, p in ppl.items():
+        for s in range(seeds):
+            nll = np.log(p) + NOISE + rng.normal(0, 0.0005)
+            runs[Spec(v, s)] = SimpleNamespace(spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None,
+                                               history=SimpleNamespace(seconds=60.0))  # fmt: skip
+    return WorkBClaims(runs, key=lambda s: s.variant, reference="baseline")
+
+
+def test_seed_equivalent_turns_each_welch_test_into_an_equivalence_test_with_the_margin():
+    checks = _checks({"baseline": 100.0, "a": 100.3}, seeds=3)
+    (t,) = seed_equivalent(checks, ["a"], 2.0)
+    (welch,) = checks.seed_test("a")
+    assert t.label == welch.label and t.interval == welch.interval
+    assert t.threshold == 2.0 and t.kind == "equivalence" and t.verdict == "held"
+    assert seed_equivalent(_checks({"baseline": 100.0, "a": 100.3}, seeds=1), ["a"], 2.0) == ()  # one seed: no Welch
+
+
+def test_rises_tests_every_step_of_T_and_labels_it():
+    m = _means({("layerwise", 20): 100.0, ("layerwise", 70): 104.0, ("layerwise", 200): 103.0})
+    up, down = rises("layerwise")(m)
+    assert up.label == "ppl(layerwise T=70) - ppl(T=20)" and down.label == "ppl(layerwise T=200) - ppl(T=70)"
+    assert up.interval.effect == pytest.approx(4.0) and down.interval.effect == pytest.approx(-1.0)
+    assert up.verdict == "held" and down.verdict == "not held"
+    assert len(rises("layerwise", (20, 70))(m)) == 1
+
+
+def test_first_layer_worst_compares_with_the_worse_of_middle_and_last_at_each_T():
+    m = _means({("layerwise", 20): 105.0, ("middle", 20): 101.0, ("inverse", 20): 103.0,
+                ("layerwise", 70): 100.0, ("middle", 70): 102.0, ("inverse", 70): 99.0})  # fmt: skip
+    t20, t70 = first_layer_worst(m)
+    assert t20.label == "ppl(first longest) - worse of (middle, last), T=20"
+    assert t20.interval.effect == pytest.approx(2.0) and t20.verdict == "held"  # 105 - max(101, 103)
+    assert t70.interval.effect == pytest.approx(-2.0) and t70.verdict == "not held"  # 100 - max(102, 99)
+    assert len(first_layer_worst(m, (70,))) == 1
+
+
+def test_no_harm_is_non_inferiority_with_the_margin():
+    m = _means({"baseline": 100.0, ("layerwise", 20): 101.0})
+    (t,) = no_harm(("layerwise", 20), 2.0, "ppl(layerwise T=20 fixed) - ppl(baseline)")(m)
+    assert t.label == "ppl(layerwise T=20 fixed) - ppl(baseline)"
+    assert t.sign == -1 and t.threshold == 2.0 and t.interval.effect == pytest.approx(1.0) and t.verdict == "held"
+    (worse,) = no_harm(("layerwise", 20), 0.5, "x")(m)
+    assert worse.verdict == "not held"
+
+
+def test_layer2_keys_and_their_short_names():
+    assert layer2_key(SimpleNamespace(variant="layer2", T=20.0)) == "layer2 X=20"
+    assert layer2_key(SimpleNamespace(variant="layer2", T=5.0)) == "layer2 X=5"
+    assert layer2_key(SimpleNamespace(variant="pareto", T=None)) == "pareto"
+    assert layer2_short("layer2 X=70") == "X=70" and layer2_short("mod5") == "mod5"
+
+
+def test_beats_baseline_is_one_superiority_test_per_model_with_the_short_name():
+    m = _means({"baseline": 100.0, "layer2 X=5": 97.0, "mod5": 101.0})
+    a, b = beats_baseline("layer2 X=5", "mod5")(m)
+    assert a.label == "ppl(X=5) - ppl(baseline)" and b.label == "ppl(mod5) - ppl(baseline)"
+    assert a.sign == -1 and a.threshold == 0.0
+    assert a.interval.effect == pytest.approx(-3.0) and a.verdict == "held" and b.verdict == "not held"
+
+
+def test_pareto_best_takes_the_better_of_the_mixtures():
+    m = _means({"pareto": 98.0, "mod5": 101.0, "mod8": 99.0})
+    (t,) = pareto_best(m)
+    assert t.label == "ppl(Pareto, seed mean) - better of (MOD5, MOD8)"
+    assert t.interval.effect == pytest.approx(-1.0) and t.verdict == "held"  # 98 - min(101, 99)
+
+
+def test_x70_worst_takes_the_worst_of_the_other_fixed_values_only():
+    fixed = ["layer2 X=5", "layer2 X=20", "layer2 X=70"]
+    m = _means({"layer2 X=5": 101.0, "layer2 X=20": 100.0, "layer2 X=70": 103.0, "pareto": 200.0})
+    (t,) = x70_worst(fixed)(m)
+    assert t.label == "ppl(X=70) - worst of the other X"
+    assert t.sign == 1 and t.interval.effect == pytest.approx(2.0) and t.verdict == "held"  # 103 - 101, pareto not read
+    (only20,) = x70_worst(["layer2 X=20", "layer2 X=70"])(m)
+    assert only20.interval.effect == pytest.approx(3.0)
+
+
+def test_rare_words_reads_the_rare_bin_only():
+    ids = np.arange(N) % 10  # words 0-6 in the three frequent bins, 7-9 rare
+    counts = np.array([50_000] * 3 + [5_000] * 2 + [500] * 2 + [10] * 3)
+    rare = ids >= 7
+    base = np.full(N, np.log(100.0))
+    official = np.where(rare, np.log(80.0), np.log(120.0))  # better on rare words, worse on the others
+    (t,) = rare_words(ids, counts)(SeedMeans({"baseline": base, "official": official}, "baseline"))
+    assert t.label == "ppl(official) - ppl(baseline), target words < 100 in train"
+    assert t.interval.effect == pytest.approx(-20.0) and t.verdict == "held"
+    (other,) = rare_words(ids, counts, model="mts", reference="base")(SeedMeans({"base": base, "mts": official}, "base"))
+    assert other.label == "ppl(mts) - ppl(base), target words < 100 in train"
+
+
+def test_perplexity_claim_puts_the_bigram_gate_first_and_the_seed_level_tests_last():
+    checks = _checks({"baseline": 150.0, "x": 120.0}, seeds=3)
+    tests_of = beats_baseline("x")
+    bigram = Gate("baseline below the bigram", True, "")
+    seed_level = checks.seed_test("x")
+    claim = perplexity_claim("07", "x beats the baseline", "slides: it does", checks, ["baseline", "x"], tests_of, bigram, seed_level)
+    assert claim.notebook == "07" and claim.claim == "x beats the baseline" and claim.paper == "slides: it does"
+    assert claim.unit == "ppl"
+    assert claim.tests == tuple(tests_of(checks.end)) + seed_level and len(claim.tests) == 2
+    assert claim.gates == (bigram, *checks.gates(["baseline", "x"], tests_of))
+    assert perplexity_claim("07", "t", "p", checks, ["baseline", "x"], tests_of, bigram).tests == tuple(tests_of(checks.end))
+
+
+def _run(stop: str):
+    history = SimpleNamespace(anneal=SimpleNamespace(decayed_at=[1, 2]), stop_reason=stop, epochs=4, tokens=2e6, val_ppl=[200.0, 150.0])
+    return SimpleNamespace(history=history, curve=None)
+
+
+def test_memory_gates_are_bigram_converged_context_use_then_decays_for_the_models_read():
+    bigram, decays = Gate("bigram", True, ""), Gate("decays", True, "")
+    uses = {"a": Gate("a uses its context", True, ""), "b": Gate("b uses its context", False, "")}
+    gates = MemoryGates(bigram, {"a": _run(STOPPED_BY_RULE), "b": _run(STOPPED_AT_CAP)}, uses, decays, 0.25, 0.01)
+    only_a = gates(["a"])
+    assert len(only_a) == 4 and only_a[0] is bigram and only_a[2] is uses["a"] and only_a[3] is decays
+    assert only_a[1].passed  # a stopped by rule; b is not read
+    both = gates(["a", "b"])
+    assert not both[1].passed and both[2:4] == (uses["a"], uses["b"]) and both[-1] is decays
+
+
+def _decaying(rates: list[float], contexts: int = 40, length: int = 30, seed: int = 0) -> np.ndarray:
+    """``(contexts, layers, length)`` changes ``exp(rate * d)`` per layer, with context noise."""
+    rng = np.random.default_rng(seed)
+    d = np.arange(1, length + 1)
+    return np.stack([[np.exp(r * d) * rng.lognormal(0, 0.05) for r in rates] for _ in range(contexts)])
+
+
+def test_layer_slope_and_slope_gap_read_the_named_model_and_layer():
+    fit = (2, 20)
+    a, b = _decaying([-0.1, -0.3]), _decaying([-0.05, -0.2])
+    assert layer_slope(a, 0, fit) == pytest.approx(-0.1, abs=1e-3) and layer_slope(a, 1, fit) == pytest.approx(-0.3, abs=1e-3)
+    assert slope_gap(fit, (0, 0), (1, 0))([a, b]) == pytest.approx(-0.05, abs=1e-3)  # layer 1 of a minus layer 1 of b
+    assert slope_gap(fit, (1, 0), (0, 1))([a, b]) == pytest.approx(0.25, abs=1e-3)  # layer 1 of b minus layer 2 of a
+
+
+def test_untrained_control_passes_only_when_the_trained_effect_exceeds_the_controls():
+    fit = (2, 20)
+    changes = {"long": _decaying([-0.05], seed=1), "short": _decaying([-0.3], seed=2)}
+    same = {"long": _decaying([-0.05], seed=3), "short": _decaying([-0.3], seed=4)}  # the control shows the effect too
+    flat = {"long": _decaying([-0.2], seed=3), "short": _decaying([-0.2], seed=4)}  # the control shows none
+    stat = slope_gap(fit, (0, 0), (1, 0))
+    passed = untrained_control("layer 1's slope difference", ["long", "short"], changes, flat, stat)
+    failed = untrained_control("layer 1's slope difference", ["long", "short"], changes, same, stat)
+    assert passed.passed and not failed.passed
+    assert passed.name == "the untrained control (same fixed biases) does not account for layer 1's slope difference"
+    assert "trained - control" in failed.detail
+
+
+def test_slope_range_is_max_minus_min_over_the_models_of_one_layer():
+    slopes = {("a", 0): Interval(-0.1, -0.2, 0.0, 40), ("b", 0): Interval(-0.4, -0.5, -0.3, 40),
+              ("c", 0): Interval(-0.2, -0.3, -0.1, 40), ("a", 1): Interval(-1.0, -1.1, -0.9, 40)}  # fmt: skip
+    assert slope_range(slopes, ["a", "b", "c"], 0) == pytest.approx(0.3)
+    assert slope_range(slopes, ["a", "c"], 0) == pytest.approx(0.1)
+    assert slope_range(slopes, ["a"], 1) == 0.0
+    assert perplexity(np.log(100.0) + NOISE) == pytest.approx(100.0)  # the fixture's perplexities are exact
