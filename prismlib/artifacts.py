@@ -32,7 +32,7 @@ QUARANTINE = "quarantine"
 
 # Modules whose pickled classes (in ``done.pt``, ``partial.pt``, ``head.pt`` of the job cache)
 # now live in a package that re-exports them: checkpoints written before the library was
-# grouped into packages load unchanged.
+# grouped into packages, or before a module was renamed (issue 29), load unchanged.
 MOVED_MODULES: dict[str, str] = {
     "prismlib.mlm": "prismlib.prism",
     "prismlib.continued": "prismlib.prism",
@@ -44,6 +44,7 @@ MOVED_MODULES: dict[str, str] = {
     "prismlib.memory": "prismlib.lstm",
     "prismlib.timescales": "prismlib.lstm",
     "prismlib.lstm.schedule": "prismlib.anneal",
+    "prismlib.probing.spectral_gate": "prismlib.probing",
 }
 
 

@@ -1,18 +1,19 @@
 """Section 3 of work A: probing filtered representations.
 
-=============== =================================================================
-windows         labelled 512-token windows from a dataset's documents
-masking         BERT's masking of a batch or a probing window (the MLM probe's and
-                section 4's continued training)
-tasks           the POS, dialog-act, topic and MLM probing tasks
-encoders        the pretrained encoders (offline MiniLM, Hugging Face BERT)
-features        filtered features per condition, sampled positions
-states          the encoder's full hidden states, cached once per window
-probes          the paper's softmax probe, its runs, accuracy comparisons
-specialisation  bands x tasks on each task's scale: does a band do well only on its task?
-study           notebook 02's procedures: probe a task, the measured choices, claims
-spectral_gate   a learned per-frequency gate in front of the probe
-=============== =================================================================
+================= =================================================================
+windows           labelled 512-token windows from a dataset's documents
+masking           BERT's masking of a batch or a probing window (the MLM probe's and
+                  section 4's continued training)
+tasks             the POS, dialog-act, topic and MLM probing tasks
+encoders          the pretrained encoders (offline MiniLM, Hugging Face BERT)
+features          filtered features per condition, sampled positions
+states            the encoder's full hidden states, cached once per window
+probes            the paper's softmax probe, its runs, accuracy comparisons
+specialisation    bands x tasks on each task's scale: does a band do well only on its task?
+study             notebook 02's procedures: probe a task, the measured choices, claims
+learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
+spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
+================= =================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.probing import
 ...``); a module is imported on first use of one of its names, so the package imports only
@@ -125,7 +126,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "choice_changes",
         "best_band_claim",
     ),
-    "spectral_gate": (
+    "learned_filter": (
         "GATED",
         "SpectralGate",
         "GatedProbe",
@@ -135,17 +136,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "GatedRuns",
         "gated_probe_runs",
         "combine_runs",
-        "band_spread",
-        "spectral_centre",
         "ALL_PASS",
         "gate_and_control_runs",
+        "MATCHED_SMOOTH_CONDITIONS",
+        "MATCHED_HAAR_CONDITIONS",
+        "beyond_features",
+    ),
+    "spectral_profiles": (
+        "band_spread",
+        "spectral_centre",
         "MIN_GATE_RUNS",
         "runs_gate",
         "spread_gate",
         "smoothed_profile",
-        "MATCHED_SMOOTH_CONDITIONS",
-        "MATCHED_HAAR_CONDITIONS",
-        "beyond_features",
     ),
 }
 

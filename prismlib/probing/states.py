@@ -4,7 +4,7 @@ One encoder pass per window stores every layer a notebook asks for as float16
 ``(n_i, hidden)`` tensors (:class:`States`), with the row index of the sampled positions
 (in exactly the order :func:`prismlib.probing.encode_windows` gives for the same windows,
 positions and seed). Every filtered condition is computed from them
-(:meth:`States.features`), and the learned gate (:mod:`prismlib.probing.spectral_gate`)
+(:meth:`States.features`), and the learned filter (:mod:`prismlib.probing.learned_filter`)
 trains on them, so notebooks 02, 03 and 09 read one cache (``.cache/states``) instead of
 encoding the same windows again. The filters run on the float16-rounded states (a
 relative change of about 1e-3 against filtering the float32 output; the features are

@@ -28,7 +28,8 @@ orthonormal DCT of white noise is white noise, and each coefficient's expected s
 the total is the same.
 
 :func:`hidden_batches` (length-sorted, padded batches with attention masks, one model
-call each) is also what :mod:`prismlib.probing.spectral_gate` encodes windows with.
+call each) is also what :mod:`prismlib.probing.states` encodes windows with (the full states
+the learned filter of :mod:`prismlib.probing.learned_filter` trains on).
 """
 
 from __future__ import annotations

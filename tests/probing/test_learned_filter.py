@@ -1,4 +1,5 @@
-"""The learnable spectral probe (prismlib.probing.spectral_gate): states, gate, joint training, runs."""
+"""The learnable spectral probe (prismlib.probing.learned_filter): states, gate, joint training, runs,
+the all-pass control, matched bands."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from prismlib.probing import (
     MAJORITY,
     MATCHED_HAAR_CONDITIONS,
     MATCHED_SMOOTH_CONDITIONS,
-    MIN_GATE_RUNS,
     Encoder,
     SpectralGate,
     States,
@@ -29,13 +29,10 @@ from prismlib.probing import (
     gated_probe_runs,
     pack_units,
     probe_conditions,
-    runs_gate,
-    smoothed_profile,
-    spread_gate,
     summarise,
     train_gated_probe,
 )
-from prismlib.probing import spectral_gate as learned
+from prismlib.probing import learned_filter as learned
 from prismlib.spectral import dct, dct_matrix, idct, matched_bands
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -335,45 +332,6 @@ def test_the_all_pass_control_trains_exactly_like_the_learned_gate():
         gate_and_control_runs(states, 2, runs=1, seed=0, all_pass=True, progress=False, **kw)
 
 
-# --------------------------------------------------------------------------- gates and figures
-
-
-def test_runs_gate_asks_for_five_runs():
-    assert MIN_GATE_RUNS == 5
-    assert runs_gate(5).passed and runs_gate(7).passed
-    failed = runs_gate(2)
-    assert not failed.passed and "2 runs" in failed.detail and "3 more" in failed.detail and "at least 5 runs" in failed.name
-
-
-def test_spread_gate_passes_only_a_spread_clearly_above_the_margin():
-    assert spread_gate([0.6, 0.7, 0.65, 0.62, 0.68], 0.2, "topic").passed
-    assert spread_gate([0.6, 0.7, 0.65, 0.62, 0.68], 0.2, "topic").name == "the topic gate prefers a band (band spread > 0.2)"
-    assert not spread_gate([0.01, 0.9], 0.2).passed  # two runs that disagree: the interval reaches below the margin
-    assert not spread_gate([0.1, 0.15, 0.12], 0.2).passed
-    assert spread_gate([0.5, 0.5], 0.2).passed and "+0.5" in spread_gate([0.5, 0.5], 0.2).detail  # equal runs: the value
-    assert not spread_gate([0.2], 0.2).passed  # at the margin is not above it
-    with pytest.raises(ValueError, match="at least one run"):
-        spread_gate([], 0.2)
-
-
-def test_smoothed_profile_averages_octave_bins_and_keeps_frequency_zero():
-    grid = np.arange(16) / 16
-    gates = np.stack([np.linspace(0, 1, 16), np.linspace(0, 1, 16) ** 2])
-    p = smoothed_profile(gates, grid, per_octave=1)
-    assert p["frequency"].iloc[0] == 0 and p["points"].iloc[0] == 1
-    assert p["mean"].iloc[0] == 0 and p["low"].iloc[0] == 0 and p["high"].iloc[0] == 0
-    # octave bins of j / 16: j = 1 | 2-3 | 4-7 | 8-15
-    assert p["points"].tolist() == [1, 1, 2, 4, 8]
-    assert p["frequency"].tolist()[1:] == pytest.approx([2**-3.5, 2**-2.5, 2**-1.5, 2**-0.5])
-    last = gates[:, 8:].mean(1)
-    assert p["mean"].iloc[-1] == pytest.approx(last.mean())
-    assert p["low"].iloc[-1] == pytest.approx(last.min()) and p["high"].iloc[-1] == pytest.approx(last.max())
-    assert (p["low"] <= p["mean"]).all() and (p["mean"] <= p["high"]).all()
-    assert len(smoothed_profile(gates, grid, per_octave=4)) > len(p)
-    with pytest.raises(ValueError, match="grid"):
-        smoothed_profile(gates, grid[:5])
-
-
 # --------------------------------------------------------------------------- matched bands
 
 
@@ -393,3 +351,26 @@ def test_beyond_features_add_the_matched_bands_to_the_states_conditions():
     only = beyond_features(states, MATCHED_HAAR_CONDITIONS[:1])
     assert list(only.x) == [MATCHED_HAAR_CONDITIONS[0]]
     assert MATCHED_SMOOTH_CONDITIONS[0] == "smooth-3dB:LOW" and MATCHED_HAAR_CONDITIONS[-1] == "haar-3dB:HIGH"
+
+
+# --------------------------------------------------------------------------- old pickles
+
+
+def test_a_pickle_naming_the_old_module_spectral_gate_still_loads(tmp_path):
+    import zipfile
+
+    from prismlib.artifacts import load_checkpoint, save_atomic
+    from prismlib.probing import GatedProbeResult
+
+    result = GatedProbeResult(0.5, 0.5, 1.0, 1, [], np.zeros(3, dtype=np.int64), gate=np.full(4, 0.5), grid=np.arange(4) / 4)
+    path, old = tmp_path / "new.pt", tmp_path / "old.pt"
+    save_atomic(path, result=result)
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(old, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("data.pkl"):
+                assert b"prismlib.probing.learned_filter" in data
+                data = data.replace(b"prismlib.probing.learned_filter", b"prismlib.probing.spectral_gate")
+            zout.writestr(item, data)
+    loaded = load_checkpoint(old)["result"]
+    assert type(loaded) is GatedProbeResult and np.array_equal(loaded.gate, result.gate) and loaded.accuracy == 0.5

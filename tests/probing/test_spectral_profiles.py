@@ -1,0 +1,62 @@
+"""Reading learned spectral profiles (prismlib.probing.spectral_profiles): band spread and
+centre, the runs and spread gates, the octave-smoothed profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from prismlib.probing import MIN_GATE_RUNS, band_spread, runs_gate, smoothed_profile, spectral_centre, spread_gate
+
+# --------------------------------------------------------------------------- band means
+
+
+def test_band_spread_and_centre_read_the_shape_of_the_band_means():
+    bands = ["LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH"]
+    means = pd.DataFrame([[0.9, 0.5, 0.5, 0.5, 0.1], [0.5] * 5, [0.2, 0.2, 0.2, 0.2, 1.0]], columns=bands)
+    shuffled = means[bands[::-1]].assign(run=[0, 1, 2])  # columns are read by band name
+    np.testing.assert_allclose(band_spread(shuffled), [0.8, 0.0, 0.8])
+    centre = spectral_centre(shuffled)
+    # above the least-passed band: weights (0.8, 0.4, 0.4, 0.4, 0) -> 2.4 / 2.0; a flat gate has none
+    assert centre[0] == pytest.approx(1.2) and np.isnan(centre[1]) and centre[2] == pytest.approx(4.0)
+    np.testing.assert_allclose(spectral_centre(means + 0.05)[[0, 2]], centre[[0, 2]])  # the level does not move it
+
+
+# --------------------------------------------------------------------------- gates and figures
+
+
+def test_runs_gate_asks_for_five_runs():
+    assert MIN_GATE_RUNS == 5
+    assert runs_gate(5).passed and runs_gate(7).passed
+    failed = runs_gate(2)
+    assert not failed.passed and "2 runs" in failed.detail and "3 more" in failed.detail and "at least 5 runs" in failed.name
+
+
+def test_spread_gate_passes_only_a_spread_clearly_above_the_margin():
+    assert spread_gate([0.6, 0.7, 0.65, 0.62, 0.68], 0.2, "topic").passed
+    assert spread_gate([0.6, 0.7, 0.65, 0.62, 0.68], 0.2, "topic").name == "the topic gate prefers a band (band spread > 0.2)"
+    assert not spread_gate([0.01, 0.9], 0.2).passed  # two runs that disagree: the interval reaches below the margin
+    assert not spread_gate([0.1, 0.15, 0.12], 0.2).passed
+    assert spread_gate([0.5, 0.5], 0.2).passed and "+0.5" in spread_gate([0.5, 0.5], 0.2).detail  # equal runs: the value
+    assert not spread_gate([0.2], 0.2).passed  # at the margin is not above it
+    with pytest.raises(ValueError, match="at least one run"):
+        spread_gate([], 0.2)
+
+
+def test_smoothed_profile_averages_octave_bins_and_keeps_frequency_zero():
+    grid = np.arange(16) / 16
+    gates = np.stack([np.linspace(0, 1, 16), np.linspace(0, 1, 16) ** 2])
+    p = smoothed_profile(gates, grid, per_octave=1)
+    assert p["frequency"].iloc[0] == 0 and p["points"].iloc[0] == 1
+    assert p["mean"].iloc[0] == 0 and p["low"].iloc[0] == 0 and p["high"].iloc[0] == 0
+    # octave bins of j / 16: j = 1 | 2-3 | 4-7 | 8-15
+    assert p["points"].tolist() == [1, 1, 2, 4, 8]
+    assert p["frequency"].tolist()[1:] == pytest.approx([2**-3.5, 2**-2.5, 2**-1.5, 2**-0.5])
+    last = gates[:, 8:].mean(1)
+    assert p["mean"].iloc[-1] == pytest.approx(last.mean())
+    assert p["low"].iloc[-1] == pytest.approx(last.min()) and p["high"].iloc[-1] == pytest.approx(last.max())
+    assert (p["low"] <= p["mean"]).all() and (p["mean"] <= p["high"]).all()
+    assert len(smoothed_profile(gates, grid, per_octave=4)) > len(p)
+    with pytest.raises(ValueError, match="grid"):
+        smoothed_profile(gates, grid[:5])
