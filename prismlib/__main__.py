@@ -46,8 +46,20 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from prismlib.runs.notebooks import NotebookFailed
     from prismlib.runs.preflight import PreflightError
 
-    return (ValueError, KeyError, FileNotFoundError, FileExistsError, PermissionError, ImportError,
-            DataNotFoundError, ChecksumError, DownloadError, PreflightError, NotebookFailed, CorruptArtifact)  # fmt: skip
+    return (
+        ValueError,
+        KeyError,
+        FileNotFoundError,
+        FileExistsError,
+        PermissionError,
+        ImportError,
+        DataNotFoundError,
+        ChecksumError,
+        DownloadError,
+        PreflightError,
+        NotebookFailed,
+        CorruptArtifact,
+    )
 
 
 def error_text(err: BaseException) -> str:

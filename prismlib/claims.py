@@ -55,8 +55,19 @@ from prismlib.stats import Interval
 
 VERDICTS: tuple[str, ...] = ("held", "not held", "inside noise", "not testable")
 COLUMNS: tuple[str, ...] = (
-    "notebook", "claim", "paper", "effect", "ci_low", "ci_high", "unit", "verdict", "gate", "test", "model", "control",
-)  # fmt: skip
+    "notebook",
+    "claim",
+    "paper",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "unit",
+    "verdict",
+    "gate",
+    "test",
+    "model",
+    "control",
+)
 MIN_UNITS = 15
 """Fewest independent test units (resampled by the bootstrap) that can carry a verdict: the
 19 test conversations of SWDA can, the 10 windows of a starved probe set cannot."""

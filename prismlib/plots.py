@@ -72,8 +72,15 @@ def condition_bars(
         names = [c for c in (*conditions, *controls) if c in d.index]
         bars = d.loc[names]
         err = np.vstack([bars["accuracy"] - bars["ci_low"], bars["ci_high"] - bars["accuracy"]])
-        drawn = ax.bar(range(len(names)), bars["accuracy"], yerr=err, capsize=3, edgecolor="0.2", linewidth=0.5,
-                       color=[BAND_PALETTE.get(c, CONTROL_COLOR) for c in names])  # fmt: skip
+        drawn = ax.bar(
+            range(len(names)),
+            bars["accuracy"],
+            yerr=err,
+            capsize=3,
+            edgecolor="0.2",
+            linewidth=0.5,
+            color=[BAND_PALETTE.get(c, CONTROL_COLOR) for c in names],
+        )
         for patch, c in zip(drawn.patches, names):
             if c in controls:
                 patch.set_hatch("//")
@@ -98,8 +105,19 @@ def score_heatmap(scores: pd.DataFrame, labels: pd.DataFrame, own: Mapping[str, 
     values = scores.to_numpy(dtype=float)
     top = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 1.0
     limit = min(max(top, 1.0), 2.0)  # beyond twice the scale the colour saturates; the label says the value
-    sns.heatmap(scores.astype(float), annot=labels.to_numpy(), fmt="", cmap="vlag", center=0.0, vmin=-limit, vmax=limit,
-                linewidths=0.5, linecolor="white", cbar_kws={"label": colorbar}, ax=ax)  # fmt: skip
+    sns.heatmap(
+        scores.astype(float),
+        annot=labels.to_numpy(),
+        fmt="",
+        cmap="vlag",
+        center=0.0,
+        vmin=-limit,
+        vmax=limit,
+        linewidths=0.5,
+        linecolor="white",
+        cbar_kws={"label": colorbar},
+        ax=ax,
+    )
     ax.grid(False)
     ax.set_facecolor("0.92")  # a cell without a score (NaN) is grey, labelled as given
     for r, c in zip(*np.nonzero(~np.isfinite(values))):
@@ -183,8 +201,9 @@ def spectral_profile_figure(
     ax1.set_ylim(0, 1)
     handles, names = ax1.get_legend_handles_labels()
     order = [names.index(b) for b in reversed(bands)] + [i for i, name in enumerate(names) if name not in bands]  # as stacked
-    ax1.legend([handles[i] for i in order], [names[i] for i in order], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-               frameon=False)  # fmt: skip
+    ax1.legend(
+        [handles[i] for i in order], [names[i] for i in order], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
+    )
     ax2.boxplot([units.loc[b].dropna() for b in bands], tick_labels=bands, showfliers=False)
     for i, band in enumerate(bands, start=1):
         ax2.hlines(noise[band], i - 0.4, i + 0.4, color="0.1", ls="--", lw=1.2, label=noise_label if i == 1 else None)

@@ -268,11 +268,17 @@ def ptb_references(
     uni = unigram_nll(train, test_ids, vocab_size, eval_batch)
     bi = bigram_nll(lm, test_ids, eval_batch)
     rows = [
-        {"model": "unigram (add-one, PTB train)", "valid_ppl": perplexity(unigram_nll(train, valid, vocab_size)),
-         "test_ppl": perplexity(uni)},
-        {"model": f"bigram (interpolated Kneser-Ney, PTB train, D = {lm.discount:.3f})",
-         "valid_ppl": perplexity(bigram_nll(lm, valid)), "test_ppl": perplexity(bi)},
-    ]  # fmt: skip
+        {
+            "model": "unigram (add-one, PTB train)",
+            "valid_ppl": perplexity(unigram_nll(train, valid, vocab_size)),
+            "test_ppl": perplexity(uni),
+        },
+        {
+            "model": f"bigram (interpolated Kneser-Ney, PTB train, D = {lm.discount:.3f})",
+            "valid_ppl": perplexity(bigram_nll(lm, valid)),
+            "test_ppl": perplexity(bi),
+        },
+    ]
     table = pd.DataFrame(rows).assign(test_tokens=int(np.isfinite(bi).sum()))
     return table, uni, bi
 

@@ -93,8 +93,14 @@ class DyckLSTM(nn.Module):
         return self.readout(out), hc
 
 
-def build_dyck_model(kind: str, hidden: int, seed: int, n_types: int = N_TYPES, alpha: float = OFFICIAL_RECIPE.invgamma_alpha,
-               scale: float = OFFICIAL_RECIPE.invgamma_scale) -> DyckLSTM:  # fmt: skip
+def build_dyck_model(
+    kind: str,
+    hidden: int,
+    seed: int,
+    n_types: int = N_TYPES,
+    alpha: float = OFFICIAL_RECIPE.invgamma_alpha,
+    scale: float = OFFICIAL_RECIPE.invgamma_scale,
+) -> DyckLSTM:
     """A fresh ``"baseline"`` or ``"mts"`` :class:`DyckLSTM`, its random weights drawn from ``seed``
     (the global RNG is left as it was)."""
     if kind not in DYCK_MODELS:

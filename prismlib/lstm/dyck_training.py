@@ -206,8 +206,9 @@ def train_dyck(
     rule = _rule(s, constant_loss(train, valid)) if s.anneal else None
     lengths = train.lengths
     steps_per_epoch = math.ceil(len(lengths) / s.batch_size)
-    bar = progress_bar(total=s.epochs * steps_per_epoch, initial=hist.epochs * steps_per_epoch, desc=desc, leave=False,
-                       mininterval=2, disable=not progress)  # fmt: skip
+    bar = progress_bar(
+        total=s.epochs * steps_per_epoch, initial=hist.epochs * steps_per_epoch, desc=desc, leave=False, mininterval=2, disable=not progress
+    )
     while hist.stop is None and hist.epochs < s.epochs:
         scale = 1.0 if hist.anneal is None else hist.anneal.scale
         for group in opt.param_groups:
@@ -249,8 +250,9 @@ def train_dyck(
             learned = rule is None or rule.learn_below is None or hist.best_val_loss < rule.learn_below
             hist.stop = STOPPED_AT_CAP if learned else DID_NOT_LEARN
         if checkpoint is not None:
-            save_atomic(checkpoint, model=model.state_dict(), optimizer=opt.state_dict(), history=hist, best=best,
-                        numpy_rng=rng.bit_generator.state)  # fmt: skip
+            save_atomic(
+                checkpoint, model=model.state_dict(), optimizer=opt.state_dict(), history=hist, best=best, numpy_rng=rng.bit_generator.state
+            )
     bar.close()
     if best is not None:
         model.load_state_dict(best[1])
@@ -374,8 +376,12 @@ def dyck_converged_gate(runs: Sequence[DyckRun]) -> Gate:
     capped = [r for r in runs if not r.history.converged]
     if capped:
         r = capped[0]
-        return Gate(name, False, f"not converged: {len(capped)} of {len(runs)} runs ended '{r.history.stop}', e.g. {r.label} "
-                                 f"after {r.history.epochs} epochs (best validation loss {r.history.best_val_loss:.2e})")  # fmt: skip
+        return Gate(
+            name,
+            False,
+            f"not converged: {len(capped)} of {len(runs)} runs ended '{r.history.stop}', e.g. {r.label} "
+            f"after {r.history.epochs} epochs (best validation loss {r.history.best_val_loss:.2e})",
+        )
     longest = max(runs, key=lambda r: r.history.epochs)
     how = ", ".join(f"{sum(r.history.stopped_by == w for r in runs)} by {w}" for w in ("threshold", "anneal"))
     return Gate(name, True, f"{len(runs)} runs stopped by rule ({how}); longest {longest.label}, {longest.history.epochs} epochs")
@@ -420,9 +426,19 @@ def seed_accuracy(table: pd.DataFrame) -> pd.DataFrame:
         if len(acc) >= 2 and np.ptp(acc) > 0:
             iv = mean_interval(acc.tolist())
             lo, hi = iv.low, iv.high
-        rows.append({"model": model, "low_edge": low, "high_edge": high, "sequences": int(g.sequences.iloc[0]), "seeds": len(acc),
-                     "accuracy": float(acc.mean()) if len(acc) else np.nan, "low": lo, "high": hi,
-                     "sd": float(acc.std(ddof=1)) if len(acc) > 1 else np.nan})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "low_edge": low,
+                "high_edge": high,
+                "sequences": int(g.sequences.iloc[0]),
+                "seeds": len(acc),
+                "accuracy": float(acc.mean()) if len(acc) else np.nan,
+                "low": lo,
+                "high": hi,
+                "sd": float(acc.std(ddof=1)) if len(acc) > 1 else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 

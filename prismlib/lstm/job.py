@@ -183,10 +183,18 @@ def recipe_code() -> list[Any]:
 
 
 _NOT_TRAINING = (
-    "seeds", "bootstrap", "memory_contexts", "context", "threads", "memory_warmup", "memory_fit", "memory_mode", "grid",
+    "seeds",
+    "bootstrap",
+    "memory_contexts",
+    "context",
+    "threads",
+    "memory_warmup",
+    "memory_fit",
+    "memory_mode",
+    "grid",
     "freeze",  # the grid's default; a spec carries its own
     "all_seeds",  # which seeds the grid trains, not how a model trains
-)  # fmt: skip
+)
 _ADDED: dict[str, tuple[str, Any]] = {
     # settings added after jobs were first cached: in a key only where they change what is
     # trained or stored, i.e. where (the setting that switches them on) is not its old value
@@ -214,10 +222,12 @@ class Job:
         """What the key hashes: the spec, the profile and every setting that changes the model."""
         full = asdict(self.settings)
         s = {
-            k: v for k, v in full.items()
-            if k not in _NOT_TRAINING and not (k in _ADDED and full[_ADDED[k][0]] == _ADDED[k][1])
+            k: v
+            for k, v in full.items()
+            if k not in _NOT_TRAINING
+            and not (k in _ADDED and full[_ADDED[k][0]] == _ADDED[k][1])
             and not (k in _ANNEAL_ONLY and full["optimizer"] != "anneal")
-        }  # fmt: skip
+        }
         return with_recipe({"profile": self.profile, "spec": self.spec.description(), "settings": s}, RECIPE_VERSION)
 
     @property
@@ -245,9 +255,18 @@ class Job:
         learn_below = bigram_valid_ppl(corpus, s) if s.optimizer == "anneal" else None
         with torch_threads(s.threads):
             hist = train_lm(
-                model, corpus.train, corpus.valid, s, self.spec.seed, folder / "partial.pt", desc=self.label, progress=progress,
-                test_ids=test, on_epoch=lambda h: write_status(folder, h, s), learn_below=learn_below,
-            )  # fmt: skip
+                model,
+                corpus.train,
+                corpus.valid,
+                s,
+                self.spec.seed,
+                folder / "partial.pt",
+                desc=self.label,
+                progress=progress,
+                test_ids=test,
+                on_epoch=lambda h: write_status(folder, h, s),
+                learn_below=learn_below,
+            )
             nll = token_nll(model, test, s.eval_batch, s.bptt)
         final = forget_gate_biases(list(model.rnns))
         save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)

@@ -218,9 +218,18 @@ class LSTMLM(nn.Module):
     def from_settings(cls, vocab_size: int, s: LSTMSettings, rank: Tensor | None = None) -> LSTMLM:
         """A model sized and regularised as ``s`` says (``rank``: see :func:`frequency_rank`)."""
         return cls(
-            vocab_size, s.emb, s.hidden, s.layers, s.dropout, s.dropouth, s.dropouti, s.dropoute, s.wdrop,
-            s.cutoffs, rank if s.cutoffs else None,
-        )  # fmt: skip
+            vocab_size,
+            s.emb,
+            s.hidden,
+            s.layers,
+            s.dropout,
+            s.dropouth,
+            s.dropouti,
+            s.dropoute,
+            s.wdrop,
+            s.cutoffs,
+            rank if s.cutoffs else None,
+        )
 
     @property
     def sizes(self) -> list[int]:

@@ -116,8 +116,17 @@ def routing_ratios(
             if keep.sum() == 0:
                 continue
             iv = bin_ratio(nll, intact, keep, n_boot, seed)
-            rows.append({"block": b + 1, "mean_T": float(block_timescales[b]), "bin": label, "tokens": int(keep.sum()),
-                         "ratio": iv.effect, "low": iv.low, "high": iv.high})  # fmt: skip
+            rows.append(
+                {
+                    "block": b + 1,
+                    "mean_T": float(block_timescales[b]),
+                    "bin": label,
+                    "tokens": int(keep.sum()),
+                    "ratio": iv.effect,
+                    "low": iv.low,
+                    "high": iv.high,
+                }
+            )
     return pd.DataFrame(rows)
 
 

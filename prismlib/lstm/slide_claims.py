@@ -81,7 +81,7 @@ def rises(variant: str, Ts: Sequence[int] = (20, 70, 200)) -> TestsOf:
         return tuple(
             Test(perplexity_difference(m.nll[(variant, b)], m.nll[(variant, a)]), +1, 0.0, f"ppl({variant} T={b}) - ppl(T={a})")
             for a, b in pairwise(Ts)
-        )  # fmt: skip
+        )
 
     return tests
 
@@ -91,10 +91,14 @@ def first_layer_worst(m: SeedMeans, Ts: Sequence[int] = (20, 70)) -> tuple[Test,
     first-layer-longest model (``("layerwise", T)``) minus the worse of the middle- and
     the last-layer-longest (taken per resample) is above 0."""
     return tuple(
-        Test(perplexity_contrast(m.nll[("layerwise", T)], [m.nll[("middle", T)], m.nll[("inverse", T)]], against="worst"),
-             +1, 0.0, f"ppl(first longest) - worse of (middle, last), T={T}")
+        Test(
+            perplexity_contrast(m.nll[("layerwise", T)], [m.nll[("middle", T)], m.nll[("inverse", T)]], against="worst"),
+            +1,
+            0.0,
+            f"ppl(first longest) - worse of (middle, last), T={T}",
+        )
         for T in Ts
-    )  # fmt: skip
+    )
 
 
 def no_harm(model: Hashable, margin: float, label: str) -> TestsOf:

@@ -54,8 +54,9 @@ def curves_frame(runs: Mapping[object, TrainedRun]) -> pd.DataFrame:
         c = run.curve
         if c is None:
             continue
-        rows += [{"model": run.spec.label, "seed": run.spec.seed, "tokens": int(t), "valid_ppl": float(v)}
-                 for t, v in zip(c.tokens, c.valid_ppl)]  # fmt: skip
+        rows += [
+            {"model": run.spec.label, "seed": run.spec.seed, "tokens": int(t), "valid_ppl": float(v)} for t, v in zip(c.tokens, c.valid_ppl)
+        ]
     return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
 
 
@@ -104,6 +105,10 @@ def plot_learning_curves(ax, runs: Mapping[object, TrainedRun], label: Callable[
         ax.axvspan((1 - SHARE) * budget, budget, color="0.92", zorder=0)
     source = "full split" if annealed else "curve subset"
     key = "dots: rate decays; x: stopped by rule; square: at its cap" if annealed else f"shaded: the model gate's last {SHARE:.0%}"
-    ax.set(yscale="log", xlabel="training tokens", ylabel=f"validation perplexity ({source})",
-           title=f"{title}\n({key})" if title else f"({key})")  # fmt: skip
+    ax.set(
+        yscale="log",
+        xlabel="training tokens",
+        ylabel=f"validation perplexity ({source})",
+        title=f"{title}\n({key})" if title else f"({key})",
+    )
     ax.legend(fontsize=7)

@@ -137,9 +137,11 @@ def recipe_summary(s: LSTMSettings) -> str:
     round_ = f"{s.steps_per_epoch} steps" if s.steps_per_epoch else f"1/{s.checks_per_pass} pass" if s.checks_per_pass > 1 else "a pass"
     if s.optimizer == "anneal":
         row = f" for {s.decay_patience} checks in a row" if s.decay_patience > 1 else ""
-        how = (f"SGD at lr {s.lr:g}, divided by {s.decay_factor:g} when full validation improves by less than "
-               f"{s.decay_tolerance:.1%}{row} (checked every {round_}), stopped by that rule after {s.decays} decays "
-               f"(cap {s.epochs} rounds)")  # fmt: skip
+        how = (
+            f"SGD at lr {s.lr:g}, divided by {s.decay_factor:g} when full validation improves by less than "
+            f"{s.decay_tolerance:.1%}{row} (checked every {round_}), stopped by that rule after {s.decays} decays "
+            f"(cap {s.epochs} rounds)"
+        )
     else:
         name = "NT-ASGD" if s.optimizer == "ntasgd" else s.optimizer
         how = f"{name} at lr {s.lr:g}, {s.epochs} epochs of {round_}"

@@ -44,7 +44,7 @@ from prismlib.lstm.convergence import (
     model_gate,
     models_gate,
     stable_budget,
-)  # fmt: skip
+)
 from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means
 from prismlib.stats import Interval, welch_difference
 
@@ -101,9 +101,10 @@ def claim_gates(
     model = models_gate(curves, share, tolerance)
     if earlier is None:
         stability = Gate(
-            f"stable: {contrast} moved <= half its margin since half the budget", False,
+            f"stable: {contrast} moved <= half its margin since half the budget",
+            False,
             "not converged: no test NLL stored at half the budget (runs trained before snapshots were kept); retrain",
-        )  # fmt: skip
+        )
     else:
         stability = effect_stability_gate(contrast, later, earlier, margin)
     return tuple(g if g.passed else Gate(g.name, False, f"{g.detail}; {note}") for g in (model, stability))  # type: ignore[return-value]
@@ -156,8 +157,10 @@ class WorkBClaims:
         self.half, self.stable = None, None
         try:
             if self.annealed:
-                self.stable = (seed_means(runs, self.key, self.reference, at="valid_end"),
-                               seed_means(runs, self.key, self.reference, at="valid_previous"))  # fmt: skip
+                self.stable = (
+                    seed_means(runs, self.key, self.reference, at="valid_end"),
+                    seed_means(runs, self.key, self.reference, at="valid_previous"),
+                )
             else:
                 self.half = seed_means(runs, self.key, self.reference, at="half")
                 self.stable = (self.end, self.half)
@@ -232,8 +235,11 @@ class WorkBClaims:
         since = "the previous post-decay checkpoint (validation)" if self.annealed else "half the budget"
         name = f"stable: every contrast moved <= half its margin since {since}"
         if self.stable is None:
-            why = ("a run has fewer than two post-decay checkpoints" if self.annealed
-                   else "no test NLL stored at half the budget (runs trained before snapshots were kept); retrain")  # fmt: skip
+            why = (
+                "a run has fewer than two post-decay checkpoints"
+                if self.annealed
+                else "no test NLL stored at half the budget (runs trained before snapshots were kept); retrain"
+            )
             return Gate(name, False, f"not converged: {why}")
         gates = []
         for later, earlier in zip(tests_of(self.stable[0]), tests_of(self.stable[1])):
@@ -260,8 +266,12 @@ class WorkBClaims:
             return Gate(name, True, f"no effect under {SMALL_EFFECT:.0%} ({SMALL_EFFECT * ref:.1f} ppl)")
         seeds = ", ".join(f"{m}: {n}" for m, n in counts.items())
         if few:
-            return Gate(name, False, f"{small[0].label} = {small[0].interval.effect:+.2f} is under {SMALL_EFFECT:.0%} "
-                                     f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}; {self._seed_cost(few)}")  # fmt: skip
+            return Gate(
+                name,
+                False,
+                f"{small[0].label} = {small[0].interval.effect:+.2f} is under {SMALL_EFFECT:.0%} "
+                f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}; {self._seed_cost(few)}",
+            )
         return Gate(name, True, f"seeds {seeds}")
 
     def _seed_cost(self, few: Mapping[Hashable, int]) -> str:
@@ -302,12 +312,20 @@ def stopped_by_rule(runs: Mapping[str, Any]) -> Gate:
     capped = [k for k, why in reasons.items() if why != STOPPED_BY_RULE and why != DID_NOT_LEARN]
     if unlearned:
         k = unlearned[0]
-        return Gate(name, False, f"did not learn: {len(unlearned)} of {len(runs)} runs never beat the bigram on validation "
-                                 f"within their cap, e.g. {k} (best valid {min(runs[k].history.val_ppl):.1f})")  # fmt: skip
+        return Gate(
+            name,
+            False,
+            f"did not learn: {len(unlearned)} of {len(runs)} runs never beat the bigram on validation "
+            f"within their cap, e.g. {k} (best valid {min(runs[k].history.val_ppl):.1f})",
+        )
     if capped:
         k = capped[0]
-        return Gate(name, False, f"not converged: {len(capped)} of {len(runs)} runs stopped at their cap, e.g. {k} after "
-                                 f"{passes(k)} ({len(runs[k].history.anneal.decayed_at)} decays)")  # fmt: skip
+        return Gate(
+            name,
+            False,
+            f"not converged: {len(capped)} of {len(runs)} runs stopped at their cap, e.g. {k} after "
+            f"{passes(k)} ({len(runs[k].history.anneal.decayed_at)} decays)",
+        )
     last = max(runs, key=lambda k: len(runs[k].history.val_ppl))
     return Gate(name, True, f"{len(runs)} runs stopped by rule; longest: {last} after {passes(last)}")
 

@@ -188,8 +188,9 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
     stopping = (
         f" Stopping text (held-out MLM loss that decides when training stops): {len(stop_parts)} WikiText-2 valid "
         f"articles held out of training, {0 if stop is None else len(stop)} inputs."
-        if stop_parts else ""
-    )  # fmt: skip
+        if stop_parts
+        else ""
+    )
     description = (
         f"Training text: {how}, cut into {len(train)} inputs of {S.seq_len} tokens (no input crosses two "
         f"articles; each article's last partial piece is dropped). Held-out text for Fig. 5: "
@@ -197,10 +198,14 @@ def mlm_corpus(profile, tokenizer) -> MLMCorpus:
         f"{S.seq_len} tokens starting every {S.eval_stride} wordpieces.{stopping}"
     )
     return MLMCorpus(
-        train, evaluation, [f"{src}: {a.title}" for src, a in train_parts], [f"{src}: {a.title}" for src, a in eval_parts],
-        description, np.asarray(eval_doc, dtype=np.int64),
+        train,
+        evaluation,
+        [f"{src}: {a.title}" for src, a in train_parts],
+        [f"{src}: {a.title}" for src, a in eval_parts],
+        description,
+        np.asarray(eval_doc, dtype=np.int64),
         *(() if stop is None else (stop, [f"{src}: {a.title}" for src, a in stop_parts])),
-    )  # fmt: skip
+    )
 
 
 def training_inputs(corpus: MLMCorpus, S, seed: int) -> Tensor:
@@ -264,8 +269,14 @@ def stop_rule(settings: Any, heldout: StateCache) -> StopRule:
     on the stopping text's cached states ``heldout``: rounds of ``round_steps``, capped at
     ``steps``."""
     S = settings
-    rule = AnnealRule(factor=S.decay_factor, tolerance=S.decay_tolerance, decays=S.decays, min_rounds=S.min_rounds,
-                      cap=S.steps // S.round_steps, patience=S.decay_patience)  # fmt: skip
+    rule = AnnealRule(
+        factor=S.decay_factor,
+        tolerance=S.decay_tolerance,
+        decays=S.decays,
+        min_rounds=S.min_rounds,
+        cap=S.steps // S.round_steps,
+        patience=S.decay_patience,
+    )
     return StopRule(heldout, rule, S.round_steps)
 
 
@@ -312,8 +323,18 @@ class ArmJob:
 
     def describe(self) -> dict[str, Any]:
         recipe = recipe_settings(self.settings)
-        return with_recipe({"kind": "mlm-arm", "arm": self.arm, "encoder": self.encoder, "profile": self.profile,
-                            "seed": self.seed, "settings": recipe, "data": self.data}, RECIPE_VERSION)  # fmt: skip
+        return with_recipe(
+            {
+                "kind": "mlm-arm",
+                "arm": self.arm,
+                "encoder": self.encoder,
+                "profile": self.profile,
+                "seed": self.seed,
+                "settings": recipe,
+                "data": self.data,
+            },
+            RECIPE_VERSION,
+        )
 
     @property
     def key(self) -> str:
@@ -363,8 +384,12 @@ class ArmJob:
                 t0 = time.perf_counter()
                 feats, targets = head_features(model, cache, start, progress=progress)
                 losses = warm_up_head(model, feats, targets, S.head_epochs, S.head_lr, S.head_batch, self.seed, progress)
-                record = {"head_losses": losses, "head_positions": len(targets), "head_seconds": time.perf_counter() - t0,
-                          "heldout_head": heldout()}  # fmt: skip
+                record = {
+                    "head_losses": losses,
+                    "head_positions": len(targets),
+                    "head_seconds": time.perf_counter() - t0,
+                    "heldout_head": heldout(),
+                }
                 save_atomic(head_file, model=model.state_dict(), record=record)
             stop = None
             if S.trains_to_stop:
@@ -372,10 +397,21 @@ class ArmJob:
                     raise RuntimeError("this profile trains to a stop but the data has no stopping text; build it with section4_data")
                 stop = stop_rule(S, open_state_cache(data.stop_states))
             result, previous = train_top(
-                model, cache, start, steps=S.steps, batch_size=S.batch_size, lr=S.lr, warmup=S.warmup, clip=S.clip,
-                seed=self.seed, checkpoint=folder / "partial.pt", checkpoint_every=S.checkpoint_every, progress=progress,
-                desc=self.label, stop=stop,
-            )  # fmt: skip
+                model,
+                cache,
+                start,
+                steps=S.steps,
+                batch_size=S.batch_size,
+                lr=S.lr,
+                warmup=S.warmup,
+                clip=S.clip,
+                seed=self.seed,
+                checkpoint=folder / "partial.pt",
+                checkpoint_every=S.checkpoint_every,
+                progress=progress,
+                desc=self.label,
+                stop=stop,
+            )
             if previous is not None:  # the earlier checkpoint of the stability gates: scored like the final one
                 final = {k: v.clone() for k, v in model.state_dict().items() if k in previous}
                 model.load_state_dict(previous, strict=False)
@@ -383,10 +419,21 @@ class ArmJob:
                 model.load_state_dict(final, strict=False)
         else:
             result = train_mlm(
-                model, data.train, steps=S.steps, batch_size=S.batch_size, lr=S.lr, seed=self.seed, special_ids=special,
-                mask_id=tokenizer.mask_token_id, vocab_size=len(tokenizer), checkpoint_path=folder / "partial.pt",
-                checkpoint_every=S.checkpoint_every, device=device, progress=progress, desc=self.label,
-            )  # fmt: skip
+                model,
+                data.train,
+                steps=S.steps,
+                batch_size=S.batch_size,
+                lr=S.lr,
+                seed=self.seed,
+                special_ids=special,
+                mask_id=tokenizer.mask_token_id,
+                vocab_size=len(tokenizer),
+                checkpoint_path=folder / "partial.pt",
+                checkpoint_every=S.checkpoint_every,
+                device=device,
+                progress=progress,
+                desc=self.label,
+            )
         record["heldout_final"] = heldout()
         extra = {"previous": previous} if S.recipe == "staged" and previous is not None else {}
         save_atomic(folder / "done.pt", model=model.state_dict(), result=result, record=record, **extra)
@@ -444,9 +491,17 @@ def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.dev
     folder = cache_dir() / "mlm" / f"states-{profile.encoder.replace('/', '--')}-{digest.hexdigest()[:16]}"
     with torch_threads(os.cpu_count() or 1):  # before the arms train: every core is free; a finished cache is kept
         build_state_cache(
-            model, data.train, start, S.mask_versions, profile.seed, tokenizer.all_special_ids,
-            tokenizer.mask_token_id, len(tokenizer), folder, progress=progress,
-        )  # fmt: skip
+            model,
+            data.train,
+            start,
+            S.mask_versions,
+            profile.seed,
+            tokenizer.all_special_ids,
+            tokenizer.mask_token_id,
+            len(tokenizer),
+            folder,
+            progress=progress,
+        )
     data.states = str(folder)
     if S.trains_to_stop:  # the stopping text's states, one seeded masking (not the training maskings' seed)
         assert data.stop is not None
@@ -456,9 +511,17 @@ def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.dev
         stop_folder = cache_dir() / "mlm" / f"stop-{profile.encoder.replace('/', '--')}-{digest.hexdigest()[:16]}"
         with torch_threads(os.cpu_count() or 1):
             build_state_cache(
-                model, data.stop, start, 1, stop_seed, tokenizer.all_special_ids, tokenizer.mask_token_id, len(tokenizer),
-                stop_folder, progress=progress,
-            )  # fmt: skip
+                model,
+                data.stop,
+                start,
+                1,
+                stop_seed,
+                tokenizer.all_special_ids,
+                tokenizer.mask_token_id,
+                len(tokenizer),
+                stop_folder,
+                progress=progress,
+            )
         data.stop_states = str(stop_folder)
     return data
 
@@ -560,10 +623,17 @@ class MLMSanity:
         (columns arm, step, heldout_loss, lr_scale, kept: whether it is the kept checkpoint,
         earlier: whether it is the earlier checkpoint of the stability gates)."""
         rows = [
-            {"arm": arm, "step": step, "heldout_loss": loss, "lr_scale": scale, "kept": step == r.best_step,
-             "earlier": step == r.previous_step}
-            for arm, r in self.results.items() for step, loss, scale in (r.heldout or [])
-        ]  # fmt: skip
+            {
+                "arm": arm,
+                "step": step,
+                "heldout_loss": loss,
+                "lr_scale": scale,
+                "kept": step == r.best_step,
+                "earlier": step == r.previous_step,
+            }
+            for arm, r in self.results.items()
+            for step, loss, scale in (r.heldout or [])
+        ]
         return pd.DataFrame(rows, columns=["arm", "step", "heldout_loss", "lr_scale", "kept", "earlier"])
 
     def converged_gate(self, arm: str, model: str) -> Gate:
@@ -592,14 +662,22 @@ class MLMSanity:
         row = self.table[(self.table["arm"] == arm) & (self.table["stage"] == "final")].iloc[0]
         iv = self.intervals[arm]
         return Gate.from_interval(
-            f"{model}'s MLM head beats a unigram model on held-out text", iv,
-            detail=f"held-out loss {row.heldout_loss:.3f} vs unigram {row.unigram_loss:.3f} nats/token; "
-            f"model - unigram log p {iv}",
-        )  # fmt: skip
+            f"{model}'s MLM head beats a unigram model on held-out text",
+            iv,
+            detail=f"held-out loss {row.heldout_loss:.3f} vs unigram {row.unigram_loss:.3f} nats/token; model - unigram log p {iv}",
+        )
 
 
-def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.ndarray, unigram: np.ndarray,
-               mask_id: int, special_ids, seed: int, n_boot: int) -> MLMSanity:  # fmt: skip
+def mlm_sanity(
+    models: dict[str, TrainedMLM],
+    data: Section4Data,
+    articles: np.ndarray,
+    unigram: np.ndarray,
+    mask_id: int,
+    special_ids,
+    seed: int,
+    n_boot: int,
+) -> MLMSanity:
     """Held-out masked-token loss of every trained arm against a unigram model of the training text.
 
     The held-out score of :func:`prismlib.prism.heldout_logprobs` (15% of the tokens of
@@ -627,9 +705,19 @@ def mlm_sanity(models: dict[str, TrainedMLM], data: Section4Data, articles: np.n
                 continue
             sums, counts = (np.asarray(x, dtype=np.float64) for x in m.record[key])
             iv = article_mean(sums, articles, uni, weights=counts, n_boot=n_boot, seed=seed)
-            rows.append({"arm": arm, "stage": stage, "steps": steps, "heldout_loss": -sums.sum() / counts.sum(),
-                         "unigram_loss": -uni.sum() / counts.sum(), "gain": iv.effect, "ci_low": iv.low,
-                         "ci_high": iv.high, "articles": iv.units})  # fmt: skip
+            rows.append(
+                {
+                    "arm": arm,
+                    "stage": stage,
+                    "steps": steps,
+                    "heldout_loss": -sums.sum() / counts.sum(),
+                    "unigram_loss": -uni.sum() / counts.sum(),
+                    "gain": iv.effect,
+                    "ci_low": iv.low,
+                    "ci_high": iv.high,
+                    "articles": iv.units,
+                }
+            )
             if stage == "final":
                 gates[arm] = iv
     results = {arm: m.result for arm, m in models.items() if m.result is not None}

@@ -278,10 +278,14 @@ def train_mlm(
     if n == 0:
         raise ValueError("no training sequences")
     meta = {
-        "seed": seed, "batch_size": batch_size, "lr": lr, "mask_prob": mask_prob, "n_sequences": n,
+        "seed": seed,
+        "batch_size": batch_size,
+        "lr": lr,
+        "mask_prob": mask_prob,
+        "n_sequences": n,
         "length": int(sequences.shape[1]),
         "data": hashlib.sha256(sequences.cpu().numpy().tobytes()).hexdigest()[:16],
-    }  # fmt: skip
+    }
     model.to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     result = TrainResult()
@@ -308,9 +312,12 @@ def train_mlm(
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         state = {
-            "model": model.state_dict(), "optimizer": None if final else opt.state_dict(), "step": step,
-            "losses": result.losses, "meta": meta,
-        }  # fmt: skip
+            "model": model.state_dict(),
+            "optimizer": None if final else opt.state_dict(),
+            "step": step,
+            "losses": result.losses,
+            "meta": meta,
+        }
         save_atomic(path, **state)
 
     special_ids_t = torch.tensor(sorted(set(int(i) for i in special_ids)))

@@ -247,9 +247,13 @@ def span_minus_outside(
     if np.intersect1d(span, outside).size:
         raise ValueError("span and outside share positions")
     return article_mean(
-        a[:, span].mean(1) - a[:, outside].mean(1), articles, b[:, span].mean(1) - b[:, outside].mean(1),
-        n_boot=n_boot, seed=seed, level=level,
-    )  # fmt: skip
+        a[:, span].mean(1) - a[:, outside].mean(1),
+        articles,
+        b[:, span].mean(1) - b[:, outside].mean(1),
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+    )
 
 
 FAR = (11, 50)
@@ -277,8 +281,12 @@ def span_regions(logp: np.ndarray, span: tuple[int, int], near: int = 10, far: t
         raise ValueError(f"need 1 <= near ({near}) < far ({far}) and the far tokens inside 1..{length - 2} around span {span}")
     near_idx = np.r_[lo - near : lo, hi : hi + near]
     far_idx = np.r_[lo - far[1] : lo - far[0] + 1, hi + far[0] - 1 : hi + far[1]]
-    out = {"span": x[:, lo:hi].mean(1), "outside": x[:, np.r_[1:lo, hi : length - 1]].mean(1),
-           "near": x[:, near_idx].mean(1), "far": x[:, far_idx].mean(1)}  # fmt: skip
+    out = {
+        "span": x[:, lo:hi].mean(1),
+        "outside": x[:, np.r_[1:lo, hi : length - 1]].mean(1),
+        "near": x[:, near_idx].mean(1),
+        "far": x[:, far_idx].mean(1),
+    }
     out["dip"] = out["far"] - out["near"]
     return out
 
@@ -319,9 +327,12 @@ def fig5_summary(
         logp["prism"], logp["baseline"], articles, np.arange(lo, hi), np.r_[1:lo, hi : length - 1], n_boot=n_boot, seed=seed
     )
     out[("prism - baseline", "span - masked 15%")] = article_mean(
-        regions["prism"]["span"] - regions["prism"]["masked 15%"], articles,
-        regions["baseline"]["span"] - regions["baseline"]["masked 15%"], n_boot=n_boot, seed=seed,
-    )  # fmt: skip
+        regions["prism"]["span"] - regions["prism"]["masked 15%"],
+        articles,
+        regions["baseline"]["span"] - regions["baseline"]["masked 15%"],
+        n_boot=n_boot,
+        seed=seed,
+    )
     return out
 
 

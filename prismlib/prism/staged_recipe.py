@@ -415,9 +415,20 @@ def train_top(
 
     def save() -> None:
         if checkpoint is not None:
-            save_atomic(checkpoint, model=model.state_dict(), optimizer=opt.state_dict(), losses=result.losses,
-                        step=result.steps, anneal=state, best=best, previous=previous, heldout=result.heldout,
-                        best_step=result.best_step, previous_step=result.previous_step, rule=rule)  # fmt: skip
+            save_atomic(
+                checkpoint,
+                model=model.state_dict(),
+                optimizer=opt.state_dict(),
+                losses=result.losses,
+                step=result.steps,
+                anneal=state,
+                best=best,
+                previous=previous,
+                heldout=result.heldout,
+                best_step=result.best_step,
+                previous_step=result.previous_step,
+                rule=rule,
+            )
 
     t0 = time.perf_counter()
     devices = [device.index or 0] if device.type == "cuda" else []

@@ -128,8 +128,9 @@ class Features:
         keep = (self.labels >= lo) & (self.labels < hi)
         unit = self.unit[keep]
         weights = torch.from_numpy(unit_weights(unit.numpy())) if len(unit) else torch.zeros(0, dtype=torch.float32)
-        return Features({c: x[keep] for c, x in self.x.items()}, self.labels[keep] - lo, weights, self.window[keep], unit,
-                        self.position[keep])  # fmt: skip
+        return Features(
+            {c: x[keep] for c, x in self.x.items()}, self.labels[keep] - lo, weights, self.window[keep], unit, self.position[keep]
+        )
 
 
 def pool_features(

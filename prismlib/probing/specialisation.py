@@ -68,8 +68,16 @@ def score_matrix(comparisons: Mapping[str, ProbeComparison], conditions: Sequenc
     for task, cmp in comparisons.items():
         majority, orig = cmp.accuracy(MAJORITY).effect, cmp.accuracy("ORIG").effect
         for c in conditions:
-            rows.append({"task": task, "condition": c, "accuracy": cmp.accuracy(c).effect, "majority": majority, "ORIG": orig,
-                         "score": relative_score(cmp, c)})  # fmt: skip
+            rows.append(
+                {
+                    "task": task,
+                    "condition": c,
+                    "accuracy": cmp.accuracy(c).effect,
+                    "majority": majority,
+                    "ORIG": orig,
+                    "score": relative_score(cmp, c),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -123,5 +131,5 @@ def specialisation_table(tests: Sequence[Test]) -> pd.DataFrame:
                 "verdict": "no scale" if np.isnan(t.interval.effect) else t.verdict,
             }
             for t in tests
-        ]  # fmt: skip
+        ]
     )

@@ -33,7 +33,7 @@ from prismlib.probing.features import (
     placement,
     sample_positions,
     unit_weights,
-)  # fmt: skip
+)
 from prismlib.spectral.energy import hidden_batches
 
 STATES_VERSION = "states-v1"
@@ -115,8 +115,10 @@ class States:
         default = "outside" if self.offset else "inside"
         where = {c: placement(c, default) for c in conditions}
         if self.offset and any(w == "inside" for _, w in where.values()):
-            raise ValueError("these states were stored without [CLS]/[SEP] (specials='outside'): they cannot be filtered "
-                             "with the specials inside; encode them with specials='inside'")  # fmt: skip
+            raise ValueError(
+                "these states were stored without [CLS]/[SEP] (specials='outside'): they cannot be filtered "
+                "with the specials inside; encode them with specials='inside'"
+            )
         parts: dict[str, list[Tensor]] = {c: [] for c in conditions}
         picks = self.picks()
         for start in range(0, len(self.hidden), batch_windows):
@@ -148,8 +150,9 @@ class States:
         rows = [torch.arange(slices[i].start, slices[i].stop) for i in idx]
         take = torch.cat(rows)
         window = torch.cat([torch.full((len(r),), j, dtype=torch.int64) for j, r in enumerate(rows)])
-        return States([self.hidden[i] for i in idx], self.labels[take], self.weights[take], window, self.unit[take],
-                      self.position[take], self.offset)  # fmt: skip
+        return States(
+            [self.hidden[i] for i in idx], self.labels[take], self.weights[take], window, self.unit[take], self.position[take], self.offset
+        )
 
     def to_dict(self) -> dict[str, Tensor]:
         """Tensors only (for ``torch.save(..., weights_only=True)`` loading); see :meth:`from_dict`."""
@@ -226,8 +229,9 @@ def encode_layer_states(
     picks = sample_positions(windows, positions, seed)
     hidden: dict[int, list] = {layer: [None] * len(windows) for layer in layers}
     seqs = [w.input_ids for w in windows]
-    for batch, hs, lengths in hidden_batches(encoder.model, seqs, layers, batch_size=batch_size, device=encoder.device,
-                                             desc=desc, progress=progress):  # fmt: skip
+    for batch, hs, lengths in hidden_batches(
+        encoder.model, seqs, layers, batch_size=batch_size, device=encoder.device, desc=desc, progress=progress
+    ):
         for layer, h in zip(layers, hs):
             for row, i in enumerate(batch):
                 hidden[layer][i] = h[row, cut : lengths[row] - cut].half().cpu()
@@ -235,8 +239,7 @@ def encode_layer_states(
     return {layer: States(hidden[layer], **index, offset=cut) for layer in layers}
 
 
-def encode_states(encoder: Encoder, windows, layer: int = -1, positions: int = 0, seed: int = 0, batch_size: int = 8,
-                  **kwargs) -> States:  # fmt: skip
+def encode_states(encoder: Encoder, windows, layer: int = -1, positions: int = 0, seed: int = 0, batch_size: int = 8, **kwargs) -> States:
     """:func:`encode_layer_states` of one layer."""
     return encode_layer_states(encoder, windows, (layer,), positions, seed, batch_size, **kwargs)[layer]
 
@@ -281,8 +284,7 @@ def cached_layer_states(
             found[i] = States.from_dict(stored)
     missing = [i for i in paths if i not in found]
     if missing:
-        fresh = encode_layer_states(encoder, windows, missing, positions, seed, batch_size, specials=specials,
-                                    desc=f"{task}/{split}")  # fmt: skip
+        fresh = encode_layer_states(encoder, windows, missing, positions, seed, batch_size, specials=specials, desc=f"{task}/{split}")
         for i, states in fresh.items():
             save_atomic(paths[i], **states.to_dict(), meta={"encoder": encoder.name, "layer": i, "digest": digest})
         found.update(fresh)
@@ -318,11 +320,13 @@ def encode_splits(
         raise ValueError(f"specials must be one of {SPECIALS}, got {specials!r}")
     out: dict[int, dict[str, Features]] = {layer: {} for layer in layers}
     for split, wins in windows.items():
-        states = cached_layer_states(encoder, wins, tuple(layers), task=task, split=split, profile=profile,
-                                     positions=positions, seed=seed, batch_size=batch_size)  # fmt: skip
+        states = cached_layer_states(
+            encoder, wins, tuple(layers), task=task, split=split, profile=profile, positions=positions, seed=seed, batch_size=batch_size
+        )
         for layer, conds in layers.items():
             named = [c if "|" in c else f"{c}|{specials}" for c in conds]
             feats = states[layer].features(list(dict.fromkeys(named)))
-            out[layer][split] = Features(dict(zip(conds, (feats.x[c] for c in named))), feats.labels, feats.weights,
-                                         feats.window, feats.unit, feats.position)  # fmt: skip
+            out[layer][split] = Features(
+                dict(zip(conds, (feats.x[c] for c in named))), feats.labels, feats.weights, feats.window, feats.unit, feats.position
+            )
     return out

@@ -49,8 +49,17 @@ def probe_task(
         "patience": settings.patience,
         "standardize": settings.standardize,
     } | options
-    r = probe_conditions(feats, len(task.label_names), conditions, runs or settings.runs, seed, workers=settings.workers,
-                         batch_size=settings.batch_size, device=device, **kwargs)  # fmt: skip
+    r = probe_conditions(
+        feats,
+        len(task.label_names),
+        conditions,
+        runs or settings.runs,
+        seed,
+        workers=settings.workers,
+        batch_size=settings.batch_size,
+        device=device,
+        **kwargs,
+    )
     table = summarise(r, feats["test"], task.row_groups("test", feats["test"].window), seed=seed)
     return r, table.assign(condition=table["condition"].str.split("|").str[0])
 

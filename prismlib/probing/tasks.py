@@ -271,8 +271,7 @@ def _mlm_articles(data: str, rng: np.random.Generator, unk_token: str) -> tuple[
     return texts, sources
 
 
-def _mlm(tokenizer, sizes: dict[str, int], *, data: str, window: int, mask_prob: float, vocab: int,
-         rng: np.random.Generator) -> TaskData:  # fmt: skip
+def _mlm(tokenizer, sizes: dict[str, int], *, data: str, window: int, mask_prob: float, vocab: int, rng: np.random.Generator) -> TaskData:
     """Masked windows of every split; targets restricted to the ``vocab`` most frequent (see module doc)."""
     articles, sources = _mlm_articles(data, rng, tokenizer.unk_token)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
@@ -358,9 +357,17 @@ def profile_task(name: str, tokenizer, profile: Profile, *, da_labels: str | Non
     rate, dialog-act label set and MLM vocabulary (``da_labels`` and ``mlm_vocab`` override
     the last two)."""
     s = profile.probe
-    return build_task(name, tokenizer, s.sizes[name].windows(), profile_name=profile.name, seed=profile.seed,
-                      window=profile.window, mask_prob=s.mask_prob, da_labels=s.da_labels if da_labels is None else da_labels,
-                      mlm_vocab=s.mlm_vocab if mlm_vocab is None else mlm_vocab)  # fmt: skip
+    return build_task(
+        name,
+        tokenizer,
+        s.sizes[name].windows(),
+        profile_name=profile.name,
+        seed=profile.seed,
+        window=profile.window,
+        mask_prob=s.mask_prob,
+        da_labels=s.da_labels if da_labels is None else da_labels,
+        mlm_vocab=s.mlm_vocab if mlm_vocab is None else mlm_vocab,
+    )
 
 
 def mlm_bucket(task: TaskData, feats: dict[str, Features], first: int, last: int) -> tuple[TaskData, dict[str, Features]]:
@@ -394,8 +401,10 @@ def mlm_bucket(task: TaskData, feats: dict[str, Features], first: int, last: int
         windows[split] = [_relabel(w, compact) for w in wins]
         kept = sum(int((w.labels != IGNORE).sum()) for w in windows[split])
         masked = task.masked.get(split, 0)
-        sources[split] = (f"{kept:,} of {masked:,} masked wordpieces ({100 * kept / max(masked, 1):.0f}%) have a target of "
-                          f"training-frequency rank {first}-{stop}")  # fmt: skip
+        sources[split] = (
+            f"{kept:,} of {masked:,} masked wordpieces ({100 * kept / max(masked, 1):.0f}%) have a target of "
+            f"training-frequency rank {first}-{stop}"
+        )
     bucket = TaskData("mlm", task.label_names[first - 1 : stop], windows, sources, dict(task.masked), (first, last))
     return bucket, {split: f.label_range(first - 1, stop) for split, f in feats.items()}
 

@@ -16,10 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--mute-audio",
-)  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--mute-audio",
+)
 WIDTH = 1280
 
 # runs in the page after load: the document's height, the streams' (stdout / stderr) and
@@ -118,6 +125,5 @@ def screenshot(page: str | Path, png: str | Path, height: int = 2400, timeout: f
     its measured height, at most :data:`FULL_PAGE_MAX`)."""
     png = Path(png).resolve()
     png.parent.mkdir(parents=True, exist_ok=True)
-    _run([f"--window-size={WIDTH},{height}", "--virtual-time-budget=10000", f"--screenshot={png}",
-          Path(page).resolve().as_uri()], timeout)  # fmt: skip
+    _run([f"--window-size={WIDTH},{height}", "--virtual-time-budget=10000", f"--screenshot={png}", Path(page).resolve().as_uri()], timeout)
     return png

@@ -89,8 +89,9 @@ def _job_entries(root: Path) -> Iterator[Entry]:
             spec = {}
         state = "done" if (folder / "done.pt").exists() else "partial" if (folder / "partial.pt").exists() else "empty"
         if spec.get("kind") == "mlm-arm":
-            yield Entry("mlm arm", folder, spec.get("profile", "?"), f"arm {spec.get('arm')}", spec.get("recipe", 1), state,
-                        _arm_in_use(spec))  # fmt: skip
+            yield Entry(
+                "mlm arm", folder, spec.get("profile", "?"), f"arm {spec.get('arm')}", spec.get("recipe", 1), state, _arm_in_use(spec)
+            )
         elif "spec" in spec:
             s = spec["spec"]
             label = f"{describe(s['variant'], s.get('T'), s.get('fixed', False), s.get('freeze', 'input_forget'))} seed {s.get('seed', 0)}"
@@ -106,8 +107,15 @@ def _states_entries(root: Path) -> Iterator[Entry]:
         profile = "-".join(path.stem.split("-")[1:-1]) or "?"  # layer<i>-<profile>-<digest>
         encoder = path.relative_to(root / "states").parts[0]
         task = "/".join(path.relative_to(root / "states").parts[1:3])
-        yield Entry("states", path, profile, f"{encoder} {task} {path.stem.split('-')[0]}", None, "done",
-                    profile in PROFILES and encoder in encoders)  # fmt: skip
+        yield Entry(
+            "states",
+            path,
+            profile,
+            f"{encoder} {task} {path.stem.split('-')[0]}",
+            None,
+            "done",
+            profile in PROFILES and encoder in encoders,
+        )
     for folder in sorted((root / "mlm").glob("states-*")):
         used = any(folder.name.startswith(f"states-{p.encoder.replace('/', '--')}-") for p in PROFILES.values())
         state = "done" if (folder / "states.npy").exists() else "partial"
@@ -160,8 +168,10 @@ def list_cache(root: Path, profile: str | None) -> int:
     print(f"{'kind':14s} {'profile':9s} {'label':44s} {'recipe':>6s} {'state':8s} {'size':>9s} {'age':>7s}  in use")
     for e in rows:
         recipe = "" if e.recipe is None else str(e.recipe)
-        print(f"{e.kind:14s} {e.profile:9s} {e.label[:44]:44s} {recipe:>6s} {e.state:8s} {_human(e.size):>9s} "
-              f"{e.age_days:6.1f}d  {'yes' if e.used else 'no'}")  # fmt: skip
+        print(
+            f"{e.kind:14s} {e.profile:9s} {e.label[:44]:44s} {recipe:>6s} {e.state:8s} {_human(e.size):>9s} "
+            f"{e.age_days:6.1f}d  {'yes' if e.used else 'no'}"
+        )
     aside = sorted((root / QUARANTINE).glob("*")) if (root / QUARANTINE).exists() else []
     if aside:
         print(f"moved aside ({root / QUARANTINE}): {len(aside)} entries; `python -m prismlib cache clean` removes them")
@@ -180,16 +190,19 @@ def verify_cache(root: Path, move: bool) -> int:
                 print(f"{e.path}: {problem}")
     checked = sum(len(_files(e)) for e in rows)
     if bad and not move:
-        print(f"{bad} problem(s) in {checked} files; `python -m prismlib cache verify --move-aside` moves the broken entries "
-              "aside, and the next run recomputes them")  # fmt: skip
+        print(
+            f"{bad} problem(s) in {checked} files; `python -m prismlib cache verify --move-aside` moves the broken entries "
+            "aside, and the next run recomputes them"
+        )
         return 1
     print(f"{checked} files checked" + (f"; {bad} broken entries moved aside" if bad else ": all match their digests"))
     return 1 if bad else 0
 
 
 def clean_cache(root: Path, dry_run: bool) -> int:
-    doomed: list[tuple[Path, str]] = [(e.path, f"{e.kind} {e.profile} {e.label}: no current profile uses it")
-                                      for e in entries(root) if not e.used]  # fmt: skip
+    doomed: list[tuple[Path, str]] = [
+        (e.path, f"{e.kind} {e.profile} {e.label}: no current profile uses it") for e in entries(root) if not e.used
+    ]
     doomed += [(p, "left by an interrupted save") for p in root.rglob("*.tmp")]
     if (root / QUARANTINE).exists():
         doomed += [(p, "moved aside earlier") for p in sorted((root / QUARANTINE).glob("*"))]
@@ -214,8 +227,9 @@ def clean_cache(root: Path, dry_run: bool) -> int:
 
 def main(argv: Sequence[str]) -> int:
     """``python -m prismlib cache list|verify|clean``."""
-    parser = argparse.ArgumentParser(prog="python -m prismlib cache", description=(__doc__ or "").replace("``", ""),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m prismlib cache", description=(__doc__ or "").replace("``", ""), formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cache", type=Path, default=None, help="the cache folder (default: .cache of the checkout)")
     sub = parser.add_subparsers(dest="what", required=True)
     ls = sub.add_parser("list", help="what is cached, per profile")

@@ -166,8 +166,15 @@ def works(profile: Profile) -> list[Work]:
     c, P, Q, S = encoder_config(profile.encoder), profile.prism, profile.probe, profile.lstm
     h = c["hidden_size"]
     eval_memory = bert_eval_memory(c, Q.encode_batch, profile.window)
-    out = [Work("01_spectral_filters", "one window encoded, the filter timings", "transformer",
-                profile.window * bert_token_flops(c, profile.window), memory=bert_eval_memory(c, 1, profile.window))]  # fmt: skip
+    out = [
+        Work(
+            "01_spectral_filters",
+            "one window encoded, the filter timings",
+            "transformer",
+            profile.window * bert_token_flops(c, profile.window),
+            memory=bert_eval_memory(c, 1, profile.window),
+        )
+    ]
     probe_sizes = Q.sizes
     feature_rows = sum(
         _windows(profile, t, s, getattr(z, s)) * (z.positions if z.positions > 0 else MASKED)
@@ -183,7 +190,7 @@ def works(profile: Profile) -> list[Work]:
             memory=eval_memory,
             disk=feature_rows * h * BYTES * len(CONDITIONS) * 2,
             disk_for="the features of every window, band and layer probed (float32, cached)",
-        ),  # fmt: skip
+        ),
         Work(
             "02_probing_filtered",
             f"{Q.runs} x {len(CONDITIONS)} probes per task, + the measured choices",
@@ -192,7 +199,7 @@ def works(profile: Profile) -> list[Work]:
             + _probe_flops(
                 profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs, Q.max_epochs
             ),
-        ),  # fmt: skip
+        ),
     ]
     tokens = P.steps * P.batch_size * P.seq_len
     layers_trained = P.train_layers if P.recipe == "staged" else c["num_hidden_layers"]
@@ -208,7 +215,7 @@ def works(profile: Profile) -> list[Work]:
             memory=bert_train_memory(c, P.batch_size, P.seq_len),
             disk=len(TRAINED) * 4 * bert_parameters(c)[0] * BYTES,
             disk_for="checkpoints of the trained arms (weights and optimiser state)",
-        ),  # fmt: skip
+        ),
         Work("03_prism_layer", f"{len(ARMS)} models encode the probing windows", "transformer", _encode(profile, c, P.sizes, len(ARMS))),
         Work(
             "03_prism_layer",
@@ -222,7 +229,7 @@ def works(profile: Profile) -> list[Work]:
             "transformer",
             len(ARMS) * P.eval_inputs * P.seq_len * bert_token_flops(c, P.seq_len),
             memory=bert_eval_memory(c, P.eval_batch, P.seq_len),
-        ),  # fmt: skip
+        ),
     ]
     per_token = lstm_token_flops(S)
     epoch_tokens = S.steps_per_epoch * S.batch_size * S.bptt if S.steps_per_epoch else PTB_TRAIN // S.checks_per_pass
@@ -231,17 +238,36 @@ def works(profile: Profile) -> list[Work]:
     rounds = f"at most {S.epochs} rounds (the cap; a run stops by its rule before)" if S.optimizer == "anneal" else f"{S.epochs} epochs"
     params = lstm_parameters(S)
     seen: set = set()
-    for notebook, names in (("05_chrono_init", ("baseline", "exp1")), ("06_fixed_bias", ("exp2", "exp3")),
-                            ("07_layer2_timescales", ("exp4", "official")), ("08_memory_ablation", ("memory",))):  # fmt: skip
+    for notebook, names in (
+        ("05_chrono_init", ("baseline", "exp1")),
+        ("06_fixed_bias", ("exp2", "exp3")),
+        ("07_layer2_timescales", ("exp4", "official")),
+        ("08_memory_ablation", ("memory",)),
+    ):
         specs = [s for n in names for s in experiment(n, profile) if s not in seen]
         seen.update(specs)
-        out.append(Work(notebook, f"{len(specs)} LSTM LMs x {rounds}", "lstm", len(specs) * job_flops, jobs=len(specs),
-                        memory=16 * params + 12 * S.batch_size * (S.bptt + 20) * S.hidden * S.layers * BYTES,
-                        disk=len(specs) * 4 * params * BYTES, disk_for="LSTM checkpoints (the job cache)"))  # fmt: skip
+        out.append(
+            Work(
+                notebook,
+                f"{len(specs)} LSTM LMs x {rounds}",
+                "lstm",
+                len(specs) * job_flops,
+                jobs=len(specs),
+                memory=16 * params + 12 * S.batch_size * (S.bptt + 20) * S.hidden * S.layers * BYTES,
+                disk=len(specs) * 4 * params * BYTES,
+                disk_for="LSTM checkpoints (the job cache)",
+            )
+        )
     memory_models = len(experiment("memory", profile))
     ablations = memory_models * S.memory_contexts * S.context * (S.memory_warmup + S.context)
-    out.append(Work("08_memory_ablation", f"cell-state ablation: {memory_models} models x {S.memory_contexts} contexts", "lstm",
-                    ablations * per_token))  # fmt: skip
+    out.append(
+        Work(
+            "08_memory_ablation",
+            f"cell-state ablation: {memory_models} models x {S.memory_contexts} contexts",
+            "lstm",
+            ablations * per_token,
+        )
+    )
     B, n = profile.beyond, profile.window
     train_windows = sum(_windows(profile, t, "train", z.train) for t, z in Q.sizes.items())
     state_windows = sum(_windows(profile, t, s, getattr(z, s)) for t, z in Q.sizes.items() for s in SPLITS)
@@ -254,27 +280,27 @@ def works(profile: Profile) -> list[Work]:
             memory=eval_memory,
             disk=state_windows * n * h * 2,
             disk_for="the encoder's states of every window (float16, shared with 02 and 03)",
-        ),  # fmt: skip
+        ),
         Work(
             "09_beyond_bands",
             f"{B.runs} x {FILTERS} fixed-filter probes per task",
             "probe",
             _probe_flops(profile, Q.sizes, h, FILTERS, B.runs, Q.max_epochs),
-        ),  # fmt: skip
+        ),
         # the learned gate: a DCT and an inverse per window and step, forward and backward
         Work(
             "09_beyond_bands",
             f"{B.gate_runs} learned-gate probes per task",
             "probe",
             B.gate_runs * Q.max_epochs * train_windows * 12.0 * n * n * h,
-        ),  # fmt: skip
+        ),
         # its all-pass control: the same windows and steps, no filter (the probe's rows only)
         Work(
             "09_beyond_bands",
             f"{B.gate_runs} all-pass-gate probes per task (the control)",
             "probe",
             _probe_flops(profile, Q.sizes, h, 1, B.gate_runs, Q.max_epochs),
-        ),  # fmt: skip
+        ),
     ]
     return out
 
@@ -353,11 +379,18 @@ def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFra
             "device_memory_GB": w.memory / 1e9,
             "disk_GB": w.disk / 1e9,
             "disk_for": w.disk_for if w.disk else "",
-        }  # fmt: skip
+        }
         for w in works(profile)
     ]
-    agg: dict[str, Any] = {"jobs": "sum", "PFLOP": "sum", "device_hours": "sum", "longest_job_hours": "max", "device_memory_GB": "max",
-           "disk_GB": "sum", "disk_for": lambda s: "; ".join(dict.fromkeys(x for x in s if x))}  # fmt: skip
+    agg: dict[str, Any] = {
+        "jobs": "sum",
+        "PFLOP": "sum",
+        "device_hours": "sum",
+        "longest_job_hours": "max",
+        "device_memory_GB": "max",
+        "disk_GB": "sum",
+        "disk_for": lambda s: "; ".join(dict.fromkeys(x for x in s if x)),
+    }
     table = pd.DataFrame(rows).groupby("notebook", sort=False).agg(agg).reset_index()
     total = {"notebook": "total"} | {k: table[k].agg(v) for k, v in agg.items() if k != "disk_for"} | {"disk_for": ""}
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
@@ -382,8 +415,10 @@ def main(argv: Sequence[str]) -> int:
     print(table.to_markdown(index=False, floatfmt=("", "", ".3g", ".2f", ".2f", ".2f", ".1f", "")))
     total = table.iloc[-1]
     device = "GPU" if profile.name == "paper" else "device"
-    print(f"device_hours: {device}-hours at the TFLOP/s above; device_memory_GB: the {device}'s memory one job needs "
-          "(host memory holds the data besides); disk_GB: what the caches write (disk_for says what).")  # fmt: skip
+    print(
+        f"device_hours: {device}-hours at the TFLOP/s above; device_memory_GB: the {device}'s memory one job needs "
+        "(host memory holds the data besides); disk_GB: what the caches write (disk_for says what)."
+    )
     for n in (1, 4, 8):
         wall = max(total["device_hours"] / n, total["longest_job_hours"])
         print(

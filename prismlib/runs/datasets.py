@@ -89,8 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = f"{root} ({ENV_VAR}={env})" if env else f"{root} ({ENV_VAR} not set)"
     found = verify(args.names or None, data_dir=root)
     if not any(s.state != "missing" for statuses in found.values() for s in statuses):
-        print(f"the data directory {where} holds none of the datasets: run `{FETCH_COMMAND}`, "
-              f"or set {ENV_VAR} to the directory that holds them", file=sys.stderr)  # fmt: skip
+        print(
+            f"the data directory {where} holds none of the datasets: run `{FETCH_COMMAND}`, "
+            f"or set {ENV_VAR} to the directory that holds them",
+            file=sys.stderr,
+        )
         return 1
     print(f"data directory: {where}")
     for name, statuses in found.items():

@@ -320,11 +320,16 @@ def _manifest_section(src: Sources, manifest: dict) -> str:
     versions: dict[str, list[str]] = {}
     for stem, r in manifest.get("notebooks", {}).items():
         failure = r.get("failure", {})
-        runs.append({
-            "notebook": stem, "commit": str(r.get("commit", ""))[:12] + (" (inherited)" if r.get("inherited") else ""),
-            "started": r.get("started", ""), "seconds": r.get("seconds", ""), "device": r.get("device", ""),
-            "last failure": f"{failure.get('time', '')}: {failure.get('error', '')}" if failure else "",
-        })  # fmt: skip
+        runs.append(
+            {
+                "notebook": stem,
+                "commit": str(r.get("commit", ""))[:12] + (" (inherited)" if r.get("inherited") else ""),
+                "started": r.get("started", ""),
+                "seconds": r.get("seconds", ""),
+                "device": r.get("device", ""),
+                "last failure": f"{failure.get('time', '')}: {failure.get('error', '')}" if failure else "",
+            }
+        )
         if r.get("packages"):
             versions.setdefault(json.dumps(r["packages"], sort_keys=True), []).append(stem)
     parts = [

@@ -60,8 +60,10 @@ def _git_commit() -> str | None:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, check=True).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS],
-            cwd=project_root(), capture_output=True, text=True,
-        ).stdout.strip()  # fmt: skip
+            cwd=project_root(),
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         return out + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -233,9 +235,13 @@ def reproduce(
             try:
                 with _environ(_headless_env(log)), _stderr_to(log):
                     papermill.execute_notebook(
-                        str(nb_in), str(running), parameters={"profile": prof.name}, cwd=str(src.parent),
-                        kernel_name="python3", progress_bar=False,
-                    )  # fmt: skip
+                        str(nb_in),
+                        str(running),
+                        parameters={"profile": prof.name},
+                        cwd=str(src.parent),
+                        kernel_name="python3",
+                        progress_bar=False,
+                    )
                 nb = nbformat.read(running, as_version=4)
                 problem = incomplete(nb)
                 if problem:
@@ -363,10 +369,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="run every notebook, also those whose result is current")
     parser.add_argument("--allow-dirty", action="store_true", help="run cpu or paper from uncommitted code (recorded in the manifest)")
     parser.add_argument(
-        "--no-train", action="store_true",
+        "--no-train",
+        action="store_true",
         help="never train in a notebook: a model missing from the cache stops the run, naming the command that trains it "
         "(always on for the paper profile)",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     if args.paired:
         refresh_paired(args.only)

@@ -98,8 +98,11 @@ def clean_outputs(nb: nbformat.NotebookNode) -> int:
 def path_patterns(roots: dict[str, str]) -> list[tuple[re.Pattern[str], str]]:
     """Regexes replacing each ``roots`` path (longest first) by its label, then any
     ``.../site-packages/`` and ``/tmp/...`` path."""
-    pats = [(re.compile(re.escape(p.rstrip("/")) + r"(?=/|\b)"), label) for p, label in
-            sorted(roots.items(), key=lambda kv: -len(kv[0])) if p and p != "/"]  # fmt: skip
+    pats = [
+        (re.compile(re.escape(p.rstrip("/")) + r"(?=/|\b)"), label)
+        for p, label in sorted(roots.items(), key=lambda kv: -len(kv[0]))
+        if p and p != "/"
+    ]
     pats.append((re.compile(r"(?:/[\w.+@-]+)+/(?:site|dist)-packages(?=/)"), "<site-packages>"))
     pats.append((re.compile(r"/tmp/[\w.+@/-]+"), "<tmp>"))
     return pats

@@ -85,9 +85,16 @@ def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[
         source = project_root() / "notebooks" / f"{path.stem}.py"
         changed = tuple(changed_sources(record, source)) if record and source.exists() else ()
         entry = Entry(
-            path.stem, title or path.stem, summary, seconds, note, problem,
-            str(record.get("commit") or ""), bool(record.get("inherited")), changed,
-        )  # fmt: skip
+            path.stem,
+            title or path.stem,
+            summary,
+            seconds,
+            note,
+            problem,
+            str(record.get("commit") or ""),
+            bool(record.get("inherited")),
+            changed,
+        )
         stored_claims[entry.stem] = _claims_output(nb)
         shutil.copy2(path, site / "notebooks" / path.name)
         page, dropped = notebook_page(nb, entry, src)
@@ -155,9 +162,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--out", default=None, help="the site's folder (default: report/<profile>/)")
     parser.add_argument(
-        "--screenshots", action="store_true",
+        "--screenshots",
+        action="store_true",
         help="also keep a PNG of each page as a reader sees it (headless chromium) in <out>/screenshots/",
-    )  # fmt: skip
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a notebook's last run failed or did not complete (CI)")
     parser.add_argument("--allow-failed", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     args = parser.parse_args(argv)
@@ -172,8 +180,10 @@ def main(argv: list[str]) -> int:
         print(f"report: {e.stem} is flagged as not a valid result: {e.problem}", file=sys.stderr)
     if failed:
         only = " ".join(e.stem[:2] for e in failed)
-        print(f"report: the flagged pages show the last good run; re-run them with `make reproduce PROFILE={profile} "
-              f"ONLY=\"{only}\"`", file=sys.stderr)  # fmt: skip
+        print(
+            f'report: the flagged pages show the last good run; re-run them with `make reproduce PROFILE={profile} ONLY="{only}"`',
+            file=sys.stderr,
+        )
     external = external_links(index.parent)
     if external:
         print(f"external links (not fetched): {', '.join(external)}")

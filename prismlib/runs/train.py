@@ -139,9 +139,10 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--gpus", type=int, default=None, help="slurm: GPUs per job")
     parser.add_argument("--timeout-min", type=int, default=None, help="slurm: time limit per job (minutes)")
     parser.add_argument(
-        "--until-converged", action="store_true",
+        "--until-converged",
+        action="store_true",
         help="train the profile's -long twin (cpu: cpu-long, three seeds of every model; resumable)",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     profile = get_profile(args.profile)
     if args.until_converged and not profile.name.endswith("-long"):
@@ -171,15 +172,24 @@ def main(argv: Sequence[str]) -> int:
         seconds = round(time.perf_counter() - t0, 1)
         now_done = sum(is_done(j) for j in jobs)
         if completed:
-            print(f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache"
-                  + (f", and {arms} section 4 arms" if arms else ""))  # fmt: skip
+            print(
+                f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache"
+                + (f", and {arms} section 4 arms" if arms else "")
+            )
         else:
             print(f"interrupted after {seconds:.0f} s: {now_done} of {len(jobs)} LSTM models in the cache; the same command resumes")
-        record_training(profile.name, {
-            "started": started, "seconds": seconds, "models": len(jobs),
-            "trained": len(ran) if completed else now_done - done, "completed": completed,
-            "executor": args.executor or os.environ.get(EXECUTOR_ENV, "local"),
-            "workers": pool_size(args.workers, profile.device), "experiments": args.only or "all",
-            "section4_arms": arms,
-        })  # fmt: skip
+        record_training(
+            profile.name,
+            {
+                "started": started,
+                "seconds": seconds,
+                "models": len(jobs),
+                "trained": len(ran) if completed else now_done - done,
+                "completed": completed,
+                "executor": args.executor or os.environ.get(EXECUTOR_ENV, "local"),
+                "workers": pool_size(args.workers, profile.device),
+                "experiments": args.only or "all",
+                "section4_arms": arms,
+            },
+        )
     return 0

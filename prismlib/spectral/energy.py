@@ -298,8 +298,16 @@ def spectral_profile(
     else:
         index = pd.MultiIndex.from_product([layers, BAND_NAMES], names=["layer", "band"])
         df = pd.DataFrame(profile.reshape(-1, profile.shape[-1]), index=index, columns=columns)
-    df.attrs.update({"layer": layer if isinstance(layer, Integral) else layers, "texts": len(keep), "skipped": skipped,
-                     "tokens": sum(len(s) for s in keep), "lengths": [len(s) for s in keep], "center": center})  # fmt: skip
+    df.attrs.update(
+        {
+            "layer": layer if isinstance(layer, Integral) else layers,
+            "texts": len(keep),
+            "skipped": skipped,
+            "tokens": sum(len(s) for s in keep),
+            "lengths": [len(s) for s in keep],
+            "center": center,
+        }
+    )
     return df
 
 

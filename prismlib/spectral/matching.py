@@ -510,6 +510,14 @@ def match_errors(lengths: Iterable[int]) -> pd.DataFrame:
         errors = np.array([[m.error for m in matched_bands(n, family)] for n in distinct])
         for i, name in enumerate(allocate_bands(512)):
             e = errors[:, i]
-            rows.append({"family": family, "band": name.name, "lengths": len(distinct), "median": float(np.median(e)),
-                         "max": float(e.max()), "within_0.1": float((e <= 0.1).mean())})  # fmt: skip
+            rows.append(
+                {
+                    "family": family,
+                    "band": name.name,
+                    "lengths": len(distinct),
+                    "median": float(np.median(e)),
+                    "max": float(e.max()),
+                    "within_0.1": float((e <= 0.1).mean()),
+                }
+            )
     return pd.DataFrame(rows)
