@@ -99,8 +99,10 @@ def test_full_data_pos_reads_treebank3_sections(dry_env, tokenizer, monkeypatch)
 def test_full_data_mlm_reads_wikitext103_train_and_valid(dry_env, tokenizer):
     task = build_task("mlm", tokenizer, {"train": 2, "val": 2, "test": 2}, profile_name=DRY.name, seed=0)
     assert [task.sources[s].split(";")[0] for s in ("train", "val", "test")] == [
-        "WikiText-103 raw train", "WikiText-103 raw valid", "WikiText-103 raw test"
-    ]  # fmt: skip
+        "WikiText-103 raw train",
+        "WikiText-103 raw valid",
+        "WikiText-103 raw test",
+    ]
     smoke = build_task("mlm", tokenizer, {"train": 2, "val": 2, "test": 2}, profile_name="smoke", seed=0)
     assert smoke.sources["train"].startswith("WikiText-2 valid")
 

@@ -99,9 +99,13 @@ def test_the_resolver_sees_every_import_form():
         "def f():\n    from prismlib.spectral import band_pass\n"
     )
     assert imports_of(ast.parse(src), "prismlib.lstm.grid", False) == {
-        "prismlib.lstm.job", "prismlib.lstm.model", "prismlib.paths", "prismlib.lstm.bigram", "prismlib.runs.report",
+        "prismlib.lstm.job",
+        "prismlib.lstm.model",
+        "prismlib.paths",
+        "prismlib.lstm.bigram",
+        "prismlib.runs.report",
         "prismlib.spectral.filters",
-    }  # fmt: skip
+    }
     assert layer("prismlib.runs.report") == layer("prismlib.__main__") == "top"
     assert layer("prismlib.jobcache") == layer("prismlib") == "core" and layer("prismlib.prism.arms") == "prism"
 

@@ -114,10 +114,26 @@ def test_an_unknown_optimizer_is_refused():
 
 VOCAB = 30
 ANNEAL = dataclasses.replace(
-    LSTM, emb=6, hidden=10, batch_size=4, bptt=8, steps_per_epoch=None, checks_per_pass=2, eval_batch=2,
-    valid_tokens=None, test_tokens=None, cutoffs=(), average_last=0, optimizer="anneal", lr=5.0, epochs=8,
-    min_rounds=1, decays=2, decay_tolerance=0.5, curve_every=None,
-)  # fmt: skip
+    LSTM,
+    emb=6,
+    hidden=10,
+    batch_size=4,
+    bptt=8,
+    steps_per_epoch=None,
+    checks_per_pass=2,
+    eval_batch=2,
+    valid_tokens=None,
+    test_tokens=None,
+    cutoffs=(),
+    average_last=0,
+    optimizer="anneal",
+    lr=5.0,
+    epochs=8,
+    min_rounds=1,
+    decays=2,
+    decay_tolerance=0.5,
+    curve_every=None,
+)
 
 
 def _ids(n: int, seed: int) -> np.ndarray:

@@ -171,8 +171,10 @@ def test_the_claims_files_keep_strings_columns_and_the_order_within_a_notebook(t
     md = (folder / "claims.md").read_text()
     assert "nan" not in md
     lines = md.splitlines()
-    assert lines[2] == ("41 held, 0 not held, 0 inside noise, 0 not testable (of 41). Effects with their 95% "
-                        "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.")  # fmt: skip
+    assert lines[2] == (
+        "41 held, 0 not held, 0 inside noise, 0 not testable (of 41). Effects with their 95% "
+        "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py."
+    )
     assert lines[4].startswith("| notebook ") and any(line.startswith("| 02 ") for line in lines)
     assert any(line.startswith("| 01 ") and "| +1 [+0.5, +1.5] |" in line for line in lines)
 
@@ -182,8 +184,9 @@ def test_report_names_the_model_behind_claims_that_name_none(tmp_path, monkeypat
     from prismlib.claims import report
 
     monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
-    shown = report([Claim("04", "own", "p", (Test(iv(1, 2)),), model="X"), Claim("04", "none", "p", (Test(iv(1, 2)),))],
-                   "smoke", model="MiniLM")  # fmt: skip
+    shown = report(
+        [Claim("04", "own", "p", (Test(iv(1, 2)),), model="X"), Claim("04", "none", "p", (Test(iv(1, 2)),))], "smoke", model="MiniLM"
+    )
     csv = pd.read_csv(tmp_path / "figures/smoke/claims.csv", dtype={"notebook": str}, keep_default_na=False)
     assert list(csv["model"]) == ["X", "MiniLM"]
     assert "own<br>model: X" in shown.data and "none<br>model: MiniLM" in shown.data
@@ -206,16 +209,20 @@ def test_effect_stability_gate_boundaries_and_detail():
     later = Interval(-3.0, -3.2, -2.8, 800)
     edge = effect_stability_gate("d", later, earlier=-3.5, margin=1.0)  # moved exactly half the margin
     assert edge.passed and edge.name == "stable: d moved <= half its margin since half the budget"
-    assert edge.detail == ("contrast -3.50 at half the budget -> -3.00 [-3.20, -2.80] at the end: moved +0.50, allowed 0.50 "
-                           "(half the margin 1.00) or inside the final interval")  # fmt: skip
+    assert edge.detail == (
+        "contrast -3.50 at half the budget -> -3.00 [-3.20, -2.80] at the end: moved +0.50, allowed 0.50 "
+        "(half the margin 1.00) or inside the final interval"
+    )
     assert not effect_stability_gate("d", later, earlier=-3.6, margin=1.0).passed  # 0.6 > 0.5, outside
     assert not effect_stability_gate("d", later, earlier=-2.4, margin=1.0).passed  # moved -0.6, outside
     assert effect_stability_gate("d", later, earlier=-3.4, margin=1.0).passed  # small move, outside the interval
     assert effect_stability_gate("d", later, earlier=-3.0, margin=0.0).passed  # a margin of 0 is allowed
     assert effect_stability_gate("d", later, earlier=-3.1, margin=0.5).passed
     gate = effect_stability_gate("d", later, earlier=-3.4, margin=0.2, earlier_at="1.5M tokens")
-    assert gate.detail == ("not converged: contrast -3.40 at 1.5M tokens -> -3.00 [-3.20, -2.80] at the end: moved +0.40, "
-                           "allowed 0.10 (half the margin 0.20) or inside the final interval")  # fmt: skip
+    assert gate.detail == (
+        "not converged: contrast -3.40 at 1.5M tokens -> -3.00 [-3.20, -2.80] at the end: moved +0.40, "
+        "allowed 0.10 (half the margin 0.20) or inside the final interval"
+    )
     for earlier, margin in ((np.inf, 1.0), (-3.0, np.nan), (-3.0, -0.1)):
         with pytest.raises(ValueError, match="finite"):
             effect_stability_gate("d", later, earlier, margin)

@@ -106,10 +106,15 @@ def test_a_condition_that_cannot_win_is_not_credited_but_can_lose():
     assert only_gates.row()["gate"] == "passed: ORIG probe beats the majority class"
     only_wins = claim(Test(iv(3.0, 1.0, 5.0)), win_gates=(Gate("HIGH probe beats the majority class", True),))
     assert only_wins.row()["gate"] == "passed: HIGH probe beats the majority class"
-    assert loses.row()["gate"] == ("passed: ; failed, not deciding (a condition that cannot win lost): HIGH probe beats "
-                                   "the majority class (HIGH 14.1% vs majority 14.1%)")  # fmt: skip
-    passed = claim(Test(iv(3.0, 1.0, 5.0)), gates=(Gate("ORIG probe beats the majority class", True),),
-                   win_gates=(Gate("HIGH probe beats the majority class", True),))  # fmt: skip
+    assert loses.row()["gate"] == (
+        "passed: ; failed, not deciding (a condition that cannot win lost): HIGH probe beats "
+        "the majority class (HIGH 14.1% vs majority 14.1%)"
+    )
+    passed = claim(
+        Test(iv(3.0, 1.0, 5.0)),
+        gates=(Gate("ORIG probe beats the majority class", True),),
+        win_gates=(Gate("HIGH probe beats the majority class", True),),
+    )
     assert passed.verdict == "held"
     assert passed.row()["gate"] == "passed: ORIG probe beats the majority class; HIGH probe beats the majority class"
 
@@ -144,8 +149,11 @@ def test_scaled_intervals_keep_what_they_resampled():
 
 
 def test_rows_name_the_model_and_the_control_and_replace_keeps_one_units_gate():
-    c = claim(Test(iv(0.5, 0.2, 0.8, units=5)), model="all-MiniLM-L6-v2",
-              control="the untrained prism matches it (46.0 vs 46.5): the filter, not the training")  # fmt: skip
+    c = claim(
+        Test(iv(0.5, 0.2, 0.8, units=5)),
+        model="all-MiniLM-L6-v2",
+        control="the untrained prism matches it (46.0 vs 46.5): the filter, not the training",
+    )
     row = c.row()
     assert row["model"] == "all-MiniLM-L6-v2" and row["control"].startswith("the untrained prism")
     again = dataclasses.replace(c, model="other")

@@ -23,16 +23,32 @@ from prismlib.profiles import get_profile
 
 VOCAB = 30
 TINY = dataclasses.replace(
-    get_profile("smoke").lstm, optimizer="ntasgd", average_last=1, curve_every=2, curve_tokens=1000, emb=6, hidden=10,
-    batch_size=4, bptt=8, epochs=2, steps_per_epoch=3, eval_batch=2,
-    valid_tokens=None, test_tokens=None, cutoffs=(10, 20),
-)  # fmt: skip
+    get_profile("smoke").lstm,
+    optimizer="ntasgd",
+    average_last=1,
+    curve_every=2,
+    curve_tokens=1000,
+    emb=6,
+    hidden=10,
+    batch_size=4,
+    bptt=8,
+    epochs=2,
+    steps_per_epoch=3,
+    eval_batch=2,
+    valid_tokens=None,
+    test_tokens=None,
+    cutoffs=(10, 20),
+)
 
 
 def _corpus() -> SimpleNamespace:
     rng = np.random.default_rng(0)
-    return SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=rng.integers(0, VOCAB, 600),
-                           valid=rng.integers(0, VOCAB, 200), test=rng.integers(0, VOCAB, 200))  # fmt: skip
+    return SimpleNamespace(
+        vocab=[str(i) for i in range(VOCAB)],
+        train=rng.integers(0, VOCAB, 600),
+        valid=rng.integers(0, VOCAB, 200),
+        test=rng.integers(0, VOCAB, 200),
+    )
 
 
 def _job(seed: int = 1, variant: str = "layer2", T: float | None = 5.0) -> lstm_job.Job:
@@ -215,8 +231,11 @@ def test_two_processes_asking_for_the_same_job_train_it_once(tmp_path):
 
 def test_a_run_that_may_not_train_stops_naming_the_command_that_trains(tmp_path, monkeypatch):
     monkeypatch.setenv(jobs.NO_TRAIN_ENV, "1")
-    with pytest.raises(FileNotFoundError, match=r"1 model\(s\) are not in the cache .*layer2 X=5 \(fixed\) seed 1.*"
-                                                r"`python -m prismlib train --profile test`"):  # fmt: skip
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"1 model\(s\) are not in the cache .*layer2 X=5 \(fixed\) seed 1.*"
+        r"`python -m prismlib train --profile test`",
+    ):
         jobs.run_missing([_job()], "inline", cache=tmp_path, data=_corpus())
 
 

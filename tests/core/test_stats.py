@@ -111,8 +111,9 @@ def test_bootstrap_distribution_is_scipy_s_with_the_same_seed():
         return x.sum(axis) / y.sum(axis)
 
     dist = bootstrap_distribution(stat, (a, b), n_boot=300, seed=7)
-    ref = scipy_stats.bootstrap((a, b), stat, n_resamples=300, paired=True, vectorized=True, method="percentile",
-                                rng=np.random.default_rng(7)).bootstrap_distribution  # fmt: skip
+    ref = scipy_stats.bootstrap(
+        (a, b), stat, n_resamples=300, paired=True, vectorized=True, method="percentile", rng=np.random.default_rng(7)
+    ).bootstrap_distribution
     np.testing.assert_array_equal(dist, ref)
     assert not np.array_equal(dist, bootstrap_distribution(stat, (a, b), n_boot=300, seed=8))
     assert dist.shape == (300,)
@@ -127,8 +128,16 @@ def _scipy_interval(statistic, data, *, n_boot: int, seed: int, level: float):
     """``scipy.stats.bootstrap`` called directly: paired units, percentile interval, ``default_rng(seed)``."""
     from scipy import stats as scipy_stats
 
-    res = scipy_stats.bootstrap(tuple(data), statistic, n_resamples=n_boot, paired=True, vectorized=True,
-                                confidence_level=level, method="percentile", rng=np.random.default_rng(seed))  # fmt: skip
+    res = scipy_stats.bootstrap(
+        tuple(data),
+        statistic,
+        n_resamples=n_boot,
+        paired=True,
+        vectorized=True,
+        confidence_level=level,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
     return res.confidence_interval.low, res.confidence_interval.high
 
 
@@ -174,8 +183,9 @@ def test_ratio_difference_is_scipy_s_bootstrap_of_the_ratio_difference_with_its_
     assert (iv.low, iv.high) == pytest.approx(_scipy_interval(stat, (a, b, den, den_b), n_boot=400, seed=5, level=0.9))
     assert iv.level == 0.9
     default = ratio_difference(a, b, den)  # den_b defaults to den; seed 0, 2000 resamples, 95%
-    ref = _scipy_interval(lambda x, y, d, axis: x.sum(axis) / d.sum(axis) - y.sum(axis) / d.sum(axis),
-                          (a, b, den), n_boot=2000, seed=0, level=0.95)  # fmt: skip
+    ref = _scipy_interval(
+        lambda x, y, d, axis: x.sum(axis) / d.sum(axis) - y.sum(axis) / d.sum(axis), (a, b, den), n_boot=2000, seed=0, level=0.95
+    )
     assert (default.low, default.high) == pytest.approx(ref)
     assert ratio(np.array([1.0, 2.0]), np.array([2.0, 2.0])) == 0.75
 
@@ -233,8 +243,9 @@ def test_bootstrap_distribution_defaults_one_array_and_two_units():
     dist = bootstrap_distribution(mean, (a,))
     from scipy import stats as scipy_stats
 
-    ref = scipy_stats.bootstrap((a,), mean, n_resamples=2000, paired=True, vectorized=True, method="percentile",
-                                rng=np.random.default_rng(0)).bootstrap_distribution  # fmt: skip
+    ref = scipy_stats.bootstrap(
+        (a,), mean, n_resamples=2000, paired=True, vectorized=True, method="percentile", rng=np.random.default_rng(0)
+    ).bootstrap_distribution
     np.testing.assert_array_equal(dist, ref)
     assert bootstrap_distribution(mean, (a[:2],), n_boot=10).shape == (10,)
     with pytest.raises(ValueError, match="at least two units"):
@@ -289,8 +300,9 @@ def test_the_units_are_the_last_axis_of_every_array():
         return (a.mean(axis) - b.mean(axis)).sum(0)
 
     iv = paired_bootstrap(stat, (x, y), n_boot=300, seed=2)
-    ref = scipy_stats.bootstrap((x, y), stat, n_resamples=300, axis=-1, paired=True, method="percentile",
-                                rng=np.random.default_rng(2)).confidence_interval  # fmt: skip
+    ref = scipy_stats.bootstrap(
+        (x, y), stat, n_resamples=300, axis=-1, paired=True, method="percentile", rng=np.random.default_rng(2)
+    ).confidence_interval
     assert iv.units == 20 and iv.effect == pytest.approx((x.mean(1) - y.mean(1)).sum())
     assert (iv.low, iv.high) == (ref.low, ref.high)
     one = bootstrap_distribution(lambda a, axis: a.mean(axis).sum(0), (x[:1],), n_boot=50)  # one row, 20 units

@@ -36,8 +36,14 @@ def test_every_loader_names_its_registered_dataset(data_root: Path) -> None:
 
 def test_catalogue_is_consistent() -> None:
     assert set(catalogue.DATASETS) == {
-        "ptb", "treebank_sample", "conll2000", "swda", "newsgroups", "wikitext103", "wikitext2",
-    }  # fmt: skip
+        "ptb",
+        "treebank_sample",
+        "conll2000",
+        "swda",
+        "newsgroups",
+        "wikitext103",
+        "wikitext2",
+    }
     relpaths = [f.relpath for d in catalogue.DATASETS.values() for f in d.files]
     assert len(relpaths) == len(set(relpaths))
     for ds in catalogue.DATASETS.values():

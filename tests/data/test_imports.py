@@ -56,8 +56,14 @@ def test_the_parser_sees_every_import_form() -> None:
         "def f():\n    from .datadir import locate\n"
     )
     assert _imported(ast.parse(src), "other") == {
-        "registry", "swda", "ptb", "pos", "wikitext", "newsgroups", "datadir",
-    }  # fmt: skip
+        "registry",
+        "swda",
+        "ptb",
+        "pos",
+        "wikitext",
+        "newsgroups",
+        "datadir",
+    }
 
 
 def test_no_module_imports_the_registry() -> None:

@@ -42,8 +42,11 @@ def test_experiment_4_rows_and_titles():
 
 
 def test_the_titles_cover_every_variant_of_their_experiment():
-    for numbers, titles in [(published.EXP1, published.EXP1_TITLES), (published.EXP2, published.EXP2_TITLES),
-                            (published.EXP3, published.EXP3_TITLES)]:  # fmt: skip
+    for numbers, titles in [
+        (published.EXP1, published.EXP1_TITLES),
+        (published.EXP2, published.EXP2_TITLES),
+        (published.EXP3, published.EXP3_TITLES),
+    ]:
         assert {v for v, _ in numbers} <= set(titles)
 
 

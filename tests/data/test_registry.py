@@ -283,9 +283,7 @@ def test_check_urls_head_then_ranged_get(data_root: Path, monkeypatch, capsys) -
     urlopen, calls = fake_server({("HEAD", a): 200, ("HEAD", b): 405, ("GET", b): 206} | {("HEAD", parquet): 403, ("GET", parquet): 403})
     monkeypatch.setattr(urllib.request, "urlopen", urlopen)
     statuses = registry.check_urls(timeout=3)
-    assert [(s.url, s.ok, s.status) for s in statuses] == [
-        (a, True, 200), (b, True, 206), (parquet, False, 403)
-    ]  # fmt: skip
+    assert [(s.url, s.ok, s.status) for s in statuses] == [(a, True, 200), (b, True, 206), (parquet, False, 403)]
     assert "99 bytes" in statuses[0].detail and "1,234 bytes" in statuses[1].detail
     assert ("GET", b, "bytes=0-0", 3) in calls and all(c[3] == 3 for c in calls)
     assert len([c for c in calls if c[1] == a]) == 1  # each URL once

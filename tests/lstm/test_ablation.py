@@ -295,8 +295,7 @@ def test_cell_state_change_defaults():
     model = lstm.LSTMLM(VOCAB, 4, 5, 1, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0).eval()
     ids = np.random.default_rng(7).integers(0, 5, 300)
     default = memory.cell_state_change(model, ids, 1)
-    explicit = memory.cell_state_change(model, ids, 1, length=70, replacement=0, seed=0, warmup=100, mode="replace",
-                                        skip_same=True)  # fmt: skip
+    explicit = memory.cell_state_change(model, ids, 1, length=70, replacement=0, seed=0, warmup=100, mode="replace", skip_same=True)
     assert default.shape == (1, 1, 70) and np.isnan(default).any()
     np.testing.assert_array_equal(default, explicit)
     with pytest.raises(ValueError, match="warmup must be"):
@@ -383,8 +382,13 @@ def test_context_intervals_are_paired_bootstraps_of_the_context_indices():
     want = ref(lambda i: memory.decay_slopes(a[i], FIT)[1] - memory.decay_slopes(b[i], FIT)[1])
     assert (got.effect, got.low, got.high, got.units) == (want.effect, want.low, want.high, 12)
     got = memory.slope_range_difference([a, b, a], 0, 1, FIT, n_boot=300, seed=5)
-    want = ref(lambda i: np.ptp([memory.decay_slopes(x[i], FIT)[0] for x in (a, b, a)])
-               - np.ptp([memory.decay_slopes(x[i], FIT)[1] for x in (a, b, a)]), 300, 5)  # fmt: skip
+    want = ref(
+        lambda i: (
+            np.ptp([memory.decay_slopes(x[i], FIT)[0] for x in (a, b, a)]) - np.ptp([memory.decay_slopes(x[i], FIT)[1] for x in (a, b, a)])
+        ),
+        300,
+        5,
+    )
     assert (got.low, got.high) == (want.low, want.high)
     trained, ctrl, excess = memory.control_excess([a], [b], lambda cs: memory.decay_slopes(cs[0], FIT)[0], n_boot=300, seed=5)
     assert (excess.low, excess.high) == (
@@ -396,8 +400,12 @@ def test_context_intervals_are_paired_bootstraps_of_the_context_indices():
     want = ref(lambda i: memory.decay_slopes(a[i], FIT)[0] - memory.decay_slopes(b[i], FIT)[0])
     assert (default.low, default.high) == (want.low, want.high)
     default = memory.slope_range_difference([a, b], 0, 1, FIT)
-    want = ref(lambda i: abs(memory.decay_slopes(a[i], FIT)[0] - memory.decay_slopes(b[i], FIT)[0])
-               - abs(memory.decay_slopes(a[i], FIT)[1] - memory.decay_slopes(b[i], FIT)[1]))  # fmt: skip
+    want = ref(
+        lambda i: (
+            abs(memory.decay_slopes(a[i], FIT)[0] - memory.decay_slopes(b[i], FIT)[0])
+            - abs(memory.decay_slopes(a[i], FIT)[1] - memory.decay_slopes(b[i], FIT)[1])
+        )
+    )
     assert (default.low, default.high) == pytest.approx((want.low, want.high), rel=1e-12)
     assert memory.slope_range_difference([a, b], 0, 1, FIT, n_boot=40).units == 12
 
@@ -424,12 +432,18 @@ def test_context_interval_refuses_what_is_not_one_set_of_contexts():
 @pytest.mark.parametrize(
     ("effect", "low", "high", "passed"),
     [
-        (0.5, 0.1, 0.9, True), (0.5, 0.0, 0.9, False), (0.5, -0.1, 0.9, False), (0.5, 0.5, 2.0, True),
+        (0.5, 0.1, 0.9, True),
+        (0.5, 0.0, 0.9, False),
+        (0.5, -0.1, 0.9, False),
+        (0.5, 0.5, 2.0, True),
         (0.0, 0.1, 0.2, True),  # a zero trained effect counts as the upper side
-        (-0.5, -0.9, -0.1, True), (-0.5, -0.9, 0.0, False), (-0.5, -0.2, 0.1, False), (-0.5, -2.0, -0.5, True),
+        (-0.5, -0.9, -0.1, True),
+        (-0.5, -0.9, 0.0, False),
+        (-0.5, -0.2, 0.1, False),
+        (-0.5, -2.0, -0.5, True),
         (-0.5, 0.2, 0.5, False),
     ],
-)  # fmt: skip
+)
 def test_control_gate_needs_the_excess_clearly_on_the_side_of_the_effect(effect, low, high, passed):
     from prismlib.stats import Interval
 

@@ -231,8 +231,13 @@ def test_the_bigram_gate_details_are_exact():
     assert gate.detail == "all 3 below the bigram's 20.0; closest b -1 [-2, -0.5]"
     edge = bigram.beats_bigram({"a": Interval(-1.0, -2.0, 0.0, 30)}, nll)  # an interval ending at 0 is not below
     assert not edge.passed
-    worse = {"w1": Interval(1.0, 0.5, 1.5, 30), "w2": Interval(3.0, 2.0, 4.0, 30), "w3": Interval(2.0, -1.0, 5.0, 30),
-             "w4": Interval(0.5, -0.5, 1.5, 30), "ok": Interval(-3.0, -4.0, -2.0, 30)}  # fmt: skip
+    worse = {
+        "w1": Interval(1.0, 0.5, 1.5, 30),
+        "w2": Interval(3.0, 2.0, 4.0, 30),
+        "w3": Interval(2.0, -1.0, 5.0, 30),
+        "w4": Interval(0.5, -0.5, 1.5, 30),
+        "ok": Interval(-3.0, -4.0, -2.0, 30),
+    }
     gate = bigram.beats_bigram(worse, nll, ["ok", "w1", "w2"])
     assert not gate.passed
     assert gate.detail == "2 of 3 not below the bigram's 20.0: w2 23.0 (+3 [+2, +4]); w1 21.0 (+1 [+0.5, +1.5])"
@@ -247,8 +252,9 @@ def test_the_bigram_gate_details_are_exact():
 
 
 def test_lm_references_number_their_rows():
-    table, _, _ = bigram.ptb_references(np.array([0, 0, 0, 1, 2, 0, 1, 1, 2, 0]), np.array([0, 1, 2, 0, 1]),
-                                        np.array([0, 1, 2, 3, 0, 1, 2, 3]), 4, eval_batch=2)  # fmt: skip
+    table, _, _ = bigram.ptb_references(
+        np.array([0, 0, 0, 1, 2, 0, 1, 1, 2, 0]), np.array([0, 1, 2, 0, 1]), np.array([0, 1, 2, 3, 0, 1, 2, 3]), 4, eval_batch=2
+    )
     refs = bigram.lm_references(table, {"a": (3.0, 2.5), "b": (4.0, 3.5)})
     assert list(refs.index) == [0, 1, 2, 3] and list(refs["model"])[2:] == ["a", "b"]
     assert list(refs["test_tokens"]) == [6, 6, 6, 6]

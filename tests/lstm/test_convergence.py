@@ -24,10 +24,22 @@ from prismlib.stats import Interval
 
 VOCAB = 30
 TINY = dataclasses.replace(
-    get_profile("smoke").lstm, optimizer="ntasgd", average_last=1, emb=6, hidden=10, batch_size=4, bptt=8, epochs=2,
-    steps_per_epoch=3, eval_batch=2,
-    valid_tokens=None, test_tokens=None, cutoffs=(10, 20), curve_every=1, curve_tokens=100,
-)  # fmt: skip
+    get_profile("smoke").lstm,
+    optimizer="ntasgd",
+    average_last=1,
+    emb=6,
+    hidden=10,
+    batch_size=4,
+    bptt=8,
+    epochs=2,
+    steps_per_epoch=3,
+    eval_batch=2,
+    valid_tokens=None,
+    test_tokens=None,
+    cutoffs=(10, 20),
+    curve_every=1,
+    curve_tokens=100,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +52,12 @@ def _one_thread():
 
 def _corpus() -> SimpleNamespace:
     rng = np.random.default_rng(0)
-    return SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=rng.integers(0, VOCAB, 600),
-                           valid=rng.integers(0, VOCAB, 200), test=rng.integers(0, VOCAB, 200))  # fmt: skip
+    return SimpleNamespace(
+        vocab=[str(i) for i in range(VOCAB)],
+        train=rng.integers(0, VOCAB, 600),
+        valid=rng.integers(0, VOCAB, 200),
+        test=rng.integers(0, VOCAB, 200),
+    )
 
 
 def _power(a: float, b: float, c: float, tokens: np.ndarray) -> cv.LearningCurve:
@@ -152,9 +168,17 @@ def test_new_settings_keep_old_keys_and_enter_the_key_when_switched_on():
 
 
 LONG = dataclasses.replace(
-    TINY, epochs=12, steps_per_epoch=4, curve_every=2, until_converged=True, average_last=0, converge_share=0.5,
-    converge_tolerance=0.1, optimizer="adam", lr=3e-2,
-)  # fmt: skip
+    TINY,
+    epochs=12,
+    steps_per_epoch=4,
+    curve_every=2,
+    until_converged=True,
+    average_last=0,
+    converge_share=0.5,
+    converge_tolerance=0.1,
+    optimizer="adam",
+    lr=3e-2,
+)
 
 
 def _long_job() -> lstm_job.Job:
@@ -215,9 +239,15 @@ def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
     later = end.delta(key)
     earlier = half.perplexity(key) - half.perplexity("baseline")
     model, stable = verdicts.claim_gates(
-        {"baseline": [runs[specs[0]]], key: [runs[specs[1]]]}, "d", later, earlier, margin=1e-6, pair=("baseline", key),
-        share=0.25, tolerance=1e-9,
-    )  # fmt: skip
+        {"baseline": [runs[specs[0]]], key: [runs[specs[1]]]},
+        "d",
+        later,
+        earlier,
+        margin=1e-6,
+        pair=("baseline", key),
+        share=0.25,
+        tolerance=1e-9,
+    )
     assert not model.passed and ("extrapolation" in model.detail or "no budget" in model.detail)
     assert stable.passed == (abs(later.effect - earlier) <= 5e-7 or later.contains(earlier))
     table = summaries.save_learning_curves(runs, "test")
@@ -359,8 +389,9 @@ def test_extrapolation_sentences():
     )
     assert cv.extrapolation([slow], trained=0.0).endswith(f"({need:.1f}x the 0 trained)")
     more = cv.extrapolation([fast, slow], trained=1e5, stable=10 * need)
-    assert more.startswith("extrapolation by power-law fits: the model and effect-stability gates would pass at about "
-                           f"{cv.format_tokens(10 * need)} tokens")  # fmt: skip
+    assert more.startswith(
+        f"extrapolation by power-law fits: the model and effect-stability gates would pass at about {cv.format_tokens(10 * need)} tokens"
+    )
     less = cv.extrapolation([fast, slow], trained=1e5, stable=1.0)
     assert f"the model and effect-stability gates would pass at about {cv.format_tokens(need)} tokens" in less
     assert cv.extrapolation([cv.PowerLaw(0.0, 1.0, 0.5, 5, 0.0)], 1e5) == (
@@ -418,9 +449,11 @@ def test_curves_frame_and_save_learning_curves_on_synthetic_runs(tmp_path, monke
     c1 = cv.LearningCurve(np.array([10.0, 20.0]), np.array([5.0, 4.0]))
     runs = {1: _run("b", 0, c1), 2: _run("a", 1, cv.LearningCurve(np.array([10.0]), np.array([6.0]))), 3: _run("c", 0, None)}
     frame = summaries.curves_frame(runs)
-    assert frame.to_dict("records") == [{"model": "b", "seed": 0, "tokens": 10, "valid_ppl": 5.0},
-                                        {"model": "b", "seed": 0, "tokens": 20, "valid_ppl": 4.0},
-                                        {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}]  # fmt: skip
+    assert frame.to_dict("records") == [
+        {"model": "b", "seed": 0, "tokens": 10, "valid_ppl": 5.0},
+        {"model": "b", "seed": 0, "tokens": 20, "valid_ppl": 4.0},
+        {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0},
+    ]
     assert list(summaries.curves_frame({}).columns) == list(summaries.CURVE_COLUMNS)
     table = summaries.save_learning_curves(runs, "test")
     assert list(table["model"]) == ["a", "b", "b"] and list(table.index) == [0, 1, 2]
@@ -430,13 +463,26 @@ def test_curves_frame_and_save_learning_curves_on_synthetic_runs(tmp_path, monke
 
     stored = pd.read_csv(csv)
     assert list(stored.columns) == list(summaries.CURVE_COLUMNS)
-    assert stored.to_dict("records") == again.to_dict("records") == [
-        {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}, {"model": "b", "seed": 0, "tokens": 30, "valid_ppl": 3.0}]  # fmt: skip
+    assert (
+        stored.to_dict("records")
+        == again.to_dict("records")
+        == [{"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}, {"model": "b", "seed": 0, "tokens": 30, "valid_ppl": 3.0}]
+    )
 
 
 def test_token_counts_are_written_short():
-    cases = {None: "None", math.inf: "inf", 1.5e9: "1.5G", 1e9: "1G", 2.5e6: "2.5M", 1e6: "1M", 1e3: "1k", 999.0: "999",
-             -2e6: "-2M", 5e8: "500M"}  # fmt: skip
+    cases = {
+        None: "None",
+        math.inf: "inf",
+        1.5e9: "1.5G",
+        1e9: "1G",
+        2.5e6: "2.5M",
+        1e6: "1M",
+        1e3: "1k",
+        999.0: "999",
+        -2e6: "-2M",
+        5e8: "500M",
+    }
     assert {n: cv.format_tokens(n) for n in cases} == cases
 
 

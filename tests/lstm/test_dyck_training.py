@@ -25,8 +25,9 @@ from prismlib.lstm.dyck_training import (
 )
 from prismlib.profiles import DyckSettings
 
-TINY = DyckSettings(hidden=8, n_train=48, n_validation=16, n_test=24, batch_size=8, lr=1e-2, epochs=3, seeds=(1, 2),
-                    max_length=30, bucket=True)  # fmt: skip
+TINY = DyckSettings(
+    hidden=8, n_train=48, n_validation=16, n_test=24, batch_size=8, lr=1e-2, epochs=3, seeds=(1, 2), max_length=30, bucket=True
+)
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,12 @@ class Spec:
 
 
 def _refs() -> pd.DataFrame:
-    return pd.DataFrame([{"model": "unigram", "valid_ppl": 700.0, "test_ppl": 650.0, "test_tokens": 500},
-                         {"model": "bigram (Kneser-Ney)", "valid_ppl": 300.0, "test_ppl": 280.0, "test_tokens": 500}])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {"model": "unigram", "valid_ppl": 700.0, "test_ppl": 650.0, "test_tokens": 500},
+            {"model": "bigram (Kneser-Ney)", "valid_ppl": 300.0, "test_ppl": 280.0, "test_tokens": 500},
+        ]
+    )
 
 
 def _runs() -> dict:

@@ -17,11 +17,22 @@ from prismlib.stats import ratio_difference
 
 VOCAB = 30
 TINY = dataclasses.replace(
-    get_profile("smoke").lstm, optimizer="ntasgd", curve_every=2, curve_tokens=1000, emb=6, hidden=10, batch_size=4, bptt=8,
+    get_profile("smoke").lstm,
+    optimizer="ntasgd",
+    curve_every=2,
+    curve_tokens=1000,
+    emb=6,
+    hidden=10,
+    batch_size=4,
+    bptt=8,
     epochs=2,
-    steps_per_epoch=3, eval_batch=2,
-    valid_tokens=None, test_tokens=None, cutoffs=(), average_last=0,
-)  # fmt: skip
+    steps_per_epoch=3,
+    eval_batch=2,
+    valid_tokens=None,
+    test_tokens=None,
+    cutoffs=(),
+    average_last=0,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -174,8 +185,13 @@ def test_seed_k_of_every_model_draws_the_same_data_order_and_dropout_masks(monke
     train, valid = _ids(600, 1), _ids(200, 2)
     s = dataclasses.replace(TINY, dropout=0.3, dropouth=0.3, dropouti=0.3, epochs=1)
     seen = {}
-    for spec in (lstm.RunSpec(seed=5), lstm.RunSpec("layerwise", 70.0, fixed=True, seed=5), lstm.RunSpec("pareto", fixed=True, seed=5),
-                 lstm.RunSpec("gradient", 20.0, fixed=False, seed=5), lstm.RunSpec(seed=6)):  # fmt: skip
+    for spec in (
+        lstm.RunSpec(seed=5),
+        lstm.RunSpec("layerwise", 70.0, fixed=True, seed=5),
+        lstm.RunSpec("pareto", fixed=True, seed=5),
+        lstm.RunSpec("gradient", 20.0, fixed=False, seed=5),
+        lstm.RunSpec(seed=6),
+    ):
         draws.clear()
         lstm.train_lm(lstm.build_model(spec, VOCAB, s), train, valid, s, seed=spec.seed)
         seen[(spec.label, spec.seed)] = list(draws)

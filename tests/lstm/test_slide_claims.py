@@ -77,8 +77,9 @@ def _checks(ppl: dict[str, float], seeds: int) -> WorkBClaims:
     for v, p in ppl.items():
         for s in range(seeds):
             nll = np.log(p) + NOISE + rng.normal(0, 0.0005)
-            runs[Spec(v, s)] = SimpleNamespace(spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None,
-                                               history=SimpleNamespace(seconds=60.0))  # fmt: skip
+            runs[Spec(v, s)] = SimpleNamespace(
+                spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
+            )
     return WorkBClaims(runs, key=lambda s: s.variant, reference="baseline")
 
 
@@ -222,8 +223,12 @@ def test_untrained_control_passes_only_when_the_trained_effect_exceeds_the_contr
 
 
 def test_slope_range_is_max_minus_min_over_the_models_of_one_layer():
-    slopes = {("a", 0): Interval(-0.1, -0.2, 0.0, 40), ("b", 0): Interval(-0.4, -0.5, -0.3, 40),
-              ("c", 0): Interval(-0.2, -0.3, -0.1, 40), ("a", 1): Interval(-1.0, -1.1, -0.9, 40)}  # fmt: skip
+    slopes = {
+        ("a", 0): Interval(-0.1, -0.2, 0.0, 40),
+        ("b", 0): Interval(-0.4, -0.5, -0.3, 40),
+        ("c", 0): Interval(-0.2, -0.3, -0.1, 40),
+        ("a", 1): Interval(-1.0, -1.1, -0.9, 40),
+    }
     assert slope_range(slopes, ["a", "b", "c"], 0) == pytest.approx(0.3)
     assert slope_range(slopes, ["a", "c"], 0) == pytest.approx(0.1)
     assert slope_range(slopes, ["a"], 1) == 0.0

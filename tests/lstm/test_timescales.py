@@ -208,9 +208,16 @@ def test_every_conversion_keeps_a_float64_tensor_float64_and_gives_known_values(
     f = torch.tensor([0.5, 0.75], dtype=torch.float64)
     T = torch.tensor([2.0, 4.0], dtype=torch.float64)
     b = torch.tensor([0.0, 1.0], dtype=torch.float64)
-    for out in (ts.timescale_from_forget(f), ts.timescale_from_forget(f, "exp"), ts.forget_from_timescale(T),
-                ts.forget_from_timescale(T, "exp"), ts.bias_from_timescale(T), ts.bias_from_timescale(T, "exp"),
-                ts.timescale_from_bias(b), ts.timescale_from_bias(b, "exp")):  # fmt: skip
+    for out in (
+        ts.timescale_from_forget(f),
+        ts.timescale_from_forget(f, "exp"),
+        ts.forget_from_timescale(T),
+        ts.forget_from_timescale(T, "exp"),
+        ts.bias_from_timescale(T),
+        ts.bias_from_timescale(T, "exp"),
+        ts.timescale_from_bias(b),
+        ts.timescale_from_bias(b, "exp"),
+    ):
         assert out.dtype == torch.float64
     assert ts.timescale_from_forget(f).tolist() == [2.0, 4.0]
     assert ts.timescale_from_forget(f, "exp").tolist() == pytest.approx([1 / math.log(2), -1 / math.log(0.75)], rel=1e-12)

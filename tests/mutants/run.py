@@ -65,10 +65,13 @@ ROOT = Path(__file__).resolve().parents[2]
 EQUIVALENT = Path(__file__).with_name("equivalent.txt")
 CACHE = ROOT / ".cache" / "mutants"
 
-_TRAINING = ("test_training_records_the_curve_and_the_half_budget_snapshot_without_changing_the_weights",
-             "test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate",
-             "test_a_resumed_until_converged_run_continues_its_curve", "test_claim_gates_and_the_learning_curve_table",
-             "test_train_until_converged_runs_the_jobs_with_a_projection_bar")  # fmt: skip
+_TRAINING = (
+    "test_training_records_the_curve_and_the_half_budget_snapshot_without_changing_the_weights",
+    "test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate",
+    "test_a_resumed_until_converged_run_continues_its_curve",
+    "test_claim_gates_and_the_learning_curve_table",
+    "test_train_until_converged_runs_the_jobs_with_a_projection_bar",
+)
 _SCHEDULE_TRAINING = (
     "test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly",
     "test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it",
@@ -78,16 +81,24 @@ MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "claims": ("prismlib.claims", ("tests/core/test_claims.py", "tests/core/test_claims_rules.py"), ()),
     "bigram": ("prismlib.lstm.bigram", ("tests/lstm/test_bigram.py",), ()),
     "timescales": ("prismlib.lstm.timescales", ("tests/lstm/test_timescales.py",), ()),
-    "memory": ("prismlib.lstm.ablation", ("tests/lstm/test_ablation.py",),
-               ("tests/lstm/test_ablation.py::test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one_that_cannot",)),
-    "convergence": ("prismlib.lstm.convergence", ("tests/lstm/test_convergence.py", "tests/lstm/test_verdicts.py"),
-                    tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING)),
-    "verdicts": ("prismlib.lstm.verdicts", ("tests/lstm/test_verdicts.py", "tests/lstm/test_convergence.py"),
-                 tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING)),
-    "schedule": ("prismlib.anneal", ("tests/core/test_anneal.py",),
-                 tuple(f"tests/core/test_anneal.py::{t}" for t in _SCHEDULE_TRAINING)),
+    "memory": (
+        "prismlib.lstm.ablation",
+        ("tests/lstm/test_ablation.py",),
+        ("tests/lstm/test_ablation.py::test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one_that_cannot",),
+    ),
+    "convergence": (
+        "prismlib.lstm.convergence",
+        ("tests/lstm/test_convergence.py", "tests/lstm/test_verdicts.py"),
+        tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING),
+    ),
+    "verdicts": (
+        "prismlib.lstm.verdicts",
+        ("tests/lstm/test_verdicts.py", "tests/lstm/test_convergence.py"),
+        tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING),
+    ),
+    "schedule": ("prismlib.anneal", ("tests/core/test_anneal.py",), tuple(f"tests/core/test_anneal.py::{t}" for t in _SCHEDULE_TRAINING)),
     "artifacts": ("prismlib.artifacts", ("tests/core/test_artifacts.py",), ()),
-}  # fmt: skip
+}
 """Short name -> (module, the test files that guard it, tests left out of the mutation run:
 the ones that train models for a minute, whose subject is another module, the training loop
 or the context-use measure; the fast tests of the same file guard the module's code)."""
@@ -104,21 +115,45 @@ CPU_LIMIT_FACTOR, CPU_LIMIT_MIN = 5.0, 60.0
 """A mutant's run may take this many times the CPU seconds of the unmutated run (at least the minimum)."""
 
 CMP_SWAPS = {
-    ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt, ast.GtE), ast.Gt: (ast.GtE, ast.Lt), ast.GtE: (ast.Gt, ast.LtE),
-    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.In: (ast.NotIn,), ast.NotIn: (ast.In,),
-    ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
-}  # fmt: skip
+    ast.Lt: (ast.LtE, ast.Gt),
+    ast.LtE: (ast.Lt, ast.GtE),
+    ast.Gt: (ast.GtE, ast.Lt),
+    ast.GtE: (ast.Gt, ast.LtE),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
+}
 BIN_SWAPS = {
-    ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div,), ast.Div: (ast.Mult,), ast.FloorDiv: (ast.Div,),
-    ast.Pow: (ast.Mult,), ast.Mod: (ast.FloorDiv,), ast.BitOr: (ast.BitAnd,), ast.BitAnd: (ast.BitOr,),
-}  # fmt: skip
+    ast.Add: (ast.Sub,),
+    ast.Sub: (ast.Add,),
+    ast.Mult: (ast.Div,),
+    ast.Div: (ast.Mult,),
+    ast.FloorDiv: (ast.Div,),
+    ast.Pow: (ast.Mult,),
+    ast.Mod: (ast.FloorDiv,),
+    ast.BitOr: (ast.BitAnd,),
+    ast.BitAnd: (ast.BitOr,),
+}
 KEEP_KEYWORDS = {"desc", "leave", "mininterval", "repr", "device", "dtype"}
 """Keyword arguments never dropped: progress bars, reprs, devices and dtypes (the project's
 arrays are float64 or int64 either way; torch's defaults are float32)."""
 COSMETIC_KEYWORDS = {"desc", "leave", "mininterval"}
 """Keyword arguments whose values are not mutated either: how a progress bar looks."""
-NAME_SWAPS = {"low": "high", "high": "low", "min": "max", "max": "min", "any": "all", "all": "any",
-              "argmin": "argmax", "argmax": "argmin", "nanmin": "nanmax", "nanmax": "nanmin"}  # fmt: skip
+NAME_SWAPS = {
+    "low": "high",
+    "high": "low",
+    "min": "max",
+    "max": "min",
+    "any": "all",
+    "all": "any",
+    "argmin": "argmax",
+    "argmax": "argmin",
+    "nanmin": "nanmax",
+    "nanmax": "nanmin",
+}
 
 
 @dataclass
@@ -182,8 +217,20 @@ class _Sites(ast.NodeTransformer):
                     in_defaults = self.scope == "body" and self.kinds.count("def") == 1
                 name = f"{self.default_arg}=" if self.scope == "body" else ""  # a default names its argument
                 before, after = label[0] if label else (_short(node), _short(mutated))
-                self.found.append(Mutant(index, getattr(node, "lineno", 0), ".".join(self.stack) or "<module>",
-                                         operator, name + before, name + after, scope, lines, target, in_defaults))  # fmt: skip
+                self.found.append(
+                    Mutant(
+                        index,
+                        getattr(node, "lineno", 0),
+                        ".".join(self.stack) or "<module>",
+                        operator,
+                        name + before,
+                        name + after,
+                        scope,
+                        lines,
+                        target,
+                        in_defaults,
+                    )
+                )
             elif index == self.target:
                 chosen = mutated
         return chosen
@@ -279,8 +326,9 @@ class _Sites(ast.NodeTransformer):
 
     def visit_BinOp(self, node):  # noqa: N802
         self.generic_visit(node)
-        variants = [("arithmetic", ast.copy_location(ast.BinOp(node.left, new(), node.right), node))
-                    for new in BIN_SWAPS.get(type(node.op), ())]  # fmt: skip
+        variants = [
+            ("arithmetic", ast.copy_location(ast.BinOp(node.left, new(), node.right), node)) for new in BIN_SWAPS.get(type(node.op), ())
+        ]
         if isinstance(node.op, ast.Mult):
             variants += [("drop factor", node.right), ("drop factor", node.left)]
         elif isinstance(node.op, ast.Div):
@@ -289,8 +337,10 @@ class _Sites(ast.NodeTransformer):
 
     def visit_AugAssign(self, node):  # noqa: N802
         self.generic_visit(node)
-        variants = [("arithmetic", ast.copy_location(ast.AugAssign(node.target, new(), node.value), node))
-                    for new in BIN_SWAPS.get(type(node.op), ())]  # fmt: skip
+        variants = [
+            ("arithmetic", ast.copy_location(ast.AugAssign(node.target, new(), node.value), node))
+            for new in BIN_SWAPS.get(type(node.op), ())
+        ]
         return self._apply(node, variants)
 
     def visit_UnaryOp(self, node):  # noqa: N802
@@ -572,8 +622,11 @@ class _Driver:
         self.baseline = {"cpu": base["cpu"], "lines": base["lines"]}
         lines = {k: set(v) for k, v in base["lines"].items()}
         by_id = {item.nodeid: item for item in items}
-        print(f"{self.name}: {len(self.mutants)} mutants, {len(items)} tests, unmutated run "
-              f"{sum(base['cpu'].values()):.1f} s CPU", file=sys.__stderr__, flush=True)  # fmt: skip
+        print(
+            f"{self.name}: {len(self.mutants)} mutants, {len(items)} tests, unmutated run {sum(base['cpu'].values()):.1f} s CPU",
+            file=sys.__stderr__,
+            flush=True,
+        )
         for m in self.mutants:
             if m.target is None or m.status:
                 continue  # the fresh-import path (the parent runs these), or decided already
@@ -728,8 +781,10 @@ def main(argv: list[str] | None = None) -> int:
         live = len(mutants) - n["equivalent"]
         score = (n["killed"] + n["timeout"]) / live if live else 1.0
         goal = GOALS.get(name, GOAL)
-        print(f"| {name:<12}| {len(mutants):>7} | {n['killed']:>6} | {n['timeout']:>7} | {n['survived']:>8} | "
-              f"{n['equivalent']:>10} | {score:>6.1%} | {goal:>4.0%} |")  # fmt: skip
+        print(
+            f"| {name:<12}| {len(mutants):>7} | {n['killed']:>6} | {n['timeout']:>7} | {n['survived']:>8} | "
+            f"{n['equivalent']:>10} | {score:>6.1%} | {goal:>4.0%} |"
+        )
         if score < goal:
             below.append(name)
     for name, mutants in results.items():

@@ -16,9 +16,15 @@ def tiny_mlm(seed: int = 0):
 
     torch.manual_seed(seed)
     cfg = BertConfig(
-        vocab_size=100, hidden_size=20, num_hidden_layers=2, num_attention_heads=2, intermediate_size=40,
-        max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-    )  # fmt: skip
+        vocab_size=100,
+        hidden_size=20,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=40,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return BertForMaskedLM(cfg).eval()
 
 

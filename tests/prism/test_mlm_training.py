@@ -26,9 +26,15 @@ def tiny_mlm(seed: int = 0, dropout: float = 0.1):
 
     torch.manual_seed(seed)
     cfg = BertConfig(
-        vocab_size=VOCAB, hidden_size=20, num_hidden_layers=2, num_attention_heads=2, intermediate_size=40,
-        max_position_embeddings=64, hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
-    )  # fmt: skip
+        vocab_size=VOCAB,
+        hidden_size=20,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=40,
+        max_position_embeddings=64,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
+    )
     return BertForMaskedLM(cfg)
 
 
@@ -41,9 +47,19 @@ def sequences(n: int = 12, length: int = 32, seed: int = 0) -> torch.Tensor:
 
 def train(model, path, steps, **kw):
     return train_mlm(
-        model, sequences(), steps=steps, batch_size=4, lr=1e-3, seed=7, special_ids=(CLS, SEP, 0), mask_id=MASK,
-        vocab_size=VOCAB, checkpoint_path=path, progress=False, **kw,
-    )  # fmt: skip
+        model,
+        sequences(),
+        steps=steps,
+        batch_size=4,
+        lr=1e-3,
+        seed=7,
+        special_ids=(CLS, SEP, 0),
+        mask_id=MASK,
+        vocab_size=VOCAB,
+        checkpoint_path=path,
+        progress=False,
+        **kw,
+    )
 
 
 # ----------------------------------------------------------------------------- masking
@@ -139,9 +155,18 @@ def test_resume_refuses_a_checkpoint_of_other_settings(tmp_path):
     train(tiny_mlm(), path, steps=2)
     with pytest.raises(ValueError, match="other settings"):
         train_mlm(
-            tiny_mlm(), sequences(), steps=2, batch_size=4, lr=1e-4, seed=7, special_ids=(CLS, SEP), mask_id=MASK,
-            vocab_size=VOCAB, checkpoint_path=path, progress=False,
-        )  # fmt: skip
+            tiny_mlm(),
+            sequences(),
+            steps=2,
+            batch_size=4,
+            lr=1e-4,
+            seed=7,
+            special_ids=(CLS, SEP),
+            mask_id=MASK,
+            vocab_size=VOCAB,
+            checkpoint_path=path,
+            progress=False,
+        )
 
 
 def test_training_changes_the_weights_and_keeps_the_global_rng(tmp_path):

@@ -22,8 +22,9 @@ def _tiny(seed: int = 0):
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=VOCAB, hidden_size=20, num_hidden_layers=3, num_attention_heads=2,
-                        intermediate_size=24, max_position_embeddings=LENGTH)  # fmt: skip
+    config = BertConfig(
+        vocab_size=VOCAB, hidden_size=20, num_hidden_layers=3, num_attention_heads=2, intermediate_size=24, max_position_embeddings=LENGTH
+    )
     return BertForMaskedLM(config).eval()
 
 
@@ -34,8 +35,9 @@ def _inputs(n: int = 6, seed: int = 0) -> torch.Tensor:
 
 
 def _cache(model, tmp_path, start: int = 2, versions: int = 2, n: int = 6):
-    return C.build_state_cache(model, _inputs(n), start, versions, 0, SPECIAL, MASK, VOCAB, tmp_path / "states",
-                               batch_size=4, progress=False)  # fmt: skip
+    return C.build_state_cache(
+        model, _inputs(n), start, versions, 0, SPECIAL, MASK, VOCAB, tmp_path / "states", batch_size=4, progress=False
+    )
 
 
 def _params(model) -> dict[str, torch.Tensor]:
@@ -173,8 +175,7 @@ def test_learning_rate_warms_up_then_decays():
 
 
 def _stop(model, tmp_path, rule: AnnealRule, round_steps: int = 2) -> C.StopRule:
-    held = C.build_state_cache(model, _inputs(4, seed=9), 2, 1, 5, SPECIAL, MASK, VOCAB, tmp_path / "stop",
-                               batch_size=4, progress=False)  # fmt: skip
+    held = C.build_state_cache(model, _inputs(4, seed=9), 2, 1, 5, SPECIAL, MASK, VOCAB, tmp_path / "stop", batch_size=4, progress=False)
     return C.StopRule(held, rule, round_steps)
 
 
@@ -196,8 +197,7 @@ def _memorising_run(tmp_path, **kw):
     cache = _cache(model, tmp_path, versions=1, n=4)
     rule = AnnealRule(factor=10.0, tolerance=0.01, decays=1, min_rounds=1, cap=40, patience=1)
     stop = C.StopRule(cache, rule, 2)
-    return model, C.train_top(model, cache, 2, steps=80, batch_size=2, lr=3e-3, warmup=0, clip=1.0, seed=0,
-                              progress=False, stop=stop, **kw)  # fmt: skip
+    return model, C.train_top(model, cache, 2, steps=80, batch_size=2, lr=3e-3, warmup=0, clip=1.0, seed=0, progress=False, stop=stop, **kw)
 
 
 def test_training_to_a_stop_ends_by_the_rule_with_the_best_weights_kept(tmp_path):
@@ -221,8 +221,7 @@ def test_a_run_that_never_beats_the_model_before_training_did_not_learn(tmp_path
     cache = _cache(model, tmp_path, versions=1, n=4)
     rule = AnnealRule(factor=10.0, tolerance=0.01, decays=1, min_rounds=0, cap=3, patience=1)
     stop = _stop(model, tmp_path, rule)
-    result, previous = C.train_top(model, cache, 2, steps=6, batch_size=2, lr=0.0, warmup=0, clip=1.0, seed=0,
-                                   progress=False, stop=stop)  # fmt: skip
+    result, previous = C.train_top(model, cache, 2, steps=6, batch_size=2, lr=0.0, warmup=0, clip=1.0, seed=0, progress=False, stop=stop)
     assert result.anneal is not None and result.anneal.stop == "did not learn" and not result.converged
     assert previous is None and result.anneal.decayed_at == ()
 
@@ -313,8 +312,18 @@ def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_
 
     monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
     stop = dict(stop_articles=1, round_steps=1, min_rounds=0, decays=1) if recipe == "stop" else dict(stop_articles=0)
-    S = dataclasses.replace(get_profile("smoke").prism, recipe="full" if recipe == "full" else "staged", steps=2, batch_size=2,
-                            train_layers=1, head_epochs=1, head_batch=8, eval_batch=2, checkpoint_every=1, **stop)  # fmt: skip
+    S = dataclasses.replace(
+        get_profile("smoke").prism,
+        recipe="full" if recipe == "full" else "staged",
+        steps=2,
+        batch_size=2,
+        train_layers=1,
+        head_epochs=1,
+        head_batch=8,
+        eval_batch=2,
+        checkpoint_every=1,
+        **stop,
+    )
     data = continued.Section4Data(_inputs(6), _inputs(3, seed=1))
     if recipe != "full":
         data.states = str(_cache(_tiny(0), tmp_path, start=2, versions=1).folder)

@@ -81,8 +81,13 @@ def test_specialisation_tests_pair_each_band_s_own_task_with_each_other_task():
     cmps = three_tasks()
     tests = specialisation_tests(cmps, 0.25)
     assert [t.label for t in tests] == [
-        "HIGH: pos - swda", "HIGH: pos - topic", "MID: swda - pos", "MID: swda - topic", "LOW: topic - pos", "LOW: topic - swda",
-    ]  # fmt: skip
+        "HIGH: pos - swda",
+        "HIGH: pos - topic",
+        "MID: swda - pos",
+        "MID: swda - topic",
+        "LOW: topic - pos",
+        "LOW: topic - swda",
+    ]
     assert all(t.threshold == 0.25 and t.sign == 1 and t.kind == "directional" for t in tests)
     assert all(t.interval.effect == pytest.approx(1.0) and t.verdict == "held" for t in tests)
     # the interval is the independent bootstrap of the two tasks' scores, with the own task's seed

@@ -41,12 +41,14 @@ def test_choice_rows_rank_the_bands_and_leave_those_at_the_majority_class_out_of
     assert row["ORIG"] == 80 and row["best band acc"] == 60
     none = choice_row("features", "raw", "pos", summary({"ORIG": 80, "LOW": 5, "MID": 6, "HIGH": 7}), BANDS)
     assert none["ranking above majority"] == "(none)"
-    table = choice_table([
-        row,
-        choice_row("features", "standardised", "pos", summary({"ORIG": 80, "LOW": 5, "MID": 70, "HIGH": 60}), BANDS),
-        choice_row("features", "raw", "topic", summary({"ORIG": 50, "LOW": 70, "MID": 20, "HIGH": 30}), BANDS),
-        choice_row("features", "standardised", "topic", summary({"ORIG": 50, "LOW": 71, "MID": 20, "HIGH": 30}), BANDS),
-    ])  # fmt: skip
+    table = choice_table(
+        [
+            row,
+            choice_row("features", "standardised", "pos", summary({"ORIG": 80, "LOW": 5, "MID": 70, "HIGH": 60}), BANDS),
+            choice_row("features", "raw", "topic", summary({"ORIG": 50, "LOW": 70, "MID": 20, "HIGH": 30}), BANDS),
+            choice_row("features", "standardised", "topic", summary({"ORIG": 50, "LOW": 71, "MID": 20, "HIGH": 30}), BANDS),
+        ]
+    )
     assert table["same best band"].tolist() == [False, False, True, True]
     assert table["same ranking"].tolist() == [False, False, True, True]
     text = choice_changes(table)

@@ -72,9 +72,16 @@ def test_profile_task_passes_the_profile_s_settings(monkeypatch):
     monkeypatch.setattr(tasks_module, "build_task", lambda name, tok, sizes, **kw: seen.update(kw, name=name, sizes=sizes))
     p = get_profile("smoke")
     profile_task("swda", None, p)
-    assert seen == {"name": "swda", "sizes": p.probe.sizes["swda"].windows(), "profile_name": "smoke", "seed": p.seed,
-                    "window": p.window, "mask_prob": p.probe.mask_prob, "da_labels": p.probe.da_labels,
-                    "mlm_vocab": p.probe.mlm_vocab}  # fmt: skip
+    assert seen == {
+        "name": "swda",
+        "sizes": p.probe.sizes["swda"].windows(),
+        "profile_name": "smoke",
+        "seed": p.seed,
+        "window": p.window,
+        "mask_prob": p.probe.mask_prob,
+        "da_labels": p.probe.da_labels,
+        "mlm_vocab": p.probe.mlm_vocab,
+    }
     profile_task("mlm", None, p, da_labels="resolved", mlm_vocab=0)
     assert (seen["da_labels"], seen["mlm_vocab"]) == ("resolved", 0)
 

@@ -47,9 +47,13 @@ def test_a_page_wider_than_the_window_or_a_squeezed_claims_column_is_found(tmp_p
     squeezed = tmp_path / "squeezed.html"  # the claims table's layout with one column given 2% of the page
     squeezed.write_text(
         "<html><body><table class='claims' style='table-layout:fixed;width:100%'><colgroup><col style='width:2%'>"
-        + "<col style='width:19.6%'>" * 5 + "</colgroup><tr>" + "".join(f"<th>h{i}</th>" for i in range(6)) + "</tr>"
-        + row + "</table></body></html>"
-    )  # fmt: skip
+        + "<col style='width:19.6%'>" * 5
+        + "</colgroup><tr>"
+        + "".join(f"<th>h{i}</th>" for i in range(6))
+        + "</tr>"
+        + row
+        + "</table></body></html>"
+    )
     m = measure_page(squeezed)
     assert [h for _, h in m.columns] == [f"h{i}" for i in range(6)] and m.width <= 1280
     assert m.problems("squeezed.html") == [f"squeezed.html: the claims column 'h0' is {m.columns[0][0]} px wide (< 60)"]

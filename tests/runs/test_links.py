@@ -10,9 +10,16 @@ def test_check_links_reports_broken_links(tmp_path):
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "a b.png").write_bytes(b"x")
     links = [
-        "#top", "page.html#top", "figures/a%20b.png", "https://example.org/x", "data:image/png;base64,AAAA",
-        "mailto:a@b.c", "missing.html#sec", "../outside.html", "/absolute.html",
-    ]  # fmt: skip
+        "#top",
+        "page.html#top",
+        "figures/a%20b.png",
+        "https://example.org/x",
+        "data:image/png;base64,AAAA",
+        "mailto:a@b.c",
+        "missing.html#sec",
+        "../outside.html",
+        "/absolute.html",
+    ]
     body = "".join(f"<a href='{link}'>x</a>" for link in links) + "<img src='figures/nope.png'>"
     (tmp_path / "page.html").write_text(f"<html><body>{body}</body></html>")
     assert check_links(tmp_path) == [

@@ -125,9 +125,13 @@ def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
         "sys.exit(main(['reproduce', '--profile', 'smoke', '--force']))"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 300  # a kernel starts slowly on a loaded machine
     while not started.exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -155,9 +159,13 @@ def test_incomplete_finds_errors_and_cells_that_never_ran():
 
 def test_an_old_manifest_gives_every_notebook_its_commit_flagged_inherited():
     old = {  # the format before per-notebook records: one commit, start and packages for the profile
-        "profile": "cpu", "git_commit": "9d36e98", "started": "2026-11-22T01:00:00+00:00", "device": "cpu",
-        "packages": {"torch": "2.13.0"}, "seconds": {"01_spectral_filters": 171.0, "02_probing_filtered": 1344.2},
-    }  # fmt: skip
+        "profile": "cpu",
+        "git_commit": "9d36e98",
+        "started": "2026-11-22T01:00:00+00:00",
+        "device": "cpu",
+        "packages": {"torch": "2.13.0"},
+        "seconds": {"01_spectral_filters": 171.0, "02_probing_filtered": 1344.2},
+    }
     records = notebook_records(old)
     assert set(records) == {"01_spectral_filters", "02_probing_filtered"}
     for stem, r in records.items():

@@ -126,11 +126,18 @@ def test_a_failed_notebook_is_flagged_in_red_and_its_claims_are_stale(tmp_path, 
     out = tmp_path / "out"
     monkeypatch.setenv(OUTPUT_ENV, str(out))
     five, six = (p.stem for p in NOTEBOOKS if p.stem[:2] in ("05", "06"))
-    manifest = {"profile": "cpu", "format": 2, "notebooks": {
-        five: {"commit": "c0ffee1234567", "seconds": 3.0},
-        six: {"commit": "c0ffee1234567", "seconds": 4.0,
-              "failure": {"time": "2026-11-24T00:00:00+00:00", "error": "ValueError: boom (cell [4])"}},
-    }}  # fmt: skip
+    manifest = {
+        "profile": "cpu",
+        "format": 2,
+        "notebooks": {
+            five: {"commit": "c0ffee1234567", "seconds": 3.0},
+            six: {
+                "commit": "c0ffee1234567",
+                "seconds": 4.0,
+                "failure": {"time": "2026-11-24T00:00:00+00:00", "error": "ValueError: boom (cell [4])"},
+            },
+        },
+    }
     _results_with(out, ("05", "06"), manifest)
     save_claims([Claim("05", "five holds", "slide 5", (Test(Interval(1.0, 0.5, 1.5, 20)),))], "cpu")
     save_claims([Claim("06", "six holds", "slide 6", (Test(Interval(1.0, 0.5, 1.5, 20)),))], "cpu")
