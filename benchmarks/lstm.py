@@ -235,9 +235,11 @@ def main() -> None:
         tps = results["prismlib, profile regularisation, adaptive"][0]
         flops = flops_per_token(sizes, s.emb, cutoffs, x[:, 1:])
         peak = matmul_gflops(device)
-        print(f"\nthe profile's model as it trains (adaptive softmax, regularisation): {flops / 1e6:.2f} MFLOP per training token "
-              f"(matrix products, forward + backward); at {tps:,.0f} tokens/s that is {tps * flops / 1e9:.1f} GFLOP/s, "
-              f"{tps * flops / 1e9 / peak:.0%} of a 1024 x 1024 matrix product on the same threads ({peak:.1f} GFLOP/s)")  # fmt: skip
+        print(
+            f"\nthe profile's model as it trains (adaptive softmax, regularisation): {flops / 1e6:.2f} MFLOP per training token "
+            f"(matrix products, forward + backward); at {tps:,.0f} tokens/s that is {tps * flops / 1e9:.1f} GFLOP/s, "
+            f"{tps * flops / 1e9 / peak:.0%} of a 1024 x 1024 matrix product on the same threads ({peak:.1f} GFLOP/s)"
+        )
         shares = step_breakdown(model, x)
         print("one training step's CPU time: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()))
         print(round_overhead(model, s, tps))

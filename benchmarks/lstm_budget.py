@@ -74,8 +74,9 @@ def batch_sweep(batches: list[int], steps: int, quality: int | None, seed: int) 
     )
     for b in batches:
         n = steps if quality is None else max(1, round(quality / (b * s0.bptt)))
-        s = dataclasses.replace(s0, optimizer="ntasgd", batch_size=b, epochs=1, steps_per_epoch=n, average_last=0,
-                                valid_tokens=None if quality else 2000)  # fmt: skip
+        s = dataclasses.replace(
+            s0, optimizer="ntasgd", batch_size=b, epochs=1, steps_per_epoch=n, average_last=0, valid_tokens=None if quality else 2000
+        )
         model = build_model(RunSpec(seed=seed), len(corpus.vocab), s, rank)
         hist = train_lm(model, corpus.train, corpus.valid, s, seed, progress=False)
         row = f"{b:6d} {n:6d} {hist.tokens:9d} {hist.seconds:8.1f} {hist.tokens / hist.seconds:9.0f}"
@@ -97,8 +98,10 @@ def freeze_sweep(steps: int, batch: int, seed: int, cache: Path, conventions: li
     specs = [RunSpec(seed=seed)] + [
         RunSpec(v, T, fixed=True, seed=seed, freeze=f) for v, T in (("layerwise", 70.0), ("layer2", 70.0)) for f in conventions
     ]
-    print(f"cpu model, batch {batch} x {s.bptt}, {steps} steps ({steps * batch * s.bptt:,} tokens, "
-          f"{steps * batch * s.bptt / len(corpus.train):.2f} passes), seed {seed}, one thread, cache {cache}")  # fmt: skip
+    print(
+        f"cpu model, batch {batch} x {s.bptt}, {steps} steps ({steps * batch * s.bptt:,} tokens, "
+        f"{steps * batch * s.bptt / len(corpus.train):.2f} passes), seed {seed}, one thread, cache {cache}"
+    )
     t0 = time.perf_counter()
     runs = trained(specs, s, "bench-freeze", executor="inline", cache=cache, corpus=corpus)
     base = runs[specs[0]]
@@ -129,11 +132,24 @@ def study_settings(size: str, batch: int, cap_passes: int, patience: int = 1):
     ``batch``, decaying after ``patience`` failed checks in a row."""
     hidden, emb = (int(x) for x in size.split("/"))
     return dataclasses.replace(
-        get_profile("cpu").lstm, hidden=hidden, emb=emb, batch_size=batch, dropout=0.25, dropouth=0.25, dropouti=0.25,
-        optimizer="anneal", steps_per_epoch=None, checks_per_pass=4, epochs=4 * cap_passes, average_last=0,
-        curve_every=None, valid_tokens=None, test_tokens=None, eval_batch=10,  # the study's runs validated on 10 streams
+        get_profile("cpu").lstm,
+        hidden=hidden,
+        emb=emb,
+        batch_size=batch,
+        dropout=0.25,
+        dropouth=0.25,
+        dropouti=0.25,
+        optimizer="anneal",
+        steps_per_epoch=None,
+        checks_per_pass=4,
+        epochs=4 * cap_passes,
+        average_last=0,
+        curve_every=None,
+        valid_tokens=None,
+        test_tokens=None,
+        eval_batch=10,  # the study's runs validated on 10 streams
         decay_patience=patience,
-    )  # fmt: skip
+    )
 
 
 def _run_name(size: str, batch: int, model: str, seed: int = 0, patience: int = 1) -> str:
@@ -159,14 +175,30 @@ def study_run(size: str, batch: int, model: str, cap_passes: int, out: Path, cac
     test_ppl = perplexity(token_nll(net, corpus.test, s.eval_batch, s.bptt))
     wall = time.perf_counter() - t0
     row = {
-        "run": name, "size": size, "batch": batch, "model": model, "seed": seed, "patience": patience, "cap_passes": cap_passes,
-        "stop": hist.stop_reason, "rounds": hist.epochs, "passes": hist.tokens / len(corpus.train),
-        "tokens": hist.tokens, "train_seconds": hist.seconds, "tokens_per_s": hist.tokens / hist.seconds,
-        "wall_seconds_this_call": wall, "best_valid_ppl": min(hist.val_ppl), "test_ppl": test_ppl,
-        "bigram_valid_ppl": learn_below, "decayed_at": list(hist.anneal.decayed_at), "valid_ppl": hist.val_ppl,
-        "load_before": load0, "load_after": os.getloadavg()[0], "finished": time.strftime("%Y-%m-%d %H:%M"),
+        "run": name,
+        "size": size,
+        "batch": batch,
+        "model": model,
+        "seed": seed,
+        "patience": patience,
+        "cap_passes": cap_passes,
+        "stop": hist.stop_reason,
+        "rounds": hist.epochs,
+        "passes": hist.tokens / len(corpus.train),
+        "tokens": hist.tokens,
+        "train_seconds": hist.seconds,
+        "tokens_per_s": hist.tokens / hist.seconds,
+        "wall_seconds_this_call": wall,
+        "best_valid_ppl": min(hist.val_ppl),
+        "test_ppl": test_ppl,
+        "bigram_valid_ppl": learn_below,
+        "decayed_at": list(hist.anneal.decayed_at),
+        "valid_ppl": hist.val_ppl,
+        "load_before": load0,
+        "load_after": os.getloadavg()[0],
+        "finished": time.strftime("%Y-%m-%d %H:%M"),
         "torch": torch.__version__,
-    }  # fmt: skip
+    }
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f"{name}.json.tmp"
     tmp.write_text(json.dumps(row, indent=1))
@@ -206,17 +238,25 @@ def study(
     patiences: list[int] = (1,),
 ) -> None:
     todo = [
-        (z, b, m, s, p) for z in sizes for b in batches for m in models for s in seeds for p in patiences
+        (z, b, m, s, p)
+        for z in sizes
+        for b in batches
+        for m in models
+        for s in seeds
+        for p in patiences
         if not (out / f"{_run_name(z, b, m, s, p)}.json").exists()
-    ]  # fmt: skip
+    ]
     cache.mkdir(parents=True, exist_ok=True)
     print(f"{len(todo)} runs to train, {workers} single-thread workers; results in {out}", flush=True)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(study_run, z, b, m, cap_passes, out, cache, s, p): (z, b, m) for z, b, m, s, p in todo}
         for f in futures:
             r = f.result()
-            print(f"{r['run']}: {r['stop']} after {r['passes']:.2f} passes, valid {r['best_valid_ppl']:.1f}, "
-                  f"test {r['test_ppl']:.1f}, {r['tokens_per_s']:,.0f} tokens/s", flush=True)  # fmt: skip
+            print(
+                f"{r['run']}: {r['stop']} after {r['passes']:.2f} passes, valid {r['best_valid_ppl']:.1f}, "
+                f"test {r['test_ppl']:.1f}, {r['tokens_per_s']:,.0f} tokens/s",
+                flush=True,
+            )
     print(study_table(out))
 
 
@@ -252,8 +292,14 @@ def doubled_run(size: str, batch: int, model: str, cap_passes: int, cache: Path,
     s2 = dataclasses.replace(s, epochs=2 * hist.epochs, decays=10**6)
     net = build_model(spec, len(corpus.vocab), s2, rank)
     hist2 = train_lm(net, corpus.train, corpus.valid, s2, spec.seed, longer, progress=False, learn_below=learn_below)
-    return {"run": name, "rounds": (hist.epochs, hist2.epochs), "decays": (len(hist.anneal.decayed_at), len(hist2.anneal.decayed_at)),
-            "best_valid": (min(hist.val_ppl), min(hist2.val_ppl)), "at_stop": at_stop, "doubled": _nll_at(net, corpus, s2)}  # fmt: skip
+    return {
+        "run": name,
+        "rounds": (hist.epochs, hist2.epochs),
+        "decays": (len(hist.anneal.decayed_at), len(hist2.anneal.decayed_at)),
+        "best_valid": (min(hist.val_ppl), min(hist2.val_ppl)),
+        "at_stop": at_stop,
+        "doubled": _nll_at(net, corpus, s2),
+    }
 
 
 def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, workers: int, patience: int = 1) -> None:
@@ -269,15 +315,24 @@ def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, work
     base, slow = (rows[m] for m in models)
     report = {"size": size, "batch": batch, "patience": patience, "finished": time.strftime("%Y-%m-%d %H:%M"), "runs": {}, "contrast": {}}
     for m, r in rows.items():
-        report["runs"][m] = {"rounds at stop / doubled": r["rounds"], "decays": r["decays"], "best valid": r["best_valid"],
-                             "test ppl": [perplexity(r[k]["test"]) for k in ("at_stop", "doubled")]}  # fmt: skip
+        report["runs"][m] = {
+            "rounds at stop / doubled": r["rounds"],
+            "decays": r["decays"],
+            "best valid": r["best_valid"],
+            "test ppl": [perplexity(r[k]["test"]) for k in ("at_stop", "doubled")],
+        }
     for split in ("valid", "test"):
         before = perplexity_difference(slow["at_stop"][split], base["at_stop"][split])
         after = perplexity_difference(slow["doubled"][split], base["doubled"][split])
         margin = claim_margin(before.effect)
-        report["contrast"][split] = {"at stop": str(before), "doubled": str(after), "moved": after.effect - before.effect,
-                                     "margin": margin, "moved less than the margin": abs(after.effect - before.effect) < margin,
-                                     "moved less than half the margin": abs(after.effect - before.effect) < margin / 2}  # fmt: skip
+        report["contrast"][split] = {
+            "at stop": str(before),
+            "doubled": str(after),
+            "moved": after.effect - before.effect,
+            "margin": margin,
+            "moved less than the margin": abs(after.effect - before.effect) < margin,
+            "moved less than half the margin": abs(after.effect - before.effect) < margin / 2,
+        }
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"doubled-{size.replace('/', 'x')}-b{batch}{f'-p{patience}' if patience != 1 else ''}.json"
     path.write_text(json.dumps(report, indent=1, default=float) + "\n")

@@ -46,9 +46,13 @@ def main() -> None:
     )
     torch.manual_seed(0)
     cfg = BertConfig(
-        vocab_size=28996, hidden_size=768, num_hidden_layers=args.layers, num_attention_heads=12,
-        intermediate_size=3072, max_position_embeddings=max(512, args.length),
-    )  # fmt: skip
+        vocab_size=28996,
+        hidden_size=768,
+        num_hidden_layers=args.layers,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=max(512, args.length),
+    )
     model = BertForMaskedLM(cfg).to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     ids = torch.randint(1000, 28000, (args.batch, args.length), device=device)

@@ -55,11 +55,31 @@ def main() -> None:
                     attach_prism(model, "last")
                 with tempfile.TemporaryDirectory() as tmp:
                     t0 = time.perf_counter()
-                    cache = build_state_cache(model, ids[: args.batch], start, 1, 0, tok.all_special_ids, tok.mask_token_id,
-                                              len(tok), Path(tmp) / "train", progress=False)  # fmt: skip
+                    cache = build_state_cache(
+                        model,
+                        ids[: args.batch],
+                        start,
+                        1,
+                        0,
+                        tok.all_special_ids,
+                        tok.mask_token_id,
+                        len(tok),
+                        Path(tmp) / "train",
+                        progress=False,
+                    )
                     per_input = (time.perf_counter() - t0) / args.batch
-                    held = build_state_cache(model, ids[: args.check_inputs], start, 1, 1, tok.all_special_ids,
-                                             tok.mask_token_id, len(tok), Path(tmp) / "held", progress=False)  # fmt: skip
+                    held = build_state_cache(
+                        model,
+                        ids[: args.check_inputs],
+                        start,
+                        1,
+                        1,
+                        tok.all_special_ids,
+                        tok.mask_token_id,
+                        len(tok),
+                        Path(tmp) / "held",
+                        progress=False,
+                    )
                     kw = dict(batch_size=args.batch, lr=1e-4, warmup=0, clip=1.0, seed=0, progress=False)
                     train_top(model, cache, start, steps=1, **kw)  # warm-up
                     t0 = time.perf_counter()
@@ -70,9 +90,11 @@ def main() -> None:
                     check = time.perf_counter() - t0
                 waves = math.ceil(args.arms / args.cores)
                 project = waves * (args.project * step + args.project / args.round * check) / 60
-                print(f"length {length}, {layers} trained layer(s), prism {'yes' if prism else 'no '}: frozen part "
-                      f"{per_input:.2f} s/input, step {step:.2f} s, check {check:.1f} s -> {args.project} steps of "
-                      f"{args.arms} arms on {args.cores} cores: {project:.0f} min")  # fmt: skip
+                print(
+                    f"length {length}, {layers} trained layer(s), prism {'yes' if prism else 'no '}: frozen part "
+                    f"{per_input:.2f} s/input, step {step:.2f} s, check {check:.1f} s -> {args.project} steps of "
+                    f"{args.arms} arms on {args.cores} cores: {project:.0f} min"
+                )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

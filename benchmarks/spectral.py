@@ -201,8 +201,7 @@ def main() -> None:
     for dtype in dtypes:
         name = str(dtype).removeprefix("torch.")
         if "five" in tables:
-            head = filter_timings([512], args.batch, args.hidden, 2 * rounds, device=device, dtype=dtype, reference=True,
-                                  backends=backends)  # fmt: skip
+            head = filter_timings([512], args.batch, args.hidden, 2 * rounds, device=device, dtype=dtype, reference=True, backends=backends)
             show(head, f"headline: {shape.replace('N', '512')} {name} on {device.type}, five bands, {2 * rounds} rounds", device)
             # long inputs: fewer rounds (torch-dct's forward+backward takes a minute at N = 8192 on 2 cores)
             sweep_df = pd.concat(
