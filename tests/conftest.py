@@ -2,31 +2,19 @@
 empty data directory (``data_root``) for the tests that write their own tiny datasets.
 
 The real data directory is ``$PRISMLIB_DATA`` when set, else ``<repo>/../shared/data``.
-Tests marked ``data`` use the ``real_data_dir`` fixture and :func:`need`, which skips a
+Tests marked ``data`` use the ``real_data_dir`` fixture and ``real_data.need``, which skips a
 test (naming the missing file and the fetch command) when its dataset is absent.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_data import REAL_DIR
 
-from prismlib.data import catalogue, datadir
-
-_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-REAL_DIR = Path(os.environ[datadir.ENV_VAR]) if os.environ.get(datadir.ENV_VAR) else _SHARED
-
-
-def need(*relpaths: str) -> None:
-    """Skip the test unless every file is in the real data directory."""
-    for rel in relpaths:
-        if not (REAL_DIR / rel).is_file():
-            ds = catalogue.dataset_of(rel)
-            hint = f"; `python -m prismlib data fetch {ds.name}`" if ds else ""
-            pytest.skip(f"real data file {REAL_DIR / rel} absent (set PRISMLIB_DATA{hint})")
+from prismlib.data import datadir
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import REAL_DIR, need
 from dryrun_fixtures import dry_run_data, treebank3_dir
+from real_data import REAL_DIR, need
 
 from prismlib import lstm
 from prismlib.lstm import training

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import REAL_DIR, need
+from real_data import REAL_DIR, need
 
 from prismlib.data import catalogue, newsgroups, pos, ptb, registry, swda, wikitext
 from prismlib.runs.datasets import main as data_main

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest import need
+from real_data import need
 
 from prismlib import lstm
 from prismlib.lstm import bigram

@@ -7,7 +7,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 import torch
-from conftest import need
+from real_data import need
 from transformers import BertConfig, BertModel
 
 from prismlib.probing import IGNORE, TASKS, Encoder, build_task, encode_windows, load_encoder

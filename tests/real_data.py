@@ -1,0 +1,28 @@
+"""Where the real datasets are for the tests, and skipping a test when they are absent.
+
+The real data directory is ``$PRISMLIB_DATA`` when set, else ``<repo>/../shared/data``.
+Tests marked ``data`` import :data:`REAL_DIR` and :func:`need` from here (a module of its
+own: ``from conftest import ...`` is ambiguous once ``notebooks/conftest.py`` exists too,
+because ``make test`` collects both folders and the first ``conftest`` imported wins).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from prismlib.data import catalogue, datadir
+
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+REAL_DIR = Path(os.environ[datadir.ENV_VAR]) if os.environ.get(datadir.ENV_VAR) else _SHARED
+
+
+def need(*relpaths: str) -> None:
+    """Skip the test unless every file is in the real data directory."""
+    for rel in relpaths:
+        if not (REAL_DIR / rel).is_file():
+            ds = catalogue.dataset_of(rel)
+            hint = f"; `python -m prismlib data fetch {ds.name}`" if ds else ""
+            pytest.skip(f"real data file {REAL_DIR / rel} absent (set PRISMLIB_DATA{hint})")
