@@ -74,17 +74,23 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from prismlib.claims import Claim, Test, report
+from prismlib.claims import report
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.prism import (
+    APPENDIX_B_PAPER,
     ARMS,
     EARLIER,
+    MODEL_NAMES,
+    TABLE1_PAPER,
+    TASK_NAMES,
+    UNIT_NAMES,
     Section4Gates,
     articles_line,
     fig5_inputs,
     load_mlm_tokenizer,
     mlm_corpus,
     mlm_sanity,
+    section4_claims,
     section4_models,
     sector_sizes,
     trained_weights,
@@ -322,8 +328,6 @@ probe_table = pd.concat([r.table.assign(task=name) for name, r in probes.items()
 res = probe_table.groupby(["task", "condition"]).accuracy.agg(["mean", "std"]).mul(100)
 compare = {name: ProbeComparison(probes[name], test_rows[name], groups[name], seed=P.seed) for name in tasks}
 
-
-UNIT_NAMES = {"topic": "posts", "swda": "conversations", "pos": "WSJ files or windows"}
 print(f"{len(probe_table)} probes trained in {probe_seconds:.0f} s")
 pd.DataFrame({
     name: {"train rows": len(features["original"][name]["train"]), "test rows": len(test_rows[name]),
@@ -349,21 +353,10 @@ print(overview.round(1).to_string())
 # number where it has one (`original` is App. B.2; the paper has no untrained prism).
 
 # %%
-PAPER_T1 = {  # %, paper Table 1 (baseline, prism) and App. B.2 (original)
-    ("topic", "baseline"): 32.21, ("topic", "prism"): 51.01, ("topic", "original"): 28.9,
-    ("swda", "baseline"): 47.09, ("swda", "prism"): 54.02, ("swda", "original"): 41.8,
-    ("pos", "baseline"): 95.86, ("pos", "prism"): 94.41, ("pos", "original"): 94.6,
-}  # fmt: skip
-TASK_NAMES = {"topic": "Topic classification", "swda": "Dialog speech acts", "pos": "Part of speech"}
-MODEL_NAMES = {"original": "BERT before continued training", "prism_untrained": "BERT + Prism, untrained",
-               "baseline": "BERT", "baseline_prism_untrained": "BERT, then an untrained Prism added",
-               "prism": "BERT + Prism", "prism-every": "prism after every (trained) layer"}  # fmt: skip
 T1_ARMS = ("original", "prism_untrained", "baseline", "baseline_prism_untrained", "prism")
-
-
 table1 = pd.DataFrame([
     {"arm": a, "task": name, "mean": (iv := compare[name].accuracy(a)).effect, "ci_low": iv.low, "ci_high": iv.high,
-     "sd": res.loc[(name, a), "std"], "majority": compare[name].accuracy(MAJORITY).effect, "paper": PAPER_T1.get((name, a), np.nan)}
+     "sd": res.loc[(name, a), "std"], "majority": compare[name].accuracy(MAJORITY).effect, "paper": TABLE1_PAPER.get((name, a), np.nan)}
     for name in TASKS3 for a in T1_ARMS
 ])  # fmt: skip
 save_table(table1, "table1_prism", P.name, floatfmt=".2f")
@@ -395,19 +388,12 @@ plt.show()
 # layer (see above).
 
 # %%
-PAPER_B = {  # %, paper Appendix B (None: not reported)
-    ("B.1", "prism LOW sector", "topic"): 45.1, ("B.1", "prism HIGH sector", "topic"): 5.3,
-    ("B.1", "prism HIGH sector", "pos"): 84.1, ("B.1", "prism LOW sector", "pos"): 16.8,
-    ("B.1", "prism LOW sector", "swda"): None, ("B.1", "prism HIGH sector", "swda"): None,
-    ("B.2", "original", "pos"): 94.6, ("B.2", "original", "swda"): 41.8, ("B.2", "original", "topic"): 28.9,
-    ("B.3", "prism-every", "topic"): 45.2, ("B.3", "prism-every", "swda"): 51.8, ("B.3", "prism-every", "pos"): 94.0,
-}  # fmt: skip
 appendix_b = pd.DataFrame([
     {"section": sec, "model": MODEL_NAMES.get(cond, MODEL_NAMES["prism"]),
      "features": cond.removeprefix("prism ") if cond.startswith("prism ") else "all units",
      "task": TASK_NAMES[name], "accuracy": (iv := compare[name].accuracy(cond)).effect, "ci_low": iv.low, "ci_high": iv.high,
      "sd": res.loc[(name, cond), "std"], "paper accuracy": paper}
-    for (sec, cond, name), paper in PAPER_B.items() if (name, cond) in res.index
+    for (sec, cond, name), paper in APPENDIX_B_PAPER.items() if (name, cond) in res.index
 ])  # fmt: skip
 save_table(appendix_b, "appendix_b", P.name, floatfmt=".2f")
 display(appendix_b.round(2))
@@ -471,74 +457,8 @@ display(appendix_b.round(2))
 MIN_EFFECT = 1.0  # accuracy points: the smallest difference a "beats" claim counts (our choice)
 NO_HARM = 2.0  # accuracy points: "does not harm" means not more than this below (our margin)
 MODEL = f"{ENCODER_NAMES[P.encoder]} (continued MLM training, {S.recipe} recipe)"
-acc = {name: {c: compare[name].accuracy(c).effect for c in probes[name].correct} for name in TASKS3}
 G = Section4Gates(compare, sanity, MODEL_NAMES, UNIT_NAMES)
-
-
-def claim(name: str, text: str, paper: str, test: Test, a: str, b: str, damage: bool = True, control: str = "") -> Claim:
-    """A claim on task ``name`` whose test compares conditions ``a`` and ``b``, with every gate."""
-    return Claim("03", text, paper, (test,), [*G.gates(name, (a, b), damage), G.stable(name, test, a, b)], "points", control=control)
-
-
-claims = []
-for name, paper in (("topic", "Table 1: topic 51.01 (BERT + Prism) vs 32.21 (BERT), +18.8 points; 3 trials"),
-                    ("swda", "Table 1: dialog acts 54.02 (BERT + Prism) vs 47.09 (BERT), +6.9 points; 3 trials")):  # fmt: skip
-    own = Test.superiority(compare[name].diff("baseline_prism_untrained", "baseline"), MIN_EFFECT).verdict
-    claims.append(claim(
-        name, f"BERT + Prism beats BERT on {TASK_NAMES[name].lower()} by at least {MIN_EFFECT:g} point "
-        f"(ours {acc[name]['prism']:.1f}% vs {acc[name]['baseline']:.1f}%)", paper,
-        Test.superiority(compare[name].diff("prism", "baseline"), MIN_EFFECT, label="prism - baseline"), "prism", "baseline",
-        control=f"the filter alone on the same BERT: {own} ({acc[name]['baseline_prism_untrained']:.1f}% with an untrained "
-        f"prism added vs {acc[name]['baseline']:.1f}%); see the two control rows",
-    ))  # fmt: skip
-claims.append(claim(
-    "pos", f"BERT + Prism roughly keeps POS: at most 3 points below BERT (ours {acc['pos']['prism']:.1f}% vs {acc['pos']['baseline']:.1f}%)",
-    "Table 1: POS 94.41 (BERT + Prism) vs 95.86 (BERT), -1.5 points ('maintaining high accuracy')",
-    Test(compare["pos"].diff("prism", "baseline"), +1, -3, "prism - baseline"), "prism", "baseline",
-))  # fmt: skip
-for name in ("topic", "swda"):
-    for other, what in (("baseline_prism_untrained", "the continued-trained BERT with an untrained prism added afterwards"),
-                        ("prism_untrained", "the untrained prism on the encoder before continued training")):  # fmt: skip
-        claims.append(claim(
-            name, f"control: training with the prism beats {what} on {TASK_NAMES[name].lower()} by at least {MIN_EFFECT:g} "
-            f"point (ours {acc[name]['prism']:.1f}% vs {acc[name][other]:.1f}%)",
-            "not in the paper: " + ("isolates training *with* the prism (same continued training, same filter)"
-                                    if other.startswith("baseline") else "a second control: filter plus continued training together"),
-            Test.superiority(compare[name].diff("prism", other), MIN_EFFECT, label=f"prism - {other}"), "prism", other,
-        ))  # fmt: skip
-for name, band, paper in (("topic", "LOW", "App. B.1: topic, LOW sector 45.1 of the full model's 51.0 (HIGH sector 5.3)"),
-                          ("pos", "HIGH", "App. B.1: POS, HIGH sector 84.1 of the full model's 94.4 (LOW sector 16.8)")):  # fmt: skip
-    sector, untrained = f"prism {band} sector", f"prism_untrained {band} sector"
-    claims.append(claim(
-        name, f"B.1: BERT + Prism's {band} sector carries most but not all of its {TASK_NAMES[name].lower()} accuracy: "
-        f"the sector alone is at least {MIN_EFFECT:g} point below the full model (ours {acc[name][sector]:.1f}% vs "
-        f"{acc[name]['prism']:.1f}%; it keeps {G.share(name, sector, 'prism'):.0%} of the gain over the majority class)",
-        paper, Test.superiority(compare[name].diff("prism", sector), MIN_EFFECT, label=f"full - {band} sector"), "prism", sector,
-        control=f"untrained prism: its {band} sector keeps {G.share(name, untrained, 'prism_untrained'):.0%} "
-        f"({acc[name][untrained]:.1f}% of {acc[name]['prism_untrained']:.1f}%)",
-    ))  # fmt: skip
-PAPER_B2 = {"topic": (28.9, 32.2), "swda": (41.8, 47.1), "pos": (94.6, 95.9)}
-for name in TASKS3:
-    orig, base = PAPER_B2[name]
-    claims.append(claim(
-        name, f"B.2: continued training does not harm the encoder on {TASK_NAMES[name].lower()}: the continued-trained "
-        f"BERT at most {NO_HARM:g} points below the encoder before it (ours {acc[name]['baseline']:.1f}% vs {acc[name]['original']:.1f}%)",
-        f"App. B.2: original BERT {orig} vs continued-trained BERT {base} ('does not harm BERT')",
-        Test(compare[name].diff("baseline", "original"), +1, -NO_HARM, "baseline - original"), "baseline", "original", damage=False,
-    ))  # fmt: skip
-if "prism-every" in models:
-    PAPER_B3 = {"topic": (45.2, 51.0), "swda": (51.8, 54.0), "pos": (94.0, 94.4)}
-    where = "every layer" if S.recipe != "staged" else f"each of the top {S.train_layers} trained layers"
-    for name in TASKS3:
-        every, last = PAPER_B3[name]
-        margin = min(MIN_EFFECT, round(last - every, 1))  # never more than the paper's own effect
-        power = "" if margin == MIN_EFFECT else f" (the paper's own effect is {last - every:.1f} points: the margin is that effect)"
-        claims.append(claim(
-            name, f"B.3: a prism layer after {where} is worse than one after the last on {TASK_NAMES[name].lower()}, "
-            f"by at least {margin:g} point{power} (ours {acc[name]['prism-every']:.1f}% vs {acc[name]['prism']:.1f}%)",
-            f"App. B.3: {TASK_NAMES[name].lower()}, prism after every layer {every} vs after the last {last} ({every - last:+.1f})",
-            Test.superiority(compare[name].diff("prism-every", "prism"), margin, -1, "every - last"), "prism-every", "prism",
-        ))  # fmt: skip
+claims = section4_claims(G, S, min_effect=MIN_EFFECT, no_harm=NO_HARM)
 
 failed = sorted({g.name for c in claims for g in c.failed_gates})
 print("gates failed in this run:" if failed else "every gate passed in this run", *failed, sep="\n- " if failed else "")

@@ -5,8 +5,9 @@ of typing it again. Every constant is listed in :data:`SOURCES` with its source:
 table, figure or slide it is copied from. The numbers are copied as printed (rounding
 included) and never computed here; this module imports nothing of the library.
 
-Work A: *Prism* (the paper), Table 3a (:data:`TABLE_3A`; the other tables of section 4
-are still read in notebook 03). Work B: the slides *Timescale-dependent representation
+Work A: *Prism* (the paper), Table 3a (:data:`TABLE_3A`), Table 1 (:data:`TABLE_1`) and
+Appendix B's sector, original-encoder and every-layer accuracies (:data:`APP_B1`,
+:data:`APP_B2`, :data:`APP_B3`). Work B: the slides *Timescale-dependent representation
 learning in language models* (Mahto), experiments 1-4 (:data:`EXP1` ... :data:`EXP4`, with
 the row titles the slides print), and the ICLR 2021 version's PTB test perplexities
 (:data:`ICLR_PTB_TEST_PPL`).
@@ -24,6 +25,29 @@ TABLE_3A: list[tuple[str, str, str, str]] = [
     ("HIGH", "Word", "1–2", "130–511"),
 ]
 """Prism, Table 3a as printed: (filter, example scale, period in tokens, DCT index) per band."""
+
+TABLE_1: dict[tuple[str, str], float] = {
+    ("topic", "baseline"): 32.21, ("topic", "prism"): 51.01,
+    ("swda", "baseline"): 47.09, ("swda", "prism"): 54.02,
+    ("pos", "baseline"): 95.86, ("pos", "prism"): 94.41,
+}  # fmt: skip
+"""Prism, Table 1: probe accuracy (%) per (task, model); ``baseline`` is BERT after the same
+continued MLM training, ``prism`` is BERT + Prism (the App. B.2 and B.3 comparisons quote
+these at one decimal)."""
+
+APP_B1: dict[tuple[str, str], float | None] = {
+    ("LOW", "topic"): 45.1, ("HIGH", "topic"): 5.3,
+    ("HIGH", "pos"): 84.1, ("LOW", "pos"): 16.8,
+    ("LOW", "swda"): None, ("HIGH", "swda"): None,
+}  # fmt: skip
+"""Prism, App. B.1: accuracy (%) of BERT + Prism's LOW or HIGH sector probed alone, per
+(sector, task); ``None``: not reported (dialog acts)."""
+
+APP_B2: dict[str, float] = {"pos": 94.6, "swda": 41.8, "topic": 28.9}
+"""Prism, App. B.2: accuracy (%) of the original BERT, before continued MLM training, per task."""
+
+APP_B3: dict[str, float] = {"topic": 45.2, "swda": 51.8, "pos": 94.0}
+"""Prism, App. B.3: accuracy (%) with a prism layer after every layer, per task."""
 
 EXP1: dict[tuple[str, int | None], float] = {
     ("baseline", None): 61.70,
@@ -97,6 +121,10 @@ asserted by the official code (``model_evaluation.py``); a separately trained AW
 
 SOURCES: dict[str, str] = {
     "TABLE_3A": "Prism, Table 3a (bands: example scale, period, DCT index)",
+    "TABLE_1": "Prism, Table 1 (probe accuracy: BERT and BERT + Prism on topic, dialog acts, POS)",
+    "APP_B1": "Prism, App. B.1 (the LOW and HIGH sectors of BERT + Prism probed alone)",
+    "APP_B2": "Prism, App. B.2 (the original BERT, before continued training)",
+    "APP_B3": "Prism, App. B.3 (a prism layer after every layer)",
     "EXP1": "slides, experiment 1 table ('Chrono initialization'): test perplexity",
     "EXP1_TITLES": "slides, experiment 1 table: 'model type' column",
     "SLIDES_BASELINE": "slides, experiments 1-3 tables: row '1. Baseline'",

@@ -7,6 +7,7 @@ staged_recipe    the cpu recipe: frozen lower layers, head warm-up, top layers
 arms             Table 1's arms as jobs, section 4's text, the MLM sanity gate
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
 verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability)
+table1_claims    Table 1 and App. B's claims with their gates; the names and paper numbers of notebook 03
 ================ ================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.prism import
@@ -99,6 +100,18 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "earlier",
         "Section4Gates",
         "stable_since_decay",
+    ),
+    "table1_claims": (
+        "TASK_NAMES",
+        "MODEL_NAMES",
+        "UNIT_NAMES",
+        "TABLE1_PAPER",
+        "APPENDIX_B_PAPER",
+        "published_b2",
+        "published_b3",
+        "b3_margin",
+        "probing_claim",
+        "section4_claims",
     ),
 }
 

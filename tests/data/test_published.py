@@ -53,3 +53,29 @@ def test_the_titles_cover_every_variant_of_their_experiment():
 def test_table_3a_rows_are_the_five_bands_in_order():
     assert [row[0] for row in published.TABLE_3A] == ["LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH"]
     assert [row[3] for row in published.TABLE_3A] == ["0–1", "2–8", "9–33", "34–129", "130–511"]
+
+
+def test_table_1_and_appendix_b_as_printed():
+    assert published.TABLE_1 == {
+        ("topic", "baseline"): 32.21, ("topic", "prism"): 51.01,
+        ("swda", "baseline"): 47.09, ("swda", "prism"): 54.02,
+        ("pos", "baseline"): 95.86, ("pos", "prism"): 94.41,
+    }  # fmt: skip
+    assert published.APP_B1 == {("LOW", "topic"): 45.1, ("HIGH", "topic"): 5.3, ("HIGH", "pos"): 84.1, ("LOW", "pos"): 16.8,
+                                ("LOW", "swda"): None, ("HIGH", "swda"): None}  # fmt: skip
+    assert published.APP_B2 == {"pos": 94.6, "swda": 41.8, "topic": 28.9}
+    assert published.APP_B3 == {"topic": 45.2, "swda": 51.8, "pos": 94.0}
+
+
+def test_section_4s_numbers_are_printed_once_per_source():
+    """Each of Table 1 and App. B.1-B.3 covers the three tasks (B.1: both sectors of each),
+    and App. B.2's original BERT is below Table 1's continued-trained BERT on every task
+    (the paper's 'does not harm'), App. B.3's every-layer prism below Table 1's prism."""
+    tasks = {"topic", "swda", "pos"}
+    assert {t for t, _ in published.TABLE_1} == tasks and {m for _, m in published.TABLE_1} == {"baseline", "prism"}
+    assert set(published.APP_B1) == {(s, t) for s in ("LOW", "HIGH") for t in tasks}
+    assert set(published.APP_B2) == set(published.APP_B3) == tasks
+    assert all(published.APP_B2[t] < published.TABLE_1[(t, "baseline")] for t in tasks)
+    assert all(published.APP_B3[t] < published.TABLE_1[(t, "prism")] for t in tasks)
+    for name in ("TABLE_1", "APP_B1", "APP_B2", "APP_B3"):
+        assert published.SOURCES[name].startswith("Prism, " + ("Table 1" if name == "TABLE_1" else f"App. B.{name[-1]}"))

@@ -1,0 +1,214 @@
+"""Notebook 03's claims (prismlib.prism.table1_claims): each claim tests the right
+contrast with the right sign and margin, carries its gates, and quotes the paper's numbers
+as the notebook printed them; the paper's numbers as the notebook's tables read them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+
+from prismlib.claims import Gate
+from prismlib.prism import EARLIER, Section4Gates
+from prismlib.prism.table1_claims import (
+    APPENDIX_B_PAPER,
+    MODEL_NAMES,
+    TABLE1_PAPER,
+    UNIT_NAMES,
+    b3_margin,
+    published_b2,
+    published_b3,
+    section4_claims,
+)
+from prismlib.probing import MAJORITY
+from prismlib.profiles import get_profile
+from prismlib.stats import Interval
+
+TASKS = ("topic", "swda", "pos")
+ACC = {  # condition -> accuracy (%), the same on every task (distinct, so each contrast has its own effect)
+    MAJORITY: 10.0, "original": 40.0, "prism_untrained": 43.0, "baseline": 45.0, "baseline_prism_untrained": 47.5,
+    "prism": 52.0, "prism-every": 44.25, "prism LOW sector": 30.5, "prism HIGH sector": 21.0,
+    "prism_untrained LOW sector": 26.0, "prism_untrained HIGH sector": 18.0,
+}  # fmt: skip
+HALF_WIDTH = 2.0
+
+
+@dataclass
+class FakeComparison:
+    """What the claims read of a ProbeComparison: accuracies, paired differences (the
+    effect +- HALF_WIDTH over 20 units), majority-class gates."""
+
+    acc: dict[str, float]
+    units: int = 20
+    runs: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.runs = type("Runs", (), {"correct": dict.fromkeys(self.acc)})()
+
+    def accuracy(self, c: str) -> Interval:
+        return Interval(self.acc[c], self.acc[c] - 1, self.acc[c] + 1, self.units)
+
+    def diff(self, a: str, b: str) -> Interval:
+        d = self.acc[a] - self.acc[b]
+        return Interval(d, d - HALF_WIDTH, d + HALF_WIDTH, self.units)
+
+    def gate(self, c: str) -> Gate:
+        return Gate(f"{c} probe beats the majority class", self.acc[c] > self.acc[MAJORITY])
+
+
+@dataclass
+class FakeSanity:
+    intervals: dict[str, Interval] = field(
+        default_factory=lambda: {a: Interval(1.0, 0.5, 1.5, 30) for a in ("baseline", "prism", "prism-every")}
+    )
+
+    def gate(self, arm: str, model: str) -> Gate:
+        return Gate(f"{model}'s MLM head beats a unigram model", True)
+
+    def converged_gate(self, arm: str, model: str) -> Gate:
+        return Gate(f"{model} converged", True)
+
+    def improved_gate(self, arm: str, model: str) -> Gate:
+        return Gate(f"{model} improved", True)
+
+
+def accuracies(earlier: bool = True) -> dict[str, float]:
+    """ACC, with every trained condition at the earlier checkpoint 0.25 points lower."""
+    trained = [c for c in ACC if c.split(" ")[0] in ("baseline", "prism", "prism-every", "baseline_prism_untrained")]
+    return ACC | ({c + EARLIER: ACC[c] - 0.25 for c in trained} if earlier else {})
+
+
+def gates(earlier: bool = True) -> Section4Gates:
+    compare = {t: FakeComparison(accuracies(earlier)) for t in TASKS}
+    return Section4Gates(compare, FakeSanity(), MODEL_NAMES, UNIT_NAMES)  # type: ignore[arg-type]
+
+
+SETTINGS = replace(get_profile("cpu").prism, every_layer=True, recipe="staged", train_layers=2)
+
+
+@pytest.fixture(scope="module")
+def claims():
+    return section4_claims(gates(), SETTINGS, min_effect=1.0, no_harm=2.0)
+
+
+def rows(claims, prefix):
+    return [c for c in claims if c.claim.startswith(prefix)]
+
+
+def test_every_claim_in_the_notebooks_order(claims):
+    kinds = [c.claim.split(" ")[0] for c in claims]
+    assert kinds == ["BERT"] * 3 + ["control:"] * 4 + ["B.1:"] * 2 + ["B.2:"] * 3 + ["B.3:"] * 3
+    assert [c.tests[0].label for c in claims] == (
+        ["prism - baseline"] * 3 + ["prism - baseline_prism_untrained", "prism - prism_untrained"] * 2
+        + ["full - LOW sector", "full - HIGH sector"] + ["baseline - original"] * 3 + ["every - last"] * 3
+    )  # fmt: skip
+    assert all(c.notebook == "03" and c.unit == "points" and len(c.tests) == 1 for c in claims)
+    no_b3 = section4_claims(gates(), replace(SETTINGS, every_layer=False), min_effect=1.0, no_harm=2.0)
+    assert [c.claim for c in no_b3] == [c.claim for c in claims[:-3]]
+
+
+def test_table_1_beats_and_roughly_keeps(claims):
+    topic, swda, pos = claims[:3]
+    for c in (topic, swda):
+        t = c.tests[0]
+        assert (t.sign, t.threshold, t.kind, t.interval.effect) == (1, 1.0, "directional", ACC["prism"] - ACC["baseline"])
+        assert "by at least 1 point (ours 52.0% vs 45.0%)" in c.claim
+        # 47.5 - 45.0 = 2.5 +- 2 holds the 1-point margin (prism - baseline, 7 +- 2, would hold)
+        assert c.control.startswith("the filter alone on the same BERT: inside noise (47.5% with an untrained prism added vs 45.0%)")
+    assert topic.paper == "Table 1: topic 51.01 (BERT + Prism) vs 32.21 (BERT), +18.8 points; 3 trials"
+    assert swda.paper == "Table 1: dialog acts 54.02 (BERT + Prism) vs 47.09 (BERT), +6.9 points; 3 trials"
+    t = pos.tests[0]
+    assert (t.sign, t.threshold) == (1, -3.0) and t.interval.effect == ACC["prism"] - ACC["baseline"]
+    assert pos.paper == "Table 1: POS 94.41 (BERT + Prism) vs 95.86 (BERT), -1.5 points ('maintaining high accuracy')"
+    assert pos.claim == "BERT + Prism roughly keeps POS: at most 3 points below BERT (ours 52.0% vs 45.0%)"
+
+
+def test_the_control_rows_compare_the_prism_with_the_right_arm(claims):
+    controls = rows(claims, "control:")
+    assert [c.gates[0].name for c in controls] == ["prism probe beats the majority class"] * 4
+    for c, other in zip(controls, ["baseline_prism_untrained", "prism_untrained"] * 2, strict=True):
+        t = c.tests[0]
+        assert (t.sign, t.threshold, t.interval.effect) == (1, 1.0, ACC["prism"] - ACC[other])
+        assert c.gates[1].name == f"{other} probe beats the majority class"
+        assert f"(ours 52.0% vs {ACC[other]:.1f}%)" in c.claim
+    assert "the continued-trained BERT with an untrained prism added afterwards" in controls[0].claim
+    assert controls[0].paper.startswith("not in the paper: isolates training *with* the prism")
+    assert "the untrained prism on the encoder before continued training" in controls[1].claim
+    assert controls[1].paper == "not in the paper: a second control: filter plus continued training together"
+    # the untrained prism on the original encoder reads no trained weights: only BERT + Prism's gates
+    names = [g.name for g in controls[1].gates]
+    assert "BERT + Prism converged" in names and not any(n.startswith("BERT converged") for n in names)
+    assert any(n.startswith("BERT converged") for n in (g.name for g in controls[0].gates))
+
+
+def test_b1_tests_the_sector_against_the_full_model(claims):
+    low, high = rows(claims, "B.1:")
+    for c, band in ((low, "LOW"), (high, "HIGH")):
+        t = c.tests[0]
+        assert (t.sign, t.threshold, t.interval.effect) == (1, 1.0, ACC["prism"] - ACC[f"prism {band} sector"])
+        assert [g.name for g in c.gates[:2]] == [
+            "prism probe beats the majority class",
+            f"prism {band} sector probe beats the majority class",
+        ]
+    assert low.paper == "App. B.1: topic, LOW sector 45.1 of the full model's 51.0 (HIGH sector 5.3)"
+    assert high.paper == "App. B.1: POS, HIGH sector 84.1 of the full model's 94.4 (LOW sector 16.8)"
+    share = (ACC["prism LOW sector"] - ACC[MAJORITY]) / (ACC["prism"] - ACC[MAJORITY])  # 20.5 / 42
+    assert f"it keeps {share:.0%} of the gain over the majority class" in low.claim
+    assert low.control == "untrained prism: its LOW sector keeps 48% (26.0% of 43.0%)"
+
+
+def test_b2_is_non_inferiority_without_the_damage_gate(claims):
+    b2 = rows(claims, "B.2:")
+    assert [c.paper for c in b2] == [
+        "App. B.2: original BERT 28.9 vs continued-trained BERT 32.2 ('does not harm BERT')",
+        "App. B.2: original BERT 41.8 vs continued-trained BERT 47.1 ('does not harm BERT')",
+        "App. B.2: original BERT 94.6 vs continued-trained BERT 95.9 ('does not harm BERT')",
+    ]
+    for c in b2:
+        t = c.tests[0]
+        assert (t.sign, t.threshold, t.interval.effect) == (1, -2.0, ACC["baseline"] - ACC["original"])
+        assert not any("did not damage" in g.name for g in c.gates)
+    others = [c for c in claims if not c.claim.startswith("B.2:")]
+    assert all(any("did not damage" in g.name for g in c.gates) for c in others)
+
+
+def test_b3_margin_is_never_above_the_papers_own_effect(claims):
+    b3 = rows(claims, "B.3:")
+    for c, name in zip(b3, TASKS, strict=True):
+        every, last = published_b3(name)
+        t = c.tests[0]
+        assert t.sign == -1 and t.interval.effect == ACC["prism-every"] - ACC["prism"]
+        assert 0 < -t.threshold <= round(last - every, 1) and -t.threshold <= 1.0
+        assert "each of the top 2 trained layers" in c.claim
+    assert [c.tests[0].threshold for c in b3] == [-1.0, -1.0, -0.4]
+    assert "by at least 0.4 point (the paper's own effect is 0.4 points: the margin is that effect)" in b3[2].claim
+    assert b3[0].paper == "App. B.3: topic classification, prism after every layer 45.2 vs after the last 51.0 (-5.8)"
+    assert b3[2].paper == "App. B.3: part of speech, prism after every layer 94.0 vs after the last 94.4 (-0.4)"
+    assert [b3_margin(t, 3.0) for t in TASKS] == [3.0, 2.2, 0.4]
+    assert "after every layer" in section4_claims(gates(), get_profile("paper").prism, 1.0, 2.0)[-1].claim
+
+
+def test_every_claim_ends_with_its_stability_gate(claims):
+    assert all(c.gates[-1].name.startswith("stable: ") and c.gates[-1].passed for c in claims)
+    assert claims[0].gates[-1].name.startswith("stable: prism - baseline on topic")
+    no_earlier = section4_claims(gates(earlier=False), SETTINGS, min_effect=1.0, no_harm=2.0)
+    assert not no_earlier[0].gates[-1].passed and no_earlier[0].verdict == "not testable"
+    assert all(c.verdict != "not testable" for c in claims)
+
+
+def test_the_papers_numbers_as_the_notebooks_tables_read_them():
+    assert TABLE1_PAPER == {
+        ("topic", "baseline"): 32.21, ("topic", "prism"): 51.01, ("topic", "original"): 28.9,
+        ("swda", "baseline"): 47.09, ("swda", "prism"): 54.02, ("swda", "original"): 41.8,
+        ("pos", "baseline"): 95.86, ("pos", "prism"): 94.41, ("pos", "original"): 94.6,
+    }  # fmt: skip
+    assert list(APPENDIX_B_PAPER.items()) == [
+        (("B.1", "prism LOW sector", "topic"), 45.1), (("B.1", "prism HIGH sector", "topic"), 5.3),
+        (("B.1", "prism HIGH sector", "pos"), 84.1), (("B.1", "prism LOW sector", "pos"), 16.8),
+        (("B.1", "prism LOW sector", "swda"), None), (("B.1", "prism HIGH sector", "swda"), None),
+        (("B.2", "original", "pos"), 94.6), (("B.2", "original", "swda"), 41.8), (("B.2", "original", "topic"), 28.9),
+        (("B.3", "prism-every", "topic"), 45.2), (("B.3", "prism-every", "swda"), 51.8), (("B.3", "prism-every", "pos"), 94.0),
+    ]  # fmt: skip
+    assert [published_b2(t) for t in TASKS] == [(28.9, 32.2), (41.8, 47.1), (94.6, 95.9)]
+    assert [published_b3(t) for t in TASKS] == [(45.2, 51.0), (51.8, 54.0), (94.0, 94.4)]
