@@ -165,8 +165,17 @@ for name, t in tasks.items():
     if name == "topic":
         sweep_layers = S.sweep_layers if S.sweep_layers is not None else range(encoder.num_layers + 1)
         layers |= {layer: ("ORIG", "LOW") for layer in sweep_layers if layer != LAST}
-    features[name] = encode_splits(encoder, t.windows, layers, task=name, profile=P.name, positions=S.sizes[name].positions,
-                                   seed=P.seed, batch_size=S.encode_batch, specials=S.specials)  # fmt: skip
+    features[name] = encode_splits(
+        encoder,
+        t.windows,
+        layers,
+        task=name,
+        profile=P.name,
+        positions=S.sizes[name].positions,
+        seed=P.seed,
+        batch_size=S.encode_batch,
+        specials=S.specials,
+    )
 for first, last in S.mlm_buckets:
     bucket, bucket_features = mlm_bucket(tasks["mlm"], features["mlm"][LAST], first, last)
     tasks[bucket.key], features[bucket.key] = bucket, {LAST: bucket_features}
@@ -189,8 +198,10 @@ buckets = pd.DataFrame(
         for k in BUCKETS
     }
 ).T
-print(f"{100 - buckets['share of masked test wordpieces'].sum():.1f}% of the masked test wordpieces are in no bucket "
-      "(a rarer target, or one never seen in training)")  # fmt: skip
+print(
+    f"{100 - buckets['share of masked test wordpieces'].sum():.1f}% of the masked test wordpieces are in no bucket "
+    "(a rarer target, or one never seen in training)"
+)
 buckets.astype({"share of masked test wordpieces": float}).round(1)
 
 # %% [markdown]
@@ -227,8 +238,15 @@ TITLES = {"pos": "Part of speech (word)", "swda": "Dialog acts (utterance)", "to
 }
 RANKS = {k: k.split(" ", 1)[1] for k in BUCKETS}
 PHRASES = {"pos": "part of speech", "swda": "dialog acts", "topic": "topic"} | {k: f"masked LM, target ranks {RANKS[k]}" for k in BUCKETS}
-fig = condition_bars(fig4, PROBE_TASKS, CONDITIONS, TITLES, majority=MAJORITY, controls=(DC,),
-                     title=f"Figure 4 regenerated: {P.encoder}, layer {LAST}, mean of {S.runs} probe runs, 95% interval over test units")  # fmt: skip
+fig = condition_bars(
+    fig4,
+    PROBE_TASKS,
+    CONDITIONS,
+    TITLES,
+    majority=MAJORITY,
+    controls=(DC,),
+    title=f"Figure 4 regenerated: {P.encoder}, layer {LAST}, mean of {S.runs} probe runs, 95% interval over test units",
+)
 save_figure(fig, "fig4_probing", P.name)
 plt.show()
 
@@ -240,10 +258,15 @@ plt.show()
 
 # %% tags=["nbval-check-output"]
 compare = {
-    name: ProbeComparison(probes[name], features[name][LAST]["test"],
-                          tasks[name].row_groups("test", features[name][LAST]["test"].window), seed=P.seed, task=name)
+    name: ProbeComparison(
+        probes[name],
+        features[name][LAST]["test"],
+        tasks[name].row_groups("test", features[name][LAST]["test"].window),
+        seed=P.seed,
+        task=name,
+    )
     for name in PROBE_TASKS
-}  # fmt: skip
+}
 gates = {name: compare[name].gate() for name in PROBE_TASKS}
 pd.DataFrame(
     {
@@ -281,18 +304,24 @@ options = {"seed": P.seed, "device": encoder.device, "runs": S.option_runs}
 features_value = {True: "standardised", False: "raw"}
 for name in PROBE_TASKS:
     _, table = probe_task(features[name][LAST], tasks[name], S, CONDITIONS, standardize=not S.standardize, **options)
-    rows += [choice_row("features", features_value[S.standardize], name, fig4[fig4["task"] == name], BANDS),
-             choice_row("features", features_value[not S.standardize], name, table, BANDS)]  # fmt: skip
+    rows += [
+        choice_row("features", features_value[S.standardize], name, fig4[fig4["task"] == name], BANDS),
+        choice_row("features", features_value[not S.standardize], name, table, BANDS),
+    ]
 for name in PROBED:
     _, table = probe_task(features[name][LAST], tasks[name], S, OTHER_PLACEMENT, **options)
-    rows += [choice_row("[CLS]/[SEP]", S.specials, name, fig4[fig4["task"] == name], BANDS),
-             choice_row("[CLS]/[SEP]", other_specials, name, table, BANDS)]  # fmt: skip
+    rows += [
+        choice_row("[CLS]/[SEP]", S.specials, name, fig4[fig4["task"] == name], BANDS),
+        choice_row("[CLS]/[SEP]", other_specials, name, table, BANDS),
+    ]
 other_da = "resolved" if S.da_labels == "continuation" else "continuation"
 swda_other = profile_task("swda", encoder.tokenizer, P, da_labels=other_da)
 relabelled = {split: f.relabelled(swda_other.windows[split]) for split, f in features["swda"][LAST].items()}
 _, table = probe_task(relabelled, swda_other, S, CONDITIONS, **options)
-rows += [choice_row("dialog acts", S.da_labels, "swda", fig4[fig4["task"] == "swda"], BANDS),
-         choice_row("dialog acts", other_da, "swda", table, BANDS)]  # fmt: skip
+rows += [
+    choice_row("dialog acts", S.da_labels, "swda", fig4[fig4["task"] == "swda"], BANDS),
+    choice_row("dialog acts", other_da, "swda", table, BANDS),
+]
 choices = choice_table(rows)
 save_table(choices, "fig4_choices", P.name, floatfmt=".2f")
 options_seconds = time.perf_counter() - t0
@@ -314,8 +343,15 @@ Markdown(choice_changes(choices))
 dc_rows = []
 for name in CONTROLLED:
     iv = compare[name].diff("LOW", DC)
-    dc_rows.append({"task": name, **{c: compare[name].accuracy(c).effect for c in ("ORIG", "LOW", DC, MAJORITY)},
-                    "LOW - DC": iv.effect, "ci_low": iv.low, "ci_high": iv.high})  # fmt: skip
+    dc_rows.append(
+        {
+            "task": name,
+            **{c: compare[name].accuracy(c).effect for c in ("ORIG", "LOW", DC, MAJORITY)},
+            "LOW - DC": iv.effect,
+            "ci_low": iv.low,
+            "ci_high": iv.high,
+        }
+    )
 dc_table = pd.DataFrame(dc_rows)
 save_table(dc_table, "fig4_dc_control", P.name, floatfmt=".2f")
 dc_table.round(1)
@@ -341,8 +377,13 @@ CLAIM_TASKS = tuple(dict.fromkeys(OWN_TASKS.values()))
 matrix = score_matrix({name: compare[name] for name in PROBE_TASKS}, BANDS)
 scores, cell_labels = score_grid(matrix, BANDS, PROBE_TASKS)
 save_table(matrix, "bands_by_tasks", P.name, floatfmt=".3f")
-fig = score_heatmap(scores, cell_labels, OWN_TASKS, colorbar="score: 0 = majority class, 1 = ORIG",
-                    title=f"Bands x tasks on each task's scale ({P.encoder}; outlined: the paper's band for the task)")  # fmt: skip
+fig = score_heatmap(
+    scores,
+    cell_labels,
+    OWN_TASKS,
+    colorbar="score: 0 = majority class, 1 = ORIG",
+    title=f"Bands x tasks on each task's scale ({P.encoder}; outlined: the paper's band for the task)",
+)
 save_figure(fig, "bands_by_tasks", P.name)
 plt.show()
 
@@ -423,57 +464,126 @@ MODEL = ENCODER_NAMES[P.encoder]
 acc = {name: {c: compare[name].accuracy(c).effect for c in fig4.loc[fig4["task"] == name, "condition"]} for name in PROBE_TASKS}
 summary = {name: fig4[fig4["task"] == name] for name in PROBE_TASKS}
 dc_claims = {
-    name: Claim("02", f"LOW's advantage for {PHRASES[name]} survives the DC-only control: LOW beats the window mean alone by at least "
-                f"{MIN_EFFECT:g} point (LOW {acc[name]['LOW']:.1f} vs DC {acc[name][DC]:.1f}, ORIG {acc[name]['ORIG']:.1f})",
-                "(a control of ours) the encoder was trained on its mean-pooled output; the window mean alone is close to it",
-                (Test.superiority(compare[name].diff("LOW", DC), MIN_EFFECT, label="LOW - DC"),), (gates[name],), "points",
-                (compare[name].gate("LOW"),))
+    name: Claim(
+        "02",
+        f"LOW's advantage for {PHRASES[name]} survives the DC-only control: LOW beats the window mean alone by at least "
+        f"{MIN_EFFECT:g} point (LOW {acc[name]['LOW']:.1f} vs DC {acc[name][DC]:.1f}, ORIG {acc[name]['ORIG']:.1f})",
+        "(a control of ours) the encoder was trained on its mean-pooled output; the window mean alone is close to it",
+        (Test.superiority(compare[name].diff("LOW", DC), MIN_EFFECT, label="LOW - DC"),),
+        (gates[name],),
+        "points",
+        (compare[name].gate("LOW"),),
+    )
     for name in CONTROLLED
-}  # fmt: skip
-DC_READING = {"held": "LOW beats it: more than the window mean", "not held": "the window mean alone matches or beats LOW",
-              "inside noise": "LOW and the window mean cannot be told apart", "not testable": "not testable"}  # fmt: skip
+}
+DC_READING = {
+    "held": "LOW beats it: more than the window mean",
+    "not held": "the window mean alone matches or beats LOW",
+    "inside noise": "LOW and the window mean cannot be told apart",
+    "not testable": "not testable",
+}
 dc_control = f"DC-only {acc['topic'][DC]:.1f}: {DC_READING[dc_claims['topic'].verdict]} (row below)"
 claims = [
-    best_band_claim(compare["topic"], summary["topic"], "LOW", BANDS, task="topic", min_effect=MIN_EFFECT, gate=gates["topic"],
-                    paper="topic classification performs best with information from the LOW band"),
-    Claim("02", f"LOW beats ORIG for topic by at least {MIN_EFFECT:g} point (LOW {acc['topic']['LOW']:.1f} vs ORIG {acc['topic']['ORIG']:.1f})",
-          "the accuracy for the LOW band is substantially higher than for the original representations",
-          (Test.superiority(compare["topic"].diff("LOW", "ORIG"), MIN_EFFECT, label="LOW - ORIG"),), (gates["topic"],),
-          "points", (compare["topic"].gate("LOW"),), control=dc_control),
+    best_band_claim(
+        compare["topic"],
+        summary["topic"],
+        "LOW",
+        BANDS,
+        task="topic",
+        min_effect=MIN_EFFECT,
+        gate=gates["topic"],
+        paper="topic classification performs best with information from the LOW band",
+    ),
+    Claim(
+        "02",
+        f"LOW beats ORIG for topic by at least {MIN_EFFECT:g} point (LOW {acc['topic']['LOW']:.1f} vs ORIG {acc['topic']['ORIG']:.1f})",
+        "the accuracy for the LOW band is substantially higher than for the original representations",
+        (Test.superiority(compare["topic"].diff("LOW", "ORIG"), MIN_EFFECT, label="LOW - ORIG"),),
+        (gates["topic"],),
+        "points",
+        (compare["topic"].gate("LOW"),),
+        control=dc_control,
+    ),
     dc_claims["topic"],
-    best_band_claim(compare["pos"], summary["pos"], "HIGH", BANDS, task="part of speech", min_effect=MIN_EFFECT, gate=gates["pos"],
-                    paper="the highest probing accuracy for part of speech tagging occurs when extracting the HIGH band"),
-    Claim("02", f"HIGH stays below ORIG for POS by at least {MIN_EFFECT:g} point (HIGH {acc['pos']['HIGH']:.1f} vs ORIG {acc['pos']['ORIG']:.1f})",
-          "the highest frequency spectral band still performs worse than the original representations",
-          (Test.superiority(compare["pos"].diff("HIGH", "ORIG"), MIN_EFFECT, -1, "HIGH - ORIG"),), (gates["pos"],), "points"),
-    best_band_claim(compare["swda"], summary["swda"], "MID", BANDS, task="dialog acts", min_effect=MIN_EFFECT, gate=gates["swda"],
-                    paper="dialog speech acts ... most successful at the MID band"),
-    Claim("02", f"MID is comparable to ORIG for dialog acts, within ±{MARGIN:g} points (MID {acc['swda']['MID']:.1f} vs ORIG {acc['swda']['ORIG']:.1f})",
-          "... with performance comparable to that of the original representations",
-          (Test.equivalence(compare["swda"].diff("MID", "ORIG"), MARGIN, "MID - ORIG"),), (gates["swda"],), "points",
-          (compare["swda"].gate("MID"),)),
+    best_band_claim(
+        compare["pos"],
+        summary["pos"],
+        "HIGH",
+        BANDS,
+        task="part of speech",
+        min_effect=MIN_EFFECT,
+        gate=gates["pos"],
+        paper="the highest probing accuracy for part of speech tagging occurs when extracting the HIGH band",
+    ),
+    Claim(
+        "02",
+        f"HIGH stays below ORIG for POS by at least {MIN_EFFECT:g} point (HIGH {acc['pos']['HIGH']:.1f} vs ORIG {acc['pos']['ORIG']:.1f})",
+        "the highest frequency spectral band still performs worse than the original representations",
+        (Test.superiority(compare["pos"].diff("HIGH", "ORIG"), MIN_EFFECT, -1, "HIGH - ORIG"),),
+        (gates["pos"],),
+        "points",
+    ),
+    best_band_claim(
+        compare["swda"],
+        summary["swda"],
+        "MID",
+        BANDS,
+        task="dialog acts",
+        min_effect=MIN_EFFECT,
+        gate=gates["swda"],
+        paper="dialog speech acts ... most successful at the MID band",
+    ),
+    Claim(
+        "02",
+        f"MID is comparable to ORIG for dialog acts, within ±{MARGIN:g} points (MID {acc['swda']['MID']:.1f} vs ORIG {acc['swda']['ORIG']:.1f})",
+        "... with performance comparable to that of the original representations",
+        (Test.equivalence(compare["swda"].diff("MID", "ORIG"), MARGIN, "MID - ORIG"),),
+        (gates["swda"],),
+        "points",
+        (compare["swda"].gate("MID"),),
+    ),
     dc_claims["swda"],
-]  # fmt: skip
+]
 for k in BUCKETS:
     claims += [
-        best_band_claim(compare[k], summary[k], "HIGH", BANDS, task=PHRASES[k], min_effect=MIN_EFFECT, gate=gates[k],
-                        paper="the probing results for masked language modeling are most similar to part of speech tagging (POS: HIGH best)"),
-        Claim("02", f"MLM is local like POS for targets of rank {RANKS[k]}: HIGH beats LOW, and stays below ORIG, each by at least {MIN_EFFECT:g} point "
-              f"(HIGH {acc[k]['HIGH']:.1f}, LOW {acc[k]['LOW']:.1f}, ORIG {acc[k]['ORIG']:.1f})",
-              "MLM is a local task, its probing results most similar to part of speech tagging (POS: HIGH best, below ORIG)",
-              (Test.superiority(compare[k].diff("HIGH", "LOW"), MIN_EFFECT, label="HIGH - LOW"),
-               Test.superiority(compare[k].diff("HIGH", "ORIG"), MIN_EFFECT, -1, "HIGH - ORIG")), (gates[k],), "points",
-              (compare[k].gate("HIGH"),)),
-    ]  # fmt: skip
+        best_band_claim(
+            compare[k],
+            summary[k],
+            "HIGH",
+            BANDS,
+            task=PHRASES[k],
+            min_effect=MIN_EFFECT,
+            gate=gates[k],
+            paper="the probing results for masked language modeling are most similar to part of speech tagging (POS: HIGH best)",
+        ),
+        Claim(
+            "02",
+            f"MLM is local like POS for targets of rank {RANKS[k]}: HIGH beats LOW, and stays below ORIG, each by at least {MIN_EFFECT:g} point "
+            f"(HIGH {acc[k]['HIGH']:.1f}, LOW {acc[k]['LOW']:.1f}, ORIG {acc[k]['ORIG']:.1f})",
+            "MLM is a local task, its probing results most similar to part of speech tagging (POS: HIGH best, below ORIG)",
+            (
+                Test.superiority(compare[k].diff("HIGH", "LOW"), MIN_EFFECT, label="HIGH - LOW"),
+                Test.superiority(compare[k].diff("HIGH", "ORIG"), MIN_EFFECT, -1, "HIGH - ORIG"),
+            ),
+            (gates[k],),
+            "points",
+            (compare[k].gate("HIGH"),),
+        ),
+    ]
 claims.append(
-    Claim("02", f"Each band does well on its own task and poorly on the others: on each task's scale (0 majority, 1 ORIG), HIGH, MID "
-          f"and LOW score at least {SPECIALISATION_MARGIN:g} higher on part of speech, dialog acts and topic respectively than on "
-          "either other task (the weakest of six comparisons reported)",
-          "filtered embeddings that perform well on part of speech tagging (word-level), dialog speech acts classification "
-          "(utterance-level), or topic classification (document-level), while performing poorly on the other tasks (abstract)",
-          specialisation, tuple(gates[name] for name in CLAIM_TASKS), "x (ORIG - majority)",
-          tuple(compare[task].gate(band) for band, task in OWN_TASKS.items()))
-)  # fmt: skip
+    Claim(
+        "02",
+        f"Each band does well on its own task and poorly on the others: on each task's scale (0 majority, 1 ORIG), HIGH, MID "
+        f"and LOW score at least {SPECIALISATION_MARGIN:g} higher on part of speech, dialog acts and topic respectively than on "
+        "either other task (the weakest of six comparisons reported)",
+        "filtered embeddings that perform well on part of speech tagging (word-level), dialog speech acts classification "
+        "(utterance-level), or topic classification (document-level), while performing poorly on the other tasks (abstract)",
+        specialisation,
+        tuple(gates[name] for name in CLAIM_TASKS),
+        "x (ORIG - majority)",
+        tuple(compare[task].gate(band) for band, task in OWN_TASKS.items()),
+    )
+)
 print(
     f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} "
     f"(encoding {encode_seconds:.0f} s, probes {probe_seconds:.0f} s, choices {options_seconds:.0f} s)"

@@ -200,13 +200,21 @@ print(
     f"{S.lr:g}, {S.warmup} warm-up steps, clip {S.clip:g}; {schedule}"
 )
 trained_runs = {a: m for a, m in models.items() if m.result is not None}
-pd.DataFrame({
-    a: {"steps": (r := m.result).steps, "tokens": f"{r.steps * S.batch_size * S.seq_len:,}",
-        "passes": round(r.steps * S.batch_size / len(data.train), 2), "stopped": r.anneal.stop if r.anneal else "fixed budget",
-        "decays at round": list(r.anneal.decayed_at) if r.anneal else [], "kept step": r.best_step,
-        "earlier checkpoint": r.previous_step, "train loss, last 10 steps": round(float(np.mean(r.losses[-10:])), 3)}
-    for a, m in trained_runs.items()
-}).T  # fmt: skip
+pd.DataFrame(
+    {
+        a: {
+            "steps": (r := m.result).steps,
+            "tokens": f"{r.steps * S.batch_size * S.seq_len:,}",
+            "passes": round(r.steps * S.batch_size / len(data.train), 2),
+            "stopped": r.anneal.stop if r.anneal else "fixed budget",
+            "decays at round": list(r.anneal.decayed_at) if r.anneal else [],
+            "kept step": r.best_step,
+            "earlier checkpoint": r.previous_step,
+            "train loss, last 10 steps": round(float(np.mean(r.losses[-10:])), 3),
+        }
+        for a, m in trained_runs.items()
+    }
+).T
 
 # %%
 print(f"the paper: 50,000 x 8 x 512 = {50_000 * 8 * 512:,} tokens; models ready in {train_seconds:.0f} s (0: every job was cached)")
@@ -217,8 +225,9 @@ for a, m in trained_runs.items():
     if m.result.heldout:
         steps, held, _ = zip(*m.result.heldout, strict=True)
         line = axes[1].plot(steps, held, marker=".", label=a)[0]
-        axes[1].scatter([m.result.best_step], [held[steps.index(m.result.best_step)]], s=80, facecolors="none",
-                        edgecolors=line.get_color(), zorder=3)  # fmt: skip
+        axes[1].scatter(
+            [m.result.best_step], [held[steps.index(m.result.best_step)]], s=80, facecolors="none", edgecolors=line.get_color(), zorder=3
+        )
 axes[0].set(xlabel="step", ylabel="training MLM loss (nats, running mean)", title="training batches")
 axes[1].set(xlabel="step", ylabel="stopping-text MLM loss (nats)", title="held-out checks (circle: kept weights)")
 axes[0].legend(fontsize=8)
@@ -245,8 +254,7 @@ plt.show()
 inputs, articles = fig5_inputs(corpus, S, P.seed)
 unigram = unigram_logprobs(data.train, len(tokenizer), ignore_ids=tokenizer.all_special_ids).numpy()
 trained_models = {a: m for a, m in models.items() if m.result is not None}
-sanity = mlm_sanity(trained_models, data, articles, unigram, tokenizer.mask_token_id, tokenizer.all_special_ids,
-                     P.seed, S.bootstrap)  # fmt: skip
+sanity = mlm_sanity(trained_models, data, articles, unigram, tokenizer.mask_token_id, tokenizer.all_special_ids, P.seed, S.bootstrap)
 save_table(sanity.table, "mlm_sanity", P.name, floatfmt=".4f")
 save_table(sanity.curves(), "mlm_stopping_curves", P.name, floatfmt=".4f")
 print(sanity.table.round(3).to_string(index=False))
@@ -314,13 +322,23 @@ sectors = {band: models["prism"].handle.prism.sector(band) for band in ("LOW", "
 t0 = time.perf_counter()
 probes, test_rows, groups = {}, {}, {}
 for name, t in tasks.items():
-    feats = pool_features({v: f[name] for v, f in features.items()}, {f"{a} {b} sector": (a, sl) for a in
-                          ("prism", "prism_untrained", "prism" + EARLIER) if a in features for b, sl in sectors.items()})  # fmt: skip
+    feats = pool_features(
+        {v: f[name] for v, f in features.items()},
+        {f"{a} {b} sector": (a, sl) for a in ("prism", "prism_untrained", "prism" + EARLIER) if a in features for b, sl in sectors.items()},
+    )
     probes[name] = probe_conditions(
-        feats, len(t.label_names), tuple(feats["train"].x), Q.runs, P.seed, workers=Q.workers,
-        max_epochs=Q.max_epochs, patience=Q.patience, batch_size=Q.batch_size, standardize=Q.standardize,
+        feats,
+        len(t.label_names),
+        tuple(feats["train"].x),
+        Q.runs,
+        P.seed,
+        workers=Q.workers,
+        max_epochs=Q.max_epochs,
+        patience=Q.patience,
+        batch_size=Q.batch_size,
+        standardize=Q.standardize,
         device=models["original"].device,
-    )  # fmt: skip
+    )
     test_rows[name] = feats["test"]
     groups[name] = t.row_groups("test", feats["test"].window)
 probe_seconds = time.perf_counter() - t0
@@ -329,12 +347,18 @@ res = probe_table.groupby(["task", "condition"]).accuracy.agg(["mean", "std"]).m
 compare = {name: ProbeComparison(probes[name], test_rows[name], groups[name], seed=P.seed) for name in tasks}
 
 print(f"{len(probe_table)} probes trained in {probe_seconds:.0f} s")
-pd.DataFrame({
-    name: {"train rows": len(features["original"][name]["train"]), "test rows": len(test_rows[name]),
-           "independent test units": len(np.unique(groups[name])), "unit": UNIT_NAMES[name],
-           "majority class (%)": round(compare[name].accuracy(MAJORITY).effect, 2)}
-    for name in TASKS3
-}).T  # fmt: skip
+pd.DataFrame(
+    {
+        name: {
+            "train rows": len(features["original"][name]["train"]),
+            "test rows": len(test_rows[name]),
+            "independent test units": len(np.unique(groups[name])),
+            "unit": UNIT_NAMES[name],
+            "majority class (%)": round(compare[name].accuracy(MAJORITY).effect, 2),
+        }
+        for name in TASKS3
+    }
+).T
 
 # %% [markdown]
 # ## Table 1 and Appendix B
@@ -354,11 +378,22 @@ print(overview.round(1).to_string())
 
 # %%
 T1_ARMS = ("original", "prism_untrained", "baseline", "baseline_prism_untrained", "prism")
-table1 = pd.DataFrame([
-    {"arm": a, "task": name, "mean": (iv := compare[name].accuracy(a)).effect, "ci_low": iv.low, "ci_high": iv.high,
-     "sd": res.loc[(name, a), "std"], "majority": compare[name].accuracy(MAJORITY).effect, "paper": TABLE1_PAPER.get((name, a), np.nan)}
-    for name in TASKS3 for a in T1_ARMS
-])  # fmt: skip
+table1 = pd.DataFrame(
+    [
+        {
+            "arm": a,
+            "task": name,
+            "mean": (iv := compare[name].accuracy(a)).effect,
+            "ci_low": iv.low,
+            "ci_high": iv.high,
+            "sd": res.loc[(name, a), "std"],
+            "majority": compare[name].accuracy(MAJORITY).effect,
+            "paper": TABLE1_PAPER.get((name, a), np.nan),
+        }
+        for name in TASKS3
+        for a in T1_ARMS
+    ]
+)
 save_table(table1, "table1_prism", P.name, floatfmt=".2f")
 display(table1.round(2))
 
@@ -370,8 +405,7 @@ for i, a in enumerate(T1_ARMS):
     pos = x + (i - (len(T1_ARMS) - 1) / 2) * width
     label = MODEL_NAMES[a].replace("BERT", encoder)
     ax.bar(pos, d["mean"], width * 0.92, yerr=[d["mean"] - d["ci_low"], d["ci_high"] - d["mean"]], capsize=2, label=label)
-    ax.scatter(pos, d["paper"], marker="D", s=22, color="k", edgecolors="w", zorder=3,
-               label="paper (bert-base-cased)" if i == 0 else None)  # fmt: skip
+    ax.scatter(pos, d["paper"], marker="D", s=22, color="k", edgecolors="w", zorder=3, label="paper (bert-base-cased)" if i == 0 else None)
 ax.scatter(x, [compare[t].accuracy(MAJORITY).effect for t in TASKS3], marker="x", s=60, color="0.3", zorder=3, label="majority class")
 ax.set_xticks(x, [TASK_NAMES[t] for t in TASKS3])
 ax.set_ylabel("probe accuracy (%)")
@@ -388,13 +422,23 @@ plt.show()
 # layer (see above).
 
 # %%
-appendix_b = pd.DataFrame([
-    {"section": sec, "model": MODEL_NAMES.get(cond, MODEL_NAMES["prism"]),
-     "features": cond.removeprefix("prism ") if cond.startswith("prism ") else "all units",
-     "task": TASK_NAMES[name], "accuracy": (iv := compare[name].accuracy(cond)).effect, "ci_low": iv.low, "ci_high": iv.high,
-     "sd": res.loc[(name, cond), "std"], "paper accuracy": paper}
-    for (sec, cond, name), paper in APPENDIX_B_PAPER.items() if (name, cond) in res.index
-])  # fmt: skip
+appendix_b = pd.DataFrame(
+    [
+        {
+            "section": sec,
+            "model": MODEL_NAMES.get(cond, MODEL_NAMES["prism"]),
+            "features": cond.removeprefix("prism ") if cond.startswith("prism ") else "all units",
+            "task": TASK_NAMES[name],
+            "accuracy": (iv := compare[name].accuracy(cond)).effect,
+            "ci_low": iv.low,
+            "ci_high": iv.high,
+            "sd": res.loc[(name, cond), "std"],
+            "paper accuracy": paper,
+        }
+        for (sec, cond, name), paper in APPENDIX_B_PAPER.items()
+        if (name, cond) in res.index
+    ]
+)
 save_table(appendix_b, "appendix_b", P.name, floatfmt=".2f")
 display(appendix_b.round(2))
 

@@ -94,8 +94,10 @@ models, data = section4_models(P, corpus, ("baseline", "prism"))
 earlier_models, _ = section4_models(P, corpus, ("baseline", "prism"), checkpoint="previous")  # for the stability gates
 for v, m in models.items():
     r = m.result
-    print(f"{v:9s} {r.steps} steps x batch {S.batch_size} ({S.recipe} recipe, see notebook 03), stopped: "
-          f"{r.anneal.stop if r.anneal else 'fixed budget'}; earlier checkpoint: step {r.previous_step}")  # fmt: skip
+    print(
+        f"{v:9s} {r.steps} steps x batch {S.batch_size} ({S.recipe} recipe, see notebook 03), stopped: "
+        f"{r.anneal.stop if r.anneal else 'fixed budget'}; earlier checkpoint: step {r.previous_step}"
+    )
 print(corpus.description)
 print(f"held-out articles ({len(corpus.eval_articles)}):", "; ".join(corpus.eval_articles))
 
@@ -152,12 +154,30 @@ for v in models:
     span_vs_unigram[v] = span_iv = article_mean(
         logp[v][:, lo:hi].mean(1), articles, uni_logp[:, lo:hi].mean(1), n_boot=S.bootstrap, seed=P.seed
     )
-    rows.append({"model": v, "positions": "15% masked", "model log p": -final.loc[v, "heldout_loss"],
-                 "unigram log p": -final.loc[v, "unigram_loss"], "model - unigram": gate_iv[v].effect,
-                 "ci_low": gate_iv[v].low, "ci_high": gate_iv[v].high, "articles": gate_iv[v].units})  # fmt: skip
-    rows.append({"model": v, "positions": f"span {lo}-{hi - 1}", "model log p": logp[v][:, lo:hi].mean(),
-                 "unigram log p": uni_logp[:, lo:hi].mean(), "model - unigram": span_iv.effect, "ci_low": span_iv.low,
-                 "ci_high": span_iv.high, "articles": span_iv.units})  # fmt: skip
+    rows.append(
+        {
+            "model": v,
+            "positions": "15% masked",
+            "model log p": -final.loc[v, "heldout_loss"],
+            "unigram log p": -final.loc[v, "unigram_loss"],
+            "model - unigram": gate_iv[v].effect,
+            "ci_low": gate_iv[v].low,
+            "ci_high": gate_iv[v].high,
+            "articles": gate_iv[v].units,
+        }
+    )
+    rows.append(
+        {
+            "model": v,
+            "positions": f"span {lo}-{hi - 1}",
+            "model log p": logp[v][:, lo:hi].mean(),
+            "unigram log p": uni_logp[:, lo:hi].mean(),
+            "model - unigram": span_iv.effect,
+            "ci_low": span_iv.low,
+            "ci_high": span_iv.high,
+            "articles": span_iv.units,
+        }
+    )
 lm_vs_unigram = pd.DataFrame(rows)
 save_table(lm_vs_unigram, "fig5_lm_vs_unigram", P.name, floatfmt=".4f")
 unigram_loss = final["unigram_loss"].iloc[0]
@@ -254,14 +274,24 @@ plt.show()
 model_logp = {v: logp[v] for v in models}
 summary_iv = fig5_summary(model_logp, masked15, articles, S.span, n_boot=S.bootstrap, seed=P.seed)
 earlier_iv = (
-    fig5_summary({v: logp[v + EARLIER] for v in models}, {v: masked15[v + EARLIER] for v in models}, articles, S.span,
-                 n_boot=S.bootstrap, seed=P.seed)
-    if len(earlier_models) == len(models) else {}
-)  # fmt: skip
-summary = pd.DataFrame([
-    {"model": v, "quantity": region, "mean": iv.effect, "ci_low": iv.low, "ci_high": iv.high, "articles": iv.units}
-    for (v, region), iv in summary_iv.items() if region != "far"
-]).sort_values(["model", "quantity"], kind="stable", ignore_index=True)  # fmt: skip
+    fig5_summary(
+        {v: logp[v + EARLIER] for v in models},
+        {v: masked15[v + EARLIER] for v in models},
+        articles,
+        S.span,
+        n_boot=S.bootstrap,
+        seed=P.seed,
+    )
+    if len(earlier_models) == len(models)
+    else {}
+)
+summary = pd.DataFrame(
+    [
+        {"model": v, "quantity": region, "mean": iv.effect, "ci_low": iv.low, "ci_high": iv.high, "articles": iv.units}
+        for (v, region), iv in summary_iv.items()
+        if region != "far"
+    ]
+).sort_values(["model", "quantity"], kind="stable", ignore_index=True)
 _ = save_table(summary, "fig5_summary", P.name, floatfmt=".4f")
 
 # %% [markdown]
@@ -299,12 +329,19 @@ print(f"difference of the dips (prism - BERT) = {d}")
 # The claims below use 10; a dip verdict that flips with the width is fragile.
 
 # %%
-dip_widths = pd.DataFrame([
-    {"near window (tokens each side)": w, "model": v, "dip": (iv := fig5_summary(
-        model_logp, masked15, articles, S.span, w, n_boot=S.bootstrap, seed=P.seed)[(v, "dip")]).effect,
-     "ci_low": iv.low, "ci_high": iv.high}
-    for w in (1, 5, 10) for v in (*models, "prism - baseline")
-])  # fmt: skip
+dip_widths = pd.DataFrame(
+    [
+        {
+            "near window (tokens each side)": w,
+            "model": v,
+            "dip": (iv := fig5_summary(model_logp, masked15, articles, S.span, w, n_boot=S.bootstrap, seed=P.seed)[(v, "dip")]).effect,
+            "ci_low": iv.low,
+            "ci_high": iv.high,
+        }
+        for w in (1, 5, 10)
+        for v in (*models, "prism - baseline")
+    ]
+)
 save_table(dip_widths, "fig5_dip_widths", P.name, floatfmt=".4f")
 print(dip_widths.round(3).to_string(index=False))
 
@@ -344,43 +381,89 @@ MIN_NATS = 0.05  # nats per token: the smallest difference a "higher" or "dips" 
 DIP_MARGIN = 0.1  # nats: "no dip" means the dip lies within this margin (our choice)
 MODEL = f"{ENCODER_NAMES[P.encoder]} (continued MLM training, {S.recipe} recipe)"
 GATE_NAMES = {"baseline": "BERT", "prism": "BERT + Prism"}
-trained = {v: (sanity.gate(v, GATE_NAMES[v]), sanity.converged_gate(v, GATE_NAMES[v]), sanity.improved_gate(v, GATE_NAMES[v]))
-           for v in gate_iv}  # fmt: skip
-span_gates = {v: Gate.from_interval(f"{GATE_NAMES[v]} beats a unigram model inside the masked span", span_vs_unigram[v],
-                                    detail=f"model - unigram log p over tokens {lo}-{hi - 1}: {span_vs_unigram[v]}")
-              for v in models}  # fmt: skip
-near_vs_unigram = {v: article_mean(span_regions(logp[v], S.span)["near"], articles, span_regions(uni_logp, S.span)["near"],
-                                   n_boot=S.bootstrap, seed=P.seed) for v in models}  # fmt: skip
-near_gates = {v: Gate.from_interval(f"{GATE_NAMES[v]} beats a unigram model at the visible tokens next to the span",
-                                    near_vs_unigram[v], detail=f"model - unigram log p, 10 tokens each side: {near_vs_unigram[v]}")
-              for v in models}  # fmt: skip
+trained = {
+    v: (sanity.gate(v, GATE_NAMES[v]), sanity.converged_gate(v, GATE_NAMES[v]), sanity.improved_gate(v, GATE_NAMES[v])) for v in gate_iv
+}
+span_gates = {
+    v: Gate.from_interval(
+        f"{GATE_NAMES[v]} beats a unigram model inside the masked span",
+        span_vs_unigram[v],
+        detail=f"model - unigram log p over tokens {lo}-{hi - 1}: {span_vs_unigram[v]}",
+    )
+    for v in models
+}
+near_vs_unigram = {
+    v: article_mean(
+        span_regions(logp[v], S.span)["near"], articles, span_regions(uni_logp, S.span)["near"], n_boot=S.bootstrap, seed=P.seed
+    )
+    for v in models
+}
+near_gates = {
+    v: Gate.from_interval(
+        f"{GATE_NAMES[v]} beats a unigram model at the visible tokens next to the span",
+        near_vs_unigram[v],
+        detail=f"model - unigram log p, 10 tokens each side: {near_vs_unigram[v]}",
+    )
+    for v in models
+}
 SPAN_GATES = (*trained["prism"], *trained["baseline"], span_gates["prism"], span_gates["baseline"])
-PAPER_SPAN = ("Fig. 5 (N = 1600): 'the higher log probabilities in the masked region for the BERT + Prism model' "
-              "(mean log p of the correct token, positions 200-299 masked)")  # fmt: skip
+PAPER_SPAN = (
+    "Fig. 5 (N = 1600): 'the higher log probabilities in the masked region for the BERT + Prism model' "
+    "(mean log p of the correct token, positions 200-299 masked)"
+)
 PAPER_DIP = "Sec. 4.3: 'dips in log probability exhibited by the BERT + Prism model adjacent to the redacted text'"
 PAPER_NO_DIP = "Sec. 4.3: 'No such dip exists for the original BERT model'"
 iv = summary_iv
 rows = [  # (claim, paper, test, the row it reads, its gates)
-    (f"BERT + Prism gains more over BERT inside the masked span than at ordinary 15%-masked tokens of the same inputs, by at "
-     f"least {MIN_NATS:g} nats", PAPER_SPAN, Test.superiority(iv[(key := ("prism - baseline", "span - masked 15%"))], MIN_NATS,
-     label="(prism - BERT) span - masked 15%"), key, SPAN_GATES),
-    (f"BERT + Prism assigns higher log-probabilities than BERT inside the masked span (the literal reading), by at least "
-     f"{MIN_NATS:g} nats", PAPER_SPAN, Test.superiority(iv[(key := ("prism - baseline", "span"))], MIN_NATS,
-     label="prism - BERT, span"), key, SPAN_GATES),
-    (f"BERT + Prism dips next to the masked region by at least {MIN_NATS:g} nats (log p 11-50 tokens away minus 1-10 tokens "
-     "away)", PAPER_DIP, Test.superiority(iv[(key := ("prism", "dip"))], MIN_NATS, label="dip of BERT + Prism"), key,
-     (*trained["prism"], near_gates["prism"])),
-    (f"BERT does not dip next to the masked region (its dip within ±{DIP_MARGIN:g} nats)", PAPER_NO_DIP,
-     Test.equivalence(iv[(key := ("baseline", "dip"))], DIP_MARGIN, "dip of BERT"), key, (*trained["baseline"], near_gates["baseline"])),
-    (f"the dip is deeper for BERT + Prism than for BERT, by at least {MIN_NATS:g} nats", f"{PAPER_DIP}; {PAPER_NO_DIP}",
-     Test.superiority(iv[(key := ("prism - baseline", "dip"))], MIN_NATS, label="prism - BERT, dip"), key,
-     (*trained["prism"], *trained["baseline"], near_gates["prism"], near_gates["baseline"])),
-]  # fmt: skip
+    (
+        f"BERT + Prism gains more over BERT inside the masked span than at ordinary 15%-masked tokens of the same inputs, by at "
+        f"least {MIN_NATS:g} nats",
+        PAPER_SPAN,
+        Test.superiority(iv[(key := ("prism - baseline", "span - masked 15%"))], MIN_NATS, label="(prism - BERT) span - masked 15%"),
+        key,
+        SPAN_GATES,
+    ),
+    (
+        f"BERT + Prism assigns higher log-probabilities than BERT inside the masked span (the literal reading), by at least "
+        f"{MIN_NATS:g} nats",
+        PAPER_SPAN,
+        Test.superiority(iv[(key := ("prism - baseline", "span"))], MIN_NATS, label="prism - BERT, span"),
+        key,
+        SPAN_GATES,
+    ),
+    (
+        f"BERT + Prism dips next to the masked region by at least {MIN_NATS:g} nats (log p 11-50 tokens away minus 1-10 tokens away)",
+        PAPER_DIP,
+        Test.superiority(iv[(key := ("prism", "dip"))], MIN_NATS, label="dip of BERT + Prism"),
+        key,
+        (*trained["prism"], near_gates["prism"]),
+    ),
+    (
+        f"BERT does not dip next to the masked region (its dip within ±{DIP_MARGIN:g} nats)",
+        PAPER_NO_DIP,
+        Test.equivalence(iv[(key := ("baseline", "dip"))], DIP_MARGIN, "dip of BERT"),
+        key,
+        (*trained["baseline"], near_gates["baseline"]),
+    ),
+    (
+        f"the dip is deeper for BERT + Prism than for BERT, by at least {MIN_NATS:g} nats",
+        f"{PAPER_DIP}; {PAPER_NO_DIP}",
+        Test.superiority(iv[(key := ("prism - baseline", "dip"))], MIN_NATS, label="prism - BERT, dip"),
+        key,
+        (*trained["prism"], *trained["baseline"], near_gates["prism"], near_gates["baseline"]),
+    ),
+]
 claims = [
-    Claim("04", text, paper, (test,), (*gates, stable_since_decay(test, earlier_iv[key].effect if earlier_iv else None,
-                                                                  test.label, "BERT or BERT + Prism")), "nats")
+    Claim(
+        "04",
+        text,
+        paper,
+        (test,),
+        (*gates, stable_since_decay(test, earlier_iv[key].effect if earlier_iv else None, test.label, "BERT or BERT + Prism")),
+        "nats",
+    )
     for text, paper, test, key, gates in rows
-]  # fmt: skip
+]
 failed = sorted({g.name for c in claims for g in c.failed_gates})
 print("gates failed in this run:" if failed else "every gate passed in this run", *failed, sep="\n- " if failed else "")
 display(

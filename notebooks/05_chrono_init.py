@@ -78,7 +78,7 @@ from prismlib.lstm import (
     timescales,
     trained_with_references,
     work_b_start,
-)  # fmt: skip
+)
 from prismlib.plots import save_figure, save_table
 
 t_start = time.perf_counter()
@@ -100,8 +100,15 @@ for name, T in [("layerwise", 20), ("layerwise", 70), ("gradient", 70), ("invers
     biases = timescales.variant_forget_biases(name, (1150, 1150, 400), float(T), torch.Generator().manual_seed(0))
     for layer, b in enumerate(biases):
         t = timescales.timescale_from_bias(b.double())
-        ranges.append({"variant": f"{name} T={T}", "layer": layer + 1, "T min": round(t.min().item(), 2),
-                       "T median": round(t.median().item(), 2), "T max": round(t.max().item(), 2)})  # fmt: skip
+        ranges.append(
+            {
+                "variant": f"{name} T={T}",
+                "layer": layer + 1,
+                "T min": round(t.min().item(), 2),
+                "T median": round(t.median().item(), 2),
+                "T max": round(t.max().item(), 2),
+            }
+        )
 print(pd.DataFrame(ranges).to_string(index=False))
 
 # %% [markdown]
@@ -162,12 +169,12 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 
 # %%
 BASE = "baseline (seed mean)"
-checks = WorkBClaims(runs, key=lambda s: BASE if s.variant == "baseline" else s.label, reference=BASE,
-                     share=S.converge_share, tolerance=S.converge_tolerance)  # fmt: skip
+checks = WorkBClaims(
+    runs, key=lambda s: BASE if s.variant == "baseline" else s.label, reference=BASE, share=S.converge_share, tolerance=S.converge_tolerance
+)
 save_learning_curves(runs, P.name)
 fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
-plot_learning_curves(ax, runs, lambda s: "baseline" if s.variant == "baseline" else s.label,
-                     f"Experiment 1: learning curves ({P.name})")  # fmt: skip
+plot_learning_curves(ax, runs, lambda s: "baseline" if s.variant == "baseline" else s.label, f"Experiment 1: learning curves ({P.name})")
 save_figure(fig, "exp1_learning_curves", P.name)
 plt.show()
 
@@ -189,16 +196,35 @@ nll = seeds.nll
 base_ppl, base_sd = seeds.perplexity(BASE), seeds.seed_sd(BASE)
 delta = {name: seeds.delta(name) for name in nll if name != BASE}
 slides_base = EXP1[("baseline", None)]
-rows = [{"model type": EXP1_TITLES["baseline"], "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd,
-         "seeds": seeds.seeds(BASE), "Δ vs baseline [95% CI] (ours)": "", "Δ% (ours)": np.nan, "slides": slides_base,
-         "Δ% (slides)": np.nan}]  # fmt: skip
+rows = [
+    {
+        "model type": EXP1_TITLES["baseline"],
+        "T": "",
+        "test ppl (ours)": base_ppl,
+        "seed sd": base_sd,
+        "seeds": seeds.seeds(BASE),
+        "Δ vs baseline [95% CI] (ours)": "",
+        "Δ% (ours)": np.nan,
+        "slides": slides_base,
+        "Δ% (slides)": np.nan,
+    }
+]
 chrono = [s for s in specs if s.variant != "baseline" and s.seed == S.seeds[0]]  # one spec per model
 for s in chrono:
     theirs = EXP1[(s.variant, int(s.T))]
-    rows.append({"model type": EXP1_TITLES[s.variant], "T": f"{s.T:g}", "test ppl (ours)": seeds.perplexity(s.label),
-                 "seed sd": seeds.seed_sd(s.label), "seeds": seeds.seeds(s.label),
-                 "Δ vs baseline [95% CI] (ours)": str(delta[s.label]), "Δ% (ours)": 100 * delta[s.label].effect / base_ppl,
-                 "slides": theirs, "Δ% (slides)": 100 * (theirs - slides_base) / slides_base})  # fmt: skip
+    rows.append(
+        {
+            "model type": EXP1_TITLES[s.variant],
+            "T": f"{s.T:g}",
+            "test ppl (ours)": seeds.perplexity(s.label),
+            "seed sd": seeds.seed_sd(s.label),
+            "seeds": seeds.seeds(s.label),
+            "Δ vs baseline [95% CI] (ours)": str(delta[s.label]),
+            "Δ% (ours)": 100 * delta[s.label].effect / base_ppl,
+            "slides": theirs,
+            "Δ% (slides)": 100 * (theirs - slides_base) / slides_base,
+        }
+    )
 exp1 = pd.DataFrame(rows)
 save_table(exp1, "exp1_chrono_init", P.name)
 exp1
@@ -219,8 +245,22 @@ for spec in shown:
         for layer, b in enumerate(biases):
             long += [{"model": spec.label, "stage": stage, "layer": f"layer {layer + 1}", "b_f": v} for v in b.numpy()]
 long = pd.DataFrame(long)
-g = sns.displot(long, x="b_f", hue="model", row="stage", col="layer", kind="hist", element="step", fill=False,
-                stat="density", common_norm=False, bins=30, height=2.6, aspect=1.3, facet_kws={"sharey": False})  # fmt: skip
+g = sns.displot(
+    long,
+    x="b_f",
+    hue="model",
+    row="stage",
+    col="layer",
+    kind="hist",
+    element="step",
+    fill=False,
+    stat="density",
+    common_norm=False,
+    bins=30,
+    height=2.6,
+    aspect=1.3,
+    facet_kws={"sharey": False},
+)
 g.set_titles("{row_name}, {col_name}")
 g.figure.suptitle("Forget-gate biases before and after training", y=1.02)
 save_figure(g.figure, "exp1_forget_bias_hist", P.name)
@@ -244,10 +284,18 @@ for spec in shown:
         shift[(spec.label, layer)] = timescales.bias_shift(b0, b1)
         if spec.variant != "baseline":
             override[(spec.label, layer)] = timescales.bias_override(b0, b1, base_run.biases_final[layer])
-        moved.append({"model": spec.label, "layer": layer + 1, "init mean": b0.mean().item(), "init sd": b0.std().item(),
-                      "trained mean": b1.mean().item(), "trained sd": b1.std().item(),
-                      "mean |change| [95% CI]": str(shift[(spec.label, layer)]),
-                      "override [95% CI]": str(override.get((spec.label, layer), ""))})  # fmt: skip
+        moved.append(
+            {
+                "model": spec.label,
+                "layer": layer + 1,
+                "init mean": b0.mean().item(),
+                "init sd": b0.std().item(),
+                "trained mean": b1.mean().item(),
+                "trained sd": b1.std().item(),
+                "mean |change| [95% CI]": str(shift[(spec.label, layer)]),
+                "override [95% CI]": str(override.get((spec.label, layer), "")),
+            }
+        )
 moved = pd.DataFrame(moved)
 save_table(moved, "exp1_forget_bias_moves", P.name)
 moved
@@ -302,9 +350,7 @@ claims = [
         "After training, each layer's mean forget bias is nearer to the baseline's trained mean than to its own "
         "initial mean, for every T = 70 chrono model and layer",
         "'Forget gate bias distribution not affected by initialization; specific to each layer rather than initial values'",
-        tuple(
-            Test(override[(s.label, layer)], +1, 0.0, f"override {s.label} L{layer + 1}") for s in chrono70 for layer in range(S.layers)
-        ),  # fmt: skip
+        tuple(Test(override[(s.label, layer)], +1, 0.0, f"override {s.label} L{layer + 1}") for s in chrono70 for layer in range(S.layers)),
         (bigram.beats_bigram(vs_bigram, kn_nll, [base0] + [s.label for s in chrono70]), model70),
         "b_f",
     ),

@@ -66,7 +66,7 @@ from prismlib.lstm import (
     timescales,
     trained_with_references,
     work_b_start,
-)  # fmt: skip
+)
 from prismlib.plots import save_figure, save_table
 
 t_start = time.perf_counter()
@@ -83,8 +83,15 @@ fixed = grid.experiment("exp2", P) + grid.experiment("exp3", P)
 ranges = []
 for spec in [s for s in fixed if s.seed == S.seeds[0]]:  # drawn as prismlib.lstm.build_model draws them
     biases = timescales.variant_forget_biases(spec.variant, sizes, spec.T, torch.Generator().manual_seed(10_000 + spec.seed))
-    ranges.append({"variant": spec.label, **{f"L{layer + 1} T": "{:.2f}-{:.2f}".format(*timescales.timescale_from_bias(
-        b.double()).aminmax()) for layer, b in enumerate(biases)}})  # fmt: skip
+    ranges.append(
+        {
+            "variant": spec.label,
+            **{
+                f"L{layer + 1} T": "{:.2f}-{:.2f}".format(*timescales.timescale_from_bias(b.double()).aminmax())
+                for layer, b in enumerate(biases)
+            },
+        }
+    )
 print(pd.DataFrame(ranges).to_string(index=False))
 
 # %% [markdown]
@@ -113,8 +120,13 @@ baseline = grid.experiment("baseline", P)
 runs = trained_with_references(baseline + fixed, P, refs, executor)
 table = runs_table(list(runs.values()), S.bootstrap)
 BASE = "baseline (seed mean)"
-checks = WorkBClaims(runs, key=lambda s: BASE if s.variant == "baseline" else (s.variant, int(s.T)), reference=BASE,
-                     share=S.converge_share, tolerance=S.converge_tolerance)  # fmt: skip
+checks = WorkBClaims(
+    runs,
+    key=lambda s: BASE if s.variant == "baseline" else (s.variant, int(s.T)),
+    reference=BASE,
+    share=S.converge_share,
+    tolerance=S.converge_tolerance,
+)
 seeds = checks.end
 nll = seeds.nll
 base_ppl, base_sd = seeds.perplexity(BASE), seeds.seed_sd(BASE)
@@ -134,8 +146,12 @@ save_learning_curves(runs, P.name)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True, layout="constrained")
 for ax, (title, variants) in zip(axes, [("Experiment 2", ("baseline", "layerwise", "gradient")),
                                          ("Experiment 3", ("baseline", "middle", "inverse"))]):  # fmt: skip
-    plot_learning_curves(ax, {s: r for s, r in runs.items() if s.variant in variants},
-                         lambda s: "baseline" if s.variant == "baseline" else s.label, f"{title} ({P.name})")  # fmt: skip
+    plot_learning_curves(
+        ax,
+        {s: r for s, r in runs.items() if s.variant in variants},
+        lambda s: "baseline" if s.variant == "baseline" else s.label,
+        f"{title} ({P.name})",
+    )
 save_figure(fig, "exp2_exp3_learning_curves", P.name)
 plt.show()
 
@@ -151,14 +167,35 @@ plt.show()
 # (experiment 3: `EXP3`, `EXP3_TITLES`).
 
 # %%
-BASELINE_ROW = {"model type": "1. Baseline", "T": "", "test ppl (ours)": base_ppl, "seed sd": base_sd, "seeds": seeds.seeds(BASE),
-                "Δ vs baseline [95% CI] (ours)": "", "Δ% (ours)": np.nan, "slides": SLIDES_BASELINE, "Δ% (slides)": np.nan}  # fmt: skip
-ROWS = {key: {"T": str(key[1]), "test ppl (ours)": ppl[key], "seed sd": seeds.seed_sd(key), "seeds": seeds.seeds(key),
-              "Δ vs baseline [95% CI] (ours)": str(delta[key]), "Δ% (ours)": 100 * delta[key].effect / base_ppl}
-        for key in ppl}  # fmt: skip
-exp2 = pd.DataFrame([BASELINE_ROW] + [{"model type": EXP2_TITLES[v], **ROWS[(v, T)], "slides": theirs,
-                                       "Δ% (slides)": 100 * (theirs - SLIDES_BASELINE) / SLIDES_BASELINE}
-                                      for (v, T), theirs in EXP2.items()])  # fmt: skip
+BASELINE_ROW = {
+    "model type": "1. Baseline",
+    "T": "",
+    "test ppl (ours)": base_ppl,
+    "seed sd": base_sd,
+    "seeds": seeds.seeds(BASE),
+    "Δ vs baseline [95% CI] (ours)": "",
+    "Δ% (ours)": np.nan,
+    "slides": SLIDES_BASELINE,
+    "Δ% (slides)": np.nan,
+}
+ROWS = {
+    key: {
+        "T": str(key[1]),
+        "test ppl (ours)": ppl[key],
+        "seed sd": seeds.seed_sd(key),
+        "seeds": seeds.seeds(key),
+        "Δ vs baseline [95% CI] (ours)": str(delta[key]),
+        "Δ% (ours)": 100 * delta[key].effect / base_ppl,
+    }
+    for key in ppl
+}
+exp2 = pd.DataFrame(
+    [BASELINE_ROW]
+    + [
+        {"model type": EXP2_TITLES[v], **ROWS[(v, T)], "slides": theirs, "Δ% (slides)": 100 * (theirs - SLIDES_BASELINE) / SLIDES_BASELINE}
+        for (v, T), theirs in EXP2.items()
+    ]
+)
 save_table(exp2, "exp2_fixed_bias", P.name)
 exp2
 
@@ -166,9 +203,13 @@ exp2
 # ## Experiment 3: where the longest timescale sits
 
 # %%
-exp3 = pd.DataFrame([BASELINE_ROW] + [{"model type": EXP3_TITLES[v], **ROWS[(v, T)], "slides": theirs,
-                                       "Δ% (slides)": 100 * (theirs - SLIDES_BASELINE) / SLIDES_BASELINE}
-                                      for (v, T), theirs in EXP3.items()])  # fmt: skip
+exp3 = pd.DataFrame(
+    [BASELINE_ROW]
+    + [
+        {"model type": EXP3_TITLES[v], **ROWS[(v, T)], "slides": theirs, "Δ% (slides)": 100 * (theirs - SLIDES_BASELINE) / SLIDES_BASELINE}
+        for (v, T), theirs in EXP3.items()
+    ]
+)
 save_table(exp3, "exp3_layer_placement", P.name)
 exp3
 
@@ -176,9 +217,11 @@ exp3
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True, layout="constrained")
 for ax, (title, variants, Ts) in zip(
     axes,
-    [("Experiment 2: fixed biases", ("layerwise", "gradient"), (20, 70, 200)),
-     ("Experiment 3: the layer with the longest T", ("layerwise", "middle", "inverse"), (20, 70))],
-):  # fmt: skip
+    [
+        ("Experiment 2: fixed biases", ("layerwise", "gradient"), (20, 70, 200)),
+        ("Experiment 3: the layer with the longest T", ("layerwise", "middle", "inverse"), (20, 70)),
+    ],
+):
     for v in variants:
         label = {"layerwise": "first (layer-wise)", "middle": "middle", "inverse": "last (inverse)"}.get(v, v)
         ax.plot(Ts, [ppl[(v, T)] for T in Ts], marker="o", label=label if "3" in title else v)
@@ -224,13 +267,19 @@ claims = [
         f"Fixed layer-wise biases: perplexity rises with T (ours, T = 20 / 70 / 200: {series['layerwise']})",
         "Experiment 2: 'A T-dependent pattern among performances!' Fixed layer-wise biases: 61.71 / 65.53 / 68.25 "
         "(T = 20 / 70 / 200; baseline 61.70)",
-        checks, [("layerwise", T) for T in (20, 70, 200)], rises("layerwise"), GATE,
+        checks,
+        [("layerwise", T) for T in (20, 70, 200)],
+        rises("layerwise"),
+        GATE,
     ),
     perplexity_claim(
         "06",
         f"Fixed gradient biases: perplexity rises with T (ours: {series['gradient']})",
         "Experiment 2: fixed chrono-gradient biases 61.02 / 64.45 / 67.23 (T = 20 / 70 / 200)",
-        checks, [("gradient", T) for T in (20, 70, 200)], rises("gradient"), GATE,
+        checks,
+        [("gradient", T) for T in (20, 70, 200)],
+        rises("gradient"),
+        GATE,
     ),
     perplexity_claim(
         "06",
@@ -240,16 +289,23 @@ claims = [
         f"{ppl[('layerwise', 70)]:.1f} / {ppl[('middle', 70)]:.1f} / {ppl[('inverse', 70)]:.1f})",
         "Experiment 3: 'Small timescale in first layer - most effective'. First / middle / last layer longest: "
         "T = 20 61.71 / 60.61 / 60.54; T = 70 65.53 / 63.15 / 63.48",
-        checks, EXP3_MODELS, first_layer_worst, GATE,
+        checks,
+        EXP3_MODELS,
+        first_layer_worst,
+        GATE,
     ),
     perplexity_claim(
         "06",
         f"Fixed T = 20 layer-wise biases do not hurt: at most 2% (+{MARGIN:.1f}) above the baseline seed mean "
         f"(ours: {ppl[('layerwise', 20)]:.1f} vs {base_ppl:.1f})",
         "Experiment 2: fixed layer-wise T = 20 61.71 vs baseline 61.70",
-        checks, [BASE, ("layerwise", 20)], no_harm_20, GATE, checks.seed_test(("layerwise", 20), BASE, -1, MARGIN),
+        checks,
+        [BASE, ("layerwise", 20)],
+        no_harm_20,
+        GATE,
+        checks.seed_test(("layerwise", 20), BASE, -1, MARGIN),
     ),
-]  # fmt: skip
+]
 print(f"baseline {base_ppl:.2f} (seed mean; seed sd {base_sd:.2f} over {len(S.seeds)} seeds); bigram {perplexity(kn_nll):.1f}")
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")

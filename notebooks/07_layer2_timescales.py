@@ -90,7 +90,7 @@ from prismlib.lstm import (
     trained_with_references,
     work_b_start,
     x70_worst,
-)  # fmt: skip
+)
 from prismlib.plots import save_figure, save_table
 
 t_start = time.perf_counter()
@@ -115,8 +115,12 @@ for name, X in LAYER2:
                                          torch.Generator().manual_seed(0))[1].double()  # fmt: skip
     T = timescales.timescale_from_bias(b, "exp" if name in ICLR else "logit")
     q = np.quantile(T.numpy(), [0, 0.1, 0.5, 0.9, 1])
-    rows.append({"variant": timescales.describe(name, None if X is None else float(X)),
-                 **{f"T q{int(p * 100)}": round(float(v), 2) for p, v in zip([0, 0.1, 0.5, 0.9, 1], q)}})  # fmt: skip
+    rows.append(
+        {
+            "variant": timescales.describe(name, None if X is None else float(X)),
+            **{f"T q{int(p * 100)}": round(float(v), 2) for p, v in zip([0, 0.1, 0.5, 0.9, 1], q)},
+        }
+    )
 print(pd.DataFrame(rows).to_string(index=False))
 
 # %% [markdown]
@@ -152,8 +156,10 @@ grids = {
 }
 for name, T in grids.items():
     T = T.numpy()
-    print(f"{name:>9}: {len(T)} units, T min {T.min():.4g}, median {np.median(T):.4g}, max {T.max():.4g}, "
-          f"units with T = 0: {int((T == 0).sum())}")  # fmt: skip
+    print(
+        f"{name:>9}: {len(T)} units, T min {T.min():.4g}, median {np.median(T):.4g}, max {T.max():.4g}, "
+        f"units with T = 0: {int((T == 0).sum())}"
+    )
 
 # %% [markdown]
 # ## The reference language models (the gate of every perplexity claim)
@@ -190,8 +196,12 @@ save_learning_curves(runs, P.name)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True, layout="constrained")
 for ax, (title, keep) in zip(axes, [("fixed layer-2 X", lambda s: s.variant in (BASE, "layer2")),
                                     ("mixtures and ICLR grids", lambda s: s.variant != "layer2")]):  # fmt: skip
-    plot_learning_curves(ax, {s: r for s, r in runs.items() if keep(s)},
-                         lambda s: s.variant if s.variant != "layer2" else s.label, f"Experiment 4: {title} ({P.name})")  # fmt: skip
+    plot_learning_curves(
+        ax,
+        {s: r for s, r in runs.items() if keep(s)},
+        lambda s: s.variant if s.variant != "layer2" else s.label,
+        f"Experiment 4: {title} ({P.name})",
+    )
 save_figure(fig, "exp4_learning_curves", P.name)
 plt.show()
 
@@ -231,15 +241,22 @@ for key in ORDER:
     per_seed = [runs[s].test_ppl for s in by_key[key]]
     mean, sd = seed_spread(per_seed)
     slides = EXP4.get(key, (np.nan, "", ""))
-    rows.append({
-        "model type": EXP4_TITLES.get(key, key), "test ppl (seed mean)": ppl[key], "seeds": len(per_seed),
-        "seed mean +/- sd of seed ppl": f"{mean:.2f} +/- {sd:.2f}" if len(per_seed) > 1 else "",
-        f"bootstrapped (seed {seed})": f"{trow['bootstrap mean']:.2f} +/- {trow['bootstrap sd']:.2f}",
-        "Δ vs baseline [95% CI] (ours)": "" if key == BASE else str(delta[key]),
-        "Δ% (ours)": np.nan if key == BASE else 100 * delta[key].effect / ppl[BASE],
-        "slides test ppl": slides[0], "Δ% (slides)": 100 * (slides[0] - EXP4[BASE][0]) / EXP4[BASE][0],
-        "slides bootstrapped": slides[1], "slides seeds (6)": slides[2], "ICLR 2021 test ppl": ICLR_PTB_TEST_PPL.get(key, np.nan),
-    })  # fmt: skip
+    rows.append(
+        {
+            "model type": EXP4_TITLES.get(key, key),
+            "test ppl (seed mean)": ppl[key],
+            "seeds": len(per_seed),
+            "seed mean +/- sd of seed ppl": f"{mean:.2f} +/- {sd:.2f}" if len(per_seed) > 1 else "",
+            f"bootstrapped (seed {seed})": f"{trow['bootstrap mean']:.2f} +/- {trow['bootstrap sd']:.2f}",
+            "Δ vs baseline [95% CI] (ours)": "" if key == BASE else str(delta[key]),
+            "Δ% (ours)": np.nan if key == BASE else 100 * delta[key].effect / ppl[BASE],
+            "slides test ppl": slides[0],
+            "Δ% (slides)": 100 * (slides[0] - EXP4[BASE][0]) / EXP4[BASE][0],
+            "slides bootstrapped": slides[1],
+            "slides seeds (6)": slides[2],
+            "ICLR 2021 test ppl": ICLR_PTB_TEST_PPL.get(key, np.nan),
+        }
+    )
 exp4 = pd.DataFrame(rows)
 save_table(exp4, "exp4_layer2_timescales", P.name)
 exp4
@@ -287,8 +304,7 @@ for key, fixed_layers in FIXED_LAYERS.items():
         inside = (f > 0) & (f < 1)
         est[inside] = timescales.timescale_from_forget(torch.from_numpy(f[inside]), "exp").numpy()
         assigned = timescales.timescale_from_bias(b, "exp").numpy()
-        frames.append(pd.DataFrame({"model": key, "layer": layer + 1, "fixed": fixed, "assigned T": assigned,
-                                    "estimated T": est}))  # fmt: skip
+        frames.append(pd.DataFrame({"model": key, "layer": layer + 1, "fixed": fixed, "assigned T": assigned, "estimated T": est}))
 units = pd.concat(frames, ignore_index=True)
 TS = units[["assigned T", "estimated T"]]
 plottable = (np.isfinite(TS) & (TS > 0)).all(axis=1)
@@ -297,19 +313,32 @@ fig, axes = plt.subplots(1, len(FIXED_LAYERS), figsize=(4.2 * len(FIXED_LAYERS),
 lo, hi = TS[plottable].min().min(), TS[plottable].max().max()
 for ax, key in zip(axes, FIXED_LAYERS):
     for (layer, fixed), g in units[plottable & (units.model == key)].groupby(["layer", "fixed"]):
-        ax.scatter(g["assigned T"], g["estimated T"], s=14 if fixed else 22, marker="o" if fixed else "x",
-                   color=f"C{layer - 1}", alpha=0.6, label=f"layer {layer} ({'fixed' if fixed else 'free'})")  # fmt: skip
+        ax.scatter(
+            g["assigned T"],
+            g["estimated T"],
+            s=14 if fixed else 22,
+            marker="o" if fixed else "x",
+            color=f"C{layer - 1}",
+            alpha=0.6,
+            label=f"layer {layer} ({'fixed' if fixed else 'free'})",
+        )
     ax.plot([lo, hi], [lo, hi], color="0.4", ls="--", lw=1, label="identity")
     left_out = int(((units.model == key) & ~plottable).sum())
-    ax.set(xscale="log", yscale="log", xlabel="assigned T (free: from the trained bias)",
-           title=key + (f" ({left_out} unit(s) left out)" if left_out else ""))  # fmt: skip
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="assigned T (free: from the trained bias)",
+        title=key + (f" ({left_out} unit(s) left out)" if left_out else ""),
+    )
     ax.legend(fontsize=7)
 axes[0].set_ylabel("estimated T = -1/log(mean forget gate)")
 fig.suptitle(f"Estimated vs assigned timescales, PTB test ({P.name}, seed {seed})")
 save_figure(fig, "iclr_timescale_estimates", P.name)
 plt.show()
-print(f"left out of the plot (T = 0 or infinite, assigned or estimated): "
-      f"{', '.join(f'{k} {int(((units.model == k) & ~plottable).sum())}' for k in FIXED_LAYERS)} unit(s)")  # fmt: skip
+print(
+    f"left out of the plot (T = 0 or infinite, assigned or estimated): "
+    f"{', '.join(f'{k} {int(((units.model == k) & ~plottable).sum())}' for k in FIXED_LAYERS)} unit(s)"
+)
 
 # %% [markdown]
 # Per model and layer: the median assigned and estimated timescale over all units (the
@@ -322,9 +351,18 @@ for (key, layer), g in units.groupby(["model", "layer"], sort=False):
     ok = plottable[g.index]
     varies = g.loc[ok, "assigned T"].nunique() > 1  # a rank correlation needs assigned values that differ
     rho = spearmanr(g.loc[ok, "assigned T"], g.loc[ok, "estimated T"]).statistic if varies else np.nan
-    rows.append({"model": key, "layer": layer, "units": len(g), "bias": "fixed" if g.fixed.all() else "free (trained)",
-                 "median assigned T": g["assigned T"].median(), "median estimated T": g["estimated T"].median(),
-                 "units at T = 0 (assigned)": int((g["assigned T"] == 0).sum()), "Spearman rho": rho})  # fmt: skip
+    rows.append(
+        {
+            "model": key,
+            "layer": layer,
+            "units": len(g),
+            "bias": "fixed" if g.fixed.all() else "free (trained)",
+            "median assigned T": g["assigned T"].median(),
+            "median estimated T": g["estimated T"].median(),
+            "units at T = 0 (assigned)": int((g["assigned T"] == 0).sum()),
+            "Spearman rho": rho,
+        }
+    )
 timescale_table = pd.DataFrame(rows)
 save_table(timescale_table, "iclr_timescale_medians", P.name)
 timescale_table
@@ -347,33 +385,50 @@ train_counts = np.bincount(corpus.train, minlength=len(corpus.vocab))
 FREQ_MODELS = [k for k in (BASE, *ICLR, "pareto") if k in nll]
 freq = perplexity_by_frequency({k: nll[k] for k in FREQ_MODELS}, test_ids, train_counts, reference=BASE)
 freq_table = freq.assign(
-    **{"Δ vs baseline [95% CI]": [str(d) if d is not None else "" for d in freq.delta],
-       "Δ": [d.effect if d is not None else np.nan for d in freq.delta],
-       "Δ low": [d.low if d is not None else np.nan for d in freq.delta],
-       "Δ high": [d.high if d is not None else np.nan for d in freq.delta]}
-).drop(columns="delta")  # fmt: skip
+    **{
+        "Δ vs baseline [95% CI]": [str(d) if d is not None else "" for d in freq.delta],
+        "Δ": [d.effect if d is not None else np.nan for d in freq.delta],
+        "Δ low": [d.low if d is not None else np.nan for d in freq.delta],
+        "Δ high": [d.high if d is not None else np.nan for d in freq.delta],
+    }
+).drop(columns="delta")
 save_table(freq_table, "iclr_frequency_bins", P.name)
 freq_table
 
 # %%
 BINS = list(dict.fromkeys(freq_table["bin"]))
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-sns.pointplot(freq_table, x="bin", y="ppl", hue="model", order=BINS, hue_order=FREQ_MODELS, dodge=0.3, ax=ax1,
-              linestyle="none", markers="o")  # fmt: skip
-ax1.set(yscale="log", xlabel="training occurrences of the target word", ylabel=f"test perplexity ({P.name})",
-        title="Perplexity by word frequency")  # fmt: skip
+sns.pointplot(
+    freq_table, x="bin", y="ppl", hue="model", order=BINS, hue_order=FREQ_MODELS, dodge=0.3, ax=ax1, linestyle="none", markers="o"
+)
+ax1.set(
+    yscale="log",
+    xlabel="training occurrences of the target word",
+    ylabel=f"test perplexity ({P.name})",
+    title="Perplexity by word frequency",
+)
 others = [k for k in FREQ_MODELS if k != BASE]
 base_bin = freq_table[freq_table.model == BASE].set_index("bin")["ppl"]
 for i, key in enumerate(others):
     g = freq_table[freq_table.model == key].set_index("bin").loc[BINS]
     pct = g[["Δ", "Δ low", "Δ high"]].div(base_bin.loc[BINS], axis=0) * 100  # the interval rescaled, not re-estimated
     x = np.arange(len(BINS)) + (i - (len(others) - 1) / 2) * 0.2
-    ax2.errorbar(x, pct["Δ"], yerr=[pct["Δ"] - pct["Δ low"], pct["Δ high"] - pct["Δ"]], fmt="o", capsize=3,
-                 color=f"C{FREQ_MODELS.index(key)}", label=key)  # fmt: skip
+    ax2.errorbar(
+        x,
+        pct["Δ"],
+        yerr=[pct["Δ"] - pct["Δ low"], pct["Δ high"] - pct["Δ"]],
+        fmt="o",
+        capsize=3,
+        color=f"C{FREQ_MODELS.index(key)}",
+        label=key,
+    )
 ax2.axhline(0, color="0.3", lw=1)
 ax2.set_xticks(range(len(BINS)), BINS)
-ax2.set(xlabel="training occurrences of the target word", ylabel="Δ vs baseline, % of its bin perplexity",
-        title="Difference to the baseline [95% CI]")  # fmt: skip
+ax2.set(
+    xlabel="training occurrences of the target word",
+    ylabel="Δ vs baseline, % of its bin perplexity",
+    title="Difference to the baseline [95% CI]",
+)
 ax2.legend(fontsize=8)
 save_figure(fig, "iclr_frequency_bins", P.name)
 plt.show()
@@ -461,27 +516,38 @@ claims = [
 # claims only where every model they compare has MIN_SEEDS seeds, otherwise descriptive.
 between = []
 if 70.0 in XS and len(XS) > 1:
-    between.append((
-        f"X = 70 is the worst fixed value (ours: {ppl['layer2 X=70']:.1f}; best {SHORT[min(FIXED_X, key=ppl.get)]})",
-        "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)", FIXED_X, x70_worst(FIXED_X),
-    ))  # fmt: skip
-between.append((
-    f"Pareto is the best of the mixtures (ours: Pareto {ppl['pareto']:.1f} over {seeds_note}, MOD5 {ppl['mod5']:.1f}, "
-    f"MOD8 {ppl['mod8']:.1f})",
-    "Experiment 4: Pareto 59.52 vs MOD8 59.88 and MOD5 60.16 (seed means 59.66 / 59.83 / 60.34)",
-    ["pareto", "mod5", "mod8"], pareto_best,
-))  # fmt: skip
+    between.append(
+        (
+            f"X = 70 is the worst fixed value (ours: {ppl['layer2 X=70']:.1f}; best {SHORT[min(FIXED_X, key=ppl.get)]})",
+            "Experiment 4 table: X = 70 60.71, the highest of the five (next X = 5 60.17)",
+            FIXED_X,
+            x70_worst(FIXED_X),
+        )
+    )
+between.append(
+    (
+        f"Pareto is the best of the mixtures (ours: Pareto {ppl['pareto']:.1f} over {seeds_note}, MOD5 {ppl['mod5']:.1f}, "
+        f"MOD8 {ppl['mod8']:.1f})",
+        "Experiment 4: Pareto 59.52 vs MOD8 59.88 and MOD5 60.16 (seed means 59.66 / 59.83 / 60.34)",
+        ["pareto", "mod5", "mod8"],
+        pareto_best,
+    )
+)
 descriptive = []
 for text, paper, models, tests_of in between:
     few = {SHORT[k]: seeds.seeds(k) for k in models if seeds.seeds(k) < MIN_SEEDS}
     if few:
-        descriptive.append({"comparison (no verdict)": text, "slides": paper, "ours [95% CI]": str(tests_of(seeds)[0].interval),
-                            "why no verdict": f"needs {MIN_SEEDS} seeds of each model; has "
-                                              + ", ".join(f"{k} {n}" for k, n in few.items())})  # fmt: skip
+        descriptive.append(
+            {
+                "comparison (no verdict)": text,
+                "slides": paper,
+                "ours [95% CI]": str(tests_of(seeds)[0].interval),
+                "why no verdict": f"needs {MIN_SEEDS} seeds of each model; has " + ", ".join(f"{k} {n}" for k, n in few.items()),
+            }
+        )
     else:
         claims.append(perplexity_claim("07", text, paper, checks, models, tests_of, GATE))
-print(f"baseline {ppl[BASE]:.2f} (seed mean; seed sd {bsd:.2f}); bigram {perplexity(kn_nll):.1f}; "
-      f"baseline - bigram {vs_bigram[BASE]}")  # fmt: skip
+print(f"baseline {ppl[BASE]:.2f} (seed mean; seed sd {bsd:.2f}); bigram {perplexity(kn_nll):.1f}; baseline - bigram {vs_bigram[BASE]}")
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 pd.DataFrame(descriptive)
 
@@ -509,17 +575,29 @@ for key, d in delta.items():
     half = (d.high - d.low) / 2
     rel = PUBLISHED_EFFECT[key] / PUBLISHED_BASE[key]
     scaled = rel * ppl[BASE]
-    rows.append({"model": SHORT[key], "seeds": len(by_key[key]), "Δ [95% CI]": str(d), "half-width (ppl)": half,
-                 "half-width (% of baseline)": 100 * half / ppl[BASE], "published gain (ppl)": PUBLISHED_EFFECT[key],
-                 "published gain (%)": 100 * rel, "scaled gain (ppl)": scaled,
-                 "above half-width": bool(scaled > half), "above baseline seed sd": bool(scaled > bsd)})  # fmt: skip
+    rows.append(
+        {
+            "model": SHORT[key],
+            "seeds": len(by_key[key]),
+            "Δ [95% CI]": str(d),
+            "half-width (ppl)": half,
+            "half-width (% of baseline)": 100 * half / ppl[BASE],
+            "published gain (ppl)": PUBLISHED_EFFECT[key],
+            "published gain (%)": 100 * rel,
+            "scaled gain (ppl)": scaled,
+            "above half-width": bool(scaled > half),
+            "above baseline seed sd": bool(scaled > bsd),
+        }
+    )
 resolution = pd.DataFrame(rows)
 save_table(resolution, "exp4_resolution", P.name)
-print(f"baseline {ppl[BASE]:.1f} (seed mean of {len(by_key[BASE])}), seed sd {bsd:.2f} "
-      f"({100 * bsd / ppl[BASE]:.1f} % of it; slides 0.28 of 61.64 = {100 * 0.28 / 61.64:.1f} %); "
-      f"of {len(resolution)} published gains scaled to our baseline, {int(resolution['above half-width'].sum())} exceed "
-      f"our interval half-width and {int(resolution['above baseline seed sd'].sum())} our baseline's seed sd; "
-      f"the baseline gate {'passed' if GATE.passed else 'failed'}")  # fmt: skip
+print(
+    f"baseline {ppl[BASE]:.1f} (seed mean of {len(by_key[BASE])}), seed sd {bsd:.2f} "
+    f"({100 * bsd / ppl[BASE]:.1f} % of it; slides 0.28 of 61.64 = {100 * 0.28 / 61.64:.1f} %); "
+    f"of {len(resolution)} published gains scaled to our baseline, {int(resolution['above half-width'].sum())} exceed "
+    f"our interval half-width and {int(resolution['above baseline seed sd'].sum())} our baseline's seed sd; "
+    f"the baseline gate {'passed' if GATE.passed else 'failed'}"
+)
 both = resolution[resolution["above half-width"] & resolution["above baseline seed sd"]].model.tolist()
 print(f"gains of the published relative size resolvable here (above both): {', '.join(both) or 'none'}")
 resolution

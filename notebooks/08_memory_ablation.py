@@ -97,7 +97,7 @@ from prismlib.lstm import (
     untrained_control,
     untrained_model,
     work_b_start,
-)  # fmt: skip
+)
 from prismlib.plots import save_figure, save_table
 
 t_start = time.perf_counter()
@@ -126,8 +126,16 @@ for spec in specs:  # drawn as build_model draws them
     biases = timescales.variant_forget_biases(spec.variant, sizes, spec.T, torch.Generator().manual_seed(10_000 + spec.seed))
     for layer, b in enumerate(biases):
         assigned[(spec.label, layer)] = None if b is None else timescales.timescale_from_bias(b.double()).median().item()
-table = [{"model": label, **{f"L{layer + 1} median T": "-" if assigned[(label, layer)] is None else
-          f"{assigned[(label, layer)]:.2f}" for layer in range(S.layers)}} for label in labels]  # fmt: skip
+table = [
+    {
+        "model": label,
+        **{
+            f"L{layer + 1} median T": "-" if assigned[(label, layer)] is None else f"{assigned[(label, layer)]:.2f}"
+            for layer in range(S.layers)
+        },
+    }
+    for label in labels
+]
 print(pd.DataFrame(table).to_string(index=False))
 
 # %% [markdown]
@@ -167,8 +175,18 @@ with torch_threads(S.threads):
     use = {s.label: context_use(runs[s].model, test_ids, RESET, S.eval_batch, S.bptt) for s in specs}
 use_gate = {k: context_use_gate(k, iv, RESET) for k, iv in use.items()}
 converged = {s.label: converged_gate({s.label: runs[s]}, S.converge_share, S.converge_tolerance) for s in specs}
-pd.DataFrame([{"model": k, f"ppl(full) - ppl(reset every {RESET}) [95% CI]": str(use[k]), "uses context": use_gate[k].passed,
-               "converged": converged[k].passed, "training": converged[k].detail} for k in labels])  # fmt: skip
+pd.DataFrame(
+    [
+        {
+            "model": k,
+            f"ppl(full) - ppl(reset every {RESET}) [95% CI]": str(use[k]),
+            "uses context": use_gate[k].passed,
+            "converged": converged[k].passed,
+            "training": converged[k].detail,
+        }
+        for k in labels
+    ]
+)
 
 # %% [markdown]
 # ## Ablation
@@ -182,9 +200,16 @@ changes = {}
 with torch_threads(S.threads):
     for spec in specs:
         changes[spec.label] = ablation.cell_state_change(
-            runs[spec].model, corpus.test, S.memory_contexts, S.context, corpus.stoi[UNK], seed=spec.seed,
-            warmup=S.memory_warmup, mode=S.memory_mode, desc=spec.label,
-        )  # fmt: skip
+            runs[spec].model,
+            corpus.test,
+            S.memory_contexts,
+            S.context,
+            corpus.stoi[UNK],
+            seed=spec.seed,
+            warmup=S.memory_warmup,
+            mode=S.memory_mode,
+            desc=spec.label,
+        )
 curves = pd.concat([ablation.changes_frame(c, label) for label, c in changes.items()], ignore_index=True)
 save_table(curves, "memory_cell_state_change", P.name)
 
@@ -221,18 +246,33 @@ plt.show()
 # %%
 slope_ci = {(label, layer): ablation.slope_interval(c, layer, fit) for label, c in changes.items() for layer in range(S.layers)}
 slopes = pd.DataFrame(
-    [{"model": label, "layer": layer + 1, "fit_d_min": fit[0], "fit_d_max": fit[1], "slope": i.effect, "ci_low": i.low,
-      "ci_high": i.high, "tau": ablation.effective_timescale(i.effect), "tau_low": ablation.effective_timescale(i.low),
-      "tau_high": ablation.effective_timescale(i.high), "assigned_T_median": assigned[(label, layer)]}
-     for (label, layer), i in slope_ci.items()]
-)  # fmt: skip
+    [
+        {
+            "model": label,
+            "layer": layer + 1,
+            "fit_d_min": fit[0],
+            "fit_d_max": fit[1],
+            "slope": i.effect,
+            "ci_low": i.low,
+            "ci_high": i.high,
+            "tau": ablation.effective_timescale(i.effect),
+            "tau_low": ablation.effective_timescale(i.low),
+            "tau_high": ablation.effective_timescale(i.high),
+            "assigned_T_median": assigned[(label, layer)],
+        }
+        for (label, layer), i in slope_ci.items()
+    ]
+)
 save_table(slopes, "memory_slopes", P.name)
 pd.DataFrame(
-    {"model": slopes.model, "layer": slopes.layer,
-     "assigned T (median)": ["-" if pd.isna(t) else f"{t:.1f}" for t in slopes.assigned_T_median],
-     "slope per word [95% CI]": [f"{s:.3f} [{lo:.3f}, {hi:.3f}]" for s, lo, hi in zip(slopes.slope, slopes.ci_low, slopes.ci_high)],
-     "tau words [95% CI]": [f"{t:.1f} [{lo:.1f}, {hi:.1f}]" for t, lo, hi in zip(slopes.tau, slopes.tau_low, slopes.tau_high)]}
-)  # fmt: skip
+    {
+        "model": slopes.model,
+        "layer": slopes.layer,
+        "assigned T (median)": ["-" if pd.isna(t) else f"{t:.1f}" for t in slopes.assigned_T_median],
+        "slope per word [95% CI]": [f"{s:.3f} [{lo:.3f}, {hi:.3f}]" for s, lo, hi in zip(slopes.slope, slopes.ci_low, slopes.ci_high)],
+        "tau words [95% CI]": [f"{t:.1f} [{lo:.1f}, {hi:.1f}]" for t, lo, hi in zip(slopes.tau, slopes.tau_low, slopes.tau_high)],
+    }
+)
 
 # %% [markdown]
 # ## Claims
@@ -271,23 +311,38 @@ pd.DataFrame(
 # %%
 # a sanity check, not a claim (the untrained models decay too): every slope is clearly negative
 rising = [f"{label} L{layer + 1}" for (label, layer), i in slope_ci.items() if not i.high < 0]
-decays = Gate(f"the cell-state change decays with distance (every slope over d = {fit[0]}..{fit[1]} < 0)", not rising,
-              f"{len(slope_ci)} slopes, {slopes.slope.min():.3f} to {slopes.slope.max():.3f} per word"
-              + (f"; not clearly negative: {', '.join(rising)}" if rising else ""))  # fmt: skip
+decays = Gate(
+    f"the cell-state change decays with distance (every slope over d = {fit[0]}..{fit[1]} < 0)",
+    not rising,
+    f"{len(slope_ci)} slopes, {slopes.slope.min():.3f} to {slopes.slope.max():.3f} per word"
+    + (f"; not clearly negative: {', '.join(rising)}" if rising else ""),
+)
 by_variant = {s.variant: s.label for s in specs}
 L1_long, L1_short = by_variant["layerwise"], by_variant["inverse"]
 base_label = next(s.label for s in specs if s.variant == "baseline")
-gates = MemoryGates(bigram.beats_bigram(vs_bigram, kn_nll, [base_label]),
-                    {k: runs[next(s for s in specs if s.label == k)] for k in labels}, use_gate, decays,
-                    S.converge_share, S.converge_tolerance)  # fmt: skip
+gates = MemoryGates(
+    bigram.beats_bigram(vs_bigram, kn_nll, [base_label]),
+    {k: runs[next(s for s in specs if s.label == k)] for k in labels},
+    use_gate,
+    decays,
+    S.converge_share,
+    S.converge_tolerance,
+)
 
 controls = {}
 with torch_threads(S.threads):
     for spec in specs:
         controls[spec.label] = ablation.cell_state_change(
-            untrained_model(spec, S, corpus, P.device), corpus.test, S.memory_contexts, S.context, corpus.stoi[UNK],
-            seed=spec.seed, warmup=S.memory_warmup, mode=S.memory_mode, desc=f"{spec.label} (untrained)",
-        )  # fmt: skip
+            untrained_model(spec, S, corpus, P.device),
+            corpus.test,
+            S.memory_contexts,
+            S.context,
+            corpus.stoi[UNK],
+            seed=spec.seed,
+            warmup=S.memory_warmup,
+            mode=S.memory_mode,
+            desc=f"{spec.label} (untrained)",
+        )
 
 l1_control = untrained_control("layer 1's slope difference", [L1_long, L1_short], changes, controls, slope_gap(fit, (0, 0), (1, 0)))
 
@@ -299,17 +354,24 @@ top = {k: max(range(S.layers), key=lambda layer: assigned[(k, layer)]) for k in 
 # a layer against another of the same model: each layer is passed as a one-layer "model",
 # so slope_difference pairs them over the same resampled contexts
 order_tests = tuple(
-    Test(ablation.slope_difference(changes[k][:, [top[k]]], changes[k][:, [other]], 0, fit), +1, 0.0,
-         f"slope L{top[k] + 1} - slope L{other + 1} ({k})")
-    for k in all_fixed for other in range(S.layers) if other != top[k]
-)  # fmt: skip
+    Test(
+        ablation.slope_difference(changes[k][:, [top[k]]], changes[k][:, [other]], 0, fit),
+        +1,
+        0.0,
+        f"slope L{top[k] + 1} - slope L{other + 1} ({k})",
+    )
+    for k in all_fixed
+    for other in range(S.layers)
+    if other != top[k]
+)
 
 tau = {key: ablation.effective_timescale(iv.effect) for key, iv in slope_ci.items()}  # words, per (model, layer)
 order_controls = [
-    untrained_control(f"slope L{top[k] + 1} - slope L{other + 1} ({k})", [k], changes, controls,
-                      slope_gap(fit, (0, top[k]), (0, other)))
-    for k in all_fixed for other in range(S.layers) if other != top[k]
-]  # fmt: skip
+    untrained_control(f"slope L{top[k] + 1} - slope L{other + 1} ({k})", [k], changes, controls, slope_gap(fit, (0, top[k]), (0, other)))
+    for k in all_fixed
+    for other in range(S.layers)
+    if other != top[k]
+]
 order_control = Gate(
     "the untrained controls (same fixed biases) do not account for the layer order",
     all(g.passed for g in order_controls),
@@ -344,8 +406,13 @@ claims = [
         "08",
         "Within each fully fixed model the layer with the longest assigned timescale decays most slowly (the largest "
         "slope; the longest tau where the slopes are negative) ("
-        + "; ".join(f"{k}: L{top[k] + 1}; slopes " + " / ".join(f"{slope_ci[(k, layer)].effect:.3f}" for layer in range(S.layers))
-                    + ", tau " + " / ".join(f"{tau[(k, layer)]:.1f}" for layer in range(S.layers)) for k in all_fixed)
+        + "; ".join(
+            f"{k}: L{top[k] + 1}; slopes "
+            + " / ".join(f"{slope_ci[(k, layer)].effect:.3f}" for layer in range(S.layers))
+            + ", tau "
+            + " / ".join(f"{tau[(k, layer)]:.1f}" for layer in range(S.layers))
+            for k in all_fixed
+        )
         + " for L1 / L2 / L3)",
         "No slide states it: our extrapolation of 'Slope of graphs - information about timescale'; the slides' own "
         "layer-3 remark ('all model has similar slope - irrespective of fixed bias values') speaks against it",
@@ -353,7 +420,7 @@ claims = [
         (*gates(all_fixed), order_control),
         "1/word",
     ),
-]  # fmt: skip
+]
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 
 # %% [markdown]
@@ -380,12 +447,16 @@ print(
     f"models that use their context: {sum(g.passed for g in use_gate.values())} of {len(use_gate)}; "
     f"control gates passed: layer 1 {l1_control.passed}, layer order {order_control.passed}"
 )
-print(f"test perplexities of the models analysed: {min(r.test_ppl for r in map(runs.get, specs)):.1f} to "
-      f"{max(r.test_ppl for r in map(runs.get, specs)):.1f} (bigram {lstm.perplexity(kn_nll):.1f})")  # fmt: skip
+print(
+    f"test perplexities of the models analysed: {min(r.test_ppl for r in map(runs.get, specs)):.1f} to "
+    f"{max(r.test_ppl for r in map(runs.get, specs)):.1f} (bigram {lstm.perplexity(kn_nll):.1f})"
+)
 for layer in range(S.layers):
     sub = slopes[slopes.layer == layer + 1]
-    print(f"layer {layer + 1}: slopes {sub.slope.min():.3f} to {sub.slope.max():.3f} per word "
-          f"(tau {sub.tau.min():.1f} to {sub.tau.max():.1f} words) over d = {fit[0]}..{fit[1]}")  # fmt: skip
+    print(
+        f"layer {layer + 1}: slopes {sub.slope.min():.3f} to {sub.slope.max():.3f} per word "
+        f"(tau {sub.tau.min():.1f} to {sub.tau.max():.1f} words) over d = {fit[0]}..{fit[1]}"
+    )
 for c in claims:
     print(f"[{c.verdict}] {c.claim}")
 print(f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name}")

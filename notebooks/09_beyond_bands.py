@@ -169,8 +169,13 @@ families = {
 }
 responses = {family: [spectral.frequency_response(f, N).numpy() for f in filters] for family, filters in families.items()}
 edges = [hi for _, hi in spectral.brick_points(N)[:-1]]  # the brick-wall -3 dB points (DCT-index units)
-fig = filter_responses(responses, BANDS, N, marks=edges, title=f"Power response of the three fixed filter families at N = {N} "
-                       "(brick-wall gains as steps; dashed: its -3 dB points)")  # fmt: skip
+fig = filter_responses(
+    responses,
+    BANDS,
+    N,
+    marks=edges,
+    title=f"Power response of the three fixed filter families at N = {N} (brick-wall gains as steps; dashed: its -3 dB points)",
+)
 save_figure(fig, "filter_responses", P.name)
 plt.show()
 points = spectral.half_power_table(N)
@@ -190,14 +195,37 @@ points.assign(lower=1e3 * points["lower"], upper=1e3 * points["upper"]).pivot(in
 
 # %%
 t0 = time.perf_counter()
-tasks = {name: build_task(name, encoder.tokenizer, S.sizes[name].windows(), profile_name=P.name, seed=P.seed, window=P.window,
-                          mask_prob=S.mask_prob, da_labels=S.da_labels, mlm_vocab=S.mlm_vocab) for name in TASKS}  # fmt: skip
+tasks = {
+    name: build_task(
+        name,
+        encoder.tokenizer,
+        S.sizes[name].windows(),
+        profile_name=P.name,
+        seed=P.seed,
+        window=P.window,
+        mask_prob=S.mask_prob,
+        da_labels=S.da_labels,
+        mlm_vocab=S.mlm_vocab,
+    )
+    for name in TASKS
+}
 states = {
-    name: {split: cached_states(encoder, t.windows[split], -1, task=name, split=split, profile=P.name,
-                                positions=S.sizes[name].positions, seed=P.seed, batch_size=S.encode_batch)
-           for split in ("train", "val", "test")}
+    name: {
+        split: cached_states(
+            encoder,
+            t.windows[split],
+            -1,
+            task=name,
+            split=split,
+            profile=P.name,
+            positions=S.sizes[name].positions,
+            seed=P.seed,
+            batch_size=S.encode_batch,
+        )
+        for split in ("train", "val", "test")
+    }
     for name, t in tasks.items()
-}  # fmt: skip
+}
 encode_seconds = time.perf_counter() - t0
 windows_per_step = {name: B.batch_windows or matched_windows(st["train"], B.batch_size) for name, st in states.items()}
 t0 = time.perf_counter()
@@ -207,10 +235,17 @@ match_seconds = time.perf_counter() - t0
 
 # %% tags=["nbval-check-output"]
 # rows per split; optimiser steps per epoch of a fixed filter's probe and of the learned gate
-pd.DataFrame({name: {"classes": len(t.label_names)} | {f"{s} rows": len(states[name][s]) for s in ("train", "val", "test")}
-              | {"steps/epoch fixed": -(-len(states[name]["train"]) // B.batch_size),
-                 "steps/epoch gate": -(-len(states[name]["train"].hidden) // windows_per_step[name])}
-              for name, t in tasks.items()}).T  # fmt: skip
+pd.DataFrame(
+    {
+        name: {"classes": len(t.label_names)}
+        | {f"{s} rows": len(states[name][s]) for s in ("train", "val", "test")}
+        | {
+            "steps/epoch fixed": -(-len(states[name]["train"]) // B.batch_size),
+            "steps/epoch gate": -(-len(states[name]["train"].hidden) // windows_per_step[name]),
+        }
+        for name, t in tasks.items()
+    }
+).T
 
 # %%
 # how closely the matched bands meet the brick-wall -3 dB points over every window length of the four tasks (octaves)
@@ -234,12 +269,31 @@ for name in TASKS:
     t0 = time.perf_counter()
     feats = {split: beyond_features(st, conditions) for split, st in states[name].items()}
     t1 = time.perf_counter()
-    fixed = probe_conditions(feats, len(tasks[name].label_names), conditions, B.runs, P.seed, workers=S.workers,
-                             batch_size=B.batch_size, device=encoder.device, **epochs)  # fmt: skip
+    fixed = probe_conditions(
+        feats,
+        len(tasks[name].label_names),
+        conditions,
+        B.runs,
+        P.seed,
+        workers=S.workers,
+        batch_size=B.batch_size,
+        device=encoder.device,
+        **epochs,
+    )
     t2 = time.perf_counter()
-    gated[name], control = gate_and_control_runs(states[name], len(tasks[name].label_names), B.gate_runs, P.seed, resample=B.resample,
-                                                 workers=S.workers, gate_lr=B.gate_lr, grid_size=B.grid_size,
-                                                 batch_windows=windows_per_step[name], device=encoder.device, **epochs)  # fmt: skip
+    gated[name], control = gate_and_control_runs(
+        states[name],
+        len(tasks[name].label_names),
+        B.gate_runs,
+        P.seed,
+        resample=B.resample,
+        workers=S.workers,
+        gate_lr=B.gate_lr,
+        grid_size=B.grid_size,
+        batch_windows=windows_per_step[name],
+        device=encoder.device,
+        **epochs,
+    )
     for part, dt in zip(seconds, (t1 - t0, t2 - t1, time.perf_counter() - t2)):
         seconds[part] += dt
     probes[name] = combine_runs(fixed, gated[name], control)
@@ -250,15 +304,23 @@ for name in TASKS:
 table = pd.concat(summaries, ignore_index=True)[["task", "condition", "accuracy", "ci_low", "ci_high", "sd_runs", "val", "epochs"]]
 save_table(table, "beyond_probing", P.name, floatfmt=".2f")
 probe_seconds = sum(seconds.values())
-print(f"{len(TASKS) * B.runs * len(conditions)} fixed-filter probes and {2 * len(TASKS) * B.gate_runs} gated probes in {probe_seconds:.0f} s: "
-      + ", ".join(f"{part} {dt:.0f} s" for part, dt in seconds.items()) + f" (matching the bands to {len(set(lengths))} window lengths: {match_seconds:.0f} s)")  # fmt: skip
+print(
+    f"{len(TASKS) * B.runs * len(conditions)} fixed-filter probes and {2 * len(TASKS) * B.gate_runs} gated probes in {probe_seconds:.0f} s: "
+    + ", ".join(f"{part} {dt:.0f} s" for part, dt in seconds.items())
+    + f" (matching the bands to {len(set(lengths))} window lengths: {match_seconds:.0f} s)"
+)
 
 # %% tags=["nbval-check-output"]
 # accuracy %, rounded to 1 decimal: one column per family, one row per band
 acc = table.set_index(["task", "condition"])["accuracy"]
-wide = pd.DataFrame({
-    (name, family): [acc[(name, c)] for c in conds] for name in TASKS for family, conds in zip(("brick", "smooth", "Haar"), FAMILIES.values())
-}, index=list(BANDS))  # fmt: skip
+wide = pd.DataFrame(
+    {
+        (name, family): [acc[(name, c)] for c in conds]
+        for name in TASKS
+        for family, conds in zip(("brick", "smooth", "Haar"), FAMILIES.values())
+    },
+    index=list(BANDS),
+)
 for row, cond in (("ORIG", "ORIG"), ("learned", GATED), ("all-pass", ALL_PASS), ("majority", MAJORITY)):
     wide.loc[row] = [acc[(name, cond)] for name, _ in wide.columns]
 wide.round(1)
@@ -273,9 +335,19 @@ for ax, name in zip(axes, TASKS):
     for j, (family, conds) in enumerate(FAMILIES.items()):
         bars = d.loc[list(conds)]
         err = np.vstack([bars["accuracy"] - bars["ci_low"], bars["ci_high"] - bars["accuracy"]])
-        ax.bar(np.arange(len(BANDS)) + (j - 1) * width, bars["accuracy"], width, yerr=err, capsize=2,
-               color=[BAND_PALETTE[b] for b in BANDS], alpha=(1.0, 0.6, 0.3)[j], edgecolor="0.2", linewidth=0.5,
-               hatch=("", "", "//")[j], label=f"{family} bands")  # fmt: skip
+        ax.bar(
+            np.arange(len(BANDS)) + (j - 1) * width,
+            bars["accuracy"],
+            width,
+            yerr=err,
+            capsize=2,
+            color=[BAND_PALETTE[b] for b in BANDS],
+            alpha=(1.0, 0.6, 0.3)[j],
+            edgecolor="0.2",
+            linewidth=0.5,
+            hatch=("", "", "//")[j],
+            label=f"{family} bands",
+        )
     for cond, (style, label) in LINES.items():
         ax.axhline(d.loc[cond, "accuracy"], color="k", ls=style, lw=1.2, label=label)
     ax.axhline(d.loc[MAJORITY, "accuracy"], color="0.5", ls=":", lw=1, label="majority class")
@@ -285,8 +357,11 @@ axes[0].set_ylabel("probe accuracy (%)")
 handles, labels = axes[0].get_legend_handles_labels()
 handles[-3:] = [Patch(facecolor="0.45", alpha=a, edgecolor="0.2", hatch=h) for a, h in ((1.0, ""), (0.6, ""), (0.3, "//"))]
 fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=7, fontsize=9, frameon=False)
-fig.suptitle(f"Brick-wall, matched smooth (lighter) and Haar (hatched) bands, the learned gate and its control: {P.encoder}, "
-             f"mean of {B.runs} runs ({B.gate_runs} for the gates)", y=1.02)  # fmt: skip
+fig.suptitle(
+    f"Brick-wall, matched smooth (lighter) and Haar (hatched) bands, the learned gate and its control: {P.encoder}, "
+    f"mean of {B.runs} runs ({B.gate_runs} for the gates)",
+    y=1.02,
+)
 fig.tight_layout()
 save_figure(fig, "beyond_probing", P.name)
 plt.show()
@@ -314,8 +389,15 @@ for ax, name in zip(axes, TASKS):
     at0, rest = smooth.iloc[:1], smooth.iloc[1:]
     ax.plot(rest["frequency"], rest["mean"], color=line, lw=1.8, label="gate (quarter-octave bins)")
     ax.fill_between(rest["frequency"], rest["low"], rest["high"], color=line, alpha=0.25, lw=0)
-    ax.errorbar(at0["frequency"], at0["mean"], yerr=[at0["mean"] - at0["low"], at0["high"] - at0["mean"]], fmt="o",
-                color=line, capsize=3, label="k = 0 (the mean)")  # fmt: skip
+    ax.errorbar(
+        at0["frequency"],
+        at0["mean"],
+        yerr=[at0["mean"] - at0["low"], at0["high"] - at0["mean"]],
+        fmt="o",
+        color=line,
+        capsize=3,
+        label="k = 0 (the mean)",
+    )
     means = gated[name].band_means[list(BANDS)].mean()
     ax.stairs(means.to_numpy(), edges, baseline=None, color="k", lw=1.2, label="band mean (N = 512)")
     ax.axhline(0.5, color="0.5", ls=":", lw=1, label="start (0.5)")
@@ -335,9 +417,13 @@ fig.tight_layout()
 save_figure(fig, "learned_profiles", P.name)
 plt.show()
 
-profiles = pd.concat([gated[n].band_means.assign(task=n, spread=band_spread(gated[n].band_means),
-                                                 centre=spectral_centre(gated[n].band_means)) for n in TASKS],
-                     ignore_index=True)  # fmt: skip
+profiles = pd.concat(
+    [
+        gated[n].band_means.assign(task=n, spread=band_spread(gated[n].band_means), centre=spectral_centre(gated[n].band_means))
+        for n in TASKS
+    ],
+    ignore_index=True,
+)
 _ = save_table(profiles, "learned_band_means", P.name, floatfmt=".3f")
 
 # %% tags=["nbval-check-output"]
@@ -418,47 +504,80 @@ control_gates = {n: compare[n].gate(ALL_PASS) for n in TASKS}
 centres = profiles.groupby("task")["centre"].apply(list)
 spreads = profiles.groupby("task")["spread"].apply(list)
 ordered = ("topic", "swda", "pos")
-story = tuple(Test(welch_difference(centres[high], centres[low]), +1, label=f"centre({high}) - centre({low})")
-              for low, high in zip(ordered, ordered[1:]))  # fmt: skip
+story = tuple(
+    Test(welch_difference(centres[high], centres[low]), +1, label=f"centre({high}) - centre({low})")
+    for low, high in zip(ordered, ordered[1:])
+)
 claims = [
-    Claim("09", "The learned profiles order the tasks as the paper's bands do: topic lowest, dialog acts in between, "
-          f"POS highest (spectral centres: topic {np.mean(centres['topic']):.2f}, dialog acts {np.mean(centres['swda']):.2f}, "
-          f"POS {np.mean(centres['pos']):.2f}; MLM {np.mean(centres['mlm']):.2f}; band spreads: "
-          + ", ".join(f"{n} {np.mean(spreads[n]):.2f}" for n in ordered) + f"; {B.gate_runs} runs per task)",
-          "LOW best for topic, MID for dialog acts, HIGH for POS (Fig. 4); learned filters: Spectral Probing (EMNLP 2022)",
-          story, (runs_gate(B.gate_runs), *(gate_gates[n] for n in ordered), *(spread_gate(spreads[n], SPREAD_MARGIN, n) for n in ordered)),
-          "bands", control="the all-pass control has no band spread (a gate fixed at 1): the spread gates credit only a learned preference"),
-]  # fmt: skip
+    Claim(
+        "09",
+        "The learned profiles order the tasks as the paper's bands do: topic lowest, dialog acts in between, "
+        f"POS highest (spectral centres: topic {np.mean(centres['topic']):.2f}, dialog acts {np.mean(centres['swda']):.2f}, "
+        f"POS {np.mean(centres['pos']):.2f}; MLM {np.mean(centres['mlm']):.2f}; band spreads: "
+        + ", ".join(f"{n} {np.mean(spreads[n]):.2f}" for n in ordered)
+        + f"; {B.gate_runs} runs per task)",
+        "LOW best for topic, MID for dialog acts, HIGH for POS (Fig. 4); learned filters: Spectral Probing (EMNLP 2022)",
+        story,
+        (runs_gate(B.gate_runs), *(gate_gates[n] for n in ordered), *(spread_gate(spreads[n], SPREAD_MARGIN, n) for n in ordered)),
+        "bands",
+        control="the all-pass control has no band spread (a gate fixed at 1): the spread gates credit only a learned preference",
+    ),
+]
 for name in TASKS:
     best_brick = best_on_validation(probes[name], BANDS)
     for family, conds in (("smooth", MATCHED_SMOOTH_CONDITIONS), ("Haar", MATCHED_HAAR_CONDITIONS)):
         best = best_on_validation(probes[name], conds)
-        claims.append(Claim(
-            "09", f"{TITLES[name]}: the best {family} band matched at -3 dB ({best} {acc[(name, best)]:.1f}) beats the best "
-            f"brick-wall band ({best_brick} {acc[(name, best_brick)]:.1f}) by at least {MIN_EFFECT:g} point (both chosen on validation)",
-            f"future work in the paper: {'smooth filters' if family == 'smooth' else 'other decompositions (wavelets)'}",
-            (Test.superiority(compare[name].diff(best, best_brick), MIN_EFFECT, label=f"{best} - {best_brick}"),),
-            (orig_gates[name],), "points", (compare[name].gate(best),)))  # fmt: skip
+        claims.append(
+            Claim(
+                "09",
+                f"{TITLES[name]}: the best {family} band matched at -3 dB ({best} {acc[(name, best)]:.1f}) beats the best "
+                f"brick-wall band ({best_brick} {acc[(name, best_brick)]:.1f}) by at least {MIN_EFFECT:g} point (both chosen on validation)",
+                f"future work in the paper: {'smooth filters' if family == 'smooth' else 'other decompositions (wavelets)'}",
+                (Test.superiority(compare[name].diff(best, best_brick), MIN_EFFECT, label=f"{best} - {best_brick}"),),
+                (orig_gates[name],),
+                "points",
+                (compare[name].gate(best),),
+            )
+        )
     fixed = best_on_validation(probes[name], (ALL_PASS, best_brick))
-    claims.append(Claim(
-        "09", f"{TITLES[name]}: the learned gate ({acc[(name, GATED)]:.1f}) beats the better on validation ({fixed}) of its all-pass "
-        f"control ({acc[(name, ALL_PASS)]:.1f}) and the best brick-wall band ({best_brick} {acc[(name, best_brick)]:.1f}) "
-        f"by at least {MIN_EFFECT:g} point", "learned filters (Spectral Probing, EMNLP 2022) over fixed bands",
-        (Test.superiority(compare[name].diff(GATED, fixed), MIN_EFFECT, label=f"learned - {fixed}"),), (control_gates[name],),
-        "points", (gate_gates[name],),
-        control=f"compared with {fixed}; the all-pass gate is the learned gate's pipeline with the filter removed"))  # fmt: skip
-    claims.append(Claim(
-        "09", f"{TITLES[name]}: the learned gate ({acc[(name, GATED)]:.1f}) beats its all-pass control ({acc[(name, ALL_PASS)]:.1f}; "
-        f"the same resamples, batches, learning rate and {B.gate_runs} runs, the gate fixed at 1) by at least {MIN_EFFECT:g} point",
-        "beyond the paper: filtering can help a probe", (Test.superiority(compare[name].diff(GATED, ALL_PASS), MIN_EFFECT,
-        label="learned - all-pass"),), (control_gates[name],), "points", (gate_gates[name],),
-        control="the all-pass gate: the learned gate's pipeline with the filter removed"))  # fmt: skip
-    claims.append(Claim(
-        "09", f"{TITLES[name]}: the all-pass gate ({acc[(name, ALL_PASS)]:.1f}) matches the unfiltered probe (ORIG "
-        f"{acc[(name, 'ORIG')]:.1f}) within {MIN_EFFECT:g} point: the same features, trained as the learned gate or as the fixed filters",
-        "this notebook's earlier reading: a gate that passes everything matches ORIG",
-        (Test.equivalence(compare[name].diff(ALL_PASS, "ORIG"), MIN_EFFECT, label="all-pass - ORIG"),), (orig_gates[name],),
-        "points"))  # fmt: skip
+    claims.append(
+        Claim(
+            "09",
+            f"{TITLES[name]}: the learned gate ({acc[(name, GATED)]:.1f}) beats the better on validation ({fixed}) of its all-pass "
+            f"control ({acc[(name, ALL_PASS)]:.1f}) and the best brick-wall band ({best_brick} {acc[(name, best_brick)]:.1f}) "
+            f"by at least {MIN_EFFECT:g} point",
+            "learned filters (Spectral Probing, EMNLP 2022) over fixed bands",
+            (Test.superiority(compare[name].diff(GATED, fixed), MIN_EFFECT, label=f"learned - {fixed}"),),
+            (control_gates[name],),
+            "points",
+            (gate_gates[name],),
+            control=f"compared with {fixed}; the all-pass gate is the learned gate's pipeline with the filter removed",
+        )
+    )
+    claims.append(
+        Claim(
+            "09",
+            f"{TITLES[name]}: the learned gate ({acc[(name, GATED)]:.1f}) beats its all-pass control ({acc[(name, ALL_PASS)]:.1f}; "
+            f"the same resamples, batches, learning rate and {B.gate_runs} runs, the gate fixed at 1) by at least {MIN_EFFECT:g} point",
+            "beyond the paper: filtering can help a probe",
+            (Test.superiority(compare[name].diff(GATED, ALL_PASS), MIN_EFFECT, label="learned - all-pass"),),
+            (control_gates[name],),
+            "points",
+            (gate_gates[name],),
+            control="the all-pass gate: the learned gate's pipeline with the filter removed",
+        )
+    )
+    claims.append(
+        Claim(
+            "09",
+            f"{TITLES[name]}: the all-pass gate ({acc[(name, ALL_PASS)]:.1f}) matches the unfiltered probe (ORIG "
+            f"{acc[(name, 'ORIG')]:.1f}) within {MIN_EFFECT:g} point: the same features, trained as the learned gate or as the fixed filters",
+            "this notebook's earlier reading: a gate that passes everything matches ORIG",
+            (Test.equivalence(compare[name].diff(ALL_PASS, "ORIG"), MIN_EFFECT, label="all-pass - ORIG"),),
+            (orig_gates[name],),
+            "points",
+        )
+    )
 print(
     f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} (encoding {encode_seconds:.0f} s, matching "
     f"{match_seconds:.0f} s, probes {probe_seconds:.0f} s, spectral profile {spectrum_seconds:.0f} s)"

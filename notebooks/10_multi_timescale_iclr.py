@@ -103,7 +103,7 @@ from prismlib.lstm import (
     trained_dyck,
     unit_blocks,
     untrained_model,
-)  # fmt: skip
+)
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
 from prismlib.stats import Interval
@@ -137,8 +137,10 @@ edges = official_edges(int(test.lengths.max()))
 law = pair_probabilities(3)
 print(f"P(string has k pairs) before conditioning, k = 0..3: {', '.join(f'{p:.4f}' for p in law)}")
 for name, split in data.items():
-    print(f"{name:>10}: {len(split.lengths):5d} strings, length mean {split.lengths.mean():.1f} (max {split.lengths.max()}), "
-          f"longest distance mean {split.longest.mean():.1f} (max {split.longest.max()})")  # fmt: skip
+    print(
+        f"{name:>10}: {len(split.lengths):5d} strings, length mean {split.lengths.mean():.1f} (max {split.lengths.max()}), "
+        f"longest distance mean {split.longest.mean():.1f} (max {split.longest.max()})"
+    )
 print("bins of the longest distance:", ", ".join(f"{lo:.0f}-{hi:.0f}" for lo, hi in zip(edges[:-1], edges[1:])))
 
 # %%
@@ -165,14 +167,28 @@ plt.show()
 
 # %%
 dyck_runs = trained_dyck(D, P.name, executor=executor, device=P.device, data=data)
-print(f"official recipe: {OFFICIAL_RECIPE.hidden} units, Adam {OFFICIAL_RECIPE.lr:g}, batch {OFFICIAL_RECIPE.batch_size}, "
-      f"stop at validation loss < {OFFICIAL_RECIPE.stop_val_loss:g} or {OFFICIAL_RECIPE.epochs} epochs, seeds 1..20; "
-      f"this profile: {D.hidden} units, Adam {D.lr:g}, batch {D.batch_size}, threshold {D.stop_val_loss:g}, "
-      f"{'annealed rule, ' if D.anneal else ''}cap {D.epochs} epochs, {'length buckets' if D.bucket else 'random batches'}")  # fmt: skip
-pd.DataFrame([{"model": k, "seed": s, "epochs": r.history.epochs, "stopped": r.history.stop, "by": r.history.stopped_by or "",
-               "best valid loss": r.history.best_val_loss, "valid accuracy (last)": r.history.val_accuracy[-1],
-               "test accuracy": r.test_correct.mean(), "train minutes": r.history.seconds / 60}
-              for (k, s), r in dyck_runs.items()])  # fmt: skip
+print(
+    f"official recipe: {OFFICIAL_RECIPE.hidden} units, Adam {OFFICIAL_RECIPE.lr:g}, batch {OFFICIAL_RECIPE.batch_size}, "
+    f"stop at validation loss < {OFFICIAL_RECIPE.stop_val_loss:g} or {OFFICIAL_RECIPE.epochs} epochs, seeds 1..20; "
+    f"this profile: {D.hidden} units, Adam {D.lr:g}, batch {D.batch_size}, threshold {D.stop_val_loss:g}, "
+    f"{'annealed rule, ' if D.anneal else ''}cap {D.epochs} epochs, {'length buckets' if D.bucket else 'random batches'}"
+)
+pd.DataFrame(
+    [
+        {
+            "model": k,
+            "seed": s,
+            "epochs": r.history.epochs,
+            "stopped": r.history.stop,
+            "by": r.history.stopped_by or "",
+            "best valid loss": r.history.best_val_loss,
+            "valid accuracy (last)": r.history.val_accuracy[-1],
+            "test accuracy": r.test_correct.mean(),
+            "train minutes": r.history.seconds / 60,
+        }
+        for (k, s), r in dyck_runs.items()
+    ]
+)
 
 # %% [markdown]
 # **Accuracy against the longest distance.** Per model, the share of test strings entirely
@@ -191,14 +207,18 @@ for i, (model, g) in enumerate(acc.groupby("model", sort=False)):
     ax.fill_between(mid, g.low, g.high, color=f"C{i}", alpha=0.2)
     for _, gs in acc_runs[acc_runs.model == model].groupby("seed"):
         ax.plot((gs.low_edge + gs.high_edge) / 2, gs.accuracy, color=f"C{i}", alpha=0.25, lw=0.8)
-ax.set(xlabel="longest bracket distance in the string (bin centre)", ylabel="strings entirely right", ylim=(-0.02, 1.02),
-       title=f"Dyck-2 accuracy by distance ({P.name}, {D.hidden} units)")  # fmt: skip
+ax.set(
+    xlabel="longest bracket distance in the string (bin centre)",
+    ylabel="strings entirely right",
+    ylim=(-0.02, 1.02),
+    title=f"Dyck-2 accuracy by distance ({P.name}, {D.hidden} units)",
+)
 ax.legend(fontsize=8)
 save_figure(fig, "dyck_accuracy_by_distance", P.name)
 plt.show()
 acc.assign(**{"95% CI over seeds": [f"[{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) else "" for lo, hi in zip(acc.low, acc.high)]})[
     ["model", "low_edge", "high_edge", "sequences", "seeds", "accuracy", "95% CI over seeds", "sd"]
-]  # fmt: skip
+]
 
 # %% [markdown]
 # **The claim.** "The multi-timescale model keeps its accuracy to longer distances than the
@@ -215,8 +235,11 @@ long_from = float(edges[2])
 mts_c, base_c = correct_matrix(dyck_runs, "mts"), correct_matrix(dyck_runs, "baseline")
 dyck_diff = long_range_difference(mts_c, base_c, test.longest, long_from, n_boot=R.bootstrap)
 dyck_welch = long_range_seed_difference(mts_c, base_c, test.longest, long_from)
-seeds_gate = Gate(f"seeds: >= {MIN_SEEDS} per model (training variance; the paper: 20)", min(len(mts_c), len(base_c)) >= MIN_SEEDS,
-                  f"mts {len(mts_c)}, baseline {len(base_c)}")  # fmt: skip
+seeds_gate = Gate(
+    f"seeds: >= {MIN_SEEDS} per model (training variance; the paper: 20)",
+    min(len(mts_c), len(base_c)) >= MIN_SEEDS,
+    f"mts {len(mts_c)}, baseline {len(base_c)}",
+)
 dyck_claim = Claim(
     "10",
     f"Dyck-2: the multi-timescale LSTM keeps its accuracy to longer distances than the baseline (strings with longest distance "
@@ -229,7 +252,7 @@ dyck_claim = Claim(
     (dyck_converged_gate(list(dyck_runs.values())), seeds_gate, dyck_learned_gate(acc)),
     "share",
     model=f"1-layer LSTM, {D.hidden} units",
-)  # fmt: skip
+)
 print(f"[{dyck_claim.verdict}] difference {dyck_diff} on {dyck_diff.units} strings; over seeds: {dyck_welch}")
 
 # %% [markdown]
@@ -279,8 +302,11 @@ for i, (label, g) in enumerate(routes[routes.bin != "all"].groupby("bin", sort=F
 ax.axhline(1, color="0.5", ls="--", lw=1)
 ticks = routes.drop_duplicates("block")
 ax.set_xticks(ticks.block, [f"{t:.3g}" for t in ticks.mean_T], rotation=45, ha="right", fontsize=8)
-ax.set(xlabel="mean assigned timescale of the zeroed block (longest first)", ylabel="ppl ablated / ppl intact",
-       title=f"Routing by timescale: {len(blocks)} blocks of layer 2 ({mts_run.spec.label}, {P.name})")  # fmt: skip
+ax.set(
+    xlabel="mean assigned timescale of the zeroed block (longest first)",
+    ylabel="ppl ablated / ppl intact",
+    title=f"Routing by timescale: {len(blocks)} blocks of layer 2 ({mts_run.spec.label}, {P.name})",
+)
 ax.legend(title="training occurrences", fontsize=8)
 save_figure(fig, "routing_by_timescale", P.name)
 plt.show()
@@ -300,8 +326,10 @@ route_last = log_ratio_contrast(ablated[-1], intact, bins == "<100", bins == ">1
 refs, uni_nll, kn_nll = bigram.ptb_references(corpus.train, corpus.valid, ids, len(corpus.vocab), S.eval_batch)
 base_nll = token_nll(base_run.model, ids, S.eval_batch, S.bptt)
 vs_bigram = bigram.versus_bigram({"baseline": base_nll}, kn_nll)
-lm_gates = (bigram.beats_bigram(vs_bigram, kn_nll, ["baseline"]), converged_gate({mts_run.spec.label: mts_run}, S.converge_share,
-                                                                               S.converge_tolerance))  # fmt: skip
+lm_gates = (
+    bigram.beats_bigram(vs_bigram, kn_nll, ["baseline"]),
+    converged_gate({mts_run.spec.label: mts_run}, S.converge_share, S.converge_tolerance),
+)
 route_claim = Claim(
     "10",
     f"Routing: zeroing the longest-timescale block of layer 2 (mean T {routes.mean_T.iloc[0]:.3g}) hurts rare words relatively more "
@@ -314,11 +342,14 @@ route_claim = Claim(
     model=f"{mts_run.spec.label}, {S.layers} x {S.hidden}/{S.emb} LSTM ({P.name})",
     control=f"the shortest-timescale block's contrast {route_last} "
     + ("is as large: not specific to long timescales" if route_last.effect >= route_first.effect else "is smaller"),
-)  # fmt: skip
+)
 print(f"[{route_claim.verdict}] longest block {route_first}; shortest block {route_last}")
-pd.DataFrame([{"model": run.spec.label, f"test ppl, ours ({len(ids):,} tokens)": perplexity(nll),
-               "ICLR 2021 test ppl": ICLR_PTB_TEST_PPL[key]}
-              for key, run, nll in (("baseline", base_run, base_nll), ("official", mts_run, intact))])  # fmt: skip
+pd.DataFrame(
+    [
+        {"model": run.spec.label, f"test ppl, ours ({len(ids):,} tokens)": perplexity(nll), "ICLR 2021 test ppl": ICLR_PTB_TEST_PPL[key]}
+        for key, run, nll in (("baseline", base_run, base_nll), ("official", mts_run, intact))
+    ]
+)
 
 # %% [markdown]
 # ## 4 · Forget-gate trajectories
@@ -330,9 +361,11 @@ pd.DataFrame([{"model": run.spec.label, f"test ppl, ours ({len(ids):,} tokens)":
 
 # %%
 passage = corpus.test[: R.passage]
-panels = [("multi-timescale, layer 2 (fixed)", mts_run, 1, mts_run.biases_init[1]),
-          ("multi-timescale, layer 3 (free)", mts_run, 2, mts_run.biases_final[2]),
-          ("baseline, layer 2 (free)", base_run, 1, base_run.biases_final[1])]  # fmt: skip
+panels = [
+    ("multi-timescale, layer 2 (fixed)", mts_run, 1, mts_run.biases_init[1]),
+    ("multi-timescale, layer 3 (free)", mts_run, 2, mts_run.biases_final[2]),
+    ("baseline, layer 2 (free)", base_run, 1, base_run.biases_final[1]),
+]
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), layout="constrained")
 for ax, (title, run, layer, bias) in zip(axes, panels):
     gates = forget_gate_trajectories(run.model, passage)[layer][:, timescale_order(bias)]
@@ -371,24 +404,39 @@ floor = shuffled_floor(mi_ids, chunks=R.mi_chunks)
 d_lo, d_hi = R.mi_fit
 mi_fit = fit_mi_power_law(mi, d_lo, d_hi, offset=floor.effect)
 decays = compare_decays(mi, d_lo, d_hi, offset=floor.effect)
-mi_table = pd.DataFrame([{"d": int(d), "I(d) - floor (nats)": iv.effect - floor.effect, "low": iv.low - floor.effect,
-                          "high": iv.high - floor.effect} for d, iv in zip(mi.distances, mi.intervals)])  # fmt: skip
+mi_table = pd.DataFrame(
+    [
+        {"d": int(d), "I(d) - floor (nats)": iv.effect - floor.effect, "low": iv.low - floor.effect, "high": iv.high - floor.effect}
+        for d, iv in zip(mi.distances, mi.intervals)
+    ]
+)
 save_table(mi_table, "mutual_information_ptb", P.name)
-print(f"PTB train ({len(mi_ids):,} tokens), Grassberger, {R.mi_chunks} chunks: shuffled floor {floor}; "
-      f"I(1) - floor {mi_table.iloc[0, 1]:.3f}, I({mi_table.d.iloc[-1]}) - floor {mi_table.iloc[-1, 1]:.4f} nats")  # fmt: skip
-print(f"power law over d = {d_lo}..{d_hi}: alpha {mi_fit.rate} ({mi_fit.used} distances used, {mi_fit.skipped} at or below the floor); "
-      f"exponential fits worse by {decays.rss_difference} (rss of log I): better fit '{decays.better}'")  # fmt: skip
+print(
+    f"PTB train ({len(mi_ids):,} tokens), Grassberger, {R.mi_chunks} chunks: shuffled floor {floor}; "
+    f"I(1) - floor {mi_table.iloc[0, 1]:.3f}, I({mi_table.d.iloc[-1]}) - floor {mi_table.iloc[-1, 1]:.4f} nats"
+)
+print(
+    f"power law over d = {d_lo}..{d_hi}: alpha {mi_fit.rate} ({mi_fit.used} distances used, {mi_fit.skipped} at or below the floor); "
+    f"exponential fits worse by {decays.rss_difference} (rss of log I): better fit '{decays.better}'"
+)
 
 # %%
 mem_specs = [base_run.spec, mts_run.spec]
 changes, controls = {}, {}
 with torch_threads(S.threads):
     for spec in mem_specs:
-        args = dict(n_contexts=S.memory_contexts, length=S.context, replacement=corpus.stoi[UNK], seed=spec.seed,
-                    warmup=S.memory_warmup, mode=S.memory_mode)  # fmt: skip
+        args = dict(
+            n_contexts=S.memory_contexts,
+            length=S.context,
+            replacement=corpus.stoi[UNK],
+            seed=spec.seed,
+            warmup=S.memory_warmup,
+            mode=S.memory_mode,
+        )
         changes[spec.label] = ablation.cell_state_change(lm_runs[spec].model, corpus.test, desc=spec.label, **args)
-        controls[spec.label] = ablation.cell_state_change(untrained_model(spec, S, corpus, P.device), corpus.test,
-                                                          desc=f"{spec.label} (untrained)", **args)  # fmt: skip
+        controls[spec.label] = ablation.cell_state_change(
+            untrained_model(spec, S, corpus, P.device), corpus.test, desc=f"{spec.label} (untrained)", **args
+        )
 mem_fit = (d_lo + 1, min(d_hi, S.context))  # d = 1 enters the cell state directly (notebook 08)
 mem_rows = []
 for label in changes:
@@ -409,9 +457,16 @@ assigned = {
     f"Pareto (density T^-{PARETO_EXPONENT}), 1150 units, seed 0": timescales.pareto_timescales(1150, torch.Generator().manual_seed(0)).numpy(),
     "inverse gamma (shape 1.5), Dyck-2, 256 units": dyck_timescales(256).numpy(),
 }  # fmt: skip
-retained = pd.DataFrame([{"source": name, "median T": float(np.median(T)),
-                          "alpha over mi_fit": loglog_exponent(d_grid, retention_curve(T, d_grid), d_lo, d_hi)}
-                         for name, T in assigned.items()])  # fmt: skip
+retained = pd.DataFrame(
+    [
+        {
+            "source": name,
+            "median T": float(np.median(T)),
+            "alpha over mi_fit": loglog_exponent(d_grid, retention_curve(T, d_grid), d_lo, d_hi),
+        }
+        for name, T in assigned.items()
+    ]
+)
 print(retained.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 # %%
@@ -425,16 +480,35 @@ compare = pd.concat([
 save_table(compare, "memory_vs_mutual_information", P.name)
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 4.8), layout="constrained", gridspec_kw={"width_ratios": [1, 1.1]})
 ok = mi_table.low > 0  # intervals clear of the floor (a log axis cannot show the others)
-ax1.errorbar(mi_table.d[ok], mi_table["I(d) - floor (nats)"][ok], yerr=[(mi_table["I(d) - floor (nats)"] - mi_table.low)[ok],
-             (mi_table.high - mi_table["I(d) - floor (nats)"])[ok]], fmt=".", ms=3, color="C0", label="I(d) - floor [95% CI], where clear of 0")  # fmt: skip
+ax1.errorbar(
+    mi_table.d[ok],
+    mi_table["I(d) - floor (nats)"][ok],
+    yerr=[(mi_table["I(d) - floor (nats)"] - mi_table.low)[ok], (mi_table.high - mi_table["I(d) - floor (nats)"])[ok]],
+    fmt=".",
+    ms=3,
+    color="C0",
+    label="I(d) - floor [95% CI], where clear of 0",
+)
 dd = np.arange(d_lo, d_hi + 1)
 ax1.plot(dd, mi_fit.amplitude * dd**-mi_fit.rate.effect, color="C3", label=f"power law, alpha {mi_fit.rate.effect:.2f}")
 for i, (label, c) in enumerate(changes.items()):
     mean2 = np.nanmean(c[:, 1], axis=0)
-    ax1.plot(np.arange(1, S.context + 1), mean2 / mean2[0] * mi_table.iloc[0, 1], color=f"C{i + 1}", ls="--", lw=1,
-             label=f"{label}: layer-2 cell-state change (scaled)")  # fmt: skip
-ax1.set(xscale="log", yscale="log", xlabel="distance d (words)", ylabel="nats", title="Mutual information and memory, PTB",
-        ylim=(mi_table.low[ok].min() / 3 if ok.any() else None, None))  # fmt: skip
+    ax1.plot(
+        np.arange(1, S.context + 1),
+        mean2 / mean2[0] * mi_table.iloc[0, 1],
+        color=f"C{i + 1}",
+        ls="--",
+        lw=1,
+        label=f"{label}: layer-2 cell-state change (scaled)",
+    )
+ax1.set(
+    xscale="log",
+    yscale="log",
+    xlabel="distance d (words)",
+    ylabel="nats",
+    title="Mutual information and memory, PTB",
+    ylim=(mi_table.low[ok].min() / 3 if ok.any() else None, None),
+)
 ax1.legend(fontsize=7)
 sub = compare[compare.kind != "assigned timescales (exact)"]
 y = np.arange(len(sub))
@@ -470,15 +544,14 @@ mi_claim = Claim(
     (),
     "rss",
     model="PTB train, Grassberger estimator",
-)  # fmt: skip
+)
 EQUIV = 0.2
 mts_label = mts_run.spec.label
 trained_iv, control_iv, excess = ablation.control_excess(
     [changes[mts_label]], [controls[mts_label]], lambda cs: float(ablation.power_slopes(cs[0][:, 1:2], mem_fit)[0]), n_boot=R.bootstrap
-)  # fmt: skip
+)
 alpha2 = memory[(memory.source == f"{mts_label}, layer 2") & (memory.kind == "trained")].iloc[0]
-combined = Interval(alpha2.alpha - mi_fit.rate.effect, alpha2.low - mi_fit.rate.high, alpha2.high - mi_fit.rate.low,
-                             trained_iv.units)  # fmt: skip
+combined = Interval(alpha2.alpha - mi_fit.rate.effect, alpha2.low - mi_fit.rate.high, alpha2.high - mi_fit.rate.low, trained_iv.units)
 memory_claim = Claim(
     "10",
     f"Layer 2 of the multi-timescale model forgets with the mutual information's exponent (memory alpha {alpha2.alpha:.2f} over "
@@ -487,12 +560,14 @@ memory_claim = Claim(
     "Slides, closing question: 'Can we relate the behavior of cell state change to Mutual Information in Language?' (no answer "
     "given); ICLR 2021 assigns power-law timescales for that reason",
     (Test.equivalence(combined, EQUIV, "alpha(memory, layer 2) - alpha(MI)"),),
-    (converged_gate({mts_label: mts_run}, S.converge_share, S.converge_tolerance),
-     ablation.control_gate("layer 2's power-law decay", trained_iv, control_iv, excess)),
+    (
+        converged_gate({mts_label: mts_run}, S.converge_share, S.converge_tolerance),
+        ablation.control_gate("layer 2's power-law decay", trained_iv, control_iv, excess),
+    ),
     "alpha",
     model=f"{mts_label}, {S.layers} x {S.hidden}/{S.emb} LSTM ({P.name})",
     control=f"untrained control: slope {control_iv}; trained - control {excess}",
-)  # fmt: skip
+)
 claims = [dyck_claim, route_claim, mi_claim, memory_claim]
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 
@@ -509,8 +584,10 @@ print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", 
 # prints what this run found.
 
 # %%
-print(f"Dyck-2: {sum(r.history.converged for r in dyck_runs.values())} of {len(dyck_runs)} runs stopped by rule; "
-      f"accuracy on long strings mts {mts_c[:, test.longest >= long_from].mean():.2f}, baseline {base_c[:, test.longest >= long_from].mean():.2f}")  # fmt: skip
+print(
+    f"Dyck-2: {sum(r.history.converged for r in dyck_runs.values())} of {len(dyck_runs)} runs stopped by rule; "
+    f"accuracy on long strings mts {mts_c[:, test.longest >= long_from].mean():.2f}, baseline {base_c[:, test.longest >= long_from].mean():.2f}"
+)
 print("Dyck-2 accuracy by longest distance (seed mean [95% CI over seeds]):")
 for r in acc.itertuples():
     ci = f" [{r.low:.2f}, {r.high:.2f}]" if np.isfinite(r.low) else ""
