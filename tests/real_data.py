@@ -2,7 +2,7 @@
 
 The real data directory is ``$PRISMLIB_DATA`` when set, else ``<repo>/../shared/data``.
 Tests marked ``data`` import :data:`REAL_DIR` and :func:`need` from here (a module of its
-own: ``from conftest import ...`` is ambiguous once ``notebooks/conftest.py`` exists too,
+own: ``from conftest import ...`` is ambiguous once a second ``conftest.py`` (the root's) exists,
 because ``make test`` collects both folders and the first ``conftest`` imported wins).
 """
 
