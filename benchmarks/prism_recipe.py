@@ -12,6 +12,16 @@ wall time of the trained arms (3 on the cpu profile) as single-thread processes 
 ``--cores`` cores for ``--project`` steps with a check every ``--round`` steps; it leaves out
 encoding and probing (notebook 03 reports those). Run it on an otherwise idle machine: on a
 loaded one the steps slow down with the load (the load average is printed before and after).
+
+    python benchmarks/prism_recipe.py --pilot 3e-4 1e-3 --arm prism --cap 160 --round 20
+
+``--pilot LR ...`` trains instead: one arm of the cpu profile on its real training text (the
+frozen-state caches of :func:`prismlib.prism.section4_data`, under ``$PRISMLIB_OUTPUT`` or a
+temporary folder), one single-thread process per learning rate, all at once, under the
+profile's stopping rule with ``--round`` steps a round and a cap of ``--cap`` steps (and
+``--head-epochs``, ``--layers``, ``--batch`` where given). It prints every held-out check
+(step, MLM loss in nats, rate scale, minutes since the start) and how each run ended: what
+decides how many steps the recipe needs to stop by its rule.
 """
 
 from __future__ import annotations
@@ -37,8 +47,15 @@ def main() -> None:
     parser.add_argument("--round", type=int, default=25, help="steps between held-out checks")
     parser.add_argument("--arms", type=int, default=3, help="trained arms, run as parallel single-thread processes")
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--pilot", type=float, nargs="+", default=None, help="learning rates: train instead of timing steps")
+    parser.add_argument("--arm", default="prism", help="pilot: the arm trained (baseline, prism, prism-every)")
+    parser.add_argument("--cap", type=int, default=160, help="pilot: the step cap")
+    parser.add_argument("--head-epochs", type=int, default=None, help="pilot: epochs of the head warm-up")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.pilot:
+        pilot(args)
+        return
 
     from prismlib.prism import attach_prism, build_state_cache, cached_loss, first_trained, load_mlm_model, train_top
 
@@ -95,6 +112,63 @@ def main() -> None:
                     f"{per_input:.2f} s/input, step {step:.2f} s, check {check:.1f} s -> {args.project} steps of "
                     f"{args.arms} arms on {args.cores} cores: {project:.0f} min"
                 )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+def _pilot_run(arm: str, settings, profile, data, folder: str, out) -> None:
+    """One pilot training (a child process): the arm's job trained into ``folder``, its checks to ``out``."""
+    torch.set_num_threads(1)
+    from prismlib.prism.arms import ArmJob
+
+    job = ArmJob(arm, profile.encoder, profile.name, profile.seed, settings, data.digest())
+    t0 = time.perf_counter()
+    job.train(Path(folder), torch.device("cpu"), False, data)
+    done = torch.load(Path(folder) / "done.pt", weights_only=False)
+    result, record = done["result"], done["record"]
+    out.put((settings.lr, time.perf_counter() - t0, record.get("head_seconds"), result.heldout, result.anneal, result.best_step))
+
+
+def pilot(args) -> None:
+    """Train ``args.arm`` once per learning rate of ``args.pilot`` (parallel single-thread processes)."""
+    import dataclasses
+    import multiprocessing as mp
+
+    from prismlib.prism import load_mlm_tokenizer, mlm_corpus
+    from prismlib.prism.arms import section4_data
+    from prismlib.profiles import get_profile
+
+    P = get_profile("cpu")
+    changes = {"steps": args.cap, "round_steps": args.round}
+    if args.head_epochs is not None:
+        changes["head_epochs"] = args.head_epochs
+    if args.layers != [2]:
+        changes["train_layers"] = args.layers[0]
+    if args.batch != 8:
+        changes["batch_size"] = args.batch
+    P = dataclasses.replace(P, prism=dataclasses.replace(P.prism, **changes))
+    tokenizer = load_mlm_tokenizer(P.encoder)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("PRISMLIB_OUTPUT", tmp)
+        base = os.environ["PRISMLIB_OUTPUT"]  # the runs' checkpoints (partial.pt: the checks so far) stay there
+        data = section4_data(P, mlm_corpus(P, tokenizer), tokenizer)
+        print(f"frozen states ready in {time.perf_counter() - t0:.0f} s; {len(data.train)} training inputs; {P.prism}")
+        ctx = mp.get_context("spawn")
+        out = ctx.Queue()
+        procs = []
+        for lr in args.pilot:
+            settings = dataclasses.replace(P.prism, lr=lr)
+            proc = ctx.Process(target=_pilot_run, args=(args.arm, settings, P, data, f"{base}/pilot-{args.arm}-{lr:g}", out))
+            proc.start()
+            procs.append(proc)
+        for _ in procs:
+            lr, seconds, head, checks, anneal, best = out.get()
+            ended = f"stopped: {anneal.stop}, kept step {best}"
+            print(f"\n{args.arm} at lr {lr:g}: {seconds / 60:.1f} min (head warm-up {head or 0:.0f} s), {ended}")
+            for step, loss, scale in checks:
+                print(f"  step {step:4d}  held-out MLM loss {loss:.4f}  rate x{scale:g}")
+        for proc in procs:
+            proc.join()
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -146,7 +146,7 @@ print("MiniLM (384):", sector_sizes(384))
 #    GELU + LayerNorm + decoder tied to the input embeddings, is initialised from the
 #    profile seed) is **warmed up** with the whole encoder frozen, on the top layers'
 #    output at the masked positions (for the prism arms: after the prism);
-# 3. the **top layers and the head** are trained at a low learning rate with linear
+# 3. the **top layers and the head** are trained at the paper's rate (Adam, 1e-3) with linear
 #    warm-up and gradient clipping, **until they stop learning**: every round of
 #    `round_steps` steps the MLM loss on a *stopping text* (WikiText-2 articles held out
 #    of training, used for nothing else) is checked; the annealed rule that stops work
