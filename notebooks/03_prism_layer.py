@@ -92,6 +92,7 @@ from prismlib.prism import (
     mlm_sanity,
     section4_claims,
     section4_models,
+    sector_condition,
     sector_sizes,
     trained_weights,
     unigram_logprobs,
@@ -324,7 +325,12 @@ probes, test_rows, groups = {}, {}, {}
 for name, t in tasks.items():
     feats = pool_features(
         {v: f[name] for v, f in features.items()},
-        {f"{a} {b} sector": (a, sl) for a in ("prism", "prism_untrained", "prism" + EARLIER) if a in features for b, sl in sectors.items()},
+        {
+            sector_condition(a, b): (a, sl)
+            for a in ("prism", "prism_untrained", "prism" + EARLIER)
+            if a in features
+            for b, sl in sectors.items()
+        },
     )
     probes[name] = probe_conditions(
         feats,

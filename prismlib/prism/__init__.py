@@ -98,6 +98,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "arm_of",
         "trained_weights",
         "earlier",
+        "sector_condition",
         "Section4Gates",
         "stable_since_decay",
     ),

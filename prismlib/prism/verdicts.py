@@ -41,6 +41,13 @@ def arm_of(condition: str) -> str:
     return condition.removesuffix(EARLIER).split(" ", 1)[0]
 
 
+def sector_condition(model: str, band: str) -> str:
+    """The condition of ``band``'s sector of ``model``'s features, in the naming :func:`earlier`
+    reads (``"prism@previous", "LOW"`` -> ``"prism LOW sector@previous"``)."""
+    base = model.removesuffix(EARLIER)
+    return f"{base} {band} sector" + (EARLIER if base != model else "")
+
+
 def trained_weights(condition: str) -> str | None:
     """The trained arm whose weights a condition reads (``None``: the encoder before training)."""
     weights = UNTRAINED_PRISM_ON.get(arm_of(condition), arm_of(condition))
