@@ -20,7 +20,7 @@ frozen-state caches of :func:`prismlib.prism.section4_data`, under ``$PRISMLIB_O
 temporary folder), one single-thread process per learning rate, all at once, under the
 profile's stopping rule with ``--round`` steps a round and a cap of ``--cap`` steps (and
 ``--head-epochs``, ``--layers``, ``--batch`` where given). It prints every held-out check
-(step, MLM loss in nats, rate scale, minutes since the start) and how each run ended: what
+(step, MLM loss in nats, rate scale) and how each run ended, with its minutes: what
 decides how many steps the recipe needs to stop by its rule.
 """
 

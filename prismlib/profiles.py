@@ -701,15 +701,15 @@ _PRISM_SMOKE = PrismSettings(
     span=(200, 300), eval_inputs=4, eval_stride=510, eval_batch=4, bootstrap=200, threads=1,
 )  # fmt: skip
 # The cpu recipe (see prismlib.prism.staged_recipe): MiniLM's embeddings and layers 0-3 frozen and cached, the MLM
-# head warmed up on the frozen encoder, then layers 4-5 and the head trained at 1e-4 with
+# head warmed up on the frozen encoder, then layers 4-5 and the head trained at 1e-3 with
 # warm-up and clipping, the three arms as parallel single-thread processes, each until the
 # annealed rule stops it on the held-out MLM loss of 6 held-out WikiText-2 articles (checked
-# every 25 steps = 200 inputs, about 0.28 of a pass over the 714 training inputs; cap 600 steps).
+# every 20 steps = 160 inputs, about 0.22 of a pass over the 714 training inputs; cap 300 steps).
 _PRISM_CPU = PrismSettings(
-    # the recipe chosen by measurement (benchmarks/prism_recipe.py, docs/benchmarks.md): Adam at the
-    # paper's 1e-3 reaches the held-out plateau in about 2 passes (the first stall at step 180 of
-    # the pilot), 1e-4 and 3e-4 were still falling 1-2% a round at steps 100-140; one epoch of
-    # head warm-up (the top layers go on training the head)
+    # the recipe chosen by measurement (benchmarks/prism_recipe.py, docs/benchmarks.md): at the
+    # paper's 1e-3 the arms first stalled at steps 120-280 (1e-4 and 3e-4 still fell 1-2% a round
+    # at steps 100-140); in the 72ca003 cpu run BERT + Prism reached the 300-step cap one check
+    # short of its rule; one epoch of head warm-up (the top layers go on training the head)
     train_text="offline", train_articles_103=30, steps=300, batch_size=8, seq_len=512, lr=1e-3, checkpoint_every=20,
     every_layer=True, recipe="staged", train_layers=2, train_inputs=None, mask_versions=1, head_epochs=1, head_lr=1e-3,
     head_batch=512, warmup=20, clip=1.0, stop_articles=6, round_steps=20, min_rounds=2, decays=2, decay_patience=1,
