@@ -90,6 +90,7 @@ from prismlib.prism import (
     load_mlm_tokenizer,
     mlm_corpus,
     mlm_sanity,
+    probe_encoders,
     section4_claims,
     section4_models,
     sector_condition,
@@ -148,7 +149,9 @@ print("MiniLM (384):", sector_sizes(384))
 #    profile seed) is **warmed up** with the whole encoder frozen, on the top layers'
 #    output at the masked positions (for the prism arms: after the prism);
 # 3. the **top layers and the head** are trained at the paper's rate (Adam, 1e-3) with linear
-#    warm-up and gradient clipping, **until they stop learning**: every round of
+#    warm-up and gradient clipping (cpu: without dropout on the attention probabilities,
+#    the hidden dropout kept: on a CPU the fused attention kernel has no dropout, and the
+#    unfused path costs 40% of a step), **until they stop learning**: every round of
 #    `round_steps` steps the MLM loss on a *stopping text* (WikiText-2 articles held out
 #    of training, used for nothing else) is checked; the annealed rule that stops work
 #    B's LSTMs (`prismlib.anneal`) divides the learning rate after a check without
@@ -267,7 +270,9 @@ for a in trained_models:
 #
 # The probes of notebook 02 (same tasks, $1/|N|$ weights, recipe) on the windows of
 # `profile.prism.sizes`: every model is encoded once per task, so the sizes are chosen
-# for what Table 1 needs. At cpu scale POS uses notebook 02's windows (with 16 training
+# for what Table 1 needs (with the staged recipe the models share their frozen part: each
+# window's frozen states are computed once, and each model runs only its trained top layers,
+# `prismlib.prism.probe_encoders`). At cpu scale POS uses notebook 02's windows (with 16 training
 # windows the original encoder stayed 20 points below its notebook 02 score, which no
 # comparison with the paper's 1.5-point drop survives), dialog acts are tested on the
 # whole standard test split (19 conversations), topic on 80 posts. Each model is probed
@@ -276,7 +281,8 @@ for a in trained_models:
 # probed alone: the same features, only those columns. The trained models are probed a
 # second time at their **earlier checkpoint** (the best weights at the last decay,
 # conditions ending in `@previous`): every claim's contrast is computed again there for
-# its stability gate. The positions fed to the probes depend only on the windows and the
+# its stability gate (an arm whose best check came at its last decay is the same model
+# there, encoded once). The positions fed to the probes depend only on the windows and the
 # seed, so every model is probed, and tested, on the same rows.
 
 # %%
@@ -292,8 +298,7 @@ t0 = time.perf_counter()
 earlier_models, _ = section4_models(P, corpus, [a for a in arms if trained_weights(a)], checkpoint="previous")
 every_model = models | {v + EARLIER: m for v, m in earlier_models.items()}
 features = {}  # model -> task -> split -> Features
-for v, m in every_model.items():
-    enc = m.encoder()
+for v, enc in probe_encoders(every_model, S).items():
     features[v] = {
         name: encode_splits(
             enc,
@@ -308,7 +313,8 @@ for v, m in every_model.items():
         for name, t in tasks.items()
     }
 encode_seconds = time.perf_counter() - t0
-print(f"features of {len(every_model)} models ready in {encode_seconds:.0f} s")
+distinct = len({m.name for m in every_model.values()})
+print(f"features of {len(every_model)} models ({distinct} distinct weights) ready in {encode_seconds:.0f} s")
 sectors = {band: models["prism"].handle.prism.sector(band) for band in ("LOW", "HIGH")}
 
 # %% [markdown]

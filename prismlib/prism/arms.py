@@ -52,12 +52,15 @@ from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, derived_seed, load_mlm_tokenizer, train_mlm
 from prismlib.prism.span_analysis import heldout_logprobs, heldout_mask
 from prismlib.prism.staged_recipe import (
+    FrozenPart,
+    StagedEncoder,
     StateCache,
     StopRule,
     build_state_cache,
     first_trained,
     head_features,
     open_state_cache,
+    set_attention_dropout,
     train_top,
     warm_up_head,
 )
@@ -73,7 +76,7 @@ UNTRAINED_PRISM_ON = {"prism_untrained": "original", "baseline_prism_untrained":
 TRAINED = ("baseline", "prism", "prism-every")
 _RECIPE_FIELDS = (
     "recipe", "train_text", "train_articles_103", "train_inputs", "steps", "batch_size", "seq_len", "lr",
-    "train_layers", "mask_versions", "head_epochs", "head_lr", "head_batch", "warmup", "clip", "stop_articles",
+    "train_layers", "mask_versions", "head_epochs", "head_lr", "head_batch", "warmup", "clip", "attention_dropout", "stop_articles",
     "round_steps", "decay_factor", "decay_tolerance", "decays", "min_rounds", "decay_patience",
 )  # fmt: skip
 
@@ -302,7 +305,7 @@ def recipe_code() -> list[Any]:
         ArmJob.train, ArmJob.model, prism_layers, training_inputs, mlm_training.load_mlm_model, mlm_training.mlm_loss,
         mlm_training.training_batch, mlm_training.batch_indices, mlm_training.derived_seed, mlm_training.train_mlm,
         masking.mask_batch, staged_recipe.first_trained, staged_recipe.lower_states, staged_recipe.top_states,
-        staged_recipe.set_trainable, staged_recipe.mask_version, staged_recipe.build_state_cache,
+        staged_recipe.set_trainable, staged_recipe.set_attention_dropout, staged_recipe.mask_version, staged_recipe.build_state_cache,
         staged_recipe.head_features, staged_recipe.warm_up_head, staged_recipe.lr_factor, staged_recipe.train_top,
         staged_recipe.cached_loss, staged_recipe.StopRule, staged_recipe._trained_state, anneal.anneal_check,
         stop_rule, layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
@@ -374,6 +377,8 @@ class ArmJob:
         previous = None
         if S.recipe == "staged":
             start = first_trained(model, S.train_layers)
+            if S.attention_dropout is not None:
+                set_attention_dropout(model, start, S.attention_dropout)
             cache = open_state_cache(data.states)  # type: ignore[arg-type]
             head_file = folder / "head.pt"
             ck = load_or_discard(head_file, map_location=device)  # a corrupt one: warm the head up again
@@ -465,11 +470,31 @@ class TrainedMLM:
     record: dict[str, Any]
     device: torch.device
 
-    def encoder(self):
-        """The model's encoder (prism included) as a :class:`prismlib.probing.Encoder` for probing."""
+    def encoder(self, frozen: FrozenPart | None = None):
+        """The model's encoder (prism included) as a :class:`prismlib.probing.Encoder` for probing.
+
+        ``frozen``: compute the frozen part from this shared memo (:class:`StagedEncoder`;
+        the model's prism layers must all lie above it), see :func:`probe_encoders`."""
         from prismlib.probing.encoders import Encoder
 
-        return Encoder(self.name, self.tokenizer, cast(Any, self.model).base_model.eval(), self.device)
+        base = cast(Any, self.model).base_model.eval()
+        if frozen is None:
+            return Encoder(self.name, self.tokenizer, base, self.device)
+        if self.handle is not None and min(self.handle.layer_indices) < frozen.start:
+            raise ValueError(f"{self.variant}: a prism follows layer {min(self.handle.layer_indices)}, inside the shared frozen part")
+        return Encoder(self.name, self.tokenizer, StagedEncoder(base, frozen), self.device)
+
+
+def probe_encoders(models: dict[str, TrainedMLM], settings: Any) -> dict[str, Any]:
+    """The encoders of ``models`` for probing (:class:`prismlib.probing.Encoder` by model).
+
+    With the staged recipe (``settings``: ``PrismSettings``) they share one
+    :class:`FrozenPart`: every window's frozen states are computed once, and each model
+    runs only its top ``train_layers`` layers (the arms differ only there)."""
+    if settings.recipe != "staged" or not models:
+        return {v: m.encoder() for v, m in models.items()}
+    frozen = FrozenPart(first_trained(next(iter(models.values())).model, settings.train_layers))
+    return {v: m.encoder(frozen) for v, m in models.items()}
 
 
 def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True) -> Section4Data:
@@ -554,7 +579,8 @@ def section4_models(
             runs trained to a stop: the best weights at the last decay, the earlier
             checkpoint of the effect-stability gates). With ``"previous"`` an arm whose
             run never decayed is left out of the result; untrained arms are the same at
-            both checkpoints.
+            both checkpoints, and so is an arm whose best check came at its last decay
+            (it then carries the final model's name, so their cached states are shared).
 
     Returns:
         ``({arm: TrainedMLM}, data)``.
@@ -584,11 +610,14 @@ def section4_models(
             source = ArmJob(weights, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())
             done = load_checkpoint(job_dir(source) / "done.pt", map_location=dev)
             model.load_state_dict(done["model"])
-            if checkpoint == "previous":
+            earlier = checkpoint == "previous"
+            if earlier:
                 if done.get("previous") is None:
                     continue
                 model.load_state_dict(done["previous"], strict=False)
-            name = f"{profile.encoder}+{arm}-{profile.name}-{source.key}" + ("@previous" if checkpoint == "previous" else "")
+                # kept at the check of the last decay: the final weights again, under the final's name (its cached states)
+                earlier = done["result"].previous_step != done["result"].best_step
+            name = f"{profile.encoder}+{arm}-{profile.name}-{source.key}" + ("@previous" if earlier else "")
             if arm == weights:
                 result, record = done["result"], done["record"]
         model.eval()

@@ -117,6 +117,21 @@ def set_trainable(model: nn.Module, start: int | None) -> list[nn.Parameter]:
     return params
 
 
+def set_attention_dropout(model: nn.Module, start: int, p: float) -> None:
+    """Set the dropout on the attention probabilities of encoder layers ``start ..`` to ``p``
+    (their hidden dropout unchanged). With ``p = 0`` a CPU step can use PyTorch's fused
+    attention kernel, which has no dropout.
+
+    Raises:
+        TypeError: a layer without ``attention.self.dropout`` (not a BERT-style layer).
+    """
+    for i, layer in enumerate(encoder_layers(model)[start:], start):
+        dropout = getattr(getattr(getattr(layer, "attention", None), "self", None), "dropout", None)
+        if not isinstance(dropout, nn.Dropout):
+            raise TypeError(f"encoder layer {i} ({type(layer).__name__}) has no attention.self.dropout to set")
+        dropout.p = float(p)
+
+
 # =========================================================================== cached frozen states
 
 
@@ -223,6 +238,103 @@ def open_state_cache(folder: str | Path) -> StateCache:
     if done != [states.shape[1]] * states.shape[0]:
         raise RuntimeError(f"the state cache {folder} is incomplete ({done} of {states.shape[1]} rows per version)")
     return StateCache(folder, states, np.load(folder / "labels.npy", mmap_mode="r"))
+
+
+# =========================================================================== encoding with a shared frozen part
+
+
+class FrozenPart:
+    """:func:`lower_states` of token sequences, computed once and shared by every model whose
+    frozen part (embeddings and layers ``0 .. start-1``) has the same weights: the staged
+    recipe's arms differ only above it, so a window's frozen states serve all of them.
+
+    The first model seen fixes the weights' fingerprint; :class:`StagedEncoder` refuses a
+    model whose frozen part differs. States are kept in memory (float32), one per distinct
+    sequence: ``(length, hidden)``.
+    """
+
+    def __init__(self, start: int) -> None:
+        if start < 0:
+            raise ValueError(f"start must be >= 0, got {start}")
+        self.start = start
+        self.fingerprint: str | None = None
+        self._states: dict[bytes, Tensor] = {}
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def admit(self, model: nn.Module) -> None:
+        """Check that ``model``'s frozen part is the one this memo holds the states of."""
+        import hashlib
+
+        base = cast(Any, model).base_model
+        digest = hashlib.sha1(str(self.start).encode())
+        for module in (base.embeddings, *encoder_layers(model)[: self.start]):
+            for name, tensor in sorted(module.state_dict().items()):
+                digest.update(name.encode())
+                digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        if self.fingerprint is None:
+            self.fingerprint = digest.hexdigest()
+        elif digest.hexdigest() != self.fingerprint:
+            raise ValueError(
+                "this model's frozen part (embeddings and the layers below the trained ones) differs from the one whose "
+                "states are shared; encode it with its own FrozenPart (or without one)"
+            )
+
+    def states(self, model: nn.Module, ids: Tensor) -> Tensor:
+        """The frozen part's output for one sequence ``ids (length,)`` -> ``(length, hidden)``."""
+        key = ids.cpu().numpy().astype(np.int64).tobytes()
+        if key not in self._states:
+            self._states[key] = lower_states(model, ids[None], self.start)[0]
+        return self._states[key]
+
+
+class StagedEncoder(nn.Module):
+    """A BERT-style model computed as its frozen part (from a shared :class:`FrozenPart`)
+    and its top layers ``start ..`` (prism hooks included), each sequence at its real
+    length: the encoder :func:`prismlib.spectral.hidden_batches` calls, for probing many
+    staged models of one encoder (the frozen part runs once per window, not once per model).
+
+    ``forward(input_ids (batch, length), attention_mask (batch, length) right-padded)``
+    returns an object whose ``hidden_states`` has the model's ``num_layers + 1`` entries;
+    those of the frozen layers below ``start`` are not kept (asking for one raises).
+    Padding positions of the output are zero.
+    """
+
+    def __init__(self, model: nn.Module, frozen: FrozenPart) -> None:
+        super().__init__()
+        frozen.admit(model)
+        self.model, self.frozen = model, frozen
+        self.config = cast(Any, model).config
+
+    @torch.no_grad()
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, output_hidden_states: bool = True) -> Any:
+        from types import SimpleNamespace
+
+        lengths = [input_ids.shape[1]] * len(input_ids) if attention_mask is None else attention_mask.sum(1).tolist()
+        start, n_layers = self.frozen.start, len(encoder_layers(self.model))
+        out = [torch.zeros(*input_ids.shape, int(self.config.hidden_size), device=input_ids.device) for _ in range(n_layers + 1 - start)]
+        for length in sorted(set(lengths)):  # rows of one length: one full-length call of the top layers
+            rows = [r for r, n in enumerate(lengths) if n == length]
+            h = torch.stack([self.frozen.states(self.model, input_ids[r, :length]) for r in rows])
+            out[0][rows, :length] = h
+            for i, layer in enumerate(encoder_layers(self.model)[start:], 1):
+                h = _hidden(layer(h))
+                out[i][rows, :length] = h
+        skipped = tuple(_FrozenLayer(i) for i in range(start))
+        return SimpleNamespace(hidden_states=skipped + tuple(out), last_hidden_state=out[-1])
+
+
+class _FrozenLayer:
+    """Stands for a hidden state of the frozen part that :class:`StagedEncoder` does not keep."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def float(self) -> Tensor:
+        raise ValueError(
+            f"hidden state {self.index} lies in the shared frozen part, which StagedEncoder does not keep; encode with the model itself"
+        )
 
 
 # =========================================================================== the staged recipe

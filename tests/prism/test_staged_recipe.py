@@ -67,6 +67,52 @@ def test_a_layer_called_alone_does_not_reuse_the_last_padded_mask():
     torch.testing.assert_close(C.top_states(model, C.lower_states(model, x, 1), 1), full, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("where", [None, "last", [1, 2]])
+def test_a_shared_frozen_part_encodes_padded_batches_like_the_model(where):
+    from prismlib.spectral import hidden_batches
+
+    frozen = C.FrozenPart(1)
+    other = _tiny()  # another arm: same frozen part, its own top layers
+    with torch.no_grad():
+        for p in C.encoder_layers(other)[1:].parameters():
+            p.add_(0.1)
+    seqs = [_inputs(1, seed)[0, :n].tolist() for seed, n in enumerate((16, 9, 16, 12, 9))]
+    list(hidden_batches(C.StagedEncoder(other.base_model, frozen), seqs, -1, batch_size=3, progress=False))
+    assert len(frozen) == 5  # one state per distinct sequence
+    model = _tiny()
+    if where is not None:
+        attach_prism(model, where)
+    staged = C.StagedEncoder(model.base_model, frozen)
+    for (rows, h, lengths), (rows2, h2, _) in zip(
+        hidden_batches(staged, seqs, [1, 2, 3], batch_size=3, progress=False),
+        hidden_batches(model.base_model, seqs, [1, 2, 3], batch_size=3, progress=False),
+    ):
+        assert rows == rows2
+        for a, b in zip(h, h2):
+            for r, n in enumerate(lengths):
+                torch.testing.assert_close(a[r, :n], b[r, :n], atol=1e-5, rtol=1e-5)
+    assert len(frozen) == 5  # the other arm's frozen states served this model
+
+
+def test_a_shared_frozen_part_refuses_a_model_with_other_frozen_weights_and_unkept_layers():
+    frozen = C.FrozenPart(2)
+    staged = C.StagedEncoder(_tiny(0).base_model, frozen)
+    with pytest.raises(ValueError, match="frozen part"):
+        C.StagedEncoder(_tiny(1).base_model, frozen)
+    out = staged(_inputs(2), torch.ones(2, LENGTH, dtype=torch.long))
+    assert len(out.hidden_states) == 4
+    with pytest.raises(ValueError, match="hidden state 1 lies in the shared frozen part"):
+        out.hidden_states[1].float()
+
+
+def test_attention_dropout_is_set_in_the_trained_layers_only():
+    model = _tiny()
+    C.set_attention_dropout(model, 2, 0.0)
+    ps = [layer.attention.self.dropout.p for layer in C.encoder_layers(model)]
+    assert ps == [0.1, 0.1, 0.0]
+    assert all(layer.output.dropout.p == 0.1 for layer in C.encoder_layers(model))
+
+
 def test_state_cache_holds_every_masking_and_resumes(tmp_path, monkeypatch):
     model = _tiny()
     straight = _cache(model, tmp_path / "a")
@@ -315,6 +361,7 @@ def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_
     S = dataclasses.replace(
         get_profile("smoke").prism,
         recipe="full" if recipe == "full" else "staged",
+        attention_dropout=None if recipe == "full" else 0.0,
         steps=2,
         batch_size=2,
         train_layers=1,
