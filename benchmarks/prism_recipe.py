@@ -6,7 +6,9 @@
 For each number of trained top layers and sequence length, the offline MiniLM's frozen part
 is cached for a few inputs (its cost per input is printed too), then ``--steps`` steps of
 :func:`prismlib.prism.train_top` (batch ``--batch``) are timed after one warm-up step, with and
-without a prism layer after the last layer, and one held-out check
+without a prism layer after the last layer and with each ``--attention-dropout`` on the trained
+layers' attention probabilities (0.1, MiniLM's own, runs PyTorch's unfused attention; 0 the
+fused kernel), and one held-out check
 (:func:`prismlib.prism.cached_loss`) over ``--check-inputs`` inputs. The projection is the
 wall time of the trained arms (3 on the cpu profile) as single-thread processes on
 ``--cores`` cores for ``--project`` steps with a check every ``--round`` steps; it leaves out
@@ -27,6 +29,7 @@ decides how many steps the recipe needs to stop by its rule.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import tempfile
@@ -51,67 +54,84 @@ def main() -> None:
     parser.add_argument("--arm", default="prism", help="pilot: the arm trained (baseline, prism, prism-every)")
     parser.add_argument("--cap", type=int, default=160, help="pilot: the step cap")
     parser.add_argument("--head-epochs", type=int, default=None, help="pilot: epochs of the head warm-up")
+    parser.add_argument(
+        "--attention-dropout",
+        type=float,
+        nargs="+",
+        default=None,
+        help="dropout on the trained layers' attention probabilities: timing: each value (default 0.1, MiniLM's own, and 0); "
+        "pilot: the first (default: the profile's)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.pilot:
         pilot(args)
         return
 
-    from prismlib.prism import attach_prism, build_state_cache, cached_loss, first_trained, load_mlm_model, train_top
+    from prismlib.prism import (
+        attach_prism,
+        build_state_cache,
+        cached_loss,
+        first_trained,
+        load_mlm_model,
+        set_attention_dropout,
+        train_top,
+    )
 
     print(f"load average before: {os.getloadavg()[0]:.2f}; 1 thread per process, {args.cores} cores, {args.arms} arms")
     vocab = 30522
     for length in args.lengths:
         ids = torch.randint(1000, vocab, (max(args.batch, args.check_inputs), length), generator=torch.Generator().manual_seed(0))
         ids[:, 0], ids[:, -1] = 101, 102
-        for layers in args.layers:
-            for prism in (False, True):
-                tok, model = load_mlm_model("minilm", 0)
-                start = first_trained(model, layers)
-                if prism:
-                    attach_prism(model, "last")
-                with tempfile.TemporaryDirectory() as tmp:
-                    t0 = time.perf_counter()
-                    cache = build_state_cache(
-                        model,
-                        ids[: args.batch],
-                        start,
-                        1,
-                        0,
-                        tok.all_special_ids,
-                        tok.mask_token_id,
-                        len(tok),
-                        Path(tmp) / "train",
-                        progress=False,
-                    )
-                    per_input = (time.perf_counter() - t0) / args.batch
-                    held = build_state_cache(
-                        model,
-                        ids[: args.check_inputs],
-                        start,
-                        1,
-                        1,
-                        tok.all_special_ids,
-                        tok.mask_token_id,
-                        len(tok),
-                        Path(tmp) / "held",
-                        progress=False,
-                    )
-                    kw = dict(batch_size=args.batch, lr=1e-4, warmup=0, clip=1.0, seed=0, progress=False)
-                    train_top(model, cache, start, steps=1, **kw)  # warm-up
-                    t0 = time.perf_counter()
-                    train_top(model, cache, start, steps=args.steps, **kw)
-                    step = (time.perf_counter() - t0) / args.steps
-                    t0 = time.perf_counter()
-                    cached_loss(model, held, start)
-                    check = time.perf_counter() - t0
-                waves = math.ceil(args.arms / args.cores)
-                project = waves * (args.project * step + args.project / args.round * check) / 60
-                print(
-                    f"length {length}, {layers} trained layer(s), prism {'yes' if prism else 'no '}: frozen part "
-                    f"{per_input:.2f} s/input, step {step:.2f} s, check {check:.1f} s -> {args.project} steps of "
-                    f"{args.arms} arms on {args.cores} cores: {project:.0f} min"
+        for layers, prism, dropout in itertools.product(args.layers, (False, True), args.attention_dropout or (0.1, 0.0)):
+            tok, model = load_mlm_model("minilm", 0)
+            start = first_trained(model, layers)
+            set_attention_dropout(model, start, dropout)
+            if prism:
+                attach_prism(model, "last")
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                cache = build_state_cache(
+                    model,
+                    ids[: args.batch],
+                    start,
+                    1,
+                    0,
+                    tok.all_special_ids,
+                    tok.mask_token_id,
+                    len(tok),
+                    Path(tmp) / "train",
+                    progress=False,
                 )
+                per_input = (time.perf_counter() - t0) / args.batch
+                held = build_state_cache(
+                    model,
+                    ids[: args.check_inputs],
+                    start,
+                    1,
+                    1,
+                    tok.all_special_ids,
+                    tok.mask_token_id,
+                    len(tok),
+                    Path(tmp) / "held",
+                    progress=False,
+                )
+                kw = dict(batch_size=args.batch, lr=1e-4, warmup=0, clip=1.0, seed=0, progress=False)
+                train_top(model, cache, start, steps=1, **kw)  # warm-up
+                t0 = time.perf_counter()
+                train_top(model, cache, start, steps=args.steps, **kw)
+                step = (time.perf_counter() - t0) / args.steps
+                t0 = time.perf_counter()
+                cached_loss(model, held, start)
+                check = time.perf_counter() - t0
+            waves = math.ceil(args.arms / args.cores)
+            project = waves * (args.project * step + args.project / args.round * check) / 60
+            print(
+                f"length {length}, {layers} trained layer(s), prism {'yes' if prism else 'no '}, attention dropout "
+                f"{dropout:g}: frozen part "
+                f"{per_input:.2f} s/input, step {step:.2f} s, check {check:.1f} s -> {args.project} steps of "
+                f"{args.arms} arms on {args.cores} cores: {project:.0f} min"
+            )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
@@ -145,6 +165,8 @@ def pilot(args) -> None:
         changes["train_layers"] = args.layers[0]
     if args.batch != 8:
         changes["batch_size"] = args.batch
+    if args.attention_dropout:
+        changes["attention_dropout"] = args.attention_dropout[0]
     P = dataclasses.replace(P, prism=dataclasses.replace(P.prism, **changes))
     tokenizer = load_mlm_tokenizer(P.encoder)
     t0 = time.perf_counter()
