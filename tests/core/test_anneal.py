@@ -9,6 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import lstm
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
@@ -112,18 +113,9 @@ def test_an_unknown_optimizer_is_refused():
         dataclasses.replace(LSTM, optimizer="sgd")
 
 
-VOCAB = 30
-ANNEAL = dataclasses.replace(
-    LSTM,
-    emb=6,
-    hidden=10,
-    batch_size=4,
-    bptt=8,
+ANNEAL = tiny_lstm(
     steps_per_epoch=None,
     checks_per_pass=2,
-    eval_batch=2,
-    valid_tokens=None,
-    test_tokens=None,
     cutoffs=(),
     average_last=0,
     optimizer="anneal",

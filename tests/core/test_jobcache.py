@@ -13,32 +13,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
 from prismlib.jobcache import run_pool
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import training
-from prismlib.profiles import get_profile
 
-VOCAB = 30
-TINY = dataclasses.replace(
-    get_profile("smoke").lstm,
-    optimizer="ntasgd",
-    average_last=1,
-    curve_every=2,
-    curve_tokens=1000,
-    emb=6,
-    hidden=10,
-    batch_size=4,
-    bptt=8,
-    epochs=2,
-    steps_per_epoch=3,
-    eval_batch=2,
-    valid_tokens=None,
-    test_tokens=None,
-    cutoffs=(10, 20),
-)
+TINY = tiny_lstm(optimizer="ntasgd", average_last=1, curve_every=2, curve_tokens=1000, epochs=2, steps_per_epoch=3, cutoffs=(10, 20))
 
 
 def _corpus() -> SimpleNamespace:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import jobcache as jobs
 from prismlib import lstm, paths
@@ -18,28 +19,11 @@ from prismlib.claims import effect_stability_gate
 from prismlib.lstm import convergence as cv
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import summaries, training, verdicts
-from prismlib.profiles import PROFILES, get_profile, until_converged
+from prismlib.profiles import PROFILES, until_converged
 from prismlib.runs.train import projection
 from prismlib.stats import Interval
 
-VOCAB = 30
-TINY = dataclasses.replace(
-    get_profile("smoke").lstm,
-    optimizer="ntasgd",
-    average_last=1,
-    emb=6,
-    hidden=10,
-    batch_size=4,
-    bptt=8,
-    epochs=2,
-    steps_per_epoch=3,
-    eval_batch=2,
-    valid_tokens=None,
-    test_tokens=None,
-    cutoffs=(10, 20),
-    curve_every=1,
-    curve_tokens=100,
-)
+TINY = tiny_lstm(optimizer="ntasgd", average_last=1, epochs=2, steps_per_epoch=3, cutoffs=(10, 20), curve_every=1, curve_tokens=100)
 
 
 @pytest.fixture(autouse=True)

@@ -9,30 +9,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import lstm
 from prismlib.lstm import forget_gate_biases
-from prismlib.profiles import get_profile
 from prismlib.stats import ratio_difference
 
-VOCAB = 30
-TINY = dataclasses.replace(
-    get_profile("smoke").lstm,
-    optimizer="ntasgd",
-    curve_every=2,
-    curve_tokens=1000,
-    emb=6,
-    hidden=10,
-    batch_size=4,
-    bptt=8,
-    epochs=2,
-    steps_per_epoch=3,
-    eval_batch=2,
-    valid_tokens=None,
-    test_tokens=None,
-    cutoffs=(),
-    average_last=0,
-)
+TINY = tiny_lstm(optimizer="ntasgd", curve_every=2, curve_tokens=1000, epochs=2, steps_per_epoch=3, cutoffs=(), average_last=0)
 
 
 @pytest.fixture(autouse=True)
