@@ -4,29 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from bert_fixtures import tiny_mlm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prismlib.prism import PrismLayer, attach_prism, sector_sizes, sector_slices
 from prismlib.spectral import BAND_NAMES, allocate_bands, dct
-
-
-def tiny_mlm(seed: int = 0):
-    from transformers import BertConfig, BertForMaskedLM
-
-    torch.manual_seed(seed)
-    cfg = BertConfig(
-        vocab_size=100,
-        hidden_size=20,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=40,
-        max_position_embeddings=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    return BertForMaskedLM(cfg).eval()
-
 
 # ----------------------------------------------------------------------------- sectors
 

@@ -5,28 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from bert_fixtures import tiny_mlm
 
 from prismlib.prism import article_mean, heldout_logprobs, per_article, unigram_logprobs
 from prismlib.stats import ratio_difference
 
 CLS, SEP, MASK, VOCAB = 1, 2, 3, 100
-
-
-def tiny_mlm(seed: int = 0):
-    from transformers import BertConfig, BertForMaskedLM
-
-    torch.manual_seed(seed)
-    cfg = BertConfig(
-        vocab_size=VOCAB,
-        hidden_size=20,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=40,
-        max_position_embeddings=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    return BertForMaskedLM(cfg).eval()
 
 
 # ----------------------------------------------------------------------------- unigram
