@@ -46,8 +46,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--steps", type=int, default=3, help="timed steps (after one warm-up step)")
     parser.add_argument("--check-inputs", type=int, default=46, help="inputs of the stopping text (cpu: 46)")
-    parser.add_argument("--project", type=int, default=600, help="steps of the projection (cpu: the cap)")
-    parser.add_argument("--round", type=int, default=25, help="steps between held-out checks")
+    parser.add_argument("--project", type=int, default=400, help="steps of the projection (cpu: the cap)")
+    parser.add_argument("--round", type=int, default=20, help="steps between held-out checks (cpu: 20)")
     parser.add_argument("--arms", type=int, default=3, help="trained arms, run as parallel single-thread processes")
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--pilot", type=float, nargs="+", default=None, help="learning rates: train instead of timing steps")
@@ -90,32 +90,15 @@ def main() -> None:
             if prism:
                 attach_prism(model, "last")
             with tempfile.TemporaryDirectory() as tmp:
-                t0 = time.perf_counter()
-                cache = build_state_cache(
-                    model,
-                    ids[: args.batch],
-                    start,
-                    1,
-                    0,
-                    tok.all_special_ids,
-                    tok.mask_token_id,
-                    len(tok),
-                    Path(tmp) / "train",
-                    progress=False,
-                )
-                per_input = (time.perf_counter() - t0) / args.batch
-                held = build_state_cache(
-                    model,
-                    ids[: args.check_inputs],
-                    start,
-                    1,
-                    1,
-                    tok.all_special_ids,
-                    tok.mask_token_id,
-                    len(tok),
-                    Path(tmp) / "held",
-                    progress=False,
-                )
+                caches, seconds = {}, {}
+                for name, n, seed in (("train", args.batch, 0), ("held", args.check_inputs, 1)):  # one masking each
+                    t0 = time.perf_counter()
+                    special, mask_id = tok.all_special_ids, tok.mask_token_id
+                    caches[name] = build_state_cache(
+                        model, ids[:n], start, 1, seed, special, mask_id, len(tok), Path(tmp) / name, progress=False
+                    )
+                    seconds[name] = time.perf_counter() - t0
+                cache, held, per_input = caches["train"], caches["held"], seconds["train"] / args.batch
                 kw = dict(batch_size=args.batch, lr=1e-4, warmup=0, clip=1.0, seed=0, progress=False)
                 train_top(model, cache, start, steps=1, **kw)  # warm-up
                 t0 = time.perf_counter()
