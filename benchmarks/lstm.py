@@ -204,7 +204,7 @@ def main() -> None:
     print(f"sizes {sizes}, emb {s.emb}, vocab {VOCAB}, batch {s.batch_size} x {s.bptt} tokens, best of {args.steps} steps\n")
     cutoffs = s.cutoffs or (2000, 6000)
     variants = {
-        "no regularisation": (RunSpec(), dataclasses.replace(s, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)),
+        "no regularisation": (RunSpec(), s.updated(dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)),
         "profile regularisation": (RunSpec(), s),
         "+ fixed layer-wise biases": (RunSpec("layerwise", 70.0, fixed=True), s),
         "+ official biases (all frozen)": (RunSpec("official", fixed=True), s),
@@ -215,7 +215,7 @@ def main() -> None:
     for name, (spec, settings) in variants.items():
         for output, cut in (("full", ()), ("adaptive", cutoffs)):
             torch.manual_seed(0)
-            model = build_model(spec, VOCAB, dataclasses.replace(settings, cutoffs=cut))  # ids are ranks already
+            model = build_model(spec, VOCAB, settings.updated(cutoffs=cut))  # ids are ranks already
             results[f"prismlib, {name}, {output}"] = tokens_per_second(model, s.batch_size, s.bptt, args.steps, device)
     plain = results["plain nn.LSTM LM (full softmax)"][0]
     print(f"adaptive softmax cutoffs {cutoffs}\n")
@@ -230,7 +230,7 @@ def main() -> None:
     print(f"\nevery model: {len(sizes)} fused {FUSED} calls per forward (one per layer)")
     if not on_cuda:
         torch.manual_seed(0)
-        model = build_model(RunSpec(), VOCAB, dataclasses.replace(s, cutoffs=cutoffs))
+        model = build_model(RunSpec(), VOCAB, s.updated(cutoffs=cutoffs))
         x = zipf_ids((s.batch_size, s.bptt + 1), device)
         tps = results["prismlib, profile regularisation, adaptive"][0]
         flops = flops_per_token(sizes, s.emb, cutoffs, x[:, 1:])

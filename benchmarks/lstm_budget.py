@@ -94,7 +94,7 @@ def input_gate_at_zero(model: torch.nn.Module, layer: int) -> float:
 
 def freeze_sweep(steps: int, batch: int, seed: int, cache: Path, conventions: list[str]) -> None:
     corpus = _corpus()
-    s = dataclasses.replace(get_profile("cpu").lstm, optimizer="ntasgd", batch_size=batch, epochs=1, steps_per_epoch=steps, average_last=0)
+    s = get_profile("cpu").lstm.updated(optimizer="ntasgd", batch_size=batch, epochs=1, steps_per_epoch=steps, average_last=0)
     specs = [RunSpec(seed=seed)] + [
         RunSpec(v, T, fixed=True, seed=seed, freeze=f) for v, T in (("layerwise", 70.0), ("layer2", 70.0)) for f in conventions
     ]
@@ -131,8 +131,7 @@ def study_settings(size: str, batch: int, cap_passes: int, patience: int = 1):
     """The cpu profile's LSTM settings with the annealed recipe at ``size`` (``hidden/emb``) and
     ``batch``, decaying after ``patience`` failed checks in a row."""
     hidden, emb = (int(x) for x in size.split("/"))
-    return dataclasses.replace(
-        get_profile("cpu").lstm,
+    return get_profile("cpu").lstm.updated(
         hidden=hidden,
         emb=emb,
         batch_size=batch,
@@ -289,7 +288,7 @@ def doubled_run(size: str, batch: int, model: str, cap_passes: int, cache: Path,
         ck = load_checkpoint(cache / f"{name}.pt")
         ck["history"].anneal = dataclasses.replace(ck["history"].anneal, stop=None)
         save_atomic(longer, **ck)
-    s2 = dataclasses.replace(s, epochs=2 * hist.epochs, decays=10**6)
+    s2 = s.updated(epochs=2 * hist.epochs, decays=10**6)
     net = build_model(spec, len(corpus.vocab), s2, rank)
     hist2 = train_lm(net, corpus.train, corpus.valid, s2, spec.seed, longer, progress=False, learn_below=learn_below)
     return {

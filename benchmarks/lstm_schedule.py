@@ -50,7 +50,7 @@ def parse_model(text: str, seed: int) -> RunSpec:
 
 def fixed_path(s: LSTMSettings, rounds: int) -> LSTMSettings:
     """``s`` on the fixed path of length ``rounds`` (then ``s.decays`` decays, one a round)."""
-    return replace(s, decay_tolerance=0.99, decay_patience=1, min_rounds=rounds, epochs=rounds + s.decays + 2)
+    return s.updated(fixed_path=True, min_rounds=rounds, epochs=rounds + s.decays + 2)
 
 
 def run(spec: RunSpec, s: LSTMSettings, rounds: list[int], out: Path, progress: bool) -> dict:

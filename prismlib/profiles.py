@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 PROFILE_ENV = "PRISMLIB_PROFILE"
 DEVICE_ENV = "PRISMLIB_DEVICE"
@@ -50,8 +51,12 @@ class SpectralSettings:
 
 
 @dataclass(frozen=True)
-class LSTMSettings:
-    """Notebooks 05-08 (work B): the AWD-LSTM language models and their evaluation.
+class LSTMRecipe:
+    """How one of work B's language models is trained: everything that changes the trained
+    model or the numbers its run record keeps, and nothing else. A job's key hashes the
+    recipe whole (:meth:`prismlib.lstm.Job.describe`), so a new field here changes every key
+    (the models of the old recipe are retrained, never reused); analysis settings live
+    beside it in :class:`LSTMSettings`.
 
     Attributes:
         emb, hidden, layers: embedding size (= last layer, tied), other layers' width, depth.
@@ -59,7 +64,8 @@ class LSTMSettings:
             input, embedding and hidden-to-hidden (DropConnect) dropout rates.
         optimizer: ``ntasgd`` (SGD -> ASGD, the slides' baseline), ``anneal`` (SGD whose rate
             falls on a validation plateau and which stops by that rule,
-            :mod:`prismlib.anneal`; the cpu recipe) or ``adam``.
+            :mod:`prismlib.anneal`, or on a fixed path: ``fixed_path``; the cpu recipe) or
+            ``adam``.
         lr, clip, wdecay: learning rate, gradient-norm clip, weight decay.
         alpha, beta: AR and TAR regularisation weights.
         nonmono: NT-ASGD's non-monotone window (validation checks).
@@ -70,27 +76,11 @@ class LSTMSettings:
         valid_tokens: first tokens of PTB valid used for the per-epoch validation (NT-ASGD,
             best checkpoint); ``None`` is the full split.
         test_tokens: first tokens of PTB test evaluated; ``None`` is the full split.
-        seeds: seeds of the models whose table has a seed column (experiment 4, baseline).
-        bootstrap: bootstrap resamples of the test set (70-word blocks).
-        memory_contexts: 70-word contexts from PTB test in the cell-state ablation.
-        context: context length of the ablation (words).
-        threads: torch CPU threads while training / evaluating (``None``: torch's default).
-            On 2 shared cores one thread is faster: two threads per process oversubscribe.
         cutoffs: adaptive-softmax cluster boundaries (word frequency ranks), e.g.
             ``(2000, 6000)``; ``()`` is the full softmax tied to the embedding (AWD-LSTM).
-        memory_warmup: words the model reads before each ablation context (notebook 08).
-        memory_fit: distances ``(d_min, d_max)`` over which every model's decay is fitted.
-        memory_mode: what ablating a word means: ``replace`` (by ``<unk>``) or ``remove``.
         average_last: NT-ASGD switches to averaged SGD for the last ``average_last`` epochs
             at the latest (0: only when validation stalls for ``nonmono`` epochs, AWD's rule;
             a run of a few epochs never stalls).
-        grid: which models the notebooks train (:mod:`prismlib.lstm.grid`): ``slides`` (every
-            model the slides tabulate) or ``cpu`` (a subset that tests each claim; the smoke
-            profile's).
-        all_seeds: every model of the grid trains with every seed of ``seeds`` (paired: seed
-            k of every model shares its data order and dropout masks); otherwise only the
-            baseline, Pareto and, on the slides grid, MOD5 and MOD8 do (the others: the first
-            seed).
         curve_every: BPTT steps between the points of a model's learning curve (perplexity
             of the first ``curve_tokens`` tokens of PTB valid); ``None``: the per-epoch
             validation perplexities are the curve.
@@ -101,7 +91,6 @@ class LSTMSettings:
             (and the stop rule of ``until_converged``): the validation perplexity improved by
             less than ``converge_tolerance`` (a fraction) over the last ``converge_share`` of
             the budget.
-        freeze: what the grid's fixed variants freeze (:data:`prismlib.lstm.FREEZE`).
         checks_per_pass: with ``steps_per_epoch=None``, the "epochs" (rounds: validation,
             checkpoint, a schedule decision) per pass over PTB train (1: one per pass).
         decay_factor, decay_tolerance, decays, min_rounds: the ``anneal`` schedule
@@ -112,6 +101,11 @@ class LSTMSettings:
             ``epochs`` is the cap in rounds.
         decay_patience: the ``anneal`` schedule decays (or stops) only after this many
             failed checks in a row (1: at every failed check).
+        fixed_path: the ``anneal`` schedule on a fixed learning-rate path, the same for
+            every model of a comparison: the rate stays at ``lr`` for ``min_rounds`` rounds,
+            is divided by ``decay_factor`` after each of the next ``decays`` rounds, and the
+            run stops after one more (``decay_tolerance`` and ``decay_patience`` unused;
+            validation only picks the kept checkpoint and draws the curve).
     """
 
     emb: int
@@ -136,36 +130,28 @@ class LSTMSettings:
     eval_batch: int
     valid_tokens: int | None
     test_tokens: int | None
-    seeds: tuple[int, ...]
-    bootstrap: int
-    memory_contexts: int
-    context: int
-    threads: int | None
     cutoffs: tuple[int, ...] = ()
     average_last: int = 0
-    memory_warmup: int = 100
-    memory_fit: tuple[int, int] = (2, 50)
-    memory_mode: str = "replace"
-    grid: str = "cpu"
     curve_every: int | None = None
     curve_tokens: int = 10_000
     until_converged: bool = False
     converge_share: float = 0.25
     converge_tolerance: float = 0.01
-    freeze: str = "input_forget"
     checks_per_pass: int = 1
     decay_factor: float = 4.0
     decay_tolerance: float = 0.002
     decays: int = 4
     min_rounds: int = 4
-    all_seeds: bool = False
     decay_patience: int = 1
+    fixed_path: bool = False
 
     def __post_init__(self) -> None:
         if self.optimizer not in ("ntasgd", "anneal", "adam"):
             raise ValueError(f"optimizer must be 'ntasgd', 'anneal' or 'adam', got {self.optimizer!r}")
         if self.checks_per_pass < 1:
             raise ValueError(f"checks_per_pass must be >= 1, got {self.checks_per_pass}")
+        if self.fixed_path and self.optimizer != "anneal":
+            raise ValueError(f"fixed_path is a form of the anneal schedule: set optimizer='anneal' (got {self.optimizer!r})")
         if self.optimizer == "anneal":
             if not self.decay_factor > 1:
                 raise ValueError(f"decay_factor must be > 1 (the rate must fall), got {self.decay_factor}")
@@ -180,6 +166,11 @@ class LSTMSettings:
                     f"epochs (the cap, {self.epochs} rounds) must exceed min_rounds ({self.min_rounds}, >= 0): "
                     "below it the anneal schedule can never decay"
                 )
+            if self.fixed_path and self.epochs <= self.min_rounds + self.decays:
+                raise ValueError(
+                    f"epochs (the cap, {self.epochs} rounds) must exceed min_rounds + decays ({self.min_rounds} + {self.decays}): "
+                    "the fixed path ends one round after its last decay"
+                )
             if self.until_converged or self.average_last:
                 raise ValueError("the anneal schedule stops by its own rule: set until_converged=False and average_last=0")
         if self.until_converged and self.average_last:
@@ -190,6 +181,74 @@ class LSTMSettings:
             raise ValueError(
                 f"converge_share must be in (0, 1) and converge_tolerance > 0, got {self.converge_share}, {self.converge_tolerance}"
             )
+
+    def doubled(self) -> LSTMRecipe:
+        """This fixed path twice as long at the start rate, with the same tail: the recipe of
+        the doubling check (the convergence gate of every paired comparison)."""
+        if not self.fixed_path:
+            raise ValueError("only a fixed learning-rate path has a doubled twin (fixed_path=True)")
+        return replace(self, min_rounds=2 * self.min_rounds, epochs=self.epochs + self.min_rounds)
+
+
+@dataclass(frozen=True)
+class LSTMSettings:
+    """Notebooks 05-08 (work B): the recipe of its language models and how they are analysed.
+
+    The recipe's fields read through the settings too (``settings.hidden`` is
+    ``settings.recipe.hidden``); :meth:`updated` changes fields of either.
+
+    Attributes:
+        recipe: how every model is trained (:class:`LSTMRecipe`; a job's key hashes it).
+        seeds: seeds of the models whose table has a seed column (experiment 4, baseline).
+        bootstrap: bootstrap resamples of the test set (70-word blocks).
+        memory_contexts: 70-word contexts from PTB test in the cell-state ablation.
+        context: context length of the ablation (words).
+        threads: torch CPU threads while training / evaluating (``None``: torch's default).
+            On 2 shared cores one thread is faster: two threads per process oversubscribe.
+        memory_warmup: words the model reads before each ablation context (notebook 08).
+        memory_fit: distances ``(d_min, d_max)`` over which every model's decay is fitted.
+        memory_mode: what ablating a word means: ``replace`` (by ``<unk>``) or ``remove``.
+        grid: which models the notebooks train (:mod:`prismlib.lstm.grid`): ``slides`` (every
+            model the slides tabulate) or ``cpu`` (a subset that tests each claim; the smoke
+            profile's).
+        all_seeds: every model of the grid trains with every seed of ``seeds`` (paired: seed
+            k of every model shares its data order and dropout masks); otherwise only the
+            baseline, Pareto and, on the slides grid, MOD5 and MOD8 do (the others: the first
+            seed).
+        freeze: what the grid's fixed variants freeze (:data:`prismlib.lstm.FREEZE`).
+        records: every finished job also writes its committed run record under
+            ``results/<profile>/runs/`` (:mod:`prismlib.records`), and a job whose usable
+            record is there is not trained again (``cpu``, ``paper``; never ``smoke``).
+    """
+
+    recipe: LSTMRecipe
+    seeds: tuple[int, ...]
+    bootstrap: int
+    memory_contexts: int
+    context: int
+    threads: int | None
+    memory_warmup: int = 100
+    memory_fit: tuple[int, int] = (2, 50)
+    memory_mode: str = "replace"
+    grid: str = "cpu"
+    freeze: str = "input_forget"
+    all_seeds: bool = False
+    records: bool = False
+
+    def __getattr__(self, name: str) -> Any:
+        """A field of the recipe (``settings.bptt``); only called for names the settings lack."""
+        if name == "recipe":  # unpickling: before the fields exist
+            raise AttributeError(name)
+        return getattr(self.recipe, name)
+
+    def updated(self, **changes: Any) -> LSTMSettings:
+        """These settings with ``changes`` to fields of the settings or of the recipe."""
+        recipe_fields = {f.name for f in fields(LSTMRecipe)}
+        unknown = set(changes) - recipe_fields - {f.name for f in fields(LSTMSettings)}
+        if unknown:
+            raise TypeError(f"no LSTM setting named {', '.join(sorted(unknown))}")
+        recipe = replace(self.recipe, **{k: v for k, v in changes.items() if k in recipe_fields})
+        return replace(self, recipe=recipe, **{k: v for k, v in changes.items() if k not in recipe_fields})
 
 
 @dataclass(frozen=True)
@@ -601,40 +660,45 @@ _APPENDIX_A = (16, 64, 128, 256, 510, 512, 1024, 4096)
 
 # AWD-LSTM's PTB recipe (Merity et al. 2017; the slides' baseline), 1000 epochs as on the slides.
 _LSTM_PAPER = LSTMSettings(
-    emb=400, hidden=1150, layers=3, dropout=0.4, dropouth=0.25, dropouti=0.4, dropoute=0.1, wdrop=0.5,
-    optimizer="ntasgd", lr=30.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
-    batch_size=20, bptt=70, epochs=1000, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
+    recipe=LSTMRecipe(
+        emb=400, hidden=1150, layers=3, dropout=0.4, dropouth=0.25, dropouti=0.4, dropoute=0.1, wdrop=0.5,
+        optimizer="ntasgd", lr=30.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
+        batch_size=20, bptt=70, epochs=1000, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
+    ),
     seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None, grid="slides",
+    records=True,
 )  # fmt: skip
-# Work B's cpu recipe, chosen by the recipe study (benchmarks/lstm_budget.py study; the README's
-# table): 3 layers 96/96/96, embeddings tied to the adaptive softmax (cutoffs 2000/6000),
-# dropout 0.25, SGD at lr 20 with gradient clipping 0.25, batch 20 x 35, one torch thread per
-# process, two processes at once; the rate is divided by 4 whenever the full validation
-# perplexity, checked four times a pass, has failed to improve by 0.2% at two checks in a
-# row, and a run stops by that rule at the next such stall after four decays (no decay in
-# the first pass nor before the model beats the PTB bigram on validation); cap 20 passes
-# (80 rounds). Two checks, not one: with a decay at every failed check the baseline decayed
-# on a 0.5% blip and ended at test 148 after 6.3 passes, against 131 after 9.9 with two
-# (and the chrono T = 20 model 135 against 134: the one-check rule made a 13-point gap of
-# noise). 128/128 learns more but its grid would take about 1.4 times as long (7.1k against
-# 10k training tokens/s per process, two at once).
-# Every model of the slides' grid, one seed each (28 models): the claims about effects under
-# 5% are not testable here for want of seeds, and cpu-long (seeds 0, 1, 2) trains them.
+# Work B's cpu recipe: the model chosen by the recipe study (benchmarks/lstm_budget.py study):
+# 3 layers 96/96/96, embeddings tied to the adaptive softmax (cutoffs 2000/6000), dropout
+# 0.25, SGD with gradient clipping 0.25, batch 20 x 35, one torch thread per process, two
+# processes at once; the full validation perplexity is checked four times a pass (a round).
+# Every model trains on one fixed learning-rate path (issue 47): lr 20 for CPU_PATH_ROUNDS
+# rounds, then divided by 4 after each of the next four rounds, then the end. A plateau rule
+# let noise and slow learners decide where a model ends (it stopped fixed T = 200 at test 157
+# after ~10 passes where a fixed path of equal length reached 149); the path's length comes
+# from the doubling check of benchmarks/lstm_schedule.py (docs/benchmarks.md).
+CPU_PATH_ROUNDS = 70
+"""Rounds (quarter passes) at the start rate of the cpu recipe's fixed path."""
 _LSTM_CPU = LSTMSettings(
-    emb=96, hidden=96, layers=3, dropout=0.25, dropouth=0.25, dropouti=0.25, dropoute=0.0, wdrop=0.0,
-    optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
-    batch_size=20, bptt=35, epochs=80, steps_per_epoch=None, checks_per_pass=4, eval_batch=20, valid_tokens=None,
-    test_tokens=None, seeds=(0,), bootstrap=1000, memory_contexts=100, context=70, threads=1, cutoffs=(2000, 6000),
-    average_last=0, grid="slides", decay_factor=4.0, decay_tolerance=0.002, decays=4, min_rounds=4, decay_patience=2,
+    recipe=LSTMRecipe(
+        emb=96, hidden=96, layers=3, dropout=0.25, dropouth=0.25, dropouti=0.25, dropoute=0.0, wdrop=0.0,
+        optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
+        batch_size=20, bptt=35, epochs=CPU_PATH_ROUNDS + 6, steps_per_epoch=None, checks_per_pass=4, eval_batch=20,
+        valid_tokens=None, test_tokens=None, cutoffs=(2000, 6000), average_last=0, decay_factor=4.0, decays=4,
+        min_rounds=CPU_PATH_ROUNDS, fixed_path=True,
+    ),
+    seeds=(0,), bootstrap=1000, memory_contexts=100, context=70, threads=1, grid="slides", records=True,
 )  # fmt: skip
 # Tiny models on the first tokens of PTB with the cpu recipe's schedule (rounds of 4 steps, at
 # most 6): exercises every code path in seconds; they stop at their cap or "did not learn".
 _LSTM_SMOKE = LSTMSettings(
-    emb=16, hidden=32, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.1, wdrop=0.2,
-    optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
-    batch_size=8, bptt=20, epochs=6, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
-    seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, cutoffs=(200, 1000), average_last=0,
-    memory_fit=(2, 20), decays=2, min_rounds=2,
+    recipe=LSTMRecipe(
+        emb=16, hidden=32, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.1, wdrop=0.2,
+        optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
+        batch_size=8, bptt=20, epochs=6, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
+        cutoffs=(200, 1000), average_last=0, decays=2, min_rounds=2,
+    ),
+    seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, memory_fit=(2, 20),
 )  # fmt: skip
 
 # Probing (notebooks 02-03).  Sizes are windows per split; windows are 512 tokens
@@ -817,7 +881,19 @@ DRY_RUN_SIZES: dict[str, frozenset[str]] = {
     "profile": frozenset({"name", "encoder"}),
     "spectral": frozenset({"timing_lengths", "timing_batch", "timing_repeats"}),
     "lstm": frozenset(
-        {"emb", "hidden", "epochs", "steps_per_epoch", "valid_tokens", "test_tokens", "seeds", "bootstrap", "memory_contexts", "nonmono"}
+        {
+            "emb",
+            "hidden",
+            "epochs",
+            "steps_per_epoch",
+            "valid_tokens",
+            "test_tokens",
+            "seeds",
+            "bootstrap",
+            "memory_contexts",
+            "nonmono",
+            "records",
+        }
     ),  # fmt: skip
     "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
     "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
@@ -843,8 +919,7 @@ def dry_run(paper: Profile) -> Profile:
         name="dryrun",
         encoder="bert-base-cased-dryrun",
         spectral=replace(paper.spectral, timing_lengths=(64, 2048), timing_batch=1, timing_repeats=1),
-        lstm=replace(
-            paper.lstm,
+        lstm=paper.lstm.updated(
             emb=16,
             hidden=32,
             epochs=3,
@@ -855,6 +930,7 @@ def dry_run(paper: Profile) -> Profile:
             bootstrap=100,
             memory_contexts=8,
             nonmono=1,
+            records=False,
         ),  # fmt: skip
         probe=replace(
             paper.probe,
@@ -917,7 +993,7 @@ def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Prof
     if s.optimizer == "anneal":
         lstm = replace(s, seeds=tuple(dict.fromkeys(s.seeds + LONG_SEEDS)), all_seeds=True)
         return replace(profile, name=f"{profile.name}-long", lstm=lstm, jobs_as=profile.job_profile)
-    lstm = replace(s, epochs=cap_epochs, until_converged=True, average_last=0, curve_every=s.curve_every or 250)
+    lstm = s.updated(epochs=cap_epochs, until_converged=True, average_last=0, curve_every=s.curve_every or 250)
     return replace(profile, name=f"{profile.name}-long", lstm=lstm)
 
 

@@ -60,7 +60,8 @@ def experiment(name: str, profile: Profile) -> list[RunSpec]:
     if name == "exp4":  # the slides give MOD5 and MOD8 as 6-seed means: the slides grid trains every seed
         seeded = ("mod5", "mod8") if profile.lstm.grid == "slides" else ()
         specs = [RunSpec(v, T, fixed=True, seed=s) for v, T in table["exp4"] for s in (seeds if v in seeded else first)]
-        return specs + [RunSpec("pareto", fixed=True, seed=s) for s in seeds] + [RunSpec("published", fixed=True, seed=s) for s in first]
+        # the published variant is compared with the official one only, as a description: one seed
+        return specs + [RunSpec("pareto", fixed=True, seed=s) for s in seeds] + [RunSpec("published", fixed=True, seed=seeds[0])]
     if name == "official":
         return [RunSpec("official", fixed=True, seed=s) for s in first]
     # memory: the baseline, layer 1 / middle / last layer longest, the Pareto layer 2
@@ -72,3 +73,26 @@ def experiment(name: str, profile: Profile) -> list[RunSpec]:
 def all_specs(profile: Profile) -> list[RunSpec]:
     """Every model of every experiment on ``profile``, each once."""
     return list(dict.fromkeys(s for name in EXPERIMENTS for s in experiment(name, profile)))
+
+
+DOUBLING: tuple[tuple[str, float | None, bool], ...] = (("baseline", None, False), ("layerwise", 200.0, True), ("layer2", 70.0, True))
+"""``(variant, T, fixed)`` of the models trained on the doubled path too (the baseline and the
+slowest learners): the convergence gate compares each contrast between the two lengths."""
+DOUBLING_SEEDS = 2
+"""The doubling check's models train this many seeds (the first ones) on the doubled path."""
+
+
+def doubling_specs(profile: Profile) -> list[RunSpec]:
+    """The models of the doubling check on ``profile`` (:data:`DOUBLING`, first seeds); their
+    jobs use :meth:`~prismlib.profiles.LSTMRecipe.doubled`. None where the recipe has no fixed path."""
+    if not profile.lstm.fixed_path:
+        return []
+    return [RunSpec(v, T, fixed=f, seed=s) for s in profile.lstm.seeds[:DOUBLING_SEEDS] for v, T, f in DOUBLING]
+
+
+def in_priority(specs: list[RunSpec]) -> list[RunSpec]:
+    """``specs`` in the order installments train them: every model's first seed, then the
+    second seed of every model, then the third, and within a seed the doubling check's models
+    (:data:`DOUBLING`) first, then the grid's order: the check that says whether the path is
+    long enough comes before the models it speaks for."""
+    return sorted(specs, key=lambda s: (s.seed, (s.variant, s.T, s.fixed) not in DOUBLING))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,8 +26,18 @@ from prismlib.devices import resolve_device, torch_threads
 from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
 from prismlib.lstm.bigram import bigram_nll, fit_bigram
 from prismlib.lstm.convergence import LearningCurve, fit_power_law
-from prismlib.lstm.evaluation import perplexity, token_nll
+from prismlib.lstm.evaluation import forget_gate_means, perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, frequency_rank
+from prismlib.lstm.outcome import (
+    ARRAYS,
+    WEIGHTS,
+    arrays_writer,
+    biases_summary,
+    history_summary,
+    keeps_weights,
+    outcome_arrays,
+    weights_writer,
+)
 from prismlib.lstm.timescales import (
     DEFAULT_FREEZE,
     FREEZE,
@@ -36,7 +48,9 @@ from prismlib.lstm.timescales import (
     variant_forget_biases,
 )
 from prismlib.lstm.training import TrainHistory, train_lm
+from prismlib.paths import results_dir
 from prismlib.profiles import LSTMSettings
+from prismlib.records import RUNS, BadRecord, find_record, provenance, write_record
 
 
 @dataclass(frozen=True)
@@ -66,14 +80,6 @@ class RunSpec:
     def label(self) -> str:
         """E.g. ``"layerwise T=20 (fixed)"`` or ``"layerwise T=20 (fixed: forget)"``."""
         return describe(self.variant, self.T, self.fixed, self.freeze)
-
-    def description(self) -> dict[str, Any]:
-        """What a job key hashes of the spec: its fields, ``freeze`` only where it is not the
-        default (so the keys of specs written before it existed stay)."""
-        d = asdict(self)
-        if d["freeze"] == DEFAULT_FREEZE:
-            del d["freeze"]
-        return d
 
 
 @dataclass
@@ -159,17 +165,19 @@ def untrained_model(spec: RunSpec, settings: LSTMSettings, corpus: Any = None, d
     return build_model(spec, len(corpus.vocab), settings, _rank(corpus)).to(resolve_device(device)).eval()
 
 
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 """Version of the code that trains an LSTM job (:func:`recipe_code`); it enters every key
 from version 2 on, so a bump retrains the models of the old code. 1: the first cpu runs;
-2: NT-ASGD's stall check in AWD-LSTM's order (one check later), the ``anneal`` schedule."""
+2: NT-ASGD's stall check in AWD-LSTM's order (one check later), the ``anneal`` schedule;
+3: the key hashes the whole :class:`~prismlib.profiles.LSTMRecipe` (no profile name), the
+fixed learning-rate path, the run record written at the job's end."""
 
 
 def recipe_code() -> list[Any]:
     """The functions and classes whose code defines what an LSTM job trains (a test pins their
     :func:`~prismlib.jobcache.code_fingerprint` beside :data:`RECIPE_VERSION`)."""
     from prismlib import anneal
-    from prismlib.lstm import evaluation, model, timescales, training
+    from prismlib.lstm import evaluation, model, outcome, timescales, training
 
     return [
         training.train_lm, training.anneal_rule, training._make_optimizer, training._Averaged, training._converged,
@@ -179,35 +187,9 @@ def recipe_code() -> list[Any]:
         timescales._mixture, timescales.official_layer2_biases, timescales.bias_from_timescale,
         timescales.forget_from_timescale, timescales.freeze_mask, timescales._checked, timescales._bias_tensors,
         timescales.apply_timescales, timescales.apply_official, build_model, Job.train, bigram_valid_ppl,
+        Job.write_record, outcome.outcome_arrays, outcome.chunked, outcome.history_summary, outcome.weights_writer,
+        evaluation.forget_gate_means,
     ]  # fmt: skip
-
-
-_NOT_TRAINING = (
-    "seeds",
-    "bootstrap",
-    "memory_contexts",
-    "context",
-    "threads",
-    "memory_warmup",
-    "memory_fit",
-    "memory_mode",
-    "grid",
-    "freeze",  # the grid's default; a spec carries its own
-    "all_seeds",  # which seeds the grid trains, not how a model trains
-)
-_ADDED: dict[str, tuple[str, Any]] = {
-    # settings added after jobs were first cached: in a key only where they change what is
-    # trained or stored, i.e. where (the setting that switches them on) is not its old value
-    "curve_every": ("curve_every", None),
-    "curve_tokens": ("curve_every", None),
-    "until_converged": ("until_converged", False),
-    "converge_share": ("until_converged", False),
-    "converge_tolerance": ("until_converged", False),
-    "checks_per_pass": ("checks_per_pass", 1),
-    "decay_patience": ("decay_patience", 1),
-}
-_ANNEAL_ONLY = frozenset({"decay_factor", "decay_tolerance", "decays", "min_rounds"})
-"""Settings of the ``anneal`` schedule: in a key only for jobs trained with it."""
 
 
 @dataclass(frozen=True)
@@ -219,16 +201,12 @@ class Job:
     profile: str
 
     def describe(self) -> dict[str, Any]:
-        """What the key hashes: the spec, the profile and every setting that changes the model."""
-        full = asdict(self.settings)
-        s = {
-            k: v
-            for k, v in full.items()
-            if k not in _NOT_TRAINING
-            and not (k in _ADDED and full[_ADDED[k][0]] == _ADDED[k][1])
-            and not (k in _ANNEAL_ONLY and full["optimizer"] != "anneal")
-        }
-        return with_recipe({"profile": self.profile, "spec": self.spec.description(), "settings": s}, RECIPE_VERSION)
+        """What the key hashes: the spec and the training recipe, each whole, and the
+        recipe code's version. Nothing else: the profile's name and its analysis settings
+        (seeds to report, bootstrap sizes, memory settings, the grid) never enter it, so two
+        profiles with one recipe share their models, and any change to the recipe (a new
+        field included) gives new keys."""
+        return with_recipe({"spec": asdict(self.spec), "training": asdict(self.settings.recipe)}, RECIPE_VERSION)
 
     @property
     def key(self) -> str:
@@ -248,6 +226,7 @@ class Job:
         ``test`` id arrays and ``vocab`` (``None``: PTB, loaded here). The history holds the
         learning curve and the test NLL at half the budget; after every epoch
         ``status.json`` says how far training is (:func:`write_status`)."""
+        t0 = time.perf_counter()
         corpus, s = corpus if corpus is not None else _ptb(), self.settings
         model = build_model(self.spec, len(corpus.vocab), s, _rank(corpus)).to(device)
         init = forget_gate_biases(list(model.rnns))
@@ -268,9 +247,58 @@ class Job:
                 learn_below=learn_below,
             )
             nll = token_nll(model, test, s.eval_batch, s.bptt)
+            means = forget_gate_means(model.eval(), test, s.eval_batch, s.bptt) if s.records else []
         final = forget_gate_biases(list(model.rnns))
         save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
         remove(folder / "partial.pt")
+        if s.records:
+            self.write_record(model, hist, nll, init, final, means, corpus, time.perf_counter() - t0)
+
+    @property
+    def runs(self) -> Path:
+        """Where this job's committed record lives: ``results/<profile>/runs/``."""
+        return results_dir(self.profile) / RUNS
+
+    def committed(self) -> Path | None:
+        """The folder of this job's usable committed record (``None`` when there is none, or the
+        profile keeps none); a record that must not be used is named on stderr in one line
+        (:class:`~prismlib.records.BadRecord`) and counts as none."""
+        if not self.settings.records:
+            return None
+        try:
+            return find_record(self.runs, self.key, self.describe())
+        except BadRecord as err:
+            print(err, file=sys.stderr)
+            return None
+
+    def write_record(
+        self, model: LSTMLM, hist: TrainHistory, nll: np.ndarray, init: list[Tensor], final: list[Tensor],
+        means: list[np.ndarray], corpus: Any, seconds: float,
+    ) -> Path | None:  # fmt: skip
+        """Write this finished job's record (:mod:`prismlib.lstm.outcome`) under :attr:`runs`;
+        not from uncommitted code (such a record could never be used): then one line says so."""
+        prov = provenance(seconds, self.settings.threads, resumed=hist.seconds > seconds, stop_reason=hist.stop_reason)
+        if prov["dirty"]:
+            print(f"{self.label}: trained from uncommitted code ({prov['commit']}): no run record written", file=sys.stderr)
+            return None
+        s = self.settings
+        test = corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
+        arrays = outcome_arrays(
+            nll, test, np.bincount(corpus.train, minlength=len(corpus.vocab)), hist.val_snapshots or {}, hist.snapshots or {}, means
+        )
+        files = {ARRAYS: arrays_writer(arrays)}
+        if keeps_weights(self.spec.variant, self.spec.T, self.spec.fixed, self.spec.seed):
+            files[WEIGHTS] = weights_writer(model)
+        summary = {
+            "label": self.label,
+            "provenance": prov,
+            "history": history_summary(hist),
+            "test_ppl": perplexity(nll),
+            "val_ppl": min(hist.val_ppl),
+            "biases_init": biases_summary(init),
+            "biases_final": biases_summary(final),
+        }
+        return write_record(self.runs / self.key, self.key, self.describe(), summary, files)
 
 
 def bigram_valid_ppl(corpus: Any, s: LSTMSettings) -> float:

@@ -135,7 +135,12 @@ def recipe_summary(s: LSTMSettings) -> str:
     sizes = [s.hidden] * (s.layers - 1) + [s.emb]
     output = f"adaptive softmax, cutoffs {s.cutoffs}" if s.cutoffs else "full softmax"
     round_ = f"{s.steps_per_epoch} steps" if s.steps_per_epoch else f"1/{s.checks_per_pass} pass" if s.checks_per_pass > 1 else "a pass"
-    if s.optimizer == "anneal":
+    if s.optimizer == "anneal" and s.fixed_path:
+        how = (
+            f"SGD at lr {s.lr:g} for {s.min_rounds} rounds of {round_}, then divided by {s.decay_factor:g} after each of "
+            f"the next {s.decays} rounds, stopped one round later (a fixed path, the same for every model)"
+        )
+    elif s.optimizer == "anneal":
         row = f" for {s.decay_patience} checks in a row" if s.decay_patience > 1 else ""
         how = (
             f"SGD at lr {s.lr:g}, divided by {s.decay_factor:g} when full validation improves by less than "
@@ -149,7 +154,14 @@ def recipe_summary(s: LSTMSettings) -> str:
 
 
 def anneal_rule(s: LSTMSettings, learn_below: float | None) -> AnnealRule:
-    """The ``anneal`` schedule of ``s`` (cap: ``s.epochs`` rounds), with the bigram guard ``learn_below``."""
+    """The ``anneal`` schedule of ``s`` (cap: ``s.epochs`` rounds), with the bigram guard ``learn_below``.
+
+    On a fixed path (``s.fixed_path``) no check counts as an improvement (an infinite
+    tolerance) and one failed check makes a stall, so the rate falls after each of the
+    ``s.decays`` rounds that follow ``s.min_rounds`` and the run stops one round later,
+    whatever validation says (once the model beats the bigram guard)."""
+    if s.fixed_path:
+        return AnnealRule(s.decay_factor, math.inf, s.decays, s.min_rounds, s.epochs, learn_below, 1)
     return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below, s.decay_patience)
 
 

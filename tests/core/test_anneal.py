@@ -105,12 +105,12 @@ LSTM = get_profile("smoke").lstm
 )
 def test_a_schedule_that_cannot_stop_is_refused_naming_the_setting(change, message):
     with pytest.raises(ValueError, match=message):
-        dataclasses.replace(LSTM, **{"optimizer": "anneal", "average_last": 0, "min_rounds": 1, "epochs": 5, **change})
+        LSTM.updated(**{"optimizer": "anneal", "average_last": 0, "min_rounds": 1, "epochs": 5, **change})
 
 
 def test_an_unknown_optimizer_is_refused():
     with pytest.raises(ValueError, match="optimizer must be"):
-        dataclasses.replace(LSTM, optimizer="sgd")
+        LSTM.updated(optimizer="sgd")
 
 
 ANNEAL = tiny_lstm(
@@ -149,7 +149,7 @@ def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(
     # killed after 3 rounds (the cap stands in for the kill), resumed from the checkpoint
     ck = tmp_path / "ck.pt"
     part = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
-    lstm.train_lm(part, train, valid, dataclasses.replace(ANNEAL, epochs=3), seed=3, checkpoint=ck)
+    lstm.train_lm(part, train, valid, ANNEAL.updated(epochs=3), seed=3, checkpoint=ck)
     resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
     hist = lstm.train_lm(resumed, train, valid, ANNEAL, seed=3, checkpoint=ck)
     assert hist.val_ppl == hist_ref.val_ppl and hist.anneal == hist_ref.anneal and hist.lr_scale == hist_ref.lr_scale
@@ -203,12 +203,12 @@ def test_a_state_pickled_before_patience_existed_loads_with_no_stall():
 def test_patience_enters_a_job_key_only_when_it_is_not_one():
     from prismlib.lstm.job import Job
 
-    s = dataclasses.replace(get_profile("cpu").lstm, decay_patience=1)
+    s = get_profile("cpu").lstm.updated(decay_patience=1)
     assert "decay_patience" not in Job(lstm.RunSpec(), s, "cpu").describe()["settings"]
-    two = dataclasses.replace(s, decay_patience=2)
+    two = s.updated(decay_patience=2)
     assert Job(lstm.RunSpec(), two, "cpu").describe()["settings"]["decay_patience"] == 2
     with pytest.raises(ValueError, match="decay_patience must be >= 1"):
-        dataclasses.replace(s, decay_patience=0)
+        s.updated(decay_patience=0)
 
 
 def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():

@@ -213,7 +213,7 @@ def test_untrained_control_and_control_gate(tmp_path):
 
     from prismlib.profiles import get_profile
 
-    s = dataclasses.replace(get_profile("smoke").lstm, emb=6, hidden=8, cutoffs=(), layers=2)
+    s = get_profile("smoke").lstm.updated(emb=6, hidden=8, cutoffs=(), layers=2)
     corpus = SimpleNamespace(vocab=[str(i) for i in range(VOCAB)], train=np.arange(200) % VOCAB)
     spec = lstm.RunSpec("layer2", 70.0, fixed=True, seed=3)
     control = lstm.untrained_model(spec, s, corpus)

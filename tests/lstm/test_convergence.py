@@ -117,7 +117,7 @@ def test_old_histories_load_without_curves():
 
 
 def test_training_records_the_curve_and_the_half_budget_snapshot_without_changing_the_weights():
-    corpus, s = _corpus(), dataclasses.replace(TINY, epochs=4, curve_every=2)
+    corpus, s = _corpus(), TINY.updated(epochs=4, curve_every=2)
     spec = lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)
     a = lstm.build_model(spec, VOCAB, s)
     hist = lstm.train_lm(a, corpus.train, corpus.valid, s, seed=1, progress=False, test_ids=corpus.test)
@@ -128,31 +128,62 @@ def test_training_records_the_curve_and_the_half_budget_snapshot_without_changin
     ((t_half, nll),) = hist.snapshots.items()
     assert t_half == hist.curve_tokens[2] and nll.dtype == np.float32 and nll.shape == corpus.test.shape
     assert hist.snapshot_near(hist.tokens / 2)[0] == t_half
-    plain = dataclasses.replace(s, curve_every=None)
+    plain = s.updated(curve_every=None)
     b = lstm.build_model(spec, VOCAB, plain)
     lstm.train_lm(b, corpus.train, corpus.valid, plain, seed=1, progress=False)
     for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(x, y), name
 
 
-def test_new_settings_keep_old_keys_and_enter_the_key_when_switched_on():
-    old = lstm_job.Job(lstm.RunSpec(), dataclasses.replace(TINY, curve_every=None), "test")
-    assert "curve_tokens" not in old.describe()["settings"] and "until_converged" not in old.describe()["settings"]
-    assert "freeze" not in old.describe()["spec"] and "freeze" not in old.describe()["settings"]
-    assert lstm_job.Job(lstm.RunSpec(), TINY, "test").key != old.key  # recording a curve is stored output
+def test_the_key_hashes_the_whole_recipe_and_no_analysis_setting():
+    """Every recipe field, whatever its value, moves the key; no analysis setting and no profile name does."""
+    from dataclasses import fields
+
+    from prismlib.profiles import LSTMRecipe, LSTMSettings
+
+    base = lstm_job.Job(lstm.RunSpec(), TINY, "test")
+    assert set(base.describe()) == {"spec", "training", "recipe"}
+    assert base.describe()["training"] == dataclasses.asdict(TINY.recipe)
+    assert lstm_job.Job(lstm.RunSpec(), TINY, "another profile").key == base.key
+    changed = {"optimizer": "adam", "steps_per_epoch": None, "cutoffs": (5,), "curve_every": None, "converge_share": 0.4,
+               "until_converged": True, "fixed_path": True}  # fmt: skip
+    needs = {
+        "until_converged": {"average_last": 0},
+        "fixed_path": {"optimizer": "anneal", "average_last": 0, "epochs": 40, "min_rounds": 3},
+    }
+    for f in fields(LSTMRecipe):
+        value = changed.get(f.name, getattr(TINY, f.name))
+        if f.name not in changed:
+            value = not value if isinstance(value, bool) else (value * 2 + 1 if value is not None else 7)
+        start = dataclasses.replace(TINY.recipe, **needs.get(f.name, {}))
+        keys = {lstm_job.Job(lstm.RunSpec(), dataclasses.replace(TINY, recipe=r), "test").key
+                for r in (start, dataclasses.replace(start, **{f.name: value}))}  # fmt: skip
+        assert len(keys) == 2, f.name
+    for f in fields(LSTMSettings):
+        if f.name != "recipe":
+            value = getattr(TINY, f.name)
+            other = {"seeds": (9,), "memory_fit": (3, 4), "memory_mode": "remove", "grid": "slides", "freeze": "all"}.get(f.name)
+            other = other if other is not None else (not value if isinstance(value, bool) else (value or 0) + 1)
+            assert lstm_job.Job(lstm.RunSpec(), dataclasses.replace(TINY, **{f.name: other}), "test").key == base.key, f.name
+    assert (
+        lstm_job.Job(lstm.RunSpec(freeze="all", fixed=True, variant="layerwise", T=20.0), TINY, "test").key
+        != lstm_job.Job(lstm.RunSpec(fixed=True, variant="layerwise", T=20.0), TINY, "test").key
+    )
+
+
+def test_the_long_twins():
     paper_long = until_converged(PROFILES["paper"])  # an NT-ASGD profile's twin trains until the model gate passes
     assert paper_long.name == "paper-long" and paper_long.lstm.until_converged and paper_long.lstm.average_last == 0
     assert paper_long.job_profile == "paper-long" and paper_long.lstm.seeds == PROFILES["paper"].lstm.seeds
     long = until_converged(PROFILES["cpu"])  # an annealed profile's twin adds seeds and shares the first seed's models
     assert long.name == "cpu-long" and not long.lstm.until_converged and long.lstm.all_seeds and long.job_profile == "cpu"
     assert PROFILES["cpu-long"].lstm == long.lstm and long.lstm.seeds == (0, 1, 2)
-    assert dataclasses.replace(long.lstm, seeds=(0,), all_seeds=False) == PROFILES["cpu"].lstm
+    assert long.lstm.updated(seeds=(0,), all_seeds=False) == PROFILES["cpu"].lstm
     with pytest.raises(ValueError, match="average_last=0"):
-        dataclasses.replace(TINY, until_converged=True, average_last=1)
+        TINY.updated(until_converged=True, average_last=1)
 
 
-LONG = dataclasses.replace(
-    TINY,
+LONG = TINY.updated(
     epochs=12,
     steps_per_epoch=4,
     curve_every=2,
@@ -216,7 +247,7 @@ def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
     monkeypatch.setenv(paths.OUTPUT_ENV, str(tmp_path))
     corpus = _corpus()
     specs = [lstm.RunSpec(seed=1), lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)]
-    runs = lstm.trained(specs, dataclasses.replace(TINY, epochs=4), "test", executor="inline", cache=tmp_path, corpus=corpus)
+    runs = lstm.trained(specs, TINY.updated(epochs=4), "test", executor="inline", cache=tmp_path, corpus=corpus)
     end = lstm.seed_means(runs, lambda s: s.label, "baseline")
     half = lstm.seed_means(runs, lambda s: s.label, "baseline", at="half")
     key = specs[1].label

@@ -136,7 +136,7 @@ def test_bootstrap_perplexity():
 
 def test_training_resumes_exactly_from_checkpoint(tmp_path):
     train, valid = _ids(600, 1), _ids(200, 2)
-    one = dataclasses.replace(TINY, epochs=1)
+    one = TINY.updated(epochs=1)
     ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY)
     hist_ref = lstm.train_lm(ref, train, valid, TINY, seed=3)
     resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY)
@@ -166,7 +166,7 @@ def test_seed_k_of_every_model_draws_the_same_data_order_and_dropout_masks(monke
 
     monkeypatch.setattr(lstm_model, "locked_dropout", recorded)
     train, valid = _ids(600, 1), _ids(200, 2)
-    s = dataclasses.replace(TINY, dropout=0.3, dropouth=0.3, dropouti=0.3, epochs=1)
+    s = TINY.updated(dropout=0.3, dropouth=0.3, dropouti=0.3, epochs=1)
     seen = {}
     for spec in (
         lstm.RunSpec(seed=5),
@@ -302,10 +302,10 @@ def test_perplexity_by_frequency_bins_and_pairs():
 
 def test_average_last_switches_to_asgd_for_the_final_epochs():
     train, valid = _ids(600, 1), _ids(200, 2)
-    s = dataclasses.replace(TINY, optimizer="ntasgd", lr=1.0, epochs=3, average_last=1)
+    s = TINY.updated(optimizer="ntasgd", lr=1.0, epochs=3, average_last=1)
     hist = lstm.train_lm(lstm.build_model(lstm.RunSpec(), VOCAB, s), train, valid, s, seed=0)
     assert hist.asgd_from == 2  # switched after epoch 2: epoch 3 averages
-    off = dataclasses.replace(s, average_last=0)
+    off = s.updated(average_last=0)
     assert lstm.train_lm(lstm.build_model(lstm.RunSpec(), VOCAB, off), train, valid, off, seed=0).asgd_from is None
 
 
