@@ -148,6 +148,13 @@ def is_done(job: Trainable, cache: Path | None = None) -> bool:
     return False
 
 
+def committed(job: Trainable) -> bool:
+    """Whether ``job`` has a usable committed run record (:mod:`prismlib.records`; only job
+    kinds with a ``committed()`` method keep records), so it is not trained again."""
+    has = getattr(job, "committed", None)
+    return has is not None and has() is not None
+
+
 TRAINED_BY = "trained_by"
 """Per job folder: the token of the :func:`run_missing` call whose worker trained it."""
 
@@ -214,7 +221,7 @@ def run_missing(
     executor = executor or os.environ.get(EXECUTOR_ENV, "local")
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS} (or ${EXECUTOR_ENV}), got {executor!r}")
-    missing = [j for j in dict.fromkeys(jobs) if not is_done(j, cache)]
+    missing = [j for j in dict.fromkeys(jobs) if not is_done(j, cache) and not committed(j)]
     if not missing:
         return []
     if os.environ.get(NO_TRAIN_ENV):
@@ -329,13 +336,13 @@ def run_pool(
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
         except BaseException:  # Ctrl-C or a failed job: start nothing more, stop the workers (they keep their checkpoints)
-            _stop(pool)
+            stop_pool(pool)
             raise
         pool.shutdown()
     return out
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
+def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel ``pool``'s pending jobs and terminate its workers, so that an interrupted run
     ends now instead of running every queued job first (``with pool`` would wait for them)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())

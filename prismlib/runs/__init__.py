@@ -63,7 +63,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "reproduce",
         "refresh_paired",
         "current_result",
-        "CODE_PATHS",
         "claims_summary",
     ),
     "manifest": (

@@ -4,9 +4,12 @@ and removing what no profile uses.
 ``list``
     every job of ``.cache/jobs/`` (profile, kind, spec label, recipe version, state, size,
     age, and whether a current profile still uses it), then the encoder-states and
-    frozen-layer caches per profile, and the entries moved aside;
+    frozen-layer caches per profile, the entries moved aside, and the committed run records
+    of ``results/<profile>/runs/`` (:mod:`prismlib.records`: state, commit, date, wall time,
+    in use);
 ``verify``
-    a full digest check of every cached file (:func:`prismlib.artifacts.check`); with
+    a full digest check of every cached file (:func:`prismlib.artifacts.check`) and of every
+    committed run record (a refused record is named, never moved: git keeps it); with
     ``--move-aside`` the broken entries are moved to ``.cache/quarantine/`` (what reading
     them would do). Exit status 1 when anything is wrong;
 ``clean``
@@ -61,11 +64,63 @@ class Entry:
         return (time.time() - self.path.stat().st_mtime) / 86400
 
 
-def _lstm_keys() -> set[str]:
-    from prismlib.lstm.grid import all_specs
+def _lstm_keys() -> dict[str, str]:
+    """Key -> the (first) profile whose grid, or doubling check, trains that LSTM job."""
+    from dataclasses import replace
+
+    from prismlib.lstm.grid import all_specs, doubling_specs
     from prismlib.lstm.job import jobs_for
 
-    return {j.key for p in PROFILES.values() for j in jobs_for(all_specs(p), p.lstm, p.job_profile)}
+    keys: dict[str, str] = {}
+    for p in PROFILES.values():
+        jobs = jobs_for(all_specs(p), p.lstm, p.job_profile)
+        if p.lstm.fixed_path:
+            jobs += jobs_for(doubling_specs(p), replace(p.lstm, recipe=p.lstm.recipe.doubled()), p.job_profile)
+        for j in jobs:
+            keys.setdefault(j.key, p.job_profile)
+    return keys
+
+
+def _record_folders() -> Iterator[tuple[str, Path]]:
+    """``(profile, runs folder)`` of every profile that keeps committed run records."""
+    from prismlib.paths import output_root
+    from prismlib.records import RUNS
+
+    for name in sorted({p.job_profile for p in PROFILES.values() if p.lstm.records}):
+        yield name, output_root() / "results" / name / RUNS
+
+
+def list_records() -> int:
+    """Print the committed run records of every profile: label, state, commit, date, wall time, in use."""
+    from prismlib.records import records_size, scan
+
+    keys = _lstm_keys()
+    for _, runs in _record_folders():
+        states = scan(runs)
+        usable = sum(s.problem is None for s in states)
+        print(f"committed runs {runs}: {len(states)} records ({usable} usable), {_human(records_size(runs) if runs.exists() else 0)}")
+        for s in states:
+            r = s.record or {}
+            prov = r.get("provenance", {})
+            state = "ok" if s.problem is None else "REFUSED"
+            when = f"{str(prov.get('commit', ''))[:10]} {str(prov.get('date', ''))[:10]} {prov.get('wall_seconds', 0) / 60:5.1f} min"
+            print(f"  {s.key} {str(r.get('label', '?'))[:40]:40s} {state:8s} {when if r else '':32s} {'yes' if s.key in keys else 'no'}")
+            if s.problem is not None:
+                print(f"    {s.problem}")
+    return 0
+
+
+def verify_records() -> int:
+    """The number of committed records that must not be used (each named in one line)."""
+    from prismlib.records import scan
+
+    bad = 0
+    for _, runs in _record_folders():
+        for s in scan(runs):
+            if s.problem is not None:
+                bad += 1
+                print(s.problem)
+    return bad
 
 
 def _arm_in_use(spec: dict[str, Any]) -> bool:
@@ -96,7 +151,8 @@ def _job_entries(root: Path) -> Iterator[Entry]:
             s = spec["spec"]
             label = f"{describe(s['variant'], s.get('T'), s.get('fixed', False), s.get('freeze', 'input_forget'))} seed {s.get('seed', 0)}"
             version = spec.get("recipe", 1)
-            yield Entry("lstm", folder, spec.get("profile", "?"), label, version, state, folder.name in keys and version == RECIPE_VERSION)
+            profile = keys.get(folder.name, spec.get("profile", "?"))
+            yield Entry("lstm", folder, profile, label, version, state, folder.name in keys and version == RECIPE_VERSION)
         else:
             yield Entry("unknown", folder, "?", "(no spec.json)", None, state, False)
 
@@ -175,12 +231,12 @@ def list_cache(root: Path, profile: str | None) -> int:
     aside = sorted((root / QUARANTINE).glob("*")) if (root / QUARANTINE).exists() else []
     if aside:
         print(f"moved aside ({root / QUARANTINE}): {len(aside)} entries; `python -m prismlib cache clean` removes them")
-    return 0
+    return list_records()
 
 
 def verify_cache(root: Path, move: bool) -> int:
     rows = entries(root)
-    bad = 0
+    bad = verify_records()
     for e in rows:
         for problem in problems(e):
             bad += 1

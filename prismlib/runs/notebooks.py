@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ from typing import Any
 
 from prismlib.paths import cache_dir, output_root, project_root, results_dir
 from prismlib.profiles import PROFILE_ENV, get_profile
+from prismlib.records import source_commit
 
 PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "seaborn", "papermill", "jupytext", "prismlib")
 
@@ -49,24 +49,9 @@ def _device() -> str:
     return f"cpu: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
 
 
-CODE_PATHS = ("prismlib", "notebooks", "pyproject.toml")
-"""What a result is computed from: a change here (not in results/ or figures/) makes a run dirty."""
-
-
 def _git_commit() -> str | None:
-    """The checkout's commit, ``+dirty`` when :data:`CODE_PATHS` differ from it (``None``
-    outside git)."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS],
-            cwd=project_root(),
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        return out + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return None
+    """The checkout's commit, ``+dirty`` when :data:`~prismlib.records.CODE_PATHS` differ from it (``None`` outside git)."""
+    return source_commit()
 
 
 def _versions() -> dict[str, str | None]:

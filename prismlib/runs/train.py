@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -139,11 +140,20 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--gpus", type=int, default=None, help="slurm: GPUs per job")
     parser.add_argument("--timeout-min", type=int, default=None, help="slurm: time limit per job (minutes)")
     parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="an installment: train missing jobs in priority order for at most this many minutes of wall time "
+        "(starts no job it cannot finish by then; the next installment resumes)",
+    )
+    parser.add_argument(
         "--until-converged",
         action="store_true",
         help="train the profile's -long twin (cpu: cpu-long, three seeds of every model; resumable)",
     )
     args = parser.parse_args(argv)
+    if args.minutes is not None and not (math.isfinite(args.minutes) and args.minutes > 0):
+        parser.exit(2, f"python -m prismlib train: --minutes must be a positive number of minutes, got {args.minutes:g}\n")
     profile = get_profile(args.profile)
     if args.until_converged and not profile.name.endswith("-long"):
         profile = until_converged(profile)
@@ -161,6 +171,8 @@ def main(argv: Sequence[str]) -> int:
     t0 = time.perf_counter()
     ran: Sequence[Trainable] = []
     arms, completed = 0, False
+    if args.minutes is not None:
+        return _installment(profile, jobs, args, started, done)
     try:
         if profile.lstm.until_converged:
             ran = train_until_converged(jobs, args.executor, args.workers, profile.device, slurm)
@@ -193,3 +205,57 @@ def main(argv: Sequence[str]) -> int:
             },
         )
     return 0
+
+
+def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
+    """``train --minutes M``: one installment (:func:`prismlib.runs.installments.train_installment`)."""
+    from prismlib.data.ptb import load_ptb_corpus
+    from prismlib.lstm.grid import doubling_specs, in_priority
+    from prismlib.records import source_commit
+    from prismlib.runs.installments import train_installment
+
+    doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled()) if profile.lstm.fixed_path else None
+    twins = {s: Job(s, doubled, profile.job_profile) for s in doubling_specs(profile)} if doubled else {}
+    by_spec = {j.spec: j for j in jobs}
+    ordered = [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], twins.get(spec)) if x is not None]
+    workers = pool_size(args.workers, profile.device)
+    train_tokens = len(load_ptb_corpus().train)
+    result = train_installment(ordered, args.minutes, workers, train_tokens, device=profile.device)
+    worker_minutes = sum(_wall_seconds(j) for j in result.finished) / 60
+    source = "measured on " + (f"{result.rate_records} committed record(s)" if result.rate_records else "no record yet: the default")
+    print(
+        f"installment: {len(result.finished)} job(s) finished in {result.seconds / 60:.1f} min on {workers} workers"
+        + (f", {len(result.stopped)} stopped at the budget (their checkpoints resume here)" if result.stopped else "")
+        + f"; left: {len(result.left)} job(s), about {result.left_seconds / 60:.0f} worker-minutes "
+        f"({result.left_seconds / 60 / workers:.0f} min on {workers} workers) at {result.rate:,.0f} tokens/s ({source})"
+    )
+    record_training(
+        profile.name,
+        {
+            "started": started,
+            "seconds": round(result.seconds, 1),
+            "installment_minutes": args.minutes,
+            "commit": source_commit(),
+            "models": len(jobs),
+            "done_before": done_before,
+            "trained": len(result.finished),
+            "finished": [j.key for j in result.finished],
+            "stopped": [j.key for j in result.stopped],
+            "left": len(result.left),
+            "left_worker_minutes": round(result.left_seconds / 60, 1),
+            "worker_minutes": round(worker_minutes, 1),
+            "rate_tokens_per_s": round(result.rate),
+            "executor": "local",
+            "workers": workers,
+            "completed": not result.left,
+        },
+    )
+    return 0
+
+
+def _wall_seconds(job: Job) -> float:
+    """The wall seconds a finished job's record measured (0 without a record: a profile that keeps none)."""
+    from prismlib.records import read_record
+
+    folder = job.committed()
+    return float(read_record(folder)["provenance"]["wall_seconds"]) if folder is not None else 0.0

@@ -11,7 +11,7 @@ from prismlib.__main__ import main as cli
 from prismlib.artifacts import save_atomic
 from prismlib.jobcache import job_key
 from prismlib.lstm import RunSpec
-from prismlib.lstm.job import Job
+from prismlib.lstm.job import RECIPE_VERSION, Job
 from prismlib.profiles import PROFILES
 
 
@@ -27,7 +27,7 @@ def _layout(tmp_path):
     cache = tmp_path / ".cache"
     smoke = PROFILES["smoke"]
     used = _job_folder(cache, Job(RunSpec(seed=smoke.lstm.seeds[0]), smoke.lstm, "smoke").describe())
-    gone = _job_folder(cache, {**Job(RunSpec(seed=0), smoke.lstm, "smoke").describe(), "profile": "gone"})
+    gone = _job_folder(cache, {**Job(RunSpec(seed=0), smoke.lstm, "smoke").describe(), "recipe": 1})  # an older recipe: no profile uses it
     states = cache / "states" / smoke.encoder.replace("/", "--") / "pos" / "train"
     save_atomic(states / "layer6-smoke-0123456789abcdef.pt", hidden=torch.zeros(2))
     save_atomic(states / "layer6-oldprofile-0123456789abcdef.pt", hidden=torch.zeros(2))
@@ -40,9 +40,12 @@ def test_list_says_what_each_entry_is_and_whether_a_profile_uses_it(tmp_path, ca
     cache, used, gone, _ = _layout(tmp_path)
     assert cli(["cache", "--cache", str(cache), "list"]) == 0
     out = capsys.readouterr().out
-    line = {w: next(ln for ln in out.splitlines() if w in ln) for w in ("smoke ", "gone", "oldprofile", "layer6-smoke")[:3]}
-    assert "baseline seed 0" in line["smoke "] and line["smoke "].rstrip().endswith("yes") and " 2 " in line["smoke "]
-    assert line["gone"].rstrip().endswith("no")
+    lines = [ln for ln in out.splitlines() if ln.startswith("lstm ")]
+    line = {w: next(ln for ln in out.splitlines() if w in ln) for w in ("oldprofile",)}
+    assert len(lines) == 2 and all("baseline seed 0" in ln for ln in lines)
+    now = next(ln for ln in lines if ln.startswith("lstm           smoke "))
+    assert now.rstrip().endswith("yes") and f" {RECIPE_VERSION} " in now
+    assert next(ln for ln in lines if ln != now).rstrip().endswith("no")
     assert line["oldprofile"].rstrip().endswith("no")
     assert "moved aside" in out and "1 entries" in out
 
@@ -72,3 +75,26 @@ def test_clean_removes_what_no_profile_uses_after_a_dry_run(tmp_path, capsys):
     assert not gone.exists() and not (states / "layer6-oldprofile-0123456789abcdef.pt").exists()
     assert not list((cache / "quarantine").iterdir()) and not (used / "done.pt.tmp").exists()
     assert (used / "done.pt").exists() and (states / "layer6-smoke-0123456789abcdef.pt").exists()
+
+
+def test_list_and_verify_show_the_committed_run_records_and_name_a_refused_one(tmp_path, capsys, monkeypatch):
+    from prismlib.records import write_record
+
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
+    cpu = PROFILES["cpu"]
+    runs = tmp_path / "results" / "cpu" / "runs"
+    summary = {
+        "label": "baseline seed 0",
+        "provenance": {"commit": "a" * 40, "dirty": False, "date": "2026-11-28T00:00:00", "wall_seconds": 1260},
+    }
+    for spec in (RunSpec(seed=0), RunSpec("pareto", fixed=True, seed=0)):
+        job = Job(spec, cpu.lstm, "cpu")
+        write_record(runs / job.key, job.key, job.describe(), summary, {"outcome.npz": lambda p: p.write_bytes(b"x")})
+    broken = runs / Job(RunSpec("pareto", fixed=True, seed=0), cpu.lstm, "cpu").key
+    (broken / "outcome.npz").write_bytes(b"y")
+    assert cli(["cache", "--cache", str(tmp_path / ".cache"), "list"]) == 0
+    out = capsys.readouterr().out
+    assert "2 records (1 usable)" in out and "baseline seed 0" in out and "21.0 min" in out and "REFUSED" in out
+    assert cli(["cache", "--cache", str(tmp_path / ".cache"), "verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"{broken / 'outcome.npz'}: its bytes do not match SHA256SUMS" in out

@@ -1,0 +1,169 @@
+"""Training a grid in installments: as many missing jobs as fit in a wall-clock budget.
+
+Work B's grid with the seeds its claims need is many hours of training on two cores, more
+than any sitting. ``python -m prismlib train --profile cpu-long --minutes 140`` trains the
+missing jobs in priority order (:func:`prismlib.lstm.grid.in_priority`: every model's first
+seed, then the next seeds) on ``workers`` single-thread processes and
+
+- starts a job only when its projected time fits in what is left of the budget
+  (:func:`projected_seconds`: the job's tokens over the measured rate of the finished
+  records; a job's partial checkpoint does not survive a new machine, so a job that cannot
+  finish is not begun);
+- stops at the budget: a job still running then is stopped (its checkpoint stays in the
+  local cache, and the same command on the same machine resumes it); a record is written
+  only by a finished job (:mod:`prismlib.records`);
+- prints what is left: jobs and projected worker minutes.
+
+Each finished job commits nothing by itself: the session commits its new records under
+``results/<profile>/runs/`` together with ``results/<profile>/training.json``.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prismlib.devices import one_thread
+from prismlib.jobcache import committed, is_done, run_job, stop_pool
+from prismlib.lstm.job import Job, read_status
+from prismlib.progress import progress_bar
+from prismlib.records import read_record
+
+DEFAULT_RATE = 10_000.0
+"""Training tokens per second of one single-thread worker, validation and scoring included,
+assumed until a finished record measures it (two workers of the cpu recipe on this 2-core
+machine measured about that; see docs/benchmarks.md)."""
+
+
+def job_tokens(job: Job, train_tokens: int) -> int:
+    """Training tokens ``job`` reads in all: its rounds (the cap; a fixed path's exact length)
+    times the tokens of a round (``train_tokens`` over ``checks_per_pass``, or its steps)."""
+    s = job.settings
+    rounds = s.min_rounds + s.decays + 1 if s.fixed_path else s.epochs
+    per_round = s.steps_per_epoch * s.batch_size * s.bptt if s.steps_per_epoch else train_tokens / s.checks_per_pass
+    return int(rounds * per_round)
+
+
+def measured_rate(jobs: Sequence[Job]) -> tuple[float, int]:
+    """``(tokens/s, records)``: the median rate of the usable committed records among ``jobs``
+    (training tokens over the wall seconds of the run that finished them, so validation and
+    scoring count; resumed runs are left out), else :data:`DEFAULT_RATE` from none."""
+    rates = []
+    for job in jobs:
+        folder = job.committed()
+        if folder is None:
+            continue
+        record = read_record(folder)
+        prov, hist = record["provenance"], record["history"]
+        if not prov.get("resumed") and prov.get("wall_seconds"):
+            rates.append(hist["tokens"] / prov["wall_seconds"])
+    if not rates:
+        return DEFAULT_RATE, 0
+    rates.sort()
+    return rates[len(rates) // 2], len(rates)
+
+
+def projected_seconds(job: Job, train_tokens: int, rate: float, cache: Path | None = None) -> float:
+    """Seconds ``job`` still needs at ``rate`` tokens/s: its tokens left after what its
+    checkpoint in this machine's cache has trained (``status.json``)."""
+    status = read_status(job, cache)
+    done = status["tokens"] if status else 0
+    return max(job_tokens(job, train_tokens) - done, 0) / rate
+
+
+@dataclass
+class Installment:
+    """What an installment did: jobs ``finished`` (records written), ``stopped`` at the budget
+    (checkpoints kept), ``left`` (not started or stopped) and their projected worker seconds."""
+
+    finished: list[Job]
+    stopped: list[Job]
+    left: list[Job]
+    left_seconds: float
+    rate: float
+    rate_records: int
+    seconds: float
+
+
+def _missing(jobs: Sequence[Job], cache: Path | None) -> list[Job]:
+    return [j for j in dict.fromkeys(jobs) if not is_done(j, cache) and not committed(j)]
+
+
+def train_installment(
+    jobs: Sequence[Job],
+    minutes: float,
+    workers: int,
+    train_tokens: int,
+    cache: Path | None = None,
+    device: str = "cpu",
+    poll: float = 5.0,
+    data: Any = None,
+) -> Installment:
+    """Train the missing ``jobs``, in the order given, for at most ``minutes`` of wall time.
+
+    Args:
+        jobs: in priority order.
+        minutes: the budget (> 0).
+        workers: single-thread worker processes.
+        train_tokens: tokens of the training split (a job's length).
+        cache: the local job cache (default ``.cache/``).
+        data: what every job's ``train`` reads (``None``: PTB, loaded by each worker).
+    """
+    if not (isinstance(minutes, (int, float)) and math.isfinite(minutes) and minutes > 0):
+        raise ValueError(f"--minutes must be a positive number of minutes, got {minutes}")
+    t0 = time.monotonic()
+    deadline = t0 + minutes * 60
+    missing = _missing(jobs, cache)
+    rate, n_rates = measured_rate(jobs)
+    queue = list(missing)
+    running: dict[Future[Any], Job] = {}
+    finished: list[Job] = []
+    stopped: list[Job] = []
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max(1, workers), mp_context=ctx, initializer=one_thread)
+    where = None if cache is None else str(cache)
+    bar = progress_bar(total=len(missing), desc=f"installment of {minutes:g} min", unit="job", mininterval=1)
+    try:
+        while queue or running:
+            left = deadline - time.monotonic()
+            while queue and len(running) < workers:
+                fits = [j for j in queue if projected_seconds(j, train_tokens, rate, cache) <= left]
+                if not fits:
+                    break
+                job = fits[0]
+                queue.remove(job)
+                running[pool.submit(run_job, job, where, device, False, data)] = job
+            if not running:
+                break
+            done, _ = wait(running, timeout=min(poll, max(deadline - time.monotonic(), 0.1)), return_when=FIRST_COMPLETED)
+            for fut in done:
+                job = running.pop(fut)
+                fut.result()
+                finished.append(job)
+                bar.set_postfix_str(job.label)
+                bar.update(1)
+            if time.monotonic() >= deadline and running:
+                stopped = list(running.values())
+                break
+    finally:
+        bar.close()
+        if stopped or running:
+            stop_pool(pool)
+        else:
+            pool.shutdown()
+    left_jobs = [j for j in missing if j not in finished]
+    return Installment(
+        finished=finished,
+        stopped=stopped,
+        left=left_jobs,
+        left_seconds=sum(projected_seconds(j, train_tokens, rate, cache) for j in left_jobs),
+        rate=rate,
+        rate_records=n_rates,
+        seconds=time.monotonic() - t0,
+    )
