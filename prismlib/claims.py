@@ -16,6 +16,10 @@ comes with a paired-bootstrap interval over the test set's independent units
     above the majority class, a language model not below the bigram model, continued
     training that damaged its encoder, ...).  The failed gate is named.
 
+Beside them a row can be :data:`DESCRIPTIVE` (``Claim.descriptive`` says why): it reports
+its effect and interval but carries no verdict, e.g. a gap the source itself states inside
+its own seed spread.
+
 A claim of several tests (e.g. "every fixed value beats the baseline") reports its
 weakest test's effect and interval.  Seed or probe-run spread is reported in the
 notebooks' tables, but it is not the test.
@@ -71,6 +75,10 @@ COLUMNS: tuple[str, ...] = (
 MIN_UNITS = 15
 """Fewest independent test units (resampled by the bootstrap) that can carry a verdict: the
 19 test conversations of SWDA can, the 10 windows of a starved probe set cannot."""
+DESCRIPTIVE = "descriptive"
+"""What a row that reports a number but carries no verdict shows in the verdict column."""
+OUTCOMES: tuple[str, ...] = (*VERDICTS, DESCRIPTIVE)
+"""Everything the verdict column of ``claims.csv`` can hold: the four verdicts and :data:`DESCRIPTIVE`."""
 KINDS: tuple[str, ...] = ("directional", "equivalence")
 
 
@@ -202,6 +210,8 @@ class Claim:
             paper's BERT, at cpu scale).
         control: whether a control accounts for the effect (e.g. "the untrained prism
             matches it: the filter, not the training"); empty where the claim has none.
+        descriptive: non-empty makes the row :data:`DESCRIPTIVE`: why it carries no verdict
+            (its tests still give the effect and interval it reports).
     """
 
     notebook: str
@@ -213,6 +223,7 @@ class Claim:
     win_gates: tuple[Gate, ...] = ()
     model: str = ""
     control: str = ""
+    descriptive: str = ""
     failed_gates: tuple[Gate, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -253,7 +264,9 @@ class Claim:
 
     @property
     def verdict(self) -> str:
-        """One of :data:`VERDICTS`."""
+        """One of :data:`VERDICTS`, or :data:`DESCRIPTIVE` for a row without a verdict."""
+        if self.descriptive:
+            return DESCRIPTIVE
         return "not testable" if self.deciding_gates else self._tested()
 
     def row(self) -> dict:
@@ -272,6 +285,9 @@ class Claim:
         test = t.describe()
         if len(self.tests) > 1:
             test += f" (weakest of {len(self.tests)})"
+        if self.descriptive:
+            gate = f"no verdict: {self.descriptive}" + (f"; gates {gate}" if gate else "")
+            test = f"reported: {t.label or 'effect'}"
         return {
             "notebook": self.notebook,
             "claim": self.claim,
@@ -348,7 +364,7 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     tmp = csv.with_suffix(f".{os.getpid()}.tmp")
     table.to_csv(tmp, index=False)
     tmp.replace(csv)
-    counts = table["verdict"].value_counts().reindex(list(VERDICTS), fill_value=0)
+    counts = table["verdict"].value_counts().reindex(list(OUTCOMES), fill_value=0)
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
     md = table.assign(
         effect=[

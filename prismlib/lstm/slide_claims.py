@@ -8,7 +8,8 @@ The tests are given as functions of the seed means (``tests_of``, a
 earlier checkpoint. This module holds those functions for each claim of the notebooks
 (experiments 1-4, in the slides' wording) and :func:`perplexity_claim`, which assembles a
 claim from them; notebook 08's memory claims get their gates from :class:`MemoryGates`
-and :func:`untrained_control`.
+and their tests, trained effect beside its excess over the untrained control, from
+:func:`controlled_effect` and :func:`controlled_tests`.
 
 Every contrast is a paired bootstrap over 100-token chunks of PTB test
 (:func:`~prismlib.lstm.perplexity_difference`, :func:`~prismlib.lstm.perplexity_contrast`);
@@ -25,10 +26,11 @@ from typing import Any
 import numpy as np
 
 from prismlib.claims import Claim, Gate, Test
-from prismlib.lstm.ablation import control_excess, control_gate, decay_slopes
-from prismlib.lstm.evaluation import SeedMeans, perplexity_by_frequency, perplexity_contrast, perplexity_difference
+from prismlib.lstm.ablation import control_excess, decay_slopes
+from prismlib.lstm.evaluation import SeedMeans, frequency_bins, perplexity_contrast, perplexity_difference, seed_mean_nll
+from prismlib.lstm.routing import log_ratio_contrast
 from prismlib.lstm.verdicts import TestsOf, WorkBClaims, converged_gate
-from prismlib.stats import Interval
+from prismlib.stats import Interval, mean_interval
 
 
 def perplexity_claim(
@@ -40,6 +42,8 @@ def perplexity_claim(
     tests_of: TestsOf,
     bigram_gate: Gate,
     seed_level: Sequence[Test] = (),
+    unit: str = "ppl",
+    relative: bool = False,
 ) -> Claim:
     """A work-B perplexity claim: ``tests_of`` on the final seed means, then ``seed_level``
     (Welch tests over seeds, :meth:`WorkBClaims.seed_test`); gates: ``bigram_gate`` (the
@@ -52,9 +56,12 @@ def perplexity_claim(
         checks: the notebook's runs grouped by model.
         models: the keys of ``checks`` the claim reads (the reference included where a
             test uses it).
+        unit: the tests' unit; ``relative``: their effects are shares of a perplexity
+            (log ratios, e.g. :func:`rare_words`), which the seeds rule reads as such
+            (:meth:`WorkBClaims.gates`).
     """
     tests = tuple(tests_of(checks.end)) + tuple(seed_level)
-    return Claim(notebook, text, paper, tests, (bigram_gate, *checks.gates(models, tests_of)), "ppl")
+    return Claim(notebook, text, paper, tests, (bigram_gate, *checks.gates(models, tests_of, relative)), unit)
 
 
 def equivalent(models: Sequence[Hashable], margin: float) -> TestsOf:
@@ -148,19 +155,81 @@ def x70_worst(fixed: Sequence[str]) -> TestsOf:
     return tests
 
 
-def rare_words(test_ids: np.ndarray, train_counts: np.ndarray, model: str = "official", reference: str = "baseline") -> TestsOf:
-    """The ICLR version's rare-word gain: ``ppl(model) - ppl(reference)`` on the test tokens
-    whose target word occurs < 100 times in PTB train, below 0
-    (:func:`~prismlib.lstm.perplexity_by_frequency`).
+RARE_MARGIN = 0.01
+"""Smallest difference of relative gains (log ratio, nats per token) that :func:`rare_words`
+counts: 1% of a bin's perplexity. Under half the ICLR version's whole-test gain (57.58 against
+58.98, a log ratio of 0.024), so a concentration on rare words of the size of the gain itself
+passes; fixed before any run, not fitted to one."""
+
+RARE_BIN, FREQUENT_BIN = "<100", ">10k"
+"""The bins :func:`rare_words` contrasts (labels of :data:`~prismlib.lstm.FREQUENCY_BINS`):
+the rarest and the most frequent words, as notebook 10's routing claim does."""
+
+
+def _bins_of(n: int, streams: Sequence[np.ndarray], train_counts: np.ndarray) -> np.ndarray:
+    """Frequency-bin labels ``(n,)`` of the one stream of ``streams`` that is ``n`` tokens long
+    (a claim's tests read test NLL; the stability gate of annealed runs validation NLL)."""
+    fits = [s for s in streams if len(s) == n]
+    if not fits:
+        raise ValueError(f"no token stream of {n} tokens among {[len(s) for s in streams]}; pass the ids the NLL scores")
+    if any(not np.array_equal(f, fits[0]) for f in fits[1:]):
+        raise ValueError(f"two different token streams are {n} tokens long; cannot tell which the NLL scores")
+    return frequency_bins(fits[0], train_counts)
+
+
+def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray) -> Callable[[np.ndarray], float]:
+    """One model's ``log ppl(frequent bin) - log ppl(rare bin)`` as a function of its per-token
+    NLL ``(n,)`` (the mean NLL over the >10k bin's tokens minus over the <100 bin's); the
+    difference of two models' gaps is the difference of their relative gains that
+    :func:`rare_words` tests, so Welch's interval over seeds of this gap is its seed-level test
+    (:meth:`WorkBClaims.seed_test` with ``statistic``).
 
     Args:
-        test_ids: ``(n,)`` the test tokens the NLLs predict; ``train_counts``: ``(vocab,)``.
+        ids: the token stream(s) the NLL may score (``(n,)`` each); ``train_counts``: ``(vocab,)``.
     """
+    streams = [ids] if isinstance(ids, np.ndarray) else list(ids)
+
+    def gap(nll: np.ndarray) -> float:
+        bins = _bins_of(len(nll), streams, train_counts)
+        seen = np.isfinite(nll)
+        return float(np.mean(nll[seen & (bins == FREQUENT_BIN)]) - np.mean(nll[seen & (bins == RARE_BIN)]))
+
+    return gap
+
+
+def rare_words(
+    ids: np.ndarray | Sequence[np.ndarray],
+    train_counts: np.ndarray,
+    model: str = "official",
+    reference: str = "baseline",
+    margin: float = RARE_MARGIN,
+) -> TestsOf:
+    """The ICLR version's "the gain is largest for rare words": the relative gain of ``model``
+    over ``reference`` on the target words seen < 100 times in PTB train minus its relative
+    gain on those seen > 10k times, above ``margin`` (:data:`RARE_MARGIN`).
+
+    A bin's relative gain is the log ratio ``log(ppl_reference / ppl_model)`` of the bin's
+    perplexities (its mean NLL difference, nats per token; ``1 - ppl_model / ppl_reference``
+    for small gains). The log ratio is symmetric (a model twice as bad and one twice as good
+    are equally far from 0) and a difference of two of them is a difference of mean NLLs, where
+    ``1 - ratio`` is bounded above by 1 and unbounded below, which distorts a difference of bins
+    whose perplexities differ by orders of magnitude; notebook 10's routing claim uses the same
+    unit. The interval is a paired bootstrap over the same 100-token chunks for both bins and
+    models (:func:`prismlib.lstm.routing.log_ratio_contrast`, seed-mean NLL).
+
+    Args:
+        ids: the token stream(s) the NLL may score, ``(n,)`` each: PTB test, and the
+            validation tokens the stability gate of annealed runs reads (each NLL is binned
+            by the stream of its length); ``train_counts``: ``(vocab,)`` counts in PTB train.
+    """
+    streams = [ids] if isinstance(ids, np.ndarray) else list(ids)
 
     def tests(m: SeedMeans) -> tuple[Test, ...]:
-        bins = perplexity_by_frequency({k: m.nll[k] for k in (reference, model)}, test_ids, train_counts, reference=reference)
-        row = bins[(bins.model == model) & (bins["bin"] == "<100")].iloc[0]
-        return (Test(row.delta, -1, 0.0, f"ppl({model}) - ppl({reference}), target words < 100 in train"),)
+        a, b = seed_mean_nll(m.nll[model]), seed_mean_nll(m.nll[reference])
+        bins = _bins_of(len(a), streams, train_counts)
+        iv = log_ratio_contrast(a, b, bins == FREQUENT_BIN, bins == RARE_BIN)  # log ratio(>10k) - log ratio(<100)
+        label = f"gain({RARE_BIN}) - gain({FREQUENT_BIN}), gain = log(ppl({reference}) / ppl({model}))"
+        return (Test.superiority(iv, margin, +1, label),)
 
     return tests
 
@@ -214,23 +283,89 @@ def slope_gap(fit: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) -> C
     return statistic
 
 
-def untrained_control(
-    name: str,
+def run_name(spec: Any) -> str:
+    """A memory model's name with its seed, ``"pareto (fixed) seed 2"`` (as
+    :attr:`~prismlib.lstm.TrainedRun.label`): notebook 08 keys every model by it, so that the
+    seeds of one spec never overwrite each other."""
+    return f"{spec.label} seed {spec.seed}"
+
+
+def range_gap(fit: tuple[int, int], layer_a: int, layer_b: int) -> Callable[[Sequence[np.ndarray]], float]:
+    """The statistic "range (max - min) over the models of ``layer_a``'s slopes minus that of
+    ``layer_b``'s" over a list of models' changes (the one of
+    :func:`prismlib.lstm.ablation.slope_range_difference`), for :func:`controlled_effect`."""
+
+    def statistic(cs: Sequence[np.ndarray]) -> float:
+        a = [layer_slope(c, layer_a, fit) for c in cs]
+        b = [layer_slope(c, layer_b, fit) for c in cs]
+        return float(np.ptp(a) - np.ptp(b))
+
+    return statistic
+
+
+@dataclass(frozen=True)
+class ControlledEffect:
+    """A memory statistic of trained models (``trained``), of their untrained controls with the
+    same fixed biases (``control``) and the excess ``trained - control``: three intervals over
+    the same resampled contexts (:func:`prismlib.lstm.ablation.control_excess`)."""
+
+    trained: Interval
+    control: Interval
+    excess: Interval
+
+    def tests(self, label: str, sign: int = 1) -> tuple[Test, Test]:
+        """The trained effect beyond 0 on the claimed side (``sign``) and the excess over the
+        untrained control on the same side: a claim built on both is ``held`` only where
+        training, not the fixed biases alone, produced the effect."""
+        return Test(self.trained, sign, 0.0, label), Test(self.excess, sign, 0.0, f"{label}: trained - untrained")
+
+    def accounts(self, sign: int = 1) -> bool:
+        """Whether the control accounts for the effect: the excess is not clearly on the claimed side."""
+        return not (self.excess.low > 0 if sign > 0 else self.excess.high < 0)
+
+
+def controlled_effect(
     models: Sequence[str],
     changes: Mapping[str, np.ndarray],
     controls: Mapping[str, np.ndarray],
     statistic: Callable[[list[np.ndarray]], float],
-) -> Gate:
-    """Notebook 08's initialisation control: ``statistic`` of the trained ``models``' cell-state
-    changes against the same of their untrained controls (same specs and fixed biases,
-    random other weights, same contexts), paired over the contexts
-    (:func:`prismlib.lstm.ablation.control_excess`, :func:`~prismlib.lstm.ablation.control_gate`).
+) -> ControlledEffect:
+    """``statistic`` of the trained ``models``' cell-state changes, of their untrained controls
+    (same specs and fixed biases, random other weights, same contexts) and the excess, paired
+    over the contexts (:func:`prismlib.lstm.ablation.control_excess`).
 
     Args:
-        changes, controls: model label -> ``(n_contexts, n_layers, length)``.
+        changes, controls: model name -> ``(n_contexts, n_layers, length)``.
     """
-    trained_iv, control_iv, excess = control_excess([changes[k] for k in models], [controls[k] for k in models], statistic)
-    return control_gate(name, trained_iv, control_iv, excess)
+    return ControlledEffect(*control_excess([changes[k] for k in models], [controls[k] for k in models], statistic))
+
+
+def controlled_tests(effects: Mapping[int, ControlledEffect], label: str, sign: int = 1) -> tuple[Test, ...]:
+    """The tests of a memory claim over seeds: for every seed (key of ``effects``) the trained
+    effect and its excess over the untrained control (:meth:`ControlledEffect.tests`, each over
+    that seed's contexts); with two or more seeds also the seed-level tests, Student's interval
+    over the seeds' point estimates of each (:func:`prismlib.stats.mean_interval`, an interval
+    over runs). All must hold for ``held``."""
+    tests: list[Test] = []
+    for seed, e in effects.items():
+        tests += [Test(t.interval, t.sign, t.threshold, f"{t.label} (seed {seed})") for t in e.tests(label, sign)]
+    if len(effects) >= 2:
+        for what, values in (
+            ("", [e.trained.effect for e in effects.values()]),
+            (": trained - untrained", [e.excess.effect for e in effects.values()]),
+        ):
+            tests.append(Test(mean_interval(values), sign, 0.0, f"{label}{what}, mean over {len(values)} seeds"))
+    return tuple(tests)
+
+
+def control_note(effects: Mapping[int, ControlledEffect], sign: int = 1) -> str:
+    """The claim row's ``control`` text: per seed, the untrained control's effect, the excess and
+    whether the control accounts for the effect."""
+    return "untrained model with the same fixed biases: " + "; ".join(
+        f"seed {seed}: control {e.control}, trained - control {e.excess} "
+        f"({'accounts for the effect' if e.accounts(sign) else 'does not account for it'})"
+        for seed, e in effects.items()
+    )
 
 
 def slope_range(slopes: Mapping[tuple[str, int], Interval], models: Sequence[str], layer: int) -> float:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
 from prismlib.claims import Gate, Test, effect_stability_gate, stability_margin
 from prismlib.lstm.convergence import (
@@ -175,29 +177,49 @@ class WorkBClaims:
 
     def seed_perplexities(self, model: Hashable) -> list[float]:
         """Each seed's own test perplexity of ``model``."""
-        x = self.end.nll[model]
-        return [perplexity(row) for row in x] if x.ndim == 2 else [perplexity(x)]
+        return self.seed_values(model, perplexity)
 
-    def seed_test(self, a: Hashable, b: Hashable | None = None, sign: int = -1, threshold: float = 0.0) -> tuple[Test, ...]:
+    def seed_values(self, model: Hashable, statistic: Callable[[np.ndarray], float]) -> list[float]:
+        """``statistic`` of each seed's own per-token test NLL ``(n,)`` of ``model``, one value per seed."""
+        x = self.end.nll[model]
+        return [float(statistic(row)) for row in x] if x.ndim == 2 else [float(statistic(x))]
+
+    def seed_test(
+        self,
+        a: Hashable,
+        b: Hashable | None = None,
+        sign: int = -1,
+        threshold: float = 0.0,
+        statistic: Callable[[np.ndarray], float] | None = None,
+        name: str = "ppl",
+    ) -> tuple[Test, ...]:
         """The seed-level test of ``ppl(a) - ppl(b)`` (``b`` defaults to the reference):
         Welch's interval over the seeds' perplexities, to be added beside the chunk
         bootstrap of the same contrast. Empty when either model has fewer than two seeds
-        (the seeds gate of :meth:`gates` then fails the claim where its effect is small)."""
+        (the seeds gate of :meth:`gates` then fails the claim where its effect is small).
+
+        ``statistic`` (one seed's per-token test NLL ``(n,)`` -> a number; default its
+        perplexity) tests another per-seed quantity the same way, ``name`` naming it in the
+        label (e.g. a log ratio between two frequency bins, :func:`prismlib.lstm.bin_log_gap`)."""
         b = self.reference if b is None else b
-        pa, pb = self.seed_perplexities(a), self.seed_perplexities(b)
+        stat = perplexity if statistic is None else statistic
+        pa, pb = self.seed_values(a, stat), self.seed_values(b, stat)
         if len(pa) < 2 or len(pb) < 2:
             return ()
         iv = welch_difference(pa, pb)
-        return (Test(iv, sign, threshold, f"ppl({a}) - ppl({b}), Welch over seeds ({len(pa)} vs {len(pb)})"),)
+        return (Test(iv, sign, threshold, f"{name}({a}) - {name}({b}), Welch over seeds ({len(pa)} vs {len(pb)})"),)
 
-    def gates(self, models: Sequence[Hashable], tests_of: TestsOf) -> tuple[Gate, Gate, Gate]:
+    def gates(self, models: Sequence[Hashable], tests_of: TestsOf, relative: bool = False) -> tuple[Gate, Gate, Gate]:
         """The model gate, the effect-stability gate and the seeds gate of a claim that reads
         ``models`` (keys; the reference included where a test uses it) and whose
-        chunk-bootstrap tests are ``tests_of(self.end)``."""
+        chunk-bootstrap tests are ``tests_of(self.end)``. ``relative``: the tests' effects
+        are already shares of a perplexity (log ratios), so the seeds rule compares them with
+        :data:`SMALL_EFFECT` itself rather than with that share of the reference's perplexity."""
         runs = self._runs_of(models)
+        seeds = self._seeds(models, tests_of(self.end), relative)
         if self.annealed:
-            return stopped_by_rule(runs), self._stability(tests_of), self._seeds(models, tests_of(self.end))
-        return self._curves_gate(runs), self._stability(tests_of), self._seeds(models, tests_of(self.end))
+            return stopped_by_rule(runs), self._stability(tests_of), seeds
+        return self._curves_gate(runs), self._stability(tests_of), seeds
 
     def _curves_gate(self, runs: Mapping[str, Any]) -> Gate:
         """The model gate of constant-rate runs: their learning curves, with the budget the
@@ -256,21 +278,23 @@ class WorkBClaims:
             return Gate(name, False, f"not converged: {len(failed)} of {len(gates)} contrasts moved more; most: {why}")
         return Gate(name, True, f"{len(gates)} contrasts; most moved: {why}")
 
-    def _seeds(self, models: Sequence[Hashable], tests: Sequence[Test]) -> Gate:
+    def _seeds(self, models: Sequence[Hashable], tests: Sequence[Test], relative: bool = False) -> Gate:
         ref = self.end.perplexity(self.reference)
-        small = [t for t in tests if abs(t.interval.effect) < SMALL_EFFECT * ref]
+        bound = SMALL_EFFECT if relative else SMALL_EFFECT * ref
+        small = [t for t in tests if abs(t.interval.effect) < bound]
         counts = {m: self.end.seeds(m) for m in models}
         few = {m: n for m, n in counts.items() if n < MIN_SEEDS}
         name = f"seeds: >= {MIN_SEEDS} per model where an effect is under {SMALL_EFFECT:.0%} of the reference's perplexity"
+        size = f"{bound:.2f} log ratio" if relative else f"{bound:.1f} ppl"
         if not small:
-            return Gate(name, True, f"no effect under {SMALL_EFFECT:.0%} ({SMALL_EFFECT * ref:.1f} ppl)")
+            return Gate(name, True, f"no effect under {SMALL_EFFECT:.0%} ({size})")
         seeds = ", ".join(f"{m}: {n}" for m, n in counts.items())
         if few:
             return Gate(
                 name,
                 False,
-                f"{small[0].label} = {small[0].interval.effect:+.2f} is under {SMALL_EFFECT:.0%} "
-                f"({SMALL_EFFECT * ref:.1f} ppl) with seeds {seeds}; {self._seed_cost(few)}",
+                f"{small[0].label} = {small[0].interval.effect:+.{3 if relative else 2}f} is under {SMALL_EFFECT:.0%} "
+                f"({size}) with seeds {seeds}; {self._seed_cost(few)}",
             )
         return Gate(name, True, f"seeds {seeds}")
 

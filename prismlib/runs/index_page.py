@@ -154,18 +154,18 @@ def _pages(entries: list[Entry]) -> dict[str, Entry]:
 
 def _verdict_summary(table: pd.DataFrame, entries: list[Entry]) -> str:
     """How many claims of each notebook got each verdict (stale for a failed notebook)."""
-    from prismlib.claims import VERDICTS
+    from prismlib.claims import OUTCOMES
 
     pages = _pages(entries)
-    head = "".join(f"<th>{_verdict(v)}</th>" for v in VERDICTS)
+    head = "".join(f"<th>{_verdict(v)}</th>" for v in OUTCOMES)
     rows = []
     for nb, group in table.groupby(table["notebook"].str.zfill(2), sort=True):
         e = pages.get(nb)
         link = f"<a href='{e.stem}.html'>{html.escape(e.title)}</a>" if e else html.escape(nb)
         counts = group["verdict"].value_counts()
-        cells = "".join(f"<td class='num'>{counts.get(v, 0) or ''}</td>" for v in VERDICTS)
+        cells = "".join(f"<td class='num'>{counts.get(v, 0) or ''}</td>" for v in OUTCOMES)
         if e is not None and not e.ok:
-            cells = f"<td colspan='{len(VERDICTS)}'>{_verdict('stale')}: the last run failed; {len(group)} claims of an older run</td>"
+            cells = f"<td colspan='{len(OUTCOMES)}'>{_verdict('stale')}: the last run failed; {len(group)} claims of an older run</td>"
         rows.append(f"<tr{' class=failed' if e is not None and not e.ok else ''}><td>{link}</td>{cells}</tr>")
     return f"<table><tr><th>notebook</th>{head}</tr>" + "".join(rows) + "</table>"
 
@@ -187,7 +187,7 @@ def _collapsed(text: str, shown: int = GATE_SHOWN) -> str:
 def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_claims: dict) -> str:
     """``figures/<profile>/claims.csv`` as a table (notebooks linked; a failed notebook's
     claims marked stale), else each notebook's claims cell."""
-    from prismlib.claims import VERDICTS
+    from prismlib.claims import OUTCOMES
 
     pages = _pages(entries)
     if table is None:
@@ -204,7 +204,7 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
     nbs = table["notebook"].str.zfill(2)
     fresh = table[~nbs.isin(stale_nbs)]
     counts = fresh["verdict"].value_counts()
-    summary = ", ".join(f"{counts.get(v, 0)} {_verdict(v)}" for v in VERDICTS)
+    summary = ", ".join(f"{counts.get(v, 0)} {_verdict(v)}" for v in OUTCOMES)
     if len(fresh) < len(table):
         summary += f", {len(table) - len(fresh)} {_verdict('stale')}"
     rows = []

@@ -268,14 +268,14 @@ def claims_summary(profile: str) -> str | None:
     (``None`` when no notebook wrote claims)."""
     import pandas as pd
 
-    from prismlib.claims import VERDICTS
+    from prismlib.claims import OUTCOMES
     from prismlib.paths import figure_dir
 
     csv = figure_dir(profile) / "claims.csv"
     if not csv.exists():
         return None
     counts = pd.read_csv(csv, keep_default_na=False)["verdict"].value_counts()
-    verdicts = ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
+    verdicts = ", ".join(f"{counts.get(v, 0)} {v}" for v in OUTCOMES)
     return (
         f"claims: {verdicts} of {int(counts.sum())}; every claim with its effect and gates in "
         f"{csv.with_suffix('.md').relative_to(output_root()).as_posix()}, the site with `make report PROFILE={profile}`"

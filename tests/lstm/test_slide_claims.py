@@ -12,12 +12,17 @@ import numpy as np
 import pytest
 
 from prismlib.anneal import STOPPED_AT_CAP, STOPPED_BY_RULE
-from prismlib.claims import Gate
+from prismlib.claims import Claim, Gate
 from prismlib.lstm import (
+    RARE_MARGIN,
     MemoryGates,
     SeedMeans,
     WorkBClaims,
     beats_baseline,
+    bin_log_gap,
+    control_note,
+    controlled_effect,
+    controlled_tests,
     equivalent,
     first_layer_worst,
     layer2_key,
@@ -27,14 +32,16 @@ from prismlib.lstm import (
     pareto_best,
     perplexity,
     perplexity_claim,
+    range_gap,
     rare_words,
     rises,
+    run_name,
     seed_equivalent,
     slope_gap,
     slope_range,
-    untrained_control,
     x70_worst,
 )
+from prismlib.lstm.ablation import slope_difference, slope_range_difference
 from prismlib.stats import Interval
 
 N = 2000  # test tokens: 20 chunks of 100
@@ -152,17 +159,70 @@ def test_x70_worst_takes_the_worst_of_the_other_fixed_values_only():
     assert only20.interval.effect == pytest.approx(3.0)
 
 
-def test_rare_words_reads_the_rare_bin_only():
-    ids = np.arange(N) % 10  # words 0-6 in the three frequent bins, 7-9 rare
-    counts = np.array([50_000] * 3 + [5_000] * 2 + [500] * 2 + [10] * 3)
-    rare = ids >= 7
-    base = np.full(N, np.log(100.0))
-    official = np.where(rare, np.log(80.0), np.log(120.0))  # better on rare words, worse on the others
-    (t,) = rare_words(ids, counts)(SeedMeans({"baseline": base, "official": official}, "baseline"))
-    assert t.label == "ppl(official) - ppl(baseline), target words < 100 in train"
-    assert t.interval.effect == pytest.approx(-20.0) and t.verdict == "held"
-    (other,) = rare_words(ids, counts, model="mts", reference="base")(SeedMeans({"base": base, "mts": official}, "base"))
-    assert other.label == "ppl(mts) - ppl(base), target words < 100 in train"
+IDS = np.arange(N) % 10  # words 0-2 > 10k, 3-4 1k-10k, 5-6 100-1k, 7-9 rare
+COUNTS = np.array([50_000] * 3 + [5_000] * 2 + [500] * 2 + [10] * 3)
+RARE, FREQUENT = IDS >= 7, IDS <= 2
+
+
+def _nll(rare: float, frequent: float, other: float = 100.0) -> np.ndarray:
+    """Per-token NLL with the given perplexity on the rare, the frequent and the other bins."""
+    return np.log(np.where(RARE, rare, np.where(FREQUENT, frequent, other))) + 0.05 * NOISE
+
+
+def test_rare_words_tests_the_rare_bins_relative_gain_minus_the_frequent_bins():
+    base = _nll(1000.0, 50.0)
+    # 20% better on rare words and 20% better on frequent ones: the gain is not largest for rare words
+    alike = SeedMeans({"baseline": base, "official": _nll(800.0, 40.0)}, "baseline")
+    (t,) = rare_words(IDS, COUNTS)(alike)
+    assert t.label == "gain(<100) - gain(>10k), gain = log(ppl(baseline) / ppl(official))"
+    assert t.sign == 1 and t.threshold == RARE_MARGIN == 0.01
+    assert t.interval.effect == pytest.approx(0.0, abs=1e-9) and t.verdict == "not held"  # a perplexity difference would call it held
+    concentrated = SeedMeans({"baseline": base, "official": _nll(500.0, 49.0)}, "baseline")
+    (c,) = rare_words(IDS, COUNTS)(concentrated)
+    assert c.interval.effect == pytest.approx(np.log(2.0) - np.log(50 / 49)) and c.verdict == "held"
+    worse = SeedMeans({"baseline": base, "official": _nll(1200.0, 45.0)}, "baseline")
+    assert rare_words(IDS, COUNTS)(worse)[0].verdict == "not held"
+    small = SeedMeans({"baseline": base, "official": _nll(995.0, 50.0)}, "baseline")  # 0.5% < the 1% margin
+    assert rare_words(IDS, COUNTS)(small)[0].verdict != "held" and rare_words(IDS, COUNTS, margin=0.0)(small)[0].verdict == "held"
+    (other,) = rare_words(IDS, COUNTS, model="mts", reference="base")(SeedMeans({"base": base, "mts": _nll(500.0, 49.0)}, "base"))
+    assert other.label == "gain(<100) - gain(>10k), gain = log(ppl(base) / ppl(mts))"
+
+
+def test_rare_words_bins_each_nll_by_the_stream_of_its_length():
+    valid = IDS[:1000][::-1].copy()  # validation tokens: another stream, another length
+    nll_valid = np.log(np.where(valid >= 7, 500.0, np.where(valid <= 2, 49.0, 100.0)))
+    m = SeedMeans({"baseline": np.log(np.where(valid >= 7, 1000.0, np.where(valid <= 2, 50.0, 100.0))), "official": nll_valid}, "baseline")
+    (t,) = rare_words([IDS, valid], COUNTS)(m)
+    assert t.interval.effect == pytest.approx(np.log(2.0) - np.log(50 / 49))
+    with pytest.raises(ValueError, match="no token stream of 1000 tokens"):
+        rare_words(IDS, COUNTS)(m)
+    with pytest.raises(ValueError, match="two different token streams"):
+        rare_words([valid, valid[::-1].copy()], COUNTS)(m)
+
+
+def test_the_seed_level_test_of_the_rare_word_gain_is_welch_over_each_seeds_bin_gap():
+    runs = {}
+    for s, (rare, freq) in enumerate(((500.0, 49.0), (520.0, 48.0), (480.0, 50.0))):
+        for v, nll in (("baseline", _nll(1000.0 + 10 * s, 50.0)), ("official", _nll(rare, freq))):
+            runs[Spec(v, s)] = SimpleNamespace(
+                spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
+            )
+    checks = WorkBClaims(runs, key=lambda sp: sp.variant, reference="baseline")
+    gap = bin_log_gap(IDS, COUNTS)
+    assert gap(_nll(1000.0, 50.0)) == pytest.approx(np.log(50.0) - np.log(1000.0), abs=1e-3)
+    (t,) = checks.seed_test("official", sign=1, threshold=RARE_MARGIN, statistic=gap, name="bin gap")
+    a = [gap(r.test_nll) for sp, r in runs.items() if sp.variant == "official"]
+    b = [gap(r.test_nll) for sp, r in runs.items() if sp.variant == "baseline"]
+    assert t.interval.effect == pytest.approx(np.mean(a) - np.mean(b)) and t.interval.resampled == "runs"
+    assert t.label == "bin gap(official) - bin gap(baseline), Welch over seeds (3 vs 3)" and t.verdict == "held"
+    (chunk,) = rare_words(IDS, COUNTS)(checks.end)  # the chunk test of the seed means measures the same effect
+    assert chunk.interval.effect == pytest.approx(t.interval.effect)
+    # the seeds rule reads the log ratio as a share: 0.68 is over 5%, a perplexity-scale reading would call it small
+    assert checks.gates(["baseline", "official"], rare_words(IDS, COUNTS), relative=True)[2].detail.startswith("no effect under 5%")
+    claim = perplexity_claim(
+        "07", "t", "p", checks, ["baseline", "official"], rare_words(IDS, COUNTS), Gate("b", True), (t,), "log ratio", True
+    )
+    assert claim.unit == "log ratio" and claim.tests[-1] is t
 
 
 def test_perplexity_claim_puts_the_bigram_gate_first_and_the_seed_level_tests_last():
@@ -209,17 +269,53 @@ def test_layer_slope_and_slope_gap_read_the_named_model_and_layer():
     assert slope_gap(fit, (1, 0), (0, 1))([a, b]) == pytest.approx(0.25, abs=1e-3)  # layer 1 of b minus layer 2 of a
 
 
-def test_untrained_control_passes_only_when_the_trained_effect_exceeds_the_controls():
+def test_controlled_tests_hold_only_where_the_trained_effect_exceeds_the_controls():
     fit = (2, 20)
     changes = {"long": _decaying([-0.05], seed=1), "short": _decaying([-0.3], seed=2)}
     same = {"long": _decaying([-0.05], seed=3), "short": _decaying([-0.3], seed=4)}  # the control shows the effect too
     flat = {"long": _decaying([-0.2], seed=3), "short": _decaying([-0.2], seed=4)}  # the control shows none
     stat = slope_gap(fit, (0, 0), (1, 0))
-    passed = untrained_control("layer 1's slope difference", ["long", "short"], changes, flat, stat)
-    failed = untrained_control("layer 1's slope difference", ["long", "short"], changes, same, stat)
-    assert passed.passed and not failed.passed
-    assert passed.name == "the untrained control (same fixed biases) does not account for layer 1's slope difference"
-    assert "trained - control" in failed.detail
+    beyond = controlled_effect(["long", "short"], changes, flat, stat)
+    shown = controlled_effect(["long", "short"], changes, same, stat)
+    assert beyond.trained == slope_difference(changes["long"], changes["short"], 0, fit)  # the same resampled contexts
+    assert beyond.trained.effect == pytest.approx(0.25, abs=0.01) and shown.control.effect == pytest.approx(0.25, abs=0.01)
+    assert not beyond.accounts() and shown.accounts()
+    passed = Claim("08", "c", "p", controlled_tests({0: beyond}, "slope L1"))
+    failed = Claim("08", "c", "p", controlled_tests({0: shown}, "slope L1"))
+    assert passed.verdict == "held" and failed.verdict != "held"  # the trained effect alone is clear in both
+    assert [t.label for t in passed.tests] == ["slope L1 (seed 0)", "slope L1: trained - untrained (seed 0)"]
+    assert "does not account for it" in control_note({0: beyond}) and "accounts for the effect" in control_note({0: shown})
+
+
+def test_controlled_tests_keep_every_seed_and_add_the_seed_level_tests():
+    fit = (2, 20)
+    effects = {}
+    for seed in (0, 1, 2):
+        changes = {"long": _decaying([-0.05], seed=10 + seed), "short": _decaying([-0.3], seed=20 + seed)}
+        flat = {"long": _decaying([-0.2], seed=30 + seed), "short": _decaying([-0.2], seed=40 + seed)}
+        effects[seed] = controlled_effect(["long", "short"], changes, flat, slope_gap(fit, (0, 0), (1, 0)))
+    tests = controlled_tests(effects, "slope L1")
+    assert len(tests) == 3 * 2 + 2 and [t.label for t in tests[-2:]] == [
+        "slope L1, mean over 3 seeds",
+        "slope L1: trained - untrained, mean over 3 seeds",
+    ]
+    assert tests[-1].interval.resampled == "runs" and tests[-1].interval.effect == pytest.approx(
+        np.mean([e.excess.effect for e in effects.values()])
+    )
+    assert {t.label for t in tests[:6]} == {f"slope L1{w} (seed {s})" for s in (0, 1, 2) for w in ("", ": trained - untrained")}
+    # one seed where the control shows the effect: the claim is not held, whatever the others say
+    shown = {"long": _decaying([-0.05], seed=50), "short": _decaying([-0.3], seed=51)}
+    effects[1] = controlled_effect(["long", "short"], {k: v for k, v in shown.items()}, shown, slope_gap(fit, (0, 0), (1, 0)))
+    assert Claim("08", "c", "p", controlled_tests(effects, "slope L1")).verdict != "held"
+
+
+def test_range_gap_is_the_statistic_of_slope_range_difference_and_run_name_carries_the_seed():
+    fit = (2, 20)
+    cs = [_decaying([-0.1, -0.2, -0.3], seed=1), _decaying([-0.3, -0.25, -0.3], seed=2)]
+    assert range_gap(fit, 0, 2)(cs) == pytest.approx(slope_range_difference(cs, 0, 2, fit, n_boot=50).effect)
+    assert range_gap(fit, 0, 2)(cs) == pytest.approx(0.2, abs=0.01)
+    spec = SimpleNamespace(label="pareto (fixed)", seed=2)
+    assert run_name(spec) == "pareto (fixed) seed 2" != run_name(SimpleNamespace(label="pareto (fixed)", seed=0))
 
 
 def test_slope_range_is_max_minus_min_over_the_models_of_one_layer():
