@@ -4,6 +4,7 @@
 #   PROFILE=smoke|cpu|paper   run profile (default cpu)
 #   EXECUTOR=local|inline|slurm  where the LSTM grid of notebooks 05-08 trains (default local:
 #                             one single-thread worker process per core)
+#   FRESH=1                   retrain work B's models instead of using their committed run records
 #   PRISMLIB_DEVICE=cuda      run any profile on this device (smoke's is cpu); see prismlib/profiles.py
 #   PRISMLIB_DATA=DIR         where the datasets are (default: ../shared/data when that offline
 #                             copy exists beside the checkout, else ./data, filled by `make data`)
@@ -53,6 +54,10 @@ data: venv
 # a notebook whose result is current (same prismlib, notebook and device) is skipped unless FORCE=1
 EXECUTOR ?= local
 ONLY ?=
+# FRESH=1: retrain work B's models from nothing instead of using the committed run records
+# (results/<profile>/runs/; each retrained job rewrites its record)
+FRESH ?=
+export PRISMLIB_FRESH := $(FRESH)
 WORK_B := $(if $(ONLY),$(filter 05% 06% 07% 08%,$(ONLY)),all)
 reproduce: venv data
 	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")

@@ -32,7 +32,6 @@ training: a full validation pass and a checkpoint, as a share of the round.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 import torch
 import torch.nn.functional as F

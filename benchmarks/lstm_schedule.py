@@ -26,7 +26,6 @@ import argparse
 import json
 import shutil
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch

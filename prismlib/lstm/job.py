@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -260,10 +261,11 @@ class Job:
         return results_dir(self.profile) / RUNS
 
     def committed(self) -> Path | None:
-        """The folder of this job's usable committed record (``None`` when there is none, or the
-        profile keeps none); a record that must not be used is named on stderr in one line
+        """The folder of this job's usable committed record (``None`` when there is none, the
+        profile keeps none, or ``$PRISMLIB_FRESH`` is set: ``make reproduce FRESH=1``); a
+        record that must not be used is named on stderr in one line
         (:class:`~prismlib.records.BadRecord`) and counts as none."""
-        if not self.settings.records:
+        if not self.settings.records or os.environ.get(FRESH_ENV):
             return None
         try:
             return find_record(self.runs, self.key, self.describe())
@@ -307,6 +309,10 @@ def bigram_valid_ppl(corpus: Any, s: LSTMSettings) -> float:
     valid = corpus.valid if s.valid_tokens is None else corpus.valid[: s.valid_tokens]
     return perplexity(bigram_nll(fit_bigram(corpus.train, len(corpus.vocab)), valid))
 
+
+FRESH_ENV = "PRISMLIB_FRESH"
+"""Set (to anything but empty): committed run records are not used, every job trains again
+(and rewrites its record): ``make reproduce FRESH=1``."""
 
 STATUS = "status.json"
 """Per job folder: how far training is, rewritten after every epoch (:func:`write_status`)."""

@@ -208,7 +208,6 @@ def test_reset_every_predicts_the_same_positions_and_one_word_resets_everything(
 
 
 def test_untrained_control_and_control_gate(tmp_path):
-    import dataclasses
     from types import SimpleNamespace
 
     from prismlib.profiles import get_profile

@@ -22,7 +22,6 @@ def test_every_model_of_the_grid_builds_at_its_profile_sizes(name):
 
 
 def _small(P):  # the paper's grid at toy sizes (its 1150-unit models are slow to build in a test)
-    import dataclasses
 
     return P.lstm.updated(emb=8, hidden=12)
 
@@ -47,7 +46,7 @@ def test_the_cpu_grid_is_every_row_of_the_slides_once_and_cpu_long_adds_paired_s
     seeded = grid.all_specs(long)
     assert long.lstm.all_seeds and long.lstm.seeds == (0, 1, 2)
     assert len(seeded) == 3 * len(specs)
-    assert {s.updated(seed=0) for s in seeded} == set(specs)  # every model, every seed
+    assert {replace(s, seed=0) for s in seeded} == set(specs)  # every model, every seed
     for e in grid.EXPERIMENTS:
         assert {s.seed for s in grid.experiment(e, long)} == {0, 1, 2}, e
     # the first seed's models are cpu's own: cpu-long trains only the seeds it adds

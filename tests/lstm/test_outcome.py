@@ -98,3 +98,13 @@ def test_a_job_of_a_model_without_kept_weights_and_a_dirty_tree(tmp_path, monkey
         outcome.load_weights(lstm.build_model(spec, VOCAB, TINY), folder)
     (folder / outcome.ARRAYS).write_bytes(b"flipped")
     assert job.committed() is None and "outcome.npz" in capsys.readouterr().err  # refused in one line, then retrained
+
+
+def test_fresh_ignores_the_committed_records(tmp_path, clean_tree, monkeypatch):
+    corpus = zipf_corpus()
+    spec = lstm.RunSpec(seed=3)
+    job = lstm_job.Job(spec, TINY, "test")
+    lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "cache", corpus=corpus)
+    assert job.committed() is not None
+    monkeypatch.setenv(lstm_job.FRESH_ENV, "1")
+    assert job.committed() is None and jobs.run_missing([job], "inline", cache=tmp_path / "other", data=corpus) == [job]
