@@ -60,7 +60,7 @@ FRESH ?=
 export PRISMLIB_FRESH := $(FRESH)
 WORK_B := $(if $(ONLY),$(filter 05% 06% 07% 08%,$(ONLY)),all)
 reproduce: venv data
-	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")
+	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR) $(if $(ONLY),--for-notebooks $(foreach n,$(WORK_B),$(firstword $(subst _, ,$(n)))),),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")
 	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,) $(if $(ALLOW_DIRTY),--allow-dirty,)
 
 test: venv

@@ -24,6 +24,7 @@ second record claims too. A refused record is never used and never deleted (git 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -74,6 +75,15 @@ def source_commit() -> str | None:
         return None
 
 
+@functools.cache
+def loaded_commit() -> str | None:
+    """:func:`source_commit` when this process first asked, i.e. the code it has loaded: a job
+    asks when it starts, so that editing or committing code while a long installment runs
+    cannot relabel the records of code that was loaded before (a worker process keeps the
+    modules it imported for all its jobs)."""
+    return source_commit()
+
+
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``; the platform's processor string elsewhere)."""
     try:
@@ -86,11 +96,12 @@ def cpu_model() -> str:
 
 
 def provenance(seconds: float, threads: int | None, **more: Any) -> dict[str, Any]:
-    """Where and how a job ran: commit (``+dirty`` for uncommitted code), UTC date, torch and
+    """Where and how a job ran: the commit of the code this process loaded (:func:`loaded_commit`;
+    ``+dirty`` for uncommitted code), UTC date, torch and
     Python versions, CPU model and core count, torch threads, wall ``seconds``, and ``more``."""
     import torch
 
-    commit = source_commit()
+    commit = loaded_commit()
     return {
         "commit": commit,
         "dirty": commit is None or commit.endswith("+dirty"),

@@ -27,6 +27,13 @@ from prismlib.lstm.job import RunSpec
 from prismlib.profiles import Profile
 
 EXPERIMENTS = ("baseline", "exp1", "exp2", "exp3", "exp4", "official", "memory")
+NOTEBOOK_EXPERIMENTS: dict[str, tuple[str, ...]] = {
+    "05": ("baseline", "exp1"),
+    "06": ("baseline", "exp2", "exp3"),
+    "07": ("baseline", "exp4", "official"),
+    "08": ("baseline", "memory"),
+}
+"""The experiments whose models each work-B notebook reads (``make reproduce ONLY=05`` trains those only)."""
 
 # (variant, T) per experiment; T is X for "layer2", None for variants without one.
 _SLIDES: dict[str, tuple[tuple[str, float | None], ...]] = {

@@ -51,7 +51,7 @@ from prismlib.lstm.timescales import (
 from prismlib.lstm.training import TrainHistory, train_lm
 from prismlib.paths import results_dir
 from prismlib.profiles import LSTMSettings
-from prismlib.records import RUNS, BadRecord, find_record, provenance, write_record
+from prismlib.records import RUNS, BadRecord, find_record, loaded_commit, provenance, write_record
 
 
 @dataclass(frozen=True)
@@ -228,6 +228,7 @@ class Job:
         learning curve and the test NLL at half the budget; after every epoch
         ``status.json`` says how far training is (:func:`write_status`)."""
         t0 = time.perf_counter()
+        loaded_commit()  # the code this process runs, fixed before a long training (its record names it)
         corpus, s = corpus if corpus is not None else _ptb(), self.settings
         model = build_model(self.spec, len(corpus.vocab), s, _rank(corpus)).to(device)
         init = forget_gate_biases(list(model.rnns))

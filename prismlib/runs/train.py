@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, is_done, pool_size, record_training, run_missing
-from prismlib.lstm.grid import EXPERIMENTS, all_specs, experiment
+from prismlib.lstm.grid import EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, get_profile, until_converged
@@ -135,6 +135,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--executor", choices=EXECUTORS, default=None, help=f"default: ${EXECUTOR_ENV} or local")
     parser.add_argument("--workers", type=int, default=None, help="local pool size (default: one per core)")
     parser.add_argument("--only", nargs="+", choices=(*EXPERIMENTS, SECTION4), help="train only these experiments")
+    parser.add_argument(
+        "--for-notebooks", nargs="+", choices=tuple(NOTEBOOK_EXPERIMENTS), default=None, help="train only what these work-B notebooks read"
+    )
     parser.add_argument("--section4", action="store_true", help="also train section 4's continued-MLM arms (notebooks 03-04)")
     parser.add_argument("--partition", default=None, help="slurm: partition")
     parser.add_argument("--gpus", type=int, default=None, help="slurm: GPUs per job")
@@ -157,6 +160,8 @@ def main(argv: Sequence[str]) -> int:
     profile = get_profile(args.profile)
     if args.until_converged and not profile.name.endswith("-long"):
         profile = until_converged(profile)
+    if args.for_notebooks:
+        args.only = list(dict.fromkeys((*(args.only or ()), *(e for nb in args.for_notebooks for e in NOTEBOOK_EXPERIMENTS[nb]))))
     lstm_experiments = [e for e in (args.only or EXPERIMENTS) if e != SECTION4]
     specs = list(dict.fromkeys(s for e in lstm_experiments for s in experiment(e, profile))) if args.only else all_specs(profile)
     jobs = jobs_for(specs, profile.lstm, profile.job_profile)

@@ -45,14 +45,15 @@ def test_the_cpu_grid_is_every_row_of_the_slides_once_and_cpu_long_adds_paired_s
     long = get_profile("cpu-long")
     seeded = grid.all_specs(long)
     assert long.lstm.all_seeds and long.lstm.seeds == (0, 1, 2)
-    assert len(seeded) == 3 * len(specs)
-    assert {replace(s, seed=0) for s in seeded} == set(specs)  # every model, every seed
+    assert len(seeded) == 3 * len(specs) - 2  # every model, every seed, but published (one seed: a description)
+    assert {replace(s, seed=0) for s in seeded} == set(specs)
+    assert {s.seed for s in seeded if s.variant == "published"} == {0}
     for e in grid.EXPERIMENTS:
         assert {s.seed for s in grid.experiment(e, long)} == {0, 1, 2}, e
     # the first seed's models are cpu's own: cpu-long trains only the seeds it adds
     cpu_keys = {j.key for j in lstm.jobs_for(specs, P.lstm, P.job_profile)}
     long_keys = {j.key for j in lstm.jobs_for(seeded, long.lstm, long.job_profile)}
-    assert cpu_keys < long_keys and len(long_keys - cpu_keys) == 2 * len(specs)
+    assert cpu_keys < long_keys and len(long_keys - cpu_keys) == 2 * len(specs) - 2
 
 
 def test_without_all_seeds_only_the_seeded_models_train_every_seed():
@@ -61,3 +62,17 @@ def test_without_all_seeds_only_the_seeded_models_train_every_seed():
     seeds = {s.variant: {x.seed for x in grid.all_specs(P) if x.variant == s.variant} for s in grid.all_specs(P)}
     assert seeds["baseline"] == seeds["pareto"] == {0, 1}
     assert all(v == {0} for k, v in seeds.items() if k not in ("baseline", "pareto")), seeds
+
+
+def test_the_doubling_check_trains_the_baseline_and_the_slowest_learners_on_a_path_twice_as_long():
+    cpu, long = get_profile("cpu"), get_profile("cpu-long")
+    assert [(s.variant, s.T, s.fixed) for s in grid.doubling_specs(cpu)] == list(grid.DOUBLING)
+    assert {s.seed for s in grid.doubling_specs(long)} == {0, 1} and len(grid.doubling_specs(long)) == 6
+    assert grid.doubling_specs(get_profile("smoke")) == []  # no fixed path, no doubled twin
+    r, d = cpu.lstm.recipe, cpu.lstm.recipe.doubled()
+    assert d.min_rounds == 2 * r.min_rounds and d.epochs - d.min_rounds == r.epochs - r.min_rounds and d.decays == r.decays
+    with pytest.raises(ValueError, match="fixed learning-rate path"):
+        get_profile("smoke").lstm.recipe.doubled()
+    ordered = grid.in_priority(grid.all_specs(long))
+    assert [s.seed for s in ordered] == sorted(s.seed for s in ordered)  # each seed of the whole grid before the next
+    assert {(s.variant, s.T, s.fixed) for s in ordered[:3]} == set(grid.DOUBLING) and ordered[0].seed == 0

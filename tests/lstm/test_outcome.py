@@ -43,7 +43,7 @@ def test_the_weights_kept_are_those_of_the_memory_and_routing_models():
 def clean_tree(monkeypatch, tmp_path):
     """Records are written only from committed code: pretend the checkout is clean, write under ``tmp_path``."""
     monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path / "out"))
-    monkeypatch.setattr("prismlib.records.source_commit", lambda: "0" * 40)
+    monkeypatch.setattr("prismlib.records.loaded_commit", lambda: "0" * 40)
 
 
 def test_a_finished_job_writes_its_record_and_is_not_retrained_from_it(tmp_path, clean_tree, monkeypatch):
@@ -87,10 +87,10 @@ def test_a_job_of_a_model_without_kept_weights_and_a_dirty_tree(tmp_path, monkey
     corpus = zipf_corpus()
     spec = lstm.RunSpec("layerwise", 20.0, fixed=True, seed=0)
     job = lstm_job.Job(spec, TINY, "test")
-    monkeypatch.setattr("prismlib.records.source_commit", lambda: "1" * 40 + "+dirty")
+    monkeypatch.setattr("prismlib.records.loaded_commit", lambda: "1" * 40 + "+dirty")
     lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "a", corpus=corpus)
     assert job.committed() is None and "uncommitted code" in capsys.readouterr().err
-    monkeypatch.setattr("prismlib.records.source_commit", lambda: "1" * 40)
+    monkeypatch.setattr("prismlib.records.loaded_commit", lambda: "1" * 40)
     lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "b", corpus=corpus)
     folder = job.committed()
     assert folder is not None and not (folder / outcome.WEIGHTS).exists()
