@@ -179,8 +179,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "grid": (
         "EXPERIMENTS",
+        "NOTEBOOK_EXPERIMENTS",
+        "DOUBLING",
         "experiment",
         "all_specs",
+        "doubling_specs",
+        "in_priority",
+    ),
+    "outcome": (
+        "keeps_weights",
+        "chunked",
+        "outcome_arrays",
+        "history_summary",
+        "biases_summary",
+        "weights_writer",
+        "arrays_writer",
+        "load_arrays",
+        "load_weights",
     ),
     "bigram": (
         "BigramLM",
