@@ -17,6 +17,7 @@ from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
+from prismlib.devices import torch_threads
 from prismlib.jobcache import run_pool
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import training
@@ -73,10 +74,14 @@ def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_two_jobs_in_parallel_workers_match_inline(tmp_path):
+    """Bit for bit: each worker trains with one torch thread (``run_pool``), and so does the
+    inline run here, so both are the same computation on this machine (with another thread
+    count a matrix product may sum in another order)."""
     corpus, both = _corpus(), [_job(seed=1), _job(seed=2, variant="baseline", T=None)]
     ran = jobs.run_missing(both, "local", workers=2, cache=tmp_path / "pool", data=corpus)
     assert ran == both
-    jobs.run_missing(both, "inline", cache=tmp_path / "inline", data=corpus)
+    with torch_threads(1):
+        jobs.run_missing(both, "inline", cache=tmp_path / "inline", data=corpus)
     for job in both:
         pool = _weights(str(jobs.job_dir(job, tmp_path / "pool")))
         inline = _weights(str(jobs.job_dir(job, tmp_path / "inline")))
