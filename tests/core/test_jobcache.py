@@ -282,10 +282,10 @@ def _interrupt_first(job: tuple[int, str]) -> int:
 @pytest.mark.slow
 def test_an_interrupted_pool_starts_no_more_jobs_and_stops_its_workers(tmp_path):
     jobs = [(i, str(tmp_path)) for i in range(12)]
-    t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         run_pool(_interrupt_first, jobs, 2, progress=False)
-    # without the stop, leaving the pool ran every queued job (11 x 0.3 s on 2 workers) before re-raising
-    assert len(list(tmp_path.glob("*.done"))) < 4 and time.perf_counter() - t0 < 30
+    # without the stop, leaving the pool ran every queued job (11 x 0.3 s on 2 workers) before re-raising;
+    # counted, not timed (two spawned workers can take many seconds to start on a busy machine)
+    assert len(list(tmp_path.glob("*.done"))) < 4
     time.sleep(1.0)
     assert len(list(tmp_path.glob("*.done"))) < 4  # and nothing ran on after the call returned
