@@ -93,9 +93,12 @@ def test_one_encoder_pass_per_window_serves_every_layer_placement_and_notebook(t
     gate_states = st.cached_states(tiny_encoder, wins["train"], -1, split="train", **kwargs)
     by_number = st.encode_splits(tiny_encoder, wins, {last: ("MID",)}, **kwargs)  # notebook 02 names the last layer
     assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 4
-    assert torch.equal(again[-1]["train"].x["MID"], feats[-1]["train"].x["MID"])
-    assert torch.equal(by_number[last]["train"].x["MID"], feats[-1]["train"].x["MID"])
-    assert torch.equal(gate_states.features(("MID",)).x["MID"], feats[-1]["train"].x["MID"])
+    # MID alone is filtered on another path than MID in the shared decomposition of all six bands
+    # (float32 results some 1e-7 apart): equal up to float16 rounding, not bit for bit on every CPU
+    torch.testing.assert_close(again[-1]["train"].x["MID"].float(), feats[-1]["train"].x["MID"].float(), **FP16)
+    # the same states through the same filter: bit for bit
+    assert torch.equal(by_number[last]["train"].x["MID"], again[-1]["train"].x["MID"])
+    assert torch.equal(gate_states.features(("MID",)).x["MID"], again[-1]["train"].x["MID"])
     # other positions -> another key
     st.encode_splits(tiny_encoder, wins, {-1: ("ORIG",)}, **{**kwargs, "positions": 5})
     assert len(calls) == 4
