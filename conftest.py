@@ -15,3 +15,19 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("PRISMLIB_PROFILE", "smoke")
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """Each notebook's cells in order, whatever order the rest runs in.
+
+    nbval runs a notebook's cells one after another in one kernel, so they must stay in
+    order; pytest-randomly (the random-order checks of docs/testing.md) shuffles them as
+    items without a module. In the fixed order this changes nothing. The slots the cells
+    take are kept; each notebook takes its cells' slots in the order its first cell came."""
+    slots = [i for i, item in enumerate(items) if hasattr(item, "cell_num") and str(item.path).endswith(".ipynb")]
+    notebooks: dict[str, list] = {}
+    for i in slots:
+        notebooks.setdefault(str(items[i].path), []).append(items[i])
+    ordered = [cell for cells in notebooks.values() for cell in sorted(cells, key=lambda c: c.cell_num)]
+    for i, cell in zip(slots, ordered):
+        items[i] = cell

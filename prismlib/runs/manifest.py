@@ -4,15 +4,17 @@ Each notebook has its own record, written when its run ends::
 
     {"profile": "cpu", "format": 2,
      "notebooks": {"02_probing_filtered": {
-         "commit": "9d36e98...", "started": "2026-11-23T01:26:38+00:00", "seconds": 1012.1,
+         "commit": "9d36e98...", "run_id": "5f0c...", "started": "2026-11-23T01:26:38+00:00", "seconds": 1012.1,
          "device": "cpu: x86_64, 2 cores", "profile_device": "auto", "packages": {...},
          "sources": {"prismlib": "<sha256>", "notebook": "<sha256>"},
          "failure": {"time": ..., "commit": ..., "error": "ValueError: ...", "log": ".cache/logs/cpu/02_probing_filtered.log"}}},
      "seconds": {...}, "total_seconds": ..., "training": [...]}
 
 The provenance is the last *successful* run's (its executed notebook is the one kept in
-``results/``); ``failure`` is present while the last run of the notebook failed or was
-interrupted.  A manifest written before this format (one ``git_commit``, ``started`` and
+``results/``, whose metadata carries the same ``run_id``); ``failure`` is present while the
+last run of the notebook failed or was interrupted. ``run_id`` (a random hex string, unique
+to each run) tells two runs apart where ``started``, in whole seconds, cannot; records
+written before it have none and are read as they are.  A manifest written before this format (one ``git_commit``, ``started`` and
 ``packages`` for the whole profile) is read as every notebook's record with
 ``"inherited": True``: that commit is the profile's last run's, not necessarily the one
 each notebook was executed at.

@@ -16,6 +16,7 @@ import platform
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -251,8 +252,9 @@ def reproduce(
                     f"{src.stem}: {failure['error']} ({kept_note}; partial run in {failure.get('executed', '-')})"
                 ) from err
             seconds = round(time.perf_counter() - t0, 1)
-            record = {**run, "started": started, "seconds": seconds, "sources": source_digests(src)}
-            nb.metadata["prismlib"] = {"complete": True, "commit": run["commit"], "started": started}
+            run_id = uuid.uuid4().hex  # tells two runs apart where ``started`` (whole seconds) cannot
+            record = {**run, "run_id": run_id, "started": started, "seconds": seconds, "sources": source_digests(src)}
+            nb.metadata["prismlib"] = {"complete": True, "commit": run["commit"], "run_id": run_id, "started": started}
             nbformat.write(nb, running)
             running.replace(result)
             update_record(manifest_path, src.stem, record=record)

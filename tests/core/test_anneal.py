@@ -132,8 +132,8 @@ def _ids(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, VOCAB, n)
 
 
+@pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
 def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(tmp_path):
-    torch.set_num_threads(1)
     train, valid = _ids(800, 1), _ids(200, 2)
     ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
     hist_ref = lstm.train_lm(ref, train, valid, ANNEAL, seed=3)
@@ -157,8 +157,8 @@ def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(
         assert torch.equal(a, b)
 
 
+@pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
 def test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it():
-    torch.set_num_threads(1)
     train, valid = _ids(800, 1), _ids(200, 2)
     model = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
     hist = lstm.train_lm(model, train, valid, ANNEAL, seed=3, learn_below=1.0)  # no model beats perplexity 1

@@ -17,6 +17,7 @@ from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
+from prismlib.devices import torch_threads
 from prismlib.jobcache import run_pool
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import training
@@ -73,10 +74,14 @@ def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_two_jobs_in_parallel_workers_match_inline(tmp_path):
+    """Bit for bit: each worker trains with one torch thread (``run_pool``), and so does the
+    inline run here, so both are the same computation on this machine (with another thread
+    count a matrix product may sum in another order)."""
     corpus, both = _corpus(), [_job(seed=1), _job(seed=2, variant="baseline", T=None)]
     ran = jobs.run_missing(both, "local", workers=2, cache=tmp_path / "pool", data=corpus)
     assert ran == both
-    jobs.run_missing(both, "inline", cache=tmp_path / "inline", data=corpus)
+    with torch_threads(1):
+        jobs.run_missing(both, "inline", cache=tmp_path / "inline", data=corpus)
     for job in both:
         pool = _weights(str(jobs.job_dir(job, tmp_path / "pool")))
         inline = _weights(str(jobs.job_dir(job, tmp_path / "inline")))
@@ -277,10 +282,10 @@ def _interrupt_first(job: tuple[int, str]) -> int:
 @pytest.mark.slow
 def test_an_interrupted_pool_starts_no_more_jobs_and_stops_its_workers(tmp_path):
     jobs = [(i, str(tmp_path)) for i in range(12)]
-    t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         run_pool(_interrupt_first, jobs, 2, progress=False)
-    # without the stop, leaving the pool ran every queued job (11 x 0.3 s on 2 workers) before re-raising
-    assert len(list(tmp_path.glob("*.done"))) < 4 and time.perf_counter() - t0 < 30
+    # without the stop, leaving the pool ran every queued job (11 x 0.3 s on 2 workers) before re-raising;
+    # counted, not timed (two spawned workers can take many seconds to start on a busy machine)
+    assert len(list(tmp_path.glob("*.done"))) < 4
     time.sleep(1.0)
     assert len(list(tmp_path.glob("*.done"))) < 4  # and nothing ran on after the call returned

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from prismlib.devices import torch_threads
 from prismlib.probing import (
     MAJORITY,
     Features,
@@ -95,8 +96,11 @@ def test_probe_conditions_and_majority_baseline():
 
 @pytest.mark.slow
 def test_worker_processes_give_the_same_probes():
+    """The same predictions: each worker process trains with one torch thread, and so does
+    the in-process run here, so both are the same computation."""
     split = {"train": feats(0, 60), "val": feats(1, 30), "test": feats(2, 30)}
-    one = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False)
+    with torch_threads(1):
+        one = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False)
     two = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False, workers=2)
     assert np.array_equal(one.correct["ORIG"], two.correct["ORIG"])
     assert np.allclose(one.table["test_loss"], two.table["test_loss"], atol=1e-5)
