@@ -31,8 +31,10 @@ def test_a_fixed_path_job_reads_its_rounds_times_a_round_of_tokens():
 
 
 def test_every_first_seed_comes_before_any_second_one():
-    specs = [lstm.RunSpec("baseline", seed=1), lstm.RunSpec("pareto", fixed=True, seed=0), lstm.RunSpec("baseline", seed=0)]
-    assert [(s.variant, s.seed) for s in in_priority(specs)] == [("pareto", 0), ("baseline", 0), ("baseline", 1)]
+    specs = [lstm.RunSpec("mod5", fixed=True, seed=1), lstm.RunSpec("pareto", fixed=True, seed=0), lstm.RunSpec("mod5", fixed=True, seed=0)]
+    assert [(s.variant, s.seed) for s in in_priority(specs)] == [("pareto", 0), ("mod5", 0), ("mod5", 1)]  # seeds, then the grid's order
+    specs.append(lstm.RunSpec("baseline", seed=0))  # a model of the doubling check comes first in its seed
+    assert [(s.variant, s.seed) for s in in_priority(specs)][:2] == [("baseline", 0), ("pareto", 0)]
 
 
 def test_a_job_that_cannot_finish_inside_the_budget_is_not_begun(tmp_path):
