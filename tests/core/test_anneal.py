@@ -200,13 +200,13 @@ def test_a_state_pickled_before_patience_existed_loads_with_no_stall():
     assert loaded.stalled == 0 and dataclasses.replace(loaded, rounds=4).rounds == 4
 
 
-def test_patience_enters_a_job_key_only_when_it_is_not_one():
+def test_patience_is_part_of_the_recipe_and_must_be_at_least_one():
     from prismlib.lstm.job import Job
 
     s = get_profile("cpu").lstm.updated(decay_patience=1)
-    assert "decay_patience" not in Job(lstm.RunSpec(), s, "cpu").describe()["settings"]
+    assert Job(lstm.RunSpec(), s, "cpu").describe()["training"]["decay_patience"] == 1
     two = s.updated(decay_patience=2)
-    assert Job(lstm.RunSpec(), two, "cpu").describe()["settings"]["decay_patience"] == 2
+    assert Job(lstm.RunSpec(), two, "cpu").key != Job(lstm.RunSpec(), s, "cpu").key
     with pytest.raises(ValueError, match="decay_patience must be >= 1"):
         s.updated(decay_patience=0)
 
