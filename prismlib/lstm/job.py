@@ -373,6 +373,12 @@ def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: 
     """The finished ``job`` as a :class:`~prismlib.lstm.TrainedRun` (model in eval mode)."""
     path = job_dir(job, cache) / "done.pt"
     if not path.exists():
+        record = job.committed()
+        if record is not None:
+            raise FileNotFoundError(
+                f"job {job.label} ({job.key}) has a committed run record ({record}) but no local checkpoint, and the notebooks "
+                "do not read records yet (issue 47); train it here with FRESH=1 (make reproduce FRESH=1)"
+            )
         raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.jobcache.run_missing")
     corpus = corpus if corpus is not None else _ptb()
     dev = resolve_device(device)
