@@ -234,10 +234,11 @@ def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, starte
         + f"; left: {len(result.left)} job(s), about {result.left_seconds / 60:.0f} worker-minutes "
         f"({result.left_seconds / 60 / workers:.0f} min on {workers} workers) at {result.rate:,.0f} tokens/s ({source})"
     )
-    record_training(
-        profile.name,
+    record_training(  # beside the records it wrote: results/<the profile the jobs belong to>/training.json
+        profile.job_profile,
         {
             "started": started,
+            "profile": profile.name,
             "seconds": round(result.seconds, 1),
             "installment_minutes": args.minutes,
             "commit": source_commit(),
