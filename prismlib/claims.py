@@ -16,9 +16,9 @@ comes with a paired-bootstrap interval over the test set's independent units
     above the majority class, a language model not below the bigram model, continued
     training that damaged its encoder, ...).  The failed gate is named.
 
-Beside them a row can be :data:`DESCRIPTIVE` (``Claim.descriptive`` says why): it reports
-its effect and interval but carries no verdict, e.g. a gap the source itself states inside
-its own seed spread.
+A row can also be descriptive (``Claim.descriptive`` says why): it reports its effect and
+interval, and its verdict is ``not testable`` with that reason in the gate column ("no
+verdict: ..."), e.g. a gap the source itself states inside its own seed spread.
 
 A claim of several tests (e.g. "every fixed value beats the baseline") reports its
 weakest test's effect and interval.  Seed or probe-run spread is reported in the
@@ -75,10 +75,9 @@ COLUMNS: tuple[str, ...] = (
 MIN_UNITS = 15
 """Fewest independent test units (resampled by the bootstrap) that can carry a verdict: the
 19 test conversations of SWDA can, the 10 windows of a starved probe set cannot."""
-DESCRIPTIVE = "descriptive"
-"""What a row that reports a number but carries no verdict shows in the verdict column."""
-OUTCOMES: tuple[str, ...] = (*VERDICTS, DESCRIPTIVE)
-"""Everything the verdict column of ``claims.csv`` can hold: the four verdicts and :data:`DESCRIPTIVE`."""
+OUTCOMES: tuple[str, ...] = VERDICTS
+"""Everything the verdict column of ``claims.csv`` can hold: the four verdicts (a descriptive
+row is ``not testable``, its reason in the gate column)."""
 KINDS: tuple[str, ...] = ("directional", "equivalence")
 
 
@@ -210,7 +209,7 @@ class Claim:
             paper's BERT, at cpu scale).
         control: whether a control accounts for the effect (e.g. "the untrained prism
             matches it: the filter, not the training"); empty where the claim has none.
-        descriptive: non-empty makes the row :data:`DESCRIPTIVE`: why it carries no verdict
+        descriptive: non-empty makes the row descriptive (``not testable``): why it carries no verdict
             (its tests still give the effect and interval it reports).
     """
 
@@ -264,9 +263,9 @@ class Claim:
 
     @property
     def verdict(self) -> str:
-        """One of :data:`VERDICTS`, or :data:`DESCRIPTIVE` for a row without a verdict."""
+        """One of :data:`VERDICTS`; a descriptive row is ``not testable`` (its reason in the gate column)."""
         if self.descriptive:
-            return DESCRIPTIVE
+            return "not testable"
         return "not testable" if self.deciding_gates else self._tested()
 
     def row(self) -> dict:

@@ -47,7 +47,6 @@ table.claims .effect small { display: block; }
 .v-not-held { color: #b00020; font-weight: bold; }
 .v-inside-noise { color: #8a6d00; font-weight: bold; }
 .v-not-testable { color: #666; font-weight: bold; }
-.v-descriptive { color: #333; font-style: italic; }
 .figures { display: flex; flex-wrap: wrap; gap: 1rem; padding: 0; list-style: none; }
 .figures li { width: 16rem; }
 .figures img { max-width: 100%; border: 1px solid #ddd; }

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from prismlib.claims import (
-    DESCRIPTIVE,
     OUTCOMES,
     VERDICTS,
     Claim,
@@ -69,18 +68,17 @@ def test_a_descriptive_row_reports_its_interval_and_carries_no_verdict(tmp_path,
     held = Test(iv(1, 2), label="X=70 - worst other X")
     gate = Gate("converged", False, "stopped at its cap")
     row = Claim("07", "X = 70 is the worst", "slides: 60.71", (held,), (gate,), "ppl", descriptive="inside the slides' seed spread").row()
-    assert row["verdict"] == DESCRIPTIVE == "descriptive" and DESCRIPTIVE not in VERDICTS and OUTCOMES == (*VERDICTS, DESCRIPTIVE)
+    assert (
+        row["verdict"] == "not testable" and OUTCOMES == VERDICTS and row["gate"].startswith("no verdict: inside the slides' seed spread")
+    )
     assert (row["effect"], row["ci_low"], row["ci_high"]) == (1.5, 1, 2)  # the numbers are still reported
     assert row["gate"] == "no verdict: inside the slides' seed spread; gates failed: converged (stopped at its cap)"
     assert row["test"] == "reported: X=70 - worst other X"  # no threshold: nothing is claimed
     assert Claim("07", "c", "p", (held,), (gate,)).verdict == "not testable"  # without the reason: a verdict as before
-    assert "| **descriptive** |" in render([Claim("07", "c", "p", (held,), descriptive="why")])
+    assert "| **not testable** |" in render([Claim("07", "c", "p", (held,), descriptive="why")])
     table = save_claims([Claim("07", "c", "p", (held,), descriptive="why"), Claim("07", "d", "p", (held,))], "smoke")
-    assert list(table.verdict) == ["descriptive", "held"]
-    assert (
-        "1 held, 0 not held, 0 inside noise, 0 not testable, 1 descriptive (of 2)"
-        in (tmp_path / "figures" / "smoke" / "claims.md").read_text()
-    )
+    assert list(table.verdict) == ["not testable", "held"]
+    assert "1 held, 0 not held, 0 inside noise, 1 not testable (of 2)" in (tmp_path / "figures" / "smoke" / "claims.md").read_text()
 
 
 def test_gate_from_interval():
@@ -203,7 +201,7 @@ def test_the_claims_files_keep_strings_columns_and_the_order_within_a_notebook(t
     assert "nan" not in md
     lines = md.splitlines()
     assert lines[2] == (
-        "41 held, 0 not held, 0 inside noise, 0 not testable, 0 descriptive (of 41). Effects with their 95% "
+        "41 held, 0 not held, 0 inside noise, 0 not testable (of 41). Effects with their 95% "
         "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py."
     )
     assert lines[4].startswith("| notebook ") and any(line.startswith("| 02 ") for line in lines)

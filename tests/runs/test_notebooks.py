@@ -287,6 +287,6 @@ def test_the_run_ends_with_the_verdict_counts_and_where_to_read_them(tiny, capsy
     reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == (
-        "[smoke] claims: 1 held, 1 not held, 0 inside noise, 0 not testable, 0 descriptive of 2; every claim with its effect and gates in "
+        "[smoke] claims: 1 held, 1 not held, 0 inside noise, 0 not testable of 2; every claim with its effect and gates in "
         "figures/smoke/claims.md, the site with `make report PROFILE=smoke`"
     )

@@ -155,7 +155,7 @@ def test_a_failed_notebook_is_flagged_in_red_and_its_claims_are_stale(tmp_path, 
     assert main(["--profile", "cpu", "--out", str(tmp_path / "site"), "--strict"]) == 1  # CI
 
 
-def test_a_descriptive_row_is_rendered_and_counted_without_a_verdict(tmp_path, monkeypatch):
+def test_a_descriptive_row_is_rendered_as_not_testable_with_its_reason(tmp_path, monkeypatch):
     out = tmp_path / "out"
     monkeypatch.setenv(OUTPUT_ENV, str(out))
     five = next(p.stem for p in NOTEBOOKS if p.stem[:2] == "05")
@@ -165,9 +165,9 @@ def test_a_descriptive_row_is_rendered_and_counted_without_a_verdict(tmp_path, m
     )
     save_claims([row, Claim("05", "five holds", "slide 5", (Test(Interval(1.0, 0.5, 1.5, 20)),))], "cpu")
     index = build_report("cpu", tmp_path / "site").read_text()
-    assert "1 <span class='v-held'>held</span>" in index and "1 <span class='v-descriptive'>descriptive</span>" in index
+    assert "1 <span class='v-held'>held</span>" in index and "1 <span class='v-not-testable'>not testable</span>" in index
     line = next(r for r in index.split("<tr>") if "a gap inside the seed spread" in r)
-    assert "v-descriptive" in line and "+0.4" in line and "[+0.1, +0.7]" in line and "no verdict: seed spread" in line
+    assert "v-not-testable" in line and "+0.4" in line and "[+0.1, +0.7]" in line and "no verdict: seed spread" in line
 
 
 def test_a_notebook_whose_cells_did_not_all_run_is_flagged(tmp_path, monkeypatch):
