@@ -18,6 +18,7 @@ from typing import Any, cast
 import nbformat
 import pandas as pd
 
+from prismlib.claims import OUTCOMES, effect_parts, read_claims
 from prismlib.paths import project_root
 from prismlib.runs.pages import STYLE, commit_html, markdown_html, run_time_html
 from prismlib.runs.results import Entry, Sources
@@ -69,7 +70,7 @@ def render_index(
             "<code>python -m prismlib reproduce --profile smoke</code> writes all of them.</p>"
         )
     csv = site / "figures" / "claims.csv"
-    table = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False) if csv.exists() else None
+    table = read_claims(csv) if csv.exists() else None
     sections = [("notebooks", "Notebooks", _notebook_table(entries, src))]
     if table is not None:
         sections.append(("verdicts", "Verdicts per notebook", _verdict_summary(table, entries)))
@@ -154,8 +155,6 @@ def _pages(entries: list[Entry]) -> dict[str, Entry]:
 
 def _verdict_summary(table: pd.DataFrame, entries: list[Entry]) -> str:
     """How many claims of each notebook got each verdict (stale for a failed notebook)."""
-    from prismlib.claims import OUTCOMES
-
     pages = _pages(entries)
     head = "".join(f"<th>{_verdict(v)}</th>" for v in OUTCOMES)
     rows = []
@@ -187,8 +186,6 @@ def _collapsed(text: str, shown: int = GATE_SHOWN) -> str:
 def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_claims: dict) -> str:
     """``figures/<profile>/claims.csv`` as a table (notebooks linked; a failed notebook's
     claims marked stale), else each notebook's claims cell."""
-    from prismlib.claims import OUTCOMES
-
     pages = _pages(entries)
     if table is None:
         found = [(stem, md) for stem, md in stored_claims.items() if md]
@@ -210,8 +207,8 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
     rows = []
     for nb, r in zip(nbs, table.itertuples(index=False)):
         link = f"<a href='{pages[nb].stem}.html'>{nb}</a>" if nb in pages else html.escape(nb)
-        parts = (f"{r.effect:+.3g}", f"[{r.ci_low:+.3g}, {r.ci_high:+.3g}]", str(r.unit))  # each kept whole, wrapped between
-        effect = " ".join(f"<span class='num'>{html.escape(p)}</span>" for p in parts if p)
+        parts = effect_parts(cast(float, r.effect), cast(float, r.ci_low), cast(float, r.ci_high), str(r.unit))
+        effect = " ".join(f"<span class='num'>{html.escape(p)}</span>" for p in parts)  # each kept whole, wrapped between
         verdict = _verdict(cast(str, r.verdict))
         if nb in stale_nbs:
             verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(cast(str, r.verdict))}</s></small>"

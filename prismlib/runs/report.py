@@ -25,9 +25,11 @@ broken one).
 from __future__ import annotations
 
 import html
+import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,7 +39,7 @@ from prismlib.paths import output_root, project_root
 from prismlib.runs.index_page import render_index
 from prismlib.runs.links import check_links, external_links
 from prismlib.runs.pages import STYLE, markdown_html, notebook_page
-from prismlib.runs.results import Entry, describe, find_sources, notebook_seconds
+from prismlib.runs.results import Entry, Sources, describe, find_sources, notebook_seconds
 
 MARKER = ".prismlib-report"  # marks a folder build_report may replace
 
@@ -48,7 +50,9 @@ def build_report(profile: str | None = None, out_dir: str | Path | None = None) 
     Args:
         profile: smoke, cpu or paper.
         out_dir: the site's folder (default ``report/<profile>/``).  It is replaced when it
-            is empty or an earlier report; any other existing folder is refused.
+            is empty or an earlier report; any other existing folder is refused.  The site
+            is built in a folder beside it and moved into place only when whole: a failed
+            build leaves the previous site as it was.
 
     Returns:
         Path of the site's ``index.html``.
@@ -59,12 +63,28 @@ def build_report(profile: str | None = None, out_dir: str | Path | None = None) 
 def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[Entry]]:
     """:func:`build_report`, also returning the notebooks' entries (their states)."""
     from prismlib.profiles import get_profile
-    from prismlib.runs.manifest import changed_sources, read_manifest
-    from prismlib.runs.notebooks import incomplete
 
     src = find_sources(get_profile(profile).name)
     site = Path(out_dir) if out_dir is not None else output_root() / "report" / src.profile
-    _prepare(site)
+    _check_replaceable(site)
+    site.parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=f".{site.name}.building-", dir=site.parent))
+    try:
+        entries = _write_site(src, build)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)  # the previous site stays as it was
+        raise
+    _move_into_place(build, site)
+    return site / "index.html", entries
+
+
+def _write_site(src: Sources, site: Path) -> list[Entry]:
+    """Write the report of ``src`` into the empty folder ``site``; returns the notebooks' entries."""
+    from prismlib.runs.manifest import changed_sources, read_manifest
+    from prismlib.runs.notebooks import incomplete
+
+    site.chmod(0o755)
+    (site / MARKER).write_text("written by prismlib.runs.build_report; replaced by the next build\n")
     manifest = read_manifest(src.manifest) if src.manifest else {}
     records = manifest.get("notebooks", {})
     (site / "notebooks").mkdir()
@@ -105,9 +125,8 @@ def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[
     if src.manifest:
         shutil.copy2(src.manifest, site / "manifest.json")
     docs = _doc_pages(site)
-    index = site / "index.html"
-    index.write_text(render_index(src, entries, manifest, stored_claims, site, docs))
-    return index, entries
+    (site / "index.html").write_text(render_index(src, entries, manifest, stored_claims, site, docs))
+    return entries
 
 
 def _doc_pages(site: Path) -> list[tuple[str, str]]:
@@ -128,14 +147,19 @@ def _doc_pages(site: Path) -> list[tuple[str, str]]:
     return pages
 
 
-def _prepare(site: Path) -> None:
-    """Empty ``site`` for a new build, refusing a non-empty folder that is not a report."""
+def _check_replaceable(site: Path) -> None:
+    """Refuse ``site`` when it is a non-empty folder that is not a report (or not a folder)."""
+    if site.exists() and (not site.is_dir() or (any(site.iterdir()) and not (site / MARKER).exists())):
+        raise FileExistsError(f"{site} exists and is not a prismlib report; choose another --out")
+
+
+def _move_into_place(build: Path, site: Path) -> None:
+    """Replace ``site`` (absent, empty or an earlier report) by the whole new ``build``."""
+    old = site.with_name(f".{site.name}.old-{os.getpid()}")
     if site.exists():
-        if any(site.iterdir()) and not (site / MARKER).exists():
-            raise FileExistsError(f"{site} exists and is not a prismlib report; choose another --out")
-        shutil.rmtree(site)
-    site.mkdir(parents=True)
-    (site / MARKER).write_text("written by prismlib.runs.build_report; replaced by the next build\n")
+        site.rename(old)
+    build.rename(site)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _claims_output(nb: nbformat.NotebookNode) -> str | None:

@@ -219,3 +219,34 @@ def test_index_has_contents_banner_and_figures_grouped_by_notebook(tmp_path, mon
         < figs.index("zz_orphan")
     )
     assert index.index("id='figures'") < index.index("id='claims'")
+
+
+def test_a_claim_without_effect_interval_or_gate_renders_and_a_failed_build_keeps_the_last_site(tmp_path, monkeypatch):
+    """Issue 44: a `not testable` claim without an effect crashed the index (``'+.3g'`` of an empty
+    string) and left a half-written site; the site is now built aside and moved in when whole."""
+    out = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(out))
+    five = next(p.stem for p in NOTEBOOKS if p.stem[:2] == "05")
+    _results_with(out, ("05",), {"profile": "cpu", "format": 2, "notebooks": {five: {"commit": "c0ffee1234567", "seconds": 3.0}}})
+    csv = out / "figures" / "cpu" / "claims.csv"
+    csv.parent.mkdir(parents=True)
+    csv.write_text("notebook,claim,paper,effect,ci_low,ci_high,unit,verdict,gate,test\n05,nothing to scale,slide 5,,,,,not testable,,\n")
+    site = tmp_path / "site"
+    index = build_report("cpu", site).read_text()
+    row = next(r for r in index.split("<tr>") if "nothing to scale" in r)
+    assert "<span class='num'>—</span>" in row and "v-not-testable" in row
+    before = sorted(p.relative_to(site) for p in site.rglob("*"))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    with monkeypatch.context() as mp:
+        mp.setattr("prismlib.runs.report.render_index", broken)
+        with pytest.raises(RuntimeError, match="boom"):
+            build_report("cpu", site)
+    assert sorted(p.relative_to(site) for p in site.rglob("*")) == before and (site / "index.html").read_text() == index
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no build folder left behind
+    csv.write_text("notebook,claim\n05,x\n")  # not a claims table: one error naming the file and the fix
+    with pytest.raises(ValueError, match=r"claims.csv is not a claims table: it has no verdict column; delete it and re-run"):
+        build_report("cpu", site)
+    assert (site / "index.html").read_text() == index
