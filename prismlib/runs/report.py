@@ -38,7 +38,7 @@ import nbformat
 from prismlib.paths import output_root, project_root
 from prismlib.runs.index_page import render_index
 from prismlib.runs.links import check_links, external_links
-from prismlib.runs.pages import STYLE, markdown_html, notebook_page
+from prismlib.runs.pages import STYLE, claims_cell, markdown_html, notebook_page
 from prismlib.runs.results import Entry, Sources, describe, find_sources, notebook_seconds
 
 MARKER = ".prismlib-report"  # marks a folder build_report may replace
@@ -163,16 +163,14 @@ def _move_into_place(build: Path, site: Path) -> None:
 
 
 def _claims_output(nb: nbformat.NotebookNode) -> str | None:
-    """The Markdown claims table a notebook's last cell displays (:func:`prismlib.claims.report`)."""
+    """The Markdown claims table a notebook's claims cell displays (:func:`prismlib.claims.report`)."""
     from prismlib.claims import render
 
+    i = claims_cell(nb)
+    if i is None:
+        return None
     head = render([]).splitlines()[0]
-    for cell in reversed(nb.cells):
-        for out in cell.get("outputs", []):
-            text = out.get("data", {}).get("text/markdown", "")
-            if text.startswith(head):
-                return text
-    return None
+    return next(t for out in nb.cells[i].outputs if (t := out.get("data", {}).get("text/markdown", "")).startswith(head))
 
 
 def main(argv: list[str]) -> int:

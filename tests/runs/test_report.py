@@ -250,3 +250,16 @@ def test_a_claim_without_effect_interval_or_gate_renders_and_a_failed_build_keep
     with pytest.raises(ValueError, match=r"claims.csv is not a claims table: it has no verdict column; delete it and re-run"):
         build_report("cpu", site)
     assert (site / "index.html").read_text() == index
+
+
+def test_each_page_opens_with_links_to_its_claims_table_and_main_figure(smoke_site):
+    """Issue 44: a page's results lay thousands of pixels down (notebook 03's Table 1)."""
+    site = smoke_site.parent
+    for path in NOTEBOOKS:
+        page = (site / f"{path.stem}.html").read_text()
+        results = page[page.index("Results:") :][:400]
+        assert page.index("Results:") < page.index("report index"), path.stem  # the first line of the page
+        assert '<a href="#claims">' in results and page.count('id="claims"') == 1, path.stem
+        if '<a href="#main-figure">' in results:
+            assert page.count('id="main-figure"') == 1 and page.index('id="main-figure"') < page.index('id="claims"'), path.stem
+    assert sum('<a href="#main-figure">' in (site / f"{p.stem}.html").read_text() for p in NOTEBOOKS) >= len(NOTEBOOKS) - 1
