@@ -14,6 +14,8 @@ results     what a report is built from: the executed notebooks of a profile, ea
             one's entry (what it reproduces, run time, commit, state)
 pages       an executed notebook fit for a reader (no progress output, no machine
             paths, math as MathML) as a page; the style sheets, Markdown as HTML
+findings    what a profile found, from its claims: the index's first screen and the
+            README's "What it found" table
 index_page  the report's index and its sections (currency line, notebooks,
             verdicts, figures, claims, manifest)
 links       the site's link check
@@ -89,6 +91,20 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Entry",
         "find_sources",
         "notebook_seconds",
+        "lstm_runs_line",
+        "grid_line",
+    ),
+    "findings": (
+        "WORKS",
+        "DECIDED",
+        "README_MARKERS",
+        "WorkSummary",
+        "failed_gate",
+        "work_summary",
+        "headlines",
+        "effect_text",
+        "findings_markdown",
+        "update_readme",
     ),
     "report": (
         "MARKER",
@@ -98,10 +114,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FIGURE_ORDER",
         "MEANINGLESS",
         "render_index",
+        "findings_html",
         "currency_line",
         "figure_owners",
         "WRITTEN_BY_CALL",
         "describe_sentence",
+        "not_run_reason",
     ),
     "links": (
         "check_links",

@@ -20,8 +20,9 @@ import pandas as pd
 
 from prismlib.claims import OUTCOMES, effect_parts, read_claims
 from prismlib.paths import project_root
+from prismlib.runs.findings import effect_text, headlines, work_summary
 from prismlib.runs.pages import STYLE, commit_html, markdown_html, run_time_html
-from prismlib.runs.results import Entry, Sources
+from prismlib.runs.results import Entry, Sources, grid_line
 
 FIGURE_ORDER = (".png", ".pdf", ".csv", ".md")
 MEANINGLESS = {
@@ -53,6 +54,12 @@ def render_index(
         "NeurIPS 2020) and timescale-dependent LSTM language models (Mahto et al., ICLR 2021). Built by "
         f"<code>python -m prismlib report --profile {esc(src.profile)}</code> (<code>make report</code>).</p>"
     )
+    csv = site / "figures" / "claims.csv"
+    table = read_claims(csv) if csv.exists() else None
+    if table is not None and len(table):
+        parts.append(f"<h2 id='findings'>What it found</h2>\n{findings_html(table, entries)}")
+        if (grid := grid_line(src.profile)) is not None and not src.stored:
+            parts.append(f"<p class='note'>{grid}</p>")
     parts.append(f"<p>{currency_line(entries, src.profile)}</p>")
     bad = [e for e in entries if not e.ok]
     if bad:
@@ -69,9 +76,7 @@ def render_index(
             "are the notebooks' own claims cells; run times are estimated from the cells' timestamps. "
             "<code>python -m prismlib reproduce --profile smoke</code> writes all of them.</p>"
         )
-    csv = site / "figures" / "claims.csv"
-    table = read_claims(csv) if csv.exists() else None
-    sections = [("notebooks", "Notebooks", _notebook_table(entries, src))]
+    sections = [("notebooks", "Notebooks", _notebook_table(entries, src, manifest))]
     if table is not None:
         sections.append(("verdicts", "Verdicts per notebook", _verdict_summary(table, entries)))
     if (site / "figures").is_dir():
@@ -88,6 +93,41 @@ def render_index(
         parts += [f"<h2 id='{key}'>{title}</h2>", body]
     parts.append("</body></html>\n")
     return _redact_index("\n".join(parts))
+
+
+def findings_html(table: pd.DataFrame, entries: list[Entry]) -> str:
+    """The index's first screen: each work's verdict counts (and the gate that most often left
+    a claim open), then each notebook's first decided claim with its effect; the claims of a
+    notebook whose last run failed are left out (stale), saying so."""
+    pages = _pages(entries)
+    stale = sorted(nb for nb, e in pages.items() if not e.ok)
+    table = table[~table["notebook"].astype(str).str.zfill(2).isin(stale)]
+    head = "".join(f"<th>{_verdict(v)}</th>" for v in OUTCOMES)
+    rows = []
+    for w in work_summary(table):
+        cells = "".join(f"<td class='num'>{w.counts[v]}</td>" for v in OUTCOMES)
+        lack = f"{w.top_gate_claims} of {w.counts['not testable']}: {html.escape(w.top_gate)}" if w.top_gate else ""
+        rows.append(
+            f"<tr><td><b>{w.work}.</b> {html.escape(w.title)}</td><td class='num'>{w.total}</td>{cells}<td><small>{lack}</small></td></tr>"
+        )
+    out = (
+        f"<table><tr><th>work</th><th>claims</th>{head}<th>the gate most often failed by a not-testable claim</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+    items = []
+    for _, r in headlines(table).iterrows():
+        nb = str(r["notebook"]).zfill(2)
+        link = f"<a href='{pages[nb].stem}.html'>{nb}</a>" if nb in pages else nb
+        items.append(
+            f"<li>{link} {_verdict(str(r['verdict']))}: {html.escape(str(r['claim']))} "
+            f"(<span class='num'>{html.escape(effect_text(r))}</span>)</li>"
+        )
+    if items:
+        out += f"<p>Each notebook's first decided claim (all of them: <a href='#claims'>claims</a>):</p><ul>{''.join(items)}</ul>"
+    if stale:
+        out += f"<p class='failed'>Left out: the {_verdict('stale')} claims of {', '.join(stale)}, whose last run failed.</p>"
+    return out
 
 
 def _redact_index(page: str) -> str:
@@ -121,7 +161,7 @@ def currency_line(entries: list[Entry], profile: str) -> str:
     )
 
 
-def _notebook_table(entries: list[Entry], src: Sources) -> str:
+def _notebook_table(entries: list[Entry], src: Sources, manifest: dict) -> str:
     rows = []
     for e in entries:
         state = f"<b>failed</b><br><small>{html.escape(e.problem)}</small>" if e.problem else "ok"
@@ -141,8 +181,18 @@ def _notebook_table(entries: list[Entry], src: Sources) -> str:
         "<th>executed</th></tr>\n" + "\n".join(rows) + f"\n<tr><td colspan='4'>total</td><td class='num'>{total}</td><td></td></tr></table>"
     )
     if src.missing:
-        out += f"<p class='note'>Not executed on this profile: {html.escape(', '.join(src.missing))}.</p>"
+        items = "".join(f"<li><code>{html.escape(stem)}</code>: {not_run_reason(stem, src.profile, manifest)}</li>" for stem in src.missing)
+        out += f"<div class='note'><p>Not executed on this profile:</p><ul>{items}</ul></div>"
     return out
+
+
+def not_run_reason(stem: str, profile: str, manifest: dict) -> str:
+    """Why a notebook of ``notebooks/`` has no executed copy on ``profile`` (HTML) and the command that runs it."""
+    failure = manifest.get("notebooks", {}).get(stem, {}).get("failure")
+    run = f"<code>make reproduce PROFILE={html.escape(profile)} ONLY={html.escape(stem[:2])}</code> runs it"
+    if failure:
+        return f"its only run failed ({html.escape(str(failure.get('time', '?')))}: {html.escape(str(failure.get('error', '?')))}); {run}"
+    return f"never run on this profile (the run manifest has no record of it); {run}"
 
 
 def _verdict(v: str) -> str:

@@ -293,7 +293,7 @@ def notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> tupl
         header += f" &middot; {dropped} progress outputs left out"
     roots = project_roots(nb, {str(project_root()): "<project>", str(data_dir()): "<data>", str(Path.home()): "~"})
     redact_notebook(nb, roots)
-    header = f"{_results_line(nb)}\n\n{header}"
+    header = f"{_results_line(nb)}\n\n{header}" + (f"\n\n{entry.runs}" if entry.runs else "")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(header))
     math = notebook_math(nb)
     body, _ = HTMLExporter(embed_images=True).from_notebook_node(nb, resources={"metadata": {"name": entry.title}})

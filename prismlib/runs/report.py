@@ -39,7 +39,7 @@ from prismlib.paths import output_root, project_root
 from prismlib.runs.index_page import render_index
 from prismlib.runs.links import check_links, external_links
 from prismlib.runs.pages import STYLE, claims_cell, markdown_html, notebook_page
-from prismlib.runs.results import Entry, Sources, describe, find_sources, notebook_seconds
+from prismlib.runs.results import Entry, Sources, describe, find_sources, lstm_runs_line, notebook_seconds
 
 MARKER = ".prismlib-report"  # marks a folder build_report may replace
 
@@ -114,6 +114,7 @@ def _write_site(src: Sources, site: Path) -> list[Entry]:
             str(record.get("commit") or ""),
             bool(record.get("inherited")),
             changed,
+            runs=(None if src.stored else lstm_runs_line(path.stem, src.profile)) or "",
         )
         stored_claims[entry.stem] = _claims_output(nb)
         shutil.copy2(path, site / "notebooks" / path.name)
@@ -180,6 +181,8 @@ def main(argv: list[str]) -> int:
     the command names the re-run that fixes it)."""
     import argparse
 
+    from prismlib.profiles import get_profile
+
     parser = argparse.ArgumentParser(prog="python -m prismlib report")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--out", default=None, help="the site's folder (default: report/<profile>/)")
@@ -189,14 +192,18 @@ def main(argv: list[str]) -> int:
         help="also keep a PNG of each page as a reader sees it (headless chromium) in <out>/screenshots/",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a notebook's last run failed or did not complete (CI)")
+    parser.add_argument("--readme", action="store_true", help="also write the profile's findings into README.md's 'What it found' table")
     parser.add_argument("--allow-failed", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     args = parser.parse_args(argv)
     index, entries = _build(args.profile, args.out)  # errors: one line by python -m prismlib
     pages = sorted(index.parent.glob("*.html"))
     print(f"report: {index} ({len(pages)} pages)")
-    failed = [e for e in entries if not e.ok]
-    from prismlib.profiles import get_profile
+    if args.readme:
+        from prismlib.runs.findings import update_readme
 
+        changed = update_readme(get_profile(args.profile).name)
+        print(f"report: README.md's findings {'rewritten' if changed else 'already current'}")
+    failed = [e for e in entries if not e.ok]
     profile = get_profile(args.profile).name
     for e in failed:
         print(f"report: {e.stem} is flagged as not a valid result: {e.problem}", file=sys.stderr)

@@ -24,7 +24,6 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -215,14 +214,10 @@ def main(argv: Sequence[str]) -> int:
 def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
     """``train --minutes M``: one installment (:func:`prismlib.runs.installments.train_installment`)."""
     from prismlib.data.ptb import load_ptb_corpus
-    from prismlib.lstm.grid import doubling_specs, in_priority
     from prismlib.records import source_commit
-    from prismlib.runs.installments import train_installment
+    from prismlib.runs.installments import train_installment, with_twins
 
-    doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled()) if profile.lstm.fixed_path else None
-    twins = {s: Job(s, doubled, profile.job_profile) for s in doubling_specs(profile)} if doubled else {}
-    by_spec = {j.spec: j for j in jobs}
-    ordered = [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], twins.get(spec)) if x is not None]
+    ordered = with_twins(profile, jobs)
     workers = pool_size(args.workers, profile.device)
     train_tokens = len(load_ptb_corpus().train)
     result = train_installment(ordered, args.minutes, workers, train_tokens, device=profile.device)

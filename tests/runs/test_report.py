@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,7 +84,15 @@ def test_report_from_results_has_manifest_claims_and_figures(tmp_path, monkeypat
     assert "abc123" in index and "12.5 s" in index and "href='manifest.json'" in index
     assert f"<a href='{picked[0].stem}.html'>05</a>" in index and "chrono moves the biases" in index
     assert "href='figures/fig_x.pdf'" in index and "src='figures/fig_x.png'" in index
-    assert "Not executed on this profile: 01_spectral_filters" in index
+    assert "Not executed on this profile:" in index and "<code>01_spectral_filters</code>: never run on this profile" in index
+    first = index.index("<h2 id='findings'>What it found</h2>")  # results before the contents and the notebooks
+    assert first < index.index("<h2>Contents</h2>") < index.index("<h2 id='notebooks'>")
+    assert "chrono moves the biases" in index[first : index.index("<h2>Contents</h2>")]  # 05's first decided claim
+    assert (
+        re.search(r"<b>0 of \d+ trained</b>", index) and "<code>python -m prismlib train --profile cpu-long --minutes 140</code>" in index
+    )
+    page = (site / f"{picked[0].stem}.html").read_text()
+    assert re.search(r"LSTM runs:</strong> .* none of its \d+ runs has a committed record", page)
     assert check_links(site) == []
     (site / "figures" / "fig_x.pdf").unlink()
     assert check_links(site) == ["index.html: figures/fig_x.pdf (missing)"]
@@ -145,6 +154,8 @@ def test_a_failed_notebook_is_flagged_in_red_and_its_claims_are_stale(tmp_path, 
     index = index_path.read_text()
     assert "class='failed'" in index and "ValueError: boom (cell [4])" in index
     assert "1 <span class='v-held'>held</span>" in index and "1 <span class='v-stale'>stale</span>" in index
+    first_screen = index[: index.index("<h2>Contents</h2>")]
+    assert "six holds" not in first_screen and "Left out: the <span class='v-stale'>stale</span> claims of 06" in first_screen
     row = next(r for r in index.split("<tr>") if "six holds" in r)
     assert "v-stale" in row and "<s>held</s>" in row  # the old verdict is shown struck out, never as current
     page = (index_path.parent / f"{six}.html").read_text()
