@@ -18,6 +18,8 @@ index_page  the report's index and its sections (currency line, notebooks,
             verdicts, figures, claims, manifest)
 links       the site's link check
 browser     headless chromium: a page's height, its streams' share, screenshots
+cli         the argument parser of every command: an error is one line, usage
+            only with ``--help``
 =========== =====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.runs import
@@ -133,6 +135,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "find_chromium",
         "measure_page",
         "screenshot",
+    ),
+    "cli": (
+        "HINT",
+        "CommandParser",
     ),
 }
 
