@@ -158,7 +158,9 @@ def main(argv: list[str]) -> int:
     the command names the re-run that fixes it)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m prismlib report")
+    from prismlib.runs.cli import CommandParser
+
+    parser = CommandParser(prog="python -m prismlib report")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--out", default=None, help="the site's folder (default: report/<profile>/)")
     parser.add_argument(
