@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import logging
 import sys
@@ -102,37 +103,26 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+COMMANDS = {
+    "data": "prismlib.runs.datasets",
+    "train": "prismlib.runs.train",
+    "plan": "prismlib.runs.costs",
+    "reproduce": "prismlib.runs.notebooks",
+    "cache": "prismlib.runs.cache",
+    "report": "prismlib.runs.report",
+}
+"""Command -> the module whose ``main(argv)`` runs it (imported only when called)."""
+
+
 def _run(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0
     command, rest = argv[0], argv[1:]
-    if command == "data":
-        from prismlib.runs.datasets import main as data_main
-
-        return data_main(rest)
-    if command == "train":
-        from prismlib.runs.train import main as train_main
-
-        return train_main(rest)
-    if command == "plan":
-        from prismlib.runs.costs import main as plan_main
-
-        return plan_main(rest)
-    if command == "reproduce":
-        from prismlib.runs.notebooks import main as reproduce_main
-
-        return reproduce_main(rest)
-    if command == "cache":
-        from prismlib.runs.cache import main as cache_main
-
-        return cache_main(rest)
-    if command == "report":
-        from prismlib.runs.report import main as report_main
-
-        return report_main(rest)
-    print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
-    return 2
+    if command not in COMMANDS:
+        print(f"python -m prismlib: error: unknown command {command!r}; choose one of {', '.join(COMMANDS)} (see --help)", file=sys.stderr)
+        return 2
+    return int(importlib.import_module(COMMANDS[command]).main(rest))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ catalogue (:mod:`prismlib.data.catalogue`), fetched and verified by
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from prismlib.data import catalogue
 from prismlib.data.datadir import ENV_VAR, FETCH_COMMAND, ChecksumError, DownloadError, data_dir
 from prismlib.data.download import PROBE_TIMEOUT_S, UrlStatus
 from prismlib.data.registry import check_urls, fetch, verify
+from prismlib.runs.cli import CommandParser
 
 
 def _print_table(root: Path) -> None:
@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["data"]:
         args_in = args_in[1:]
-    parser = argparse.ArgumentParser(prog="python -m prismlib data", description="Fetch, verify and list the datasets.")
+    parser = CommandParser(prog="python -m prismlib data", description="Fetch, verify and list the datasets.")
     parser.add_argument("command", choices=["fetch", "verify", "list", "check-urls"])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"datasets: {', '.join(catalogue.DATASETS)}")
     parser.add_argument("--data-dir", type=Path, default=None, help=f"default: ${ENV_VAR} or <repo>/data")

@@ -346,9 +346,9 @@ def main(argv: list[str]) -> int:
 
     Errors (an unknown profile or notebook, a failed pre-flight check, a failed notebook)
     propagate to ``python -m prismlib``, which prints them as one line each."""
-    import argparse
+    from prismlib.runs.cli import CommandParser
 
-    parser = argparse.ArgumentParser(prog="python -m prismlib reproduce")
+    parser = CommandParser(prog="python -m prismlib reproduce")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 01 02")
     parser.add_argument("--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)")
