@@ -55,7 +55,8 @@ data: venv
 
 # the LSTM grid of notebooks 05-08 first, in parallel worker processes (EXECUTOR=local|inline|slurm),
 # then the notebooks; ONLY="01 02" runs those notebooks only (and trains the grid only for 05-08);
-# a notebook whose result is current (same prismlib, notebook and device) is skipped unless FORCE=1
+# a notebook whose result is current (same prismlib, notebook and device) is skipped unless FORCE=1;
+# PROFILE, ONLY and the commit (ALLOW_DIRTY) are checked first, before the data check and any training
 EXECUTOR ?= local
 ONLY ?=
 # FRESH=1: retrain work B's models from nothing instead of using the committed run records
@@ -63,7 +64,9 @@ ONLY ?=
 FRESH ?=
 export PRISMLIB_FRESH := $(FRESH)
 WORK_B := $(if $(ONLY),$(filter 05% 06% 07% 08%,$(ONLY)),all)
-reproduce: venv data
+reproduce: venv
+	@$(PY) -m prismlib reproduce --check-args --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(ALLOW_DIRTY),--allow-dirty,)
+	$(FETCH)
 	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR) $(if $(ONLY),--for-notebooks $(foreach n,$(WORK_B),$(firstword $(subst _, ,$(n)))),),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")
 	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,) $(if $(ALLOW_DIRTY),--allow-dirty,)
 

@@ -60,6 +60,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "notebooks": (
         "PACKAGES",
         "notebook_sources",
+        "short_commit",
+        "check_arguments",
         "NotebookFailed",
         "incomplete",
         "reproduce",
