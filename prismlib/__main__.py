@@ -15,7 +15,9 @@ import sys
 USAGE = """usage: python -m prismlib <command> [...]
 
 commands:
-  data fetch [NAME ...]     download datasets into $PRISMLIB_DATA (default ./data), checksummed
+  data fetch [NAME ...] [-v]
+                            download datasets into $PRISMLIB_DATA (default ./data), checksummed;
+                            one summary line (-v: a line per file)
   data verify [NAME ...]    check that the datasets are present and intact
   data list                 the datasets, their sources and licences
   data check-urls [NAME ...]
@@ -24,7 +26,9 @@ commands:
         [--partition P] [--gpus N] [--timeout-min M]
                             train the LSTM LMs of work B (notebooks 05-08), and with --section4
                             the continued-MLM arms of section 4 (notebooks 03-04), into the job cache
-  reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
+  reproduce [--profile P] [--only NN ...] [--check-args]
+                            run every notebook headless (papermill) -> results/P, figures/P;
+                            --check-args: only check the profile, --only and the commit
   plan [--profile P] [--measure]
                             estimated jobs, GPU-hours, memory and disk per notebook
   cache list [--profile P]  what the caches hold: jobs (spec, recipe version, size, age, in use), states
@@ -36,6 +40,7 @@ commands:
                             -> report/P/index.html; fails on a link that does not resolve
 
   --debug (anywhere)        show the traceback of an error (default: one line naming the fix)
+  <command> --help          the command's options (a wrong one is one line naming it)
 """
 
 
