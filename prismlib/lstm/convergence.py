@@ -267,12 +267,10 @@ def humane_number(n: float) -> str:
     if not math.isfinite(n):
         return str(n)
     r = float(f"{n:.3g}")  # rounded first: 999,999 is "1 million", not "1e+03 thousand"
-    for word, size in SCALES:
-        if size <= abs(r) < 1000 * size:
-            return f"{r / size:.3g} {word}"
-    if 1000 <= abs(r) < SCALES[-1][1]:
-        return f"{r:,.0f}"
-    return f"{r:.3g}"
+    for word, size in SCALES:  # largest first: only the largest word can be outgrown
+        if abs(r) >= size:
+            return f"{r / size:.3g} {word}" if abs(r) < 1000 * size else f"{r:.3g}"
+    return f"{r:,.0f}" if abs(r) >= 1000 else f"{r:.3g}"
 
 
 def format_tokens(n: float | None) -> str:

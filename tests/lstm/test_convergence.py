@@ -442,6 +442,7 @@ def test_numbers_are_written_as_a_reader_says_them():
         999_999.0: "1 million",  # rounded before the word is chosen
         999_499.0: "999,000",
         12_345.0: "12,300",
+        -12_345.0: "-12,300",
         1000.0: "1,000",
         999.5: "1,000",
         131.1: "131",
@@ -451,6 +452,8 @@ def test_numbers_are_written_as_a_reader_says_them():
         1e15: "1 quadrillion",
         9.99e17: "999 quadrillion",
         1.22e18: "1.22e+18",
+        1e18: "1e+18",
+        -1.22e18: "-1.22e+18",
         math.inf: "inf",
     }
     assert {n: cv.humane_number(n) for n in cases} == cases
