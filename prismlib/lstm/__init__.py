@@ -124,6 +124,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "stable_budget",
         "extrapolation",
         "models_gate",
+        "FEASIBLE_TOKENS",
+        "SCALES",
+        "humane_number",
         "format_tokens",
     ),
     "summaries": (

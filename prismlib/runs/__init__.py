@@ -20,6 +20,8 @@ index_page  the report's index and its sections (currency line, notebooks,
             verdicts, figures, claims, manifest)
 links       the site's link check
 browser     headless chromium: a page's height, its streams' share, screenshots
+cli         the argument parser of every command: an error is one line, usage
+            only with ``--help``
 =========== =====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.runs import
@@ -60,6 +62,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "notebooks": (
         "PACKAGES",
         "notebook_sources",
+        "short_commit",
+        "check_arguments",
         "NotebookFailed",
         "incomplete",
         "reproduce",
@@ -154,6 +158,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "find_chromium",
         "measure_page",
         "screenshot",
+    ),
+    "cli": (
+        "HINT",
+        "CommandParser",
     ),
 }
 

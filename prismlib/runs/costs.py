@@ -19,7 +19,6 @@ and Python overhead come on top.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +36,7 @@ from prismlib.prism.arms import ARMS, TRAINED
 from prismlib.probing.encoders import DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location
 from prismlib.probing.features import CONDITIONS, HAAR_CONDITIONS, SMOOTH_CONDITIONS
 from prismlib.profiles import PROFILES, LSTMSettings, Profile, get_profile
+from prismlib.runs.cli import CommandParser
 
 PTB_TRAIN, PTB_VALID, PTB_VOCAB = 929_589, 73_760, 10_000
 """PTB's training and validation tokens and vocabulary (:mod:`prismlib.data.ptb`)."""
@@ -398,7 +398,7 @@ def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFra
 
 def main(argv: Sequence[str]) -> int:
     """CLI: ``python -m prismlib plan [--profile P] [--measure] [--device D]``."""
-    parser = argparse.ArgumentParser(prog="python -m prismlib plan", description="Estimate a profile's GPU-hours, memory and disk.")
+    parser = CommandParser(prog="python -m prismlib plan", description="Estimate a profile's GPU-hours, memory and disk.")
     parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument(
         "--measure", action="store_true", help="time training steps on this machine's device instead of assuming throughputs"

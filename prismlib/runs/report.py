@@ -182,8 +182,9 @@ def main(argv: list[str]) -> int:
     import argparse
 
     from prismlib.profiles import get_profile
+    from prismlib.runs.cli import CommandParser
 
-    parser = argparse.ArgumentParser(prog="python -m prismlib report")
+    parser = CommandParser(prog="python -m prismlib report")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--out", default=None, help="the site's folder (default: report/<profile>/)")
     parser.add_argument(

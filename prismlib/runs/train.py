@@ -36,6 +36,7 @@ from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, get_profile, until_converged
 from prismlib.progress import progress_bar
+from prismlib.runs.cli import CommandParser
 
 SECTION4 = "section4"
 
@@ -129,7 +130,7 @@ def train_until_converged(
 
 def main(argv: Sequence[str]) -> int:
     """``python -m prismlib train``: train a profile's models (or some experiments) into the cache."""
-    parser = argparse.ArgumentParser(prog="python -m prismlib train", description=main.__doc__)
+    parser = CommandParser(prog="python -m prismlib train", description=main.__doc__)
     parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--executor", choices=EXECUTORS, default=None, help=f"default: ${EXECUTOR_ENV} or local")
     parser.add_argument("--workers", type=int, default=None, help="local pool size (default: one per core)")
@@ -155,7 +156,7 @@ def main(argv: Sequence[str]) -> int:
     )
     args = parser.parse_args(argv)
     if args.minutes is not None and not (math.isfinite(args.minutes) and args.minutes > 0):
-        parser.exit(2, f"python -m prismlib train: --minutes must be a positive number of minutes, got {args.minutes:g}\n")
+        parser.error(f"--minutes must be a positive number of minutes, got {args.minutes:g}")
     profile = get_profile(args.profile)
     if args.until_converged and not profile.name.endswith("-long"):
         profile = until_converged(profile)

@@ -227,7 +227,7 @@ def test_the_model_gate_detail_reads_the_longest_budget_and_the_run_that_moved_m
     runs[Spec("base", 0)].curve = LearningCurve(TOKENS[:10], FALLING.valid_ppl[:10])  # 4.9% over its last quarter
     runs[Spec("x", 0)].curve = FALLING  # 3.9% over its last quarter, of twice the budget
     model, _, _ = _claims(runs).gates(["base", "x"], _beats)
-    assert not model.passed and "x the 2M trained" in model.detail
+    assert not model.passed and "times the 2 million trained" in model.detail
     assert model.detail.startswith("not converged: 2 of 2 runs still improving; most: base seed 0, valid ppl 157.8 -> 150.0")
     assert model.name == "converged: every model improved < 1% over the last 25% of its budget"
 
