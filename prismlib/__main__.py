@@ -116,7 +116,7 @@ def _run(argv: list[str]) -> int:
 
         return train_main(rest)
     if command == "plan":
-        from prismlib.runs.costs import main as plan_main
+        from prismlib.runs.clock import main as plan_main
 
         return plan_main(rest)
     if command == "reproduce":
