@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 COMMANDS = {
     "data": "prismlib.runs.datasets",
     "train": "prismlib.runs.train",
-    "plan": "prismlib.runs.costs",
+    "plan": "prismlib.runs.clock",
     "reproduce": "prismlib.runs.notebooks",
     "cache": "prismlib.runs.cache",
     "report": "prismlib.runs.report",

@@ -4,7 +4,9 @@ below imports it; the job cache and executors it drives are :mod:`prismlib.jobca
 =========== =====================================================================
 datasets    ``python -m prismlib data``: list, fetch, verify, check-urls
 train       ``python -m prismlib train``: a profile's models, up front
-costs       ``python -m prismlib plan``: jobs, hours, memory and disk per notebook
+costs       what a profile's notebooks do: jobs, FLOPs, memory and disk (the FLOP model)
+clock       ``python -m prismlib plan``: how long each notebook takes, measured runs
+            first, else the FLOP model calibrated on them; each notebook's time for the report
 notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),
             a result replaced only by a complete run
 manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
@@ -46,7 +48,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FILTERS",
         "MASKED",
         "BYTES",
-        "HOURS",
         "Work",
         "encoder_config",
         "bert_parameters",
@@ -57,7 +58,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "lstm_token_flops",
         "works",
         "measure",
+    ),
+    "clock": (
+        "MEASURED",
+        "CALIBRATED",
+        "MODELLED",
+        "Estimate",
+        "Calibration",
+        "measured_runs",
+        "calibrate",
+        "estimates",
+        "notebook_estimates",
         "plan",
+        "PLAN_WIDTH",
     ),
     "notebooks": (
         "PACKAGES",
