@@ -133,6 +133,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "render_index",
         "findings_html",
         "currency_line",
+        "rerun_cost",
         "figure_owners",
         "WRITTEN_BY_CALL",
         "describe_sentence",

@@ -42,7 +42,7 @@ from prismlib.profiles import PROFILES, Profile, get_profile
 from prismlib.records import RUNS
 from prismlib.runs.cli import CommandParser
 from prismlib.runs.costs import ASSUMED_TFLOPS, PTB_TRAIN, Work, measure, works
-from prismlib.runs.installments import job_tokens, measured_rate
+from prismlib.runs.installments import DEFAULT_RATE, job_tokens, measured_rate
 from prismlib.runs.manifest import read_manifest
 from prismlib.timing import format_duration
 
@@ -163,7 +163,8 @@ def _rate(profile: Profile, work: Sequence[Work]) -> tuple[float, int]:
 def _training(profile: Profile, work: Sequence[Work], lstm_tflops: float, lstm_from: str, cache: Path) -> dict[str, dict[str, Any]]:
     """Notebook -> the training fields of its :class:`Estimate`, for the LSTM models it is the
     first to read: the training tokens of those not trained yet at the rate committed records
-    measured, else their FLOPs at ``lstm_tflops``."""
+    measured, else (on the cpu) at :data:`~prismlib.runs.installments.DEFAULT_RATE`, else their
+    FLOPs at ``lstm_tflops``."""
     rate, records = _rate(profile, work)
     out = {}
     for w in work:
@@ -174,6 +175,9 @@ def _training(profile: Profile, work: Sequence[Work], lstm_tflops: float, lstm_f
         if records:
             seconds = sum(job_tokens(j, PTB_TRAIN) for j in todo) / rate
             how = f"at {rate:,.0f} tokens/s per worker, the median of {records} committed records"
+        elif resolve_device(profile.device).type == "cpu":  # the FLOP model knows nothing of a single-thread LSTM step's overheads
+            seconds = sum(job_tokens(j, PTB_TRAIN) for j in todo) / DEFAULT_RATE
+            how = f"at {DEFAULT_RATE:,.0f} tokens/s per worker, the installments' default (no committed record measured a rate yet)"
         else:
             seconds = w.flops * len(todo) / len(jobs) / (lstm_tflops * 1e12)
             how = f"FLOP model at {lstm_tflops:.3g} TFLOP/s per worker ({lstm_from}; no committed record measured a rate)"
@@ -363,9 +367,7 @@ def _wrap(text: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     """CLI: ``python -m prismlib plan [--profile P] [--measure] [--device D]``."""
-    parser = CommandParser(
-        prog="python -m prismlib plan", description="Estimate a profile's hours, memory and disk per notebook."
-    )
+    parser = CommandParser(prog="python -m prismlib plan", description="Estimate a profile's hours, memory and disk per notebook.")
     parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument(
         "--measure",

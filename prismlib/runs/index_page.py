@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,6 +23,7 @@ from prismlib.paths import project_root
 from prismlib.runs.findings import effect_text, headlines, work_summary
 from prismlib.runs.pages import STYLE, commit_html, markdown_html, run_time_html
 from prismlib.runs.results import Entry, Sources, grid_line
+from prismlib.timing import format_duration
 
 FIGURE_ORDER = (".png", ".pdf", ".csv", ".md")
 MEANINGLESS = {
@@ -60,7 +61,7 @@ def render_index(
         parts.append(f"<h2 id='findings'>What it found</h2>\n{findings_html(table, entries)}")
         if (grid := grid_line(src.profile)) is not None and not src.stored:
             parts.append(f"<p class='note'>{grid}</p>")
-    parts.append(f"<p>{currency_line(entries, src.profile)}</p>")
+    parts.append(f"<p>{currency_line(entries, src.profile, lambda stems: rerun_cost(stems, src.profile))}</p>")
     bad = [e for e in entries if not e.ok]
     if bad:
         items = "".join(f"<li><a href='{e.stem}.html'>{esc(e.stem)}</a>: {esc(e.problem)}</li>" for e in bad)
@@ -139,9 +140,29 @@ def _redact_index(page: str) -> str:
     return redact_paths(page, path_patterns(roots))
 
 
-def currency_line(entries: list[Entry], profile: str) -> str:
+def rerun_cost(stems: Sequence[str], profile: str) -> str:
+    """What running the notebooks ``stems`` again takes on ``profile`` (HTML), from
+    :func:`prismlib.runs.clock.notebook_estimates` (their measured runs where they exist): the
+    notebooks' own run time and the worker time of the LSTM models they would train first."""
+    from prismlib.runs.clock import notebook_estimates
+
+    est = notebook_estimates(profile)
+    known = [est[s] for s in stems if s in est]
+    if not known:
+        return ""
+    train = sum(e.training_seconds for e in known)
+    text = f"about {format_duration(sum(e.seconds for e in known))} of notebook runs"
+    if train:
+        text += f" after {format_duration(train)} (worker time) of LSTM training"
+    if missing := [s[:2] for s in stems if s not in est]:
+        text += f"; {', '.join(missing)} not estimated"
+    return text + " (<code>python -m prismlib plan</code>)"
+
+
+def currency_line(entries: list[Entry], profile: str, cost: Callable[[list[str]], str] | None = None) -> str:
     """One line (HTML): whether every result comes from this checkout's ``prismlib`` and
-    notebook sources, else which are older and why, and the command that re-runs them."""
+    notebook sources, else which are older and why, the command that re-runs them and, with
+    ``cost`` (:func:`rerun_cost` of the stems), what that takes."""
     old = [e for e in entries if e.changed or "+dirty" in e.commit or not e.commit or not e.ok]
     if not old:
         return f"<b>Current:</b> all {len(entries)} results ran from this checkout's <code>prismlib</code> and notebook sources."
@@ -155,9 +176,10 @@ def currency_line(entries: list[Entry], profile: str) -> str:
 
     items = ", ".join(f"<a href='{e.stem}.html'>{e.stem[:2]}</a> ({html.escape(why(e))})" for e in old)
     only = " ".join(e.stem[:2] for e in old)
+    takes = cost([e.stem for e in old]) if cost else ""
     return (
         f"<b class='warn'>{len(old)} of {len(entries)} results are not current:</b> {items}. "
-        f'<code>make reproduce PROFILE={html.escape(profile)} ONLY="{only}"</code> runs them again.'
+        f'<code>make reproduce PROFILE={html.escape(profile)} ONLY="{only}"</code> runs them again' + (f": {takes}." if takes else ".")
     )
 
 
@@ -189,7 +211,10 @@ def _notebook_table(entries: list[Entry], src: Sources, manifest: dict) -> str:
 def not_run_reason(stem: str, profile: str, manifest: dict) -> str:
     """Why a notebook of ``notebooks/`` has no executed copy on ``profile`` (HTML) and the command that runs it."""
     failure = manifest.get("notebooks", {}).get(stem, {}).get("failure")
-    run = f"<code>make reproduce PROFILE={html.escape(profile)} ONLY={html.escape(stem[:2])}</code> runs it"
+    takes = rerun_cost([stem], profile)
+    run = f"<code>make reproduce PROFILE={html.escape(profile)} ONLY={html.escape(stem[:2])}</code> runs it" + (
+        f" ({takes})" if takes else ""
+    )
     if failure:
         return f"its only run failed ({html.escape(str(failure.get('time', '?')))}: {html.escape(str(failure.get('error', '?')))}); {run}"
     return f"never run on this profile (the run manifest has no record of it); {run}"
