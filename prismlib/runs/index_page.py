@@ -143,13 +143,14 @@ def _redact_index(page: str) -> str:
 def rerun_cost(stems: Sequence[str], profile: str) -> str:
     """What running the notebooks ``stems`` again takes on ``profile`` (HTML), from
     :func:`prismlib.runs.clock.notebook_estimates` (their measured runs where they exist): the
-    notebooks' own run time and the worker time of the LSTM models they would train first."""
-    from prismlib.runs.clock import notebook_estimates
+    notebooks' own run time and the worker time of the LSTM models they would train first;
+    ``""`` when a notebook's time is only modelled (no measured run to go by)."""
+    from prismlib.runs.clock import MODELLED, notebook_estimates
 
     est = notebook_estimates(profile)
     known = [est[s] for s in stems if s in est]
-    if not known:
-        return ""
+    if not known or any(e.basis == MODELLED for e in known):
+        return ""  # only operations at an assumed throughput: no time worth stating
     train = sum(e.training_seconds for e in known)
     text = f"about {format_duration(sum(e.seconds for e in known))} of notebook runs"
     if train:
