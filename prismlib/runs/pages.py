@@ -257,7 +257,8 @@ def main_figure(nb: nbformat.NotebookNode) -> tuple[int, str] | None:
     """The cell that saves ``nb``'s main figure (see :data:`PAPER_FIGURE`) and the figure's name, or ``None``."""
     saved = [(i, name) for i, c in enumerate(nb.cells) if c.cell_type == "code" for name in _SAVED_FIGURE.findall(c.source)]
     paper = [(i, name) for i, name in saved if name.startswith(PAPER_FIGURE)]
-    return (paper or saved or [None])[0]
+    found = paper or saved
+    return found[0] if found else None
 
 
 def _results_line(nb: nbformat.NotebookNode) -> str:
