@@ -163,7 +163,7 @@ def _rate(profile: Profile, work: Sequence[Work]) -> tuple[float, int]:
 def _training(profile: Profile, work: Sequence[Work], lstm_tflops: float, lstm_from: str, cache: Path) -> dict[str, dict[str, Any]]:
     """Notebook -> the training fields of its :class:`Estimate`, for the LSTM models it is the
     first to read: the training tokens of those not trained yet at the rate committed records
-    measured, else (on the cpu) at :data:`~prismlib.runs.installments.DEFAULT_RATE`, else their
+    measured, else (the cpu recipe) at :data:`~prismlib.runs.installments.DEFAULT_RATE`, else their
     FLOPs at ``lstm_tflops``."""
     rate, records = _rate(profile, work)
     out = {}
@@ -175,7 +175,7 @@ def _training(profile: Profile, work: Sequence[Work], lstm_tflops: float, lstm_f
         if records:
             seconds = sum(job_tokens(j, PTB_TRAIN) for j in todo) / rate
             how = f"at {rate:,.0f} tokens/s per worker, the median of {records} committed records"
-        elif resolve_device(profile.device).type == "cpu":  # the FLOP model knows nothing of a single-thread LSTM step's overheads
+        elif profile.job_profile == "cpu":  # DEFAULT_RATE was measured on this recipe; the FLOP model misses a CPU step's overheads
             seconds = sum(job_tokens(j, PTB_TRAIN) for j in todo) / DEFAULT_RATE
             how = f"at {DEFAULT_RATE:,.0f} tokens/s per worker, the installments' default (no committed record measured a rate yet)"
         else:
