@@ -6,7 +6,7 @@
 #                             one single-thread worker process per core)
 #   FRESH=1                   retrain work B's models instead of using their committed run records
 #   V=1                       the data check lists every file (default: one summary line)
-#   PRISMLIB_DEVICE=cuda      run any profile on this device (smoke's is cpu); see prismlib/profiles.py
+#   PRISMLIB_DEVICE=cuda      run any profile on this device (smoke's is cpu); see prismlib/profiles/
 #   PRISMLIB_DATA=DIR         where the datasets are (default: ../shared/data when that offline
 #                             copy exists beside the checkout, else ./data, filled by `make data`)
 #   TORCH=...                 torch requirement installed first (default the pinned CPU build;
