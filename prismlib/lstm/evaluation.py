@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -465,4 +465,5 @@ def _stacked(seeds: Sequence[NLL]) -> NLL:
     """One model's seeds as one NLL: a :class:`ChunkNLL` stack, or ``(seeds, n)`` per-token NLL."""
     if any(isinstance(x, ChunkNLL) for x in seeds):
         return seeds[0] if len(seeds) == 1 else ChunkNLL.stack([as_chunks(x) for x in seeds])
-    return np.stack(seeds) if len(seeds) > 1 else np.asarray(seeds[0])
+    per_token = cast("list[np.ndarray]", list(seeds))
+    return np.stack(per_token) if len(per_token) > 1 else np.asarray(per_token[0])
