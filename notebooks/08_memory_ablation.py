@@ -166,7 +166,7 @@ for row in refs.itertuples():
 
 # %%
 runs = trained_with_references(specs + grid.experiment("baseline", P), P, refs, executor)
-vs_bigram = bigram.versus_bigram({run_name(s): runs[s].test_nll for s in specs}, kn_nll)
+vs_bigram = bigram.versus_bigram({run_name(s): runs[s].test_chunks for s in specs}, kn_nll)
 lstm.runs_table([runs[s] for s in specs], S.bootstrap)[["model", "val ppl", "test ppl"]].assign(
     **{"ppl - bigram [95% CI]": [str(vs_bigram[label]) for label in labels]}
 )

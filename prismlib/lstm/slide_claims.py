@@ -27,8 +27,14 @@ import numpy as np
 
 from prismlib.claims import Claim, Gate, Test
 from prismlib.lstm.ablation import control_excess, decay_slopes
-from prismlib.lstm.evaluation import SeedMeans, frequency_bins, perplexity_contrast, perplexity_difference, seed_mean_nll
-from prismlib.lstm.routing import log_ratio_contrast
+from prismlib.lstm.chunks import NLL, ChunkNLL
+from prismlib.lstm.evaluation import (
+    SeedMeans,
+    bin_log_ratio_contrast,
+    frequency_bins,
+    perplexity_contrast,
+    perplexity_difference,
+)
 from prismlib.lstm.verdicts import TestsOf, WorkBClaims, converged_gate
 from prismlib.stats import Interval, mean_interval
 
@@ -166,6 +172,15 @@ RARE_BIN, FREQUENT_BIN = "<100", ">10k"
 the rarest and the most frequent words, as notebook 10's routing claim does."""
 
 
+def _binned(nll: NLL, streams: Sequence[np.ndarray], train_counts: np.ndarray) -> ChunkNLL:
+    """``nll`` as chunk sums with per-bin sums: a :class:`~prismlib.lstm.ChunkNLL` as it is (it
+    carries its bins, or raises :class:`~prismlib.lstm.MissingBins` when a bin is asked for), a
+    per-token NLL binned by the stream of its length (:func:`_bins_of`)."""
+    if isinstance(nll, ChunkNLL):
+        return nll
+    return ChunkNLL.of(nll, _bins_of(np.shape(nll)[-1], streams, train_counts))
+
+
 def _bins_of(n: int, streams: Sequence[np.ndarray], train_counts: np.ndarray) -> np.ndarray:
     """Frequency-bin labels ``(n,)`` of the one stream of ``streams`` that is ``n`` tokens long
     (a claim's tests read test NLL; the stability gate of annealed runs validation NLL)."""
@@ -177,9 +192,10 @@ def _bins_of(n: int, streams: Sequence[np.ndarray], train_counts: np.ndarray) ->
     return frequency_bins(fits[0], train_counts)
 
 
-def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray) -> Callable[[np.ndarray], float]:
-    """One model's ``log ppl(frequent bin) - log ppl(rare bin)`` as a function of its per-token
-    NLL ``(n,)`` (the mean NLL over the >10k bin's tokens minus over the <100 bin's); the
+def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray) -> Callable[[NLL], float]:
+    """One model's ``log ppl(frequent bin) - log ppl(rare bin)`` as a function of its NLL (one
+    seed's :class:`~prismlib.lstm.ChunkNLL` with its bins, or per-token ``(n,)``): the mean NLL
+    over the >10k bin's tokens minus over the <100 bin's; the
     difference of two models' gaps is the difference of their relative gains that
     :func:`rare_words` tests, so Welch's interval over seeds of this gap is its seed-level test
     (:meth:`WorkBClaims.seed_test` with ``statistic``).
@@ -189,10 +205,9 @@ def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray
     """
     streams = [ids] if isinstance(ids, np.ndarray) else list(ids)
 
-    def gap(nll: np.ndarray) -> float:
-        bins = _bins_of(len(nll), streams, train_counts)
-        seen = np.isfinite(nll)
-        return float(np.mean(nll[seen & (bins == FREQUENT_BIN)]) - np.mean(nll[seen & (bins == RARE_BIN)]))
+    def gap(nll: NLL) -> float:
+        frequent, rare = (_binned(nll, streams, train_counts).bin(b) for b in (FREQUENT_BIN, RARE_BIN))
+        return float(frequent.sums.sum() / frequent.counts.sum() - rare.sums.sum() / rare.counts.sum())
 
     return gap
 
@@ -215,19 +230,20 @@ def rare_words(
     ``1 - ratio`` is bounded above by 1 and unbounded below, which distorts a difference of bins
     whose perplexities differ by orders of magnitude; notebook 10's routing claim uses the same
     unit. The interval is a paired bootstrap over the same 100-token chunks for both bins and
-    models (:func:`prismlib.lstm.routing.log_ratio_contrast`, seed-mean NLL).
+    models (:func:`prismlib.lstm.bin_log_ratio_contrast`, seed means).
 
     Args:
         ids: the token stream(s) the NLL may score, ``(n,)`` each: PTB test, and the
-            validation tokens the stability gate of annealed runs reads (each NLL is binned
-            by the stream of its length); ``train_counts``: ``(vocab,)`` counts in PTB train.
+            validation tokens the stability gate of annealed runs reads (each per-token NLL is
+            binned by the stream of its length; a :class:`~prismlib.lstm.ChunkNLL` carries its
+            bins, and one without them raises :class:`~prismlib.lstm.MissingBins`: a run
+            record's validation snapshots keep none); ``train_counts``: ``(vocab,)`` counts in PTB train.
     """
     streams = [ids] if isinstance(ids, np.ndarray) else list(ids)
 
     def tests(m: SeedMeans) -> tuple[Test, ...]:
-        a, b = seed_mean_nll(m.nll[model]), seed_mean_nll(m.nll[reference])
-        bins = _bins_of(len(a), streams, train_counts)
-        iv = log_ratio_contrast(a, b, bins == FREQUENT_BIN, bins == RARE_BIN)  # log ratio(>10k) - log ratio(<100)
+        a, b = (_binned(m.nll[k], streams, train_counts) for k in (model, reference))
+        iv = bin_log_ratio_contrast(a, b, FREQUENT_BIN, RARE_BIN)  # log ratio(>10k) - log ratio(<100)
         label = f"gain({RARE_BIN}) - gain({FREQUENT_BIN}), gain = log(ppl({reference}) / ppl({model}))"
         return (Test.superiority(iv, margin, +1, label),)
 

@@ -85,7 +85,7 @@ def _checks(ppl: dict[str, float], seeds: int) -> WorkBClaims:
         for s in range(seeds):
             nll = np.log(p) + NOISE + rng.normal(0, 0.0005)
             runs[Spec(v, s)] = SimpleNamespace(
-                spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
+                spec=Spec(v, s), test_chunks=nll, curve=None, test_chunks_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
             )
     return WorkBClaims(runs, key=lambda s: s.variant, reference="baseline")
 
@@ -205,14 +205,14 @@ def test_the_seed_level_test_of_the_rare_word_gain_is_welch_over_each_seeds_bin_
     for s, (rare, freq) in enumerate(((500.0, 49.0), (520.0, 48.0), (480.0, 50.0))):
         for v, nll in (("baseline", _nll(1000.0 + 10 * s, 50.0)), ("official", _nll(rare, freq))):
             runs[Spec(v, s)] = SimpleNamespace(
-                spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
+                spec=Spec(v, s), test_chunks=nll, curve=None, test_chunks_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
             )
     checks = WorkBClaims(runs, key=lambda sp: sp.variant, reference="baseline")
     gap = bin_log_gap(IDS, COUNTS)
     assert gap(_nll(1000.0, 50.0)) == pytest.approx(np.log(50.0) - np.log(1000.0), abs=1e-3)
     (t,) = checks.seed_test("official", sign=1, threshold=RARE_MARGIN, statistic=gap, name="bin gap")
-    a = [gap(r.test_nll) for sp, r in runs.items() if sp.variant == "official"]
-    b = [gap(r.test_nll) for sp, r in runs.items() if sp.variant == "baseline"]
+    a = [gap(r.test_chunks) for sp, r in runs.items() if sp.variant == "official"]
+    b = [gap(r.test_chunks) for sp, r in runs.items() if sp.variant == "baseline"]
     assert t.interval.effect == pytest.approx(np.mean(a) - np.mean(b)) and t.interval.resampled == "runs"
     assert t.label == "bin gap(official) - bin gap(baseline), Welch over seeds (3 vs 3)" and t.verdict == "held"
     (chunk,) = rare_words(IDS, COUNTS)(checks.end)  # the chunk test of the seed means measures the same effect
