@@ -186,6 +186,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "controlled_tests",
         "control_note",
         "slope_range",
+        "ablate_models",
+        "untrained_controls",
+        "decay_gate",
+        "MemoryClaims",
+        "memory_claims",
     ),
     "header": (
         "WorkBStart",
