@@ -108,6 +108,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Entry",
         "find_sources",
         "notebook_seconds",
+        "SOURCES",
+        "executed_sources",
         "lstm_runs_line",
         "grid_line",
     ),

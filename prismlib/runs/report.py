@@ -114,7 +114,7 @@ def _write_site(src: Sources, site: Path) -> list[Entry]:
             str(record.get("commit") or ""),
             bool(record.get("inherited")),
             changed,
-            runs=(None if src.stored else lstm_runs_line(path.stem, src.profile)) or "",
+            runs=(None if src.stored else lstm_runs_line(path.stem, src.profile, nb)) or "",
         )
         stored_claims[entry.stem] = _claims_output(nb)
         shutil.copy2(path, site / "notebooks" / path.name)
