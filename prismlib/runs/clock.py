@@ -352,7 +352,8 @@ def _notes(
     for n in (1, 4, 8):
         wall = max((total["run_seconds"] + training) / n, total["longest_seconds"])
         how = (
-            f"{format_duration(total['run_seconds'])} of notebooks, {format_duration(training)} of training"
+            f"{format_duration(total['run_seconds'])} of notebooks, "
+            + (f"{format_duration(training)} of training" if training > 0 else "every model already trained")
             if n == 1
             else f"notebooks and models spread over them; no less than the longest of them, {format_duration(total['longest_seconds'])}"
         )

@@ -73,7 +73,12 @@ def test_cpu_plan_agrees_with_the_committed_manifest():
 
 
 @pytest.mark.parametrize("name", ["cpu", "paper", "smoke"])
-def test_cli_fits_in_100_columns_and_no_duration_reads_zero(name, capsys):
+def test_cli_fits_in_100_columns_and_no_duration_reads_zero(name, capsys, monkeypatch):
+    monkeypatch.setattr(clock, "_trained", lambda job, cache: True)  # a checkout whose models are all trained: no "0 s of training"
+    assert clock.main(["--profile", name]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if ZERO.search(line)] == []
+    monkeypatch.setattr(clock, "_trained", lambda job, cache: False)
     assert clock.main(["--profile", name]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert clock.PLAN_WIDTH <= 100 and max(map(len, lines)) <= clock.PLAN_WIDTH
