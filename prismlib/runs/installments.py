@@ -104,7 +104,8 @@ def projected_seconds(job: Job, train_tokens: int, rate: float, cache: Path | No
 @dataclass
 class Installment:
     """What an installment did: jobs ``finished`` (records written), ``stopped`` at the budget
-    (checkpoints kept), ``left`` (not started or stopped) and their projected worker seconds."""
+    (checkpoints kept), ``left`` (not started or stopped) and their projected worker seconds at
+    ``rate`` tokens/s, measured at the end on ``rate_records`` records (this installment's too)."""
 
     finished: list[Job]
     stopped: list[Job]
@@ -182,6 +183,7 @@ def train_installment(
         else:
             pool.shutdown()
     left_jobs = [j for j in missing if j not in finished]
+    rate, n_rates = measured_rate(jobs)  # the records this installment wrote measure the rate of what is left
     return Installment(
         finished=finished,
         stopped=stopped,

@@ -218,6 +218,7 @@ def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, starte
     from prismlib.records import source_commit
     from prismlib.runs.installments import train_installment, with_twins
 
+    commit = source_commit()  # the code that trains (the session may commit records while it runs)
     ordered = with_twins(profile, jobs)
     workers = pool_size(args.workers, profile.device)
     train_tokens = len(load_ptb_corpus().train)
@@ -237,7 +238,7 @@ def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, starte
             "profile": profile.name,
             "seconds": round(result.seconds, 1),
             "installment_minutes": args.minutes,
-            "commit": source_commit(),
+            "commit": commit,
             "models": len(jobs),
             "done_before": done_before,
             "trained": len(result.finished),
