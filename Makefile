@@ -5,7 +5,8 @@
 #   EXECUTOR=local|inline|slurm  where the LSTM grid of notebooks 05-08 trains (default local:
 #                             one single-thread worker process per core)
 #   FRESH=1                   retrain work B's models instead of using their committed run records
-#   PRISMLIB_DEVICE=cuda      run any profile on this device (smoke's is cpu); see prismlib/profiles.py
+#   V=1                       the data check lists every file (default: one summary line)
+#   PRISMLIB_DEVICE=cuda      run any profile on this device (smoke's is cpu); see prismlib/profiles/
 #   PRISMLIB_DATA=DIR         where the datasets are (default: ../shared/data when that offline
 #                             copy exists beside the checkout, else ./data, filled by `make data`)
 #   TORCH=...                 torch requirement installed first (default the pinned CPU build;
@@ -46,12 +47,16 @@ lab: venv lab-settings
 
 venv: $(VENV)/.installed
 
+# the data check: fetches what is missing, verifies the rest; one summary line (V=1: every file)
+V ?=
+FETCH = $(PY) -m prismlib data fetch --profile $(PROFILE) $(if $(V),-v,)
 data: venv
-	$(PY) -m prismlib data fetch --profile $(PROFILE)
+	$(FETCH)
 
 # the LSTM grid of notebooks 05-08 first, in parallel worker processes (EXECUTOR=local|inline|slurm),
 # then the notebooks; ONLY="01 02" runs those notebooks only (and trains the grid only for 05-08);
-# a notebook whose result is current (same prismlib, notebook and device) is skipped unless FORCE=1
+# a notebook whose result is current (same prismlib, notebook and device) is skipped unless FORCE=1;
+# PROFILE, ONLY and the commit (ALLOW_DIRTY) are checked first, before the data check and any training
 EXECUTOR ?= local
 ONLY ?=
 # FRESH=1: retrain work B's models from nothing instead of using the committed run records
@@ -59,7 +64,9 @@ ONLY ?=
 FRESH ?=
 export PRISMLIB_FRESH := $(FRESH)
 WORK_B := $(if $(ONLY),$(filter 05% 06% 07% 08%,$(ONLY)),all)
-reproduce: venv data
+reproduce: venv
+	@$(PY) -m prismlib reproduce --check-args --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(ALLOW_DIRTY),--allow-dirty,)
+	$(FETCH)
 	$(if $(WORK_B),$(PY) -m prismlib train --profile $(PROFILE) --executor $(EXECUTOR) $(if $(ONLY),--for-notebooks $(foreach n,$(WORK_B),$(firstword $(subst _, ,$(n)))),),@echo "ONLY=$(ONLY): no work-B notebook, no LSTM training")
 	$(PY) -m prismlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(FORCE),--force,) $(if $(ALLOW_DIRTY),--allow-dirty,)
 

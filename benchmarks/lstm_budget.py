@@ -109,7 +109,7 @@ def freeze_sweep(steps: int, batch: int, seed: int, cache: Path, conventions: li
     print(f"{'model':40s} {'valid':>7s} {'test':>7s} {'test - baseline [95% CI]':>28s} {'mean i-gate L1/L2 at 0':>24s}")
     for spec in specs:
         r = runs[spec]
-        d = "" if spec == specs[0] else str(perplexity_difference(r.test_nll, base.test_nll))
+        d = "" if spec == specs[0] else str(perplexity_difference(r.test_chunks, base.test_chunks))
         gates = "/".join(f"{input_gate_at_zero(r.model, layer):.3f}" for layer in (0, 1))
         print(f"{spec.label:40s} {r.val_ppl:7.1f} {r.test_ppl:7.1f} {d:>28s} {gates:>24s}", flush=True)
 

@@ -81,18 +81,18 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from prismlib.claims import Claim, Test, report
+from prismlib.claims import report
 from prismlib.plots import BAND_PALETTE, condition_bars, save_figure, save_table, score_heatmap, set_theme
 from prismlib.probing import (
     CONDITIONS,
     DC,
+    DC_TASKS,
     ENCODER_NAMES,
     ENCODERS,
     MAJORITY,
     OWN_TASKS,
     TASKS,
     ProbeComparison,
-    best_band_claim,
     choice_changes,
     choice_row,
     choice_table,
@@ -103,6 +103,7 @@ from prismlib.probing import (
     profile_task,
     score_grid,
     score_matrix,
+    section3_claims,
     specialisation_table,
     specialisation_tests,
 )
@@ -115,7 +116,7 @@ t_start = time.perf_counter()
 encoder = load_encoder(P.encoder, device=P.device)
 LAST = encoder.num_layers if S.layer == -1 else S.layer
 BANDS = CONDITIONS[1:]
-CONTROLLED = ("swda", "topic")  # the tasks with the DC-only control beside LOW
+CONTROLLED = DC_TASKS  # ("swda", "topic"): the tasks with the DC-only control beside LOW
 print(f"profile={P.name}  encoder={P.encoder} ({ENCODERS[P.encoder]}, {encoder.num_layers} layers, hidden {encoder.hidden_size})")
 print(
     f"probing hidden layer {LAST}; {S.runs} probe runs per condition; features "
@@ -236,8 +237,6 @@ fig4.pivot(index="condition", columns="task", values="accuracy").loc[[*CONDITION
 TITLES = {"pos": "Part of speech (word)", "swda": "Dialog acts (utterance)", "topic": "Topic (document)"} | {
     k: f"Masked LM, target ranks {k.split(' ', 1)[1]}" for k in BUCKETS
 }
-RANKS = {k: k.split(" ", 1)[1] for k in BUCKETS}
-PHRASES = {"pos": "part of speech", "swda": "dialog acts", "topic": "topic"} | {k: f"masked LM, target ranks {RANKS[k]}" for k in BUCKETS}
 fig = condition_bars(
     fig4,
     PROBE_TASKS,
@@ -445,12 +444,13 @@ per_layer.round(2)
 # "MLM is local like POS" is tested in each MLM bucket as POS's pattern: HIGH beats
 # LOW, **and** HIGH stays below ORIG (both by the smallest effect). The DC-only rows
 # test whether LOW beats the window mean alone; the row of the abstract's claim is the
-# six comparisons above (effect in shares of the majority-to-ORIG gap).
-# **Gates**: the ORIG probe beats the majority class; for a "best band" claim some band
-# does (if none does, which band is best is noise: `not testable`); and the condition a
-# claim would credit (the named band, LOW against ORIG, ...) must beat the majority
-# class to win: a band at the majority class can lose a comparison but not win one. A
-# failed gate makes the claim `not testable`; the table names the model behind each row.
+# six comparisons above (effect in shares of the majority-to-ORIG gap). Every row, its
+# tests and its gates are built by `prismlib.probing.section3_claims`. **Gates**: the
+# ORIG probe beats the majority class; for a "best band" claim some band does (if none
+# does, which band is best is noise: `not testable`); and the condition a claim would
+# credit (the named band, LOW against ORIG, ...) must beat the majority class to win: a
+# band at the majority class can lose a comparison but not win one. A failed gate makes
+# the claim `not testable`; the table names the model behind each row.
 # The encoder of the `cpu` profile is all-MiniLM-L6-v2, a 6-layer *sentence-embedding*
 # model distilled from a larger BERT and fine-tuned for sentence similarity on its
 # mean-pooled output, not `bert-base-cased`, and the probes see far fewer training
@@ -461,129 +461,7 @@ per_layer.round(2)
 MIN_EFFECT = 1.0  # accuracy points: the smallest difference a "beats" claim counts (our choice; the paper gives none)
 MARGIN = 5.0  # accuracy points: "comparable" means within this margin (our choice)
 MODEL = ENCODER_NAMES[P.encoder]
-acc = {name: {c: compare[name].accuracy(c).effect for c in fig4.loc[fig4["task"] == name, "condition"]} for name in PROBE_TASKS}
-summary = {name: fig4[fig4["task"] == name] for name in PROBE_TASKS}
-dc_claims = {
-    name: Claim(
-        "02",
-        f"LOW's advantage for {PHRASES[name]} survives the DC-only control: LOW beats the window mean alone by at least "
-        f"{MIN_EFFECT:g} point (LOW {acc[name]['LOW']:.1f} vs DC {acc[name][DC]:.1f}, ORIG {acc[name]['ORIG']:.1f})",
-        "(a control of ours) the encoder was trained on its mean-pooled output; the window mean alone is close to it",
-        (Test.superiority(compare[name].diff("LOW", DC), MIN_EFFECT, label="LOW - DC"),),
-        (gates[name],),
-        "points",
-        (compare[name].gate("LOW"),),
-    )
-    for name in CONTROLLED
-}
-DC_READING = {
-    "held": "LOW beats it: more than the window mean",
-    "not held": "the window mean alone matches or beats LOW",
-    "inside noise": "LOW and the window mean cannot be told apart",
-    "not testable": "not testable",
-}
-dc_control = f"DC-only {acc['topic'][DC]:.1f}: {DC_READING[dc_claims['topic'].verdict]} (row below)"
-claims = [
-    best_band_claim(
-        compare["topic"],
-        summary["topic"],
-        "LOW",
-        BANDS,
-        task="topic",
-        min_effect=MIN_EFFECT,
-        gate=gates["topic"],
-        paper="topic classification performs best with information from the LOW band",
-    ),
-    Claim(
-        "02",
-        f"LOW beats ORIG for topic by at least {MIN_EFFECT:g} point (LOW {acc['topic']['LOW']:.1f} vs ORIG {acc['topic']['ORIG']:.1f})",
-        "the accuracy for the LOW band is substantially higher than for the original representations",
-        (Test.superiority(compare["topic"].diff("LOW", "ORIG"), MIN_EFFECT, label="LOW - ORIG"),),
-        (gates["topic"],),
-        "points",
-        (compare["topic"].gate("LOW"),),
-        control=dc_control,
-    ),
-    dc_claims["topic"],
-    best_band_claim(
-        compare["pos"],
-        summary["pos"],
-        "HIGH",
-        BANDS,
-        task="part of speech",
-        min_effect=MIN_EFFECT,
-        gate=gates["pos"],
-        paper="the highest probing accuracy for part of speech tagging occurs when extracting the HIGH band",
-    ),
-    Claim(
-        "02",
-        f"HIGH stays below ORIG for POS by at least {MIN_EFFECT:g} point (HIGH {acc['pos']['HIGH']:.1f} vs ORIG {acc['pos']['ORIG']:.1f})",
-        "the highest frequency spectral band still performs worse than the original representations",
-        (Test.superiority(compare["pos"].diff("HIGH", "ORIG"), MIN_EFFECT, -1, "HIGH - ORIG"),),
-        (gates["pos"],),
-        "points",
-    ),
-    best_band_claim(
-        compare["swda"],
-        summary["swda"],
-        "MID",
-        BANDS,
-        task="dialog acts",
-        min_effect=MIN_EFFECT,
-        gate=gates["swda"],
-        paper="dialog speech acts ... most successful at the MID band",
-    ),
-    Claim(
-        "02",
-        f"MID is comparable to ORIG for dialog acts, within ±{MARGIN:g} points (MID {acc['swda']['MID']:.1f} vs ORIG {acc['swda']['ORIG']:.1f})",
-        "... with performance comparable to that of the original representations",
-        (Test.equivalence(compare["swda"].diff("MID", "ORIG"), MARGIN, "MID - ORIG"),),
-        (gates["swda"],),
-        "points",
-        (compare["swda"].gate("MID"),),
-    ),
-    dc_claims["swda"],
-]
-for k in BUCKETS:
-    claims += [
-        best_band_claim(
-            compare[k],
-            summary[k],
-            "HIGH",
-            BANDS,
-            task=PHRASES[k],
-            min_effect=MIN_EFFECT,
-            gate=gates[k],
-            paper="the probing results for masked language modeling are most similar to part of speech tagging (POS: HIGH best)",
-        ),
-        Claim(
-            "02",
-            f"MLM is local like POS for targets of rank {RANKS[k]}: HIGH beats LOW, and stays below ORIG, each by at least {MIN_EFFECT:g} point "
-            f"(HIGH {acc[k]['HIGH']:.1f}, LOW {acc[k]['LOW']:.1f}, ORIG {acc[k]['ORIG']:.1f})",
-            "MLM is a local task, its probing results most similar to part of speech tagging (POS: HIGH best, below ORIG)",
-            (
-                Test.superiority(compare[k].diff("HIGH", "LOW"), MIN_EFFECT, label="HIGH - LOW"),
-                Test.superiority(compare[k].diff("HIGH", "ORIG"), MIN_EFFECT, -1, "HIGH - ORIG"),
-            ),
-            (gates[k],),
-            "points",
-            (compare[k].gate("HIGH"),),
-        ),
-    ]
-claims.append(
-    Claim(
-        "02",
-        f"Each band does well on its own task and poorly on the others: on each task's scale (0 majority, 1 ORIG), HIGH, MID "
-        f"and LOW score at least {SPECIALISATION_MARGIN:g} higher on part of speech, dialog acts and topic respectively than on "
-        "either other task (the weakest of six comparisons reported)",
-        "filtered embeddings that perform well on part of speech tagging (word-level), dialog speech acts classification "
-        "(utterance-level), or topic classification (document-level), while performing poorly on the other tasks (abstract)",
-        specialisation,
-        tuple(gates[name] for name in CLAIM_TASKS),
-        "x (ORIG - majority)",
-        tuple(compare[task].gate(band) for band, task in OWN_TASKS.items()),
-    )
-)
+claims = section3_claims(compare, fig4, specialisation, min_effect=MIN_EFFECT, margin=MARGIN)
 print(
     f"notebook ran in {time.perf_counter() - t_start:.0f} s on profile {P.name} "
     f"(encoding {encode_seconds:.0f} s, probes {probe_seconds:.0f} s, choices {options_seconds:.0f} s)"

@@ -330,7 +330,7 @@ chrono70 = [s for s in shown if s.variant != "baseline"]
 not_affected = equivalent([s.label for s in chrono], MARGIN)  # each chrono model within ±MARGIN of the baseline
 model70 = checks.gates([BASE] + [s.label for s in chrono70], lambda m: ())[0]
 base0 = RunSpec("baseline", seed=S.seeds[0]).label
-vs_bigram[base0] = perplexity_difference(base_run.test_nll, kn_nll)
+vs_bigram[base0] = perplexity_difference(base_run.test_chunks, kn_nll)
 claims = [
     perplexity_claim(
         "05",

@@ -73,7 +73,6 @@ from prismlib.lstm import (
     beats_baseline,
     bigram,
     bin_log_gap,
-    forget_gate_means,
     grid,
     layer2_key,
     layer2_short,
@@ -297,7 +296,7 @@ FIXED_LAYERS = {BASE: (), "published": (0, 1), "official": (0, 1)}
 frames = []
 for key, fixed_layers in FIXED_LAYERS.items():
     run = runs[next(s for s in by_key[key] if s.seed == seed)]
-    means = forget_gate_means(run.model, test_ids, S.eval_batch, S.bptt)
+    means = run.forget_means()  # lstm.forget_gate_means on test_ids, as the run's record keeps them
     for layer, f in enumerate(means):
         fixed = layer in fixed_layers
         b = (run.biases_init if fixed else run.biases_final)[layer].double()

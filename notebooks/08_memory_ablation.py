@@ -79,27 +79,23 @@ import seaborn as sns
 import torch
 
 from prismlib import lstm
-from prismlib.claims import Claim, Gate, report
-from prismlib.data.ptb import UNK
+from prismlib.claims import report
 from prismlib.devices import torch_threads
 from prismlib.lstm import (
     MemoryGates,
+    ablate_models,
     ablation,
     bigram,
     context_use,
     context_use_gate,
-    control_note,
-    controlled_effect,
-    controlled_tests,
     converged_gate,
+    decay_gate,
     grid,
-    range_gap,
+    memory_claims,
     run_name,
-    slope_gap,
-    slope_range,
     timescales,
     trained_with_references,
-    untrained_model,
+    untrained_controls,
     work_b_start,
 )
 from prismlib.plots import save_figure, save_table
@@ -130,7 +126,6 @@ specs = grid.experiment("memory", P)
 labels = [run_name(s) for s in specs]  # every model and seed
 SEEDS = sorted({s.seed for s in specs})
 name = {(s.variant, s.seed): run_name(s) for s in specs}  # (variant, seed) -> model name
-at_seed = {k: [run_name(s) for s in specs if s.seed == k] for k in SEEDS}  # the models of one seed
 assigned = {}  # (model, layer) -> median assigned T, None where the layer trains freely
 for spec in specs:  # drawn as build_model draws them
     biases = timescales.variant_forget_biases(spec.variant, sizes, spec.T, torch.Generator().manual_seed(10_000 + spec.seed))
@@ -166,7 +161,7 @@ for row in refs.itertuples():
 
 # %%
 runs = trained_with_references(specs + grid.experiment("baseline", P), P, refs, executor)
-vs_bigram = bigram.versus_bigram({run_name(s): runs[s].test_nll for s in specs}, kn_nll)
+vs_bigram = bigram.versus_bigram({run_name(s): runs[s].test_chunks for s in specs}, kn_nll)
 lstm.runs_table([runs[s] for s in specs], S.bootstrap)[["model", "val ppl", "test ppl"]].assign(
     **{"ppl - bigram [95% CI]": [str(vs_bigram[label]) for label in labels]}
 )
@@ -206,20 +201,7 @@ pd.DataFrame(
 # is the fit range shared by every model.
 
 # %%
-changes = {}
-with torch_threads(S.threads):
-    for spec in specs:
-        changes[run_name(spec)] = ablation.cell_state_change(
-            runs[spec].model,
-            corpus.test,
-            S.memory_contexts,
-            S.context,
-            corpus.stoi[UNK],
-            seed=spec.seed,
-            warmup=S.memory_warmup,
-            mode=S.memory_mode,
-            desc=run_name(spec),
-        )
+changes = ablate_models(specs, lambda spec: runs[spec].model, S, corpus)  # model name -> (contexts, layers, distance)
 curves = pd.concat([ablation.changes_frame(c, label) for label, c in changes.items()], ignore_index=True)
 save_table(curves, "memory_cell_state_change", P.name)
 
@@ -309,17 +291,18 @@ pd.DataFrame(
 # Gates: the baseline is clearly below the Kneser-Ney bigram; every model a claim reads
 # has converged and uses its context (above); the change decays with distance in every
 # layer of every model (a sanity check of the measurement: the untrained models decay
-# too, so it is no claim).
+# too, so it is no claim: `lstm.decay_gate`). `lstm.MemoryGates` gives each claim the
+# gates of the models it reads, and `lstm.memory_claims` builds the three rows below.
 #
 # **Initialisation control.** A slope claim could be true of the models before any
 # training, since the fixed biases alone set how fast a cell forgets, and what an untrained
 # model already shows is not a result of training. The same ablation is run on the untrained
-# models (the same specs and fixed biases, random other weights, the same contexts), and
-# every slope claim is decided on two tests together (`lstm.controlled_tests`): the trained
-# effect on the claimed side of 0, *and* the trained effect minus the untrained one (paired
-# over the contexts) on the same side. So a claim the untrained control already shows is
-# never `held`: the row tests "training moved the slopes this way", and its control column
-# gives the control's own effect.
+# models (`lstm.untrained_controls`: the same specs and fixed biases, random other weights,
+# the same contexts), and every slope claim is decided on two tests together
+# (`lstm.controlled_tests`): the trained effect on the claimed side of 0, *and* the trained
+# effect minus the untrained one (paired over the contexts) on the same side. So a claim
+# the untrained control already shows is never `held`: the row tests "training moved the
+# slopes this way", and its control column gives the control's own effect.
 #
 # **Seeds.** Where the profile trains several seeds of every memory model (`cpu-long`), each
 # claim is tested in every seed (both tests per seed, over that seed's contexts; all must
@@ -329,16 +312,7 @@ pd.DataFrame(
 # one seed (the `cpu` and `smoke` profiles) the claims rest on that seed alone.
 
 # %%
-# a sanity check, not a claim (the untrained models decay too): every slope is clearly negative
-rising = [f"{label} L{layer + 1}" for (label, layer), i in slope_ci.items() if not i.high < 0]
-decays = Gate(
-    f"the cell-state change decays with distance (every slope over d = {fit[0]}..{fit[1]} < 0)",
-    not rising,
-    f"{len(slope_ci)} slopes, {slopes.slope.min():.3f} to {slopes.slope.max():.3f} per word"
-    + (f"; not clearly negative: {', '.join(rising)}" if rising else ""),
-)
-first = SEEDS[0]
-L1_long, L1_short = name[("layerwise", first)], name[("inverse", first)]
+decays = decay_gate(slope_ci, fit)  # a sanity check, not a claim (the untrained models decay too): every slope clearly negative
 gates = MemoryGates(
     bigram.beats_bigram(vs_bigram, kn_nll, [name[("baseline", k)] for k in SEEDS]),
     {run_name(s): runs[s] for s in specs},
@@ -347,98 +321,8 @@ gates = MemoryGates(
     S.converge_share,
     S.converge_tolerance,
 )
-
-controls = {}
-with torch_threads(S.threads):
-    for spec in specs:
-        controls[run_name(spec)] = ablation.cell_state_change(
-            untrained_model(spec, S, corpus, P.device),
-            corpus.test,
-            S.memory_contexts,
-            S.context,
-            corpus.stoi[UNK],
-            seed=spec.seed,
-            warmup=S.memory_warmup,
-            mode=S.memory_mode,
-            desc=f"{run_name(spec)} (untrained)",
-        )
-
-last = S.layers - 1
-l1 = {
-    k: controlled_effect([name[("layerwise", k)], name[("inverse", k)]], changes, controls, slope_gap(fit, (0, 0), (1, 0))) for k in SEEDS
-}
-spread = {k: controlled_effect(at_seed[k], changes, controls, range_gap(fit, 0, last)) for k in SEEDS}
-all_fixed = [k for k in labels if all(assigned[(k, layer)] is not None for layer in range(S.layers))]
-top = {k: max(range(S.layers), key=lambda layer: assigned[(k, layer)]) for k in all_fixed}
-variant_of = {run_name(s): s.variant for s in specs}
-fixed_variants = list(dict.fromkeys(variant_of[k] for k in all_fixed))
-# a layer against another of the same model, per seed: slope_gap pairs them over the same resampled contexts
-order = {
-    (v, other): {k: controlled_effect([name[(v, k)]], changes, controls, slope_gap(fit, (0, top[name[(v, k)]]), (0, other))) for k in SEEDS}
-    for v in fixed_variants
-    for other in range(S.layers)
-    if other != top[name[(v, first)]]
-}
-order_tests = tuple(
-    t
-    for (v, other), effects in order.items()
-    for t in controlled_tests(effects, f"slope L{top[name[(v, first)]] + 1} - slope L{other + 1} ({v})")
-)
-tau = {key: ablation.effective_timescale(iv.effect) for key, iv in slope_ci.items()}  # words, per (model, layer)
-seed_note = f"seed {first}" if len(SEEDS) == 1 else f"seed {first} of {len(SEEDS)}, every seed tested"
-
-claims = [
-    Claim(
-        "08",
-        f"Layer 1's memory follows its fixed timescale, beyond what the untrained models with the same biases show: "
-        f"'{L1_long}' (layer 1 median assigned T {assigned[(L1_long, 0)]:.1f}) decays more slowly than '{L1_short}' "
-        f"({assigned[(L1_short, 0)]:.1f}) (slopes {slope_ci[(L1_long, 0)].effect:.3f} vs {slope_ci[(L1_short, 0)].effect:.3f} per word, "
-        f"tau {tau[(L1_long, 0)]:.1f} vs {tau[(L1_short, 0)]:.1f} words; untrained difference {l1[first].control.effect:+.3f}; {seed_note})",
-        "'Slope of graphs - information about timescale: slow decay -> higher information between distant words'; "
-        "'Layer 1 - small timescale most effective'",
-        controlled_tests(l1, "slope L1 (first longest) - slope L1 (last longest)"),
-        gates([name[(v, k)] for v in ("layerwise", "inverse") for k in SEEDS]),
-        "1/word",
-        control=control_note(l1),
-    ),
-    Claim(
-        "08",
-        f"Layer {last + 1} has a similar slope in every model, more so than the untrained models with the same biases: its "
-        f"range across the {len(at_seed[first])} models ({slope_range(slope_ci, at_seed[first], last):.3f} per word) is smaller "
-        f"than layer 1's ({slope_range(slope_ci, at_seed[first], 0):.3f}) by more than in the untrained models "
-        f"(untrained: {spread[first].control.effect:+.3f}; {seed_note})",
-        "'Layer 3 - all model has similar slope - irrespective of fixed bias values - task-dependency?'",
-        controlled_tests(spread, f"range of L1 slopes - range of L{last + 1} slopes"),
-        gates(labels),
-        "1/word",
-        control=control_note(spread),
-    ),
-    Claim(
-        "08",
-        "Within each fully fixed model the layer with the longest assigned timescale decays most slowly (the largest "
-        "slope; the longest tau where the slopes are negative), beyond what the untrained model with the same biases shows ("
-        + "; ".join(
-            f"{k}: L{top[k] + 1}; slopes "
-            + " / ".join(f"{slope_ci[(k, layer)].effect:.3f}" for layer in range(S.layers))
-            + ", tau "
-            + " / ".join(f"{tau[(k, layer)]:.1f}" for layer in range(S.layers))
-            for k in all_fixed
-            if k in at_seed[first]
-        )
-        + f" for L1 / L2 / L3; {seed_note})",
-        "No slide states it: our extrapolation of 'Slope of graphs - information about timescale'; the slides' own "
-        "layer-3 remark ('all model has similar slope - irrespective of fixed bias values') speaks against it",
-        order_tests,
-        gates(all_fixed),
-        "1/word",
-        control="; ".join(f"{v}, L{top[name[(v, first)]] + 1} - L{other + 1}: {control_note(e)}" for (v, other), e in order.items()),
-    ),
-]
-controls_account = {  # claim -> whether the untrained control accounts for its effect in some seed
-    "layer 1": any(e.accounts() for e in l1.values()),
-    f"layer {last + 1}'s range": any(e.accounts() for e in spread.values()),
-    "layer order": any(e.accounts() for es in order.values() for e in es.values()),
-}
+controls = untrained_controls(specs, S, corpus, P.device)  # the same specs before training, ablated on the same contexts
+claims, controls_account = memory_claims(specs, assigned, slope_ci, changes, controls, fit, gates)
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 
 # %% [markdown]

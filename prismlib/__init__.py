@@ -15,7 +15,8 @@ One package per work, and a few modules both share:
                  reproduce, report, cache) and the report; nothing in the library imports it
 ``data``         one module per dataset, a data directory, the catalogue of datasets
                  with checksums, and the registry that fetches and verifies them
-``profiles``     every size, step and seed of the smoke, cpu, paper and dryrun profiles
+``profiles``     every size, step and seed: the settings classes and one module per
+                 profile (smoke, cpu, cpu-long, paper, dryrun), ``get_profile``
 ``stats``        the paired bootstrap over independent units behind every verdict
 ``claims``       claims, their tests and gates, the four verdicts, the claims table
 ``paths``        where outputs and caches go; locks
@@ -30,15 +31,17 @@ One package per work, and a few modules both share:
 ``anneal``       the annealed schedule and its stopping rule (work B, section 4)
 ================ ==================================================================
 
-Dependencies point one way (``tests/test_layers.py``): the modules without a package are the
-core and import no package; ``data`` and ``spectral`` import only the core; ``probing`` and
-``lstm`` import those; ``prism`` may import ``probing``, never the reverse; ``runs`` and
-``__main__`` sit on top.
+Dependencies point one way (``tests/test_layers.py``): the modules without a package and the
+settings package ``profiles`` are the core and import no other package; ``data`` and
+``spectral`` import only the core; ``probing`` and ``lstm`` import those; ``prism`` may import
+``probing``, never the reverse; ``runs`` and ``__main__`` sit on top.
 
 Each package's ``__init__`` re-exports its modules' public names, so notebooks import
 short names (``from prismlib.lstm import LSTMLM, trained``) through :func:`lazy_exports`
 (PEP 562): a name's module is imported on its first use, so the core (filters, prism layer,
 LSTM model) needs torch, numpy and scipy only and the heavier modules load when used.
+``profiles`` imports its names plainly: it needs only the standard library, and mypy sees the
+settings classes' types.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import logging
 import sys
@@ -14,7 +15,9 @@ import sys
 USAGE = """usage: python -m prismlib <command> [...]
 
 commands:
-  data fetch [NAME ...]     download datasets into $PRISMLIB_DATA (default ./data), checksummed
+  data fetch [NAME ...] [-v]
+                            download datasets into $PRISMLIB_DATA (default ./data), checksummed;
+                            one summary line (-v: a line per file)
   data verify [NAME ...]    check that the datasets are present and intact
   data list                 the datasets, their sources and licences
   data check-urls [NAME ...]
@@ -23,7 +26,9 @@ commands:
         [--partition P] [--gpus N] [--timeout-min M]
                             train the LSTM LMs of work B (notebooks 05-08), and with --section4
                             the continued-MLM arms of section 4 (notebooks 03-04), into the job cache
-  reproduce [--profile P]   run every notebook headless (papermill) -> results/P, figures/P
+  reproduce [--profile P] [--only NN ...] [--check-args]
+                            run every notebook headless (papermill) -> results/P, figures/P;
+                            --check-args: only check the profile, --only and the commit
   plan [--profile P] [--measure]
                             estimated jobs, GPU-hours, memory and disk per notebook
   cache list [--profile P]  what the caches hold: jobs (spec, recipe version, size, age, in use), states
@@ -35,6 +40,7 @@ commands:
                             -> report/P/index.html; fails on a link that does not resolve
 
   --debug (anywhere)        show the traceback of an error (default: one line naming the fix)
+  <command> --help          the command's options (a wrong one is one line naming it)
 """
 
 
@@ -102,37 +108,26 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+COMMANDS = {
+    "data": "prismlib.runs.datasets",
+    "train": "prismlib.runs.train",
+    "plan": "prismlib.runs.clock",
+    "reproduce": "prismlib.runs.notebooks",
+    "cache": "prismlib.runs.cache",
+    "report": "prismlib.runs.report",
+}
+"""Command -> the module whose ``main(argv)`` runs it (imported only when called)."""
+
+
 def _run(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0
     command, rest = argv[0], argv[1:]
-    if command == "data":
-        from prismlib.runs.datasets import main as data_main
-
-        return data_main(rest)
-    if command == "train":
-        from prismlib.runs.train import main as train_main
-
-        return train_main(rest)
-    if command == "plan":
-        from prismlib.runs.costs import main as plan_main
-
-        return plan_main(rest)
-    if command == "reproduce":
-        from prismlib.runs.notebooks import main as reproduce_main
-
-        return reproduce_main(rest)
-    if command == "cache":
-        from prismlib.runs.cache import main as cache_main
-
-        return cache_main(rest)
-    if command == "report":
-        from prismlib.runs.report import main as report_main
-
-        return report_main(rest)
-    print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
-    return 2
+    if command not in COMMANDS:
+        print(f"python -m prismlib: error: unknown command {command!r}; choose one of {', '.join(COMMANDS)} (see --help)", file=sys.stderr)
+        return 2
+    return int(importlib.import_module(COMMANDS[command]).main(rest))
 
 
 if __name__ == "__main__":

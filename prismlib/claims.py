@@ -315,11 +315,44 @@ def render(claims: Sequence[Claim], digits: int = 2) -> str:
         r = c.row()
         effect = f"{r['effect']:+.{digits}f} [{r['ci_low']:+.{digits}f}, {r['ci_high']:+.{digits}f}] {r['unit']}".strip()
         if r["effect"] != r["effect"]:  # NaN: no effect to report (the claim's gates say why)
-            effect = "none"
+            effect = "—"
         claim = r["claim"] + (f"<br>model: {r['model']}" if r["model"] else "") + (f"<br>control: {r['control']}" if r["control"] else "")
         cells = [f"**{r['verdict']}**", claim, f"{effect}<br>({r['test']})", r["paper"], r["gate"]]
         lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
     return "\n".join(lines)
+
+
+def effect_parts(effect: float, low: float, high: float, unit: str) -> tuple[str, ...]:
+    """A claim's effect as the pieces a table shows, each kept whole: ``("+0.4", "[+0.1, +0.7]", "ppl")``;
+    without an interval only the point and unit, without an effect (NaN: nothing to scale,
+    the claim's gates say why) ``("—",)``."""
+    if effect != effect:
+        return ("—",)
+    interval = f"[{low:+.3g}, {high:+.3g}]" if low == low and high == high else ""
+    return tuple(p for p in (f"{effect:+.3g}", interval, str(unit)) if p)
+
+
+def read_claims(csv: Path) -> pd.DataFrame:
+    """A claims table written by :func:`save_claims` (``figures/<profile>/claims.csv``): every
+    column of :data:`COLUMNS` (one an older table lacks is empty), ``effect``, ``ci_low`` and
+    ``ci_high`` as floats (NaN where empty: a claim without an effect or interval).
+
+    Raises:
+        ValueError: naming the file and the fix, when it is not a claims table (unreadable,
+            or without a ``notebook``, ``claim`` or ``verdict`` column).
+    """
+    fix = f"delete it and re-run the notebooks that write it (`make reproduce PROFILE={csv.parent.name}`)"
+    try:
+        table = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ValueError(f"{csv} is not a claims table ({type(err).__name__}: {str(err).strip()}); {fix}") from None
+    missing = [c for c in ("notebook", "claim", "verdict") if c not in table.columns]
+    if missing:
+        raise ValueError(f"{csv} is not a claims table: it has no {', '.join(missing)} column; {fix}")
+    table = table.reindex(columns=list(COLUMNS), fill_value="")
+    for col in ("effect", "ci_low", "ci_high"):
+        table[col] = pd.to_numeric(table[col], errors="coerce")
+    return table
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -352,11 +385,9 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     """The read-modify-write of :func:`save_claims` (called under its lock)."""
     out = csv.parent
     if csv.exists():
-        old = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False)
-        for col in ("effect", "ci_low", "ci_high"):  # a claim without an effect (NaN: nothing to scale) is stored empty
-            old[col] = pd.to_numeric(old[col], errors="coerce")
+        old = read_claims(csv)
         old = old[~old["notebook"].isin(set(new["notebook"]))]
-        table = pd.concat([old.reindex(columns=list(COLUMNS), fill_value=""), new], ignore_index=True)
+        table = pd.concat([old, new], ignore_index=True)
     else:
         table = new
     table = table.sort_values("notebook", kind="stable").reset_index(drop=True)
@@ -366,10 +397,7 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
     counts = table["verdict"].value_counts().reindex(list(OUTCOMES), fill_value=0)
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
     md = table.assign(
-        effect=[
-            f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}] {u}".strip() if e == e else "none"
-            for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)
-        ]
+        effect=[" ".join(effect_parts(e, lo, hi, u)) for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)]
     )[["notebook", "verdict", "claim", "effect", "paper", "gate", "model", "control"]]
     (out / "claims.md").write_text(
         f"# Claims tested on the `{profile}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "

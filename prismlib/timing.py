@@ -7,10 +7,13 @@
   timed between two CUDA events, so the time is the GPU's, not the launch's.
 * :func:`interleaved_times`: several functions timed in turns, one run of each per round,
   so that a burst of load from other processes hits all of them alike; :func:`spread`.
+* :func:`format_duration`: a duration in the unit a reader takes in at a glance (``40 s``,
+  ``2.2 min``, ``54 min``, ``3.1 h``), never rounded to zero.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import time
@@ -105,3 +108,25 @@ SPREAD_WARNING = 1.5
 def spread(times: list[float]) -> float:
     """Median over minimum of repeated timings: 1 when the rounds agree."""
     return float(np.median(times) / min(times))
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` in a few characters, in the largest unit that keeps two or three digits:
+    ``< 1 s``, ``40 s``, ``2.2 min``, ``54 min``, ``3.1 h``, ``1,250 h``; ``?`` when not finite.
+    A positive duration never reads as zero (``0.0 h``)."""
+    if not math.isfinite(seconds):
+        return "?"
+    if seconds < 0:
+        raise ValueError(f"a duration cannot be negative, got {seconds} s: pass elapsed seconds (end - start)")
+    if seconds == 0:
+        return "0 s"
+    if seconds < 1:
+        return "< 1 s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    hours = seconds / 3600
+    return f"{hours:.1f} h" if hours < 100 else f"{hours:,.0f} h"

@@ -1,10 +1,11 @@
 """Dependencies point one way, read from the source with ``ast`` (no import).
 
-The modules directly in ``prismlib/`` are the core (settings, statistics, claims, paths,
-artifacts, the job cache, executors and process pool, timing, devices, progress bars, plots) and import no package of
-the library; ``data`` and ``spectral`` import only the core; ``probing`` and ``lstm``
-import those; ``prism`` may import ``probing``, never the reverse; ``runs`` and
-``__main__`` sit on top and nothing below imports them. Imports inside functions and under
+The modules directly in ``prismlib/`` and the package ``profiles`` are the core (settings,
+statistics, claims, paths, artifacts, the job cache, executors and process pool, timing,
+devices, progress bars, plots) and import no other package of the library; ``data`` and
+``spectral`` import only the core; ``probing`` and ``lstm`` import those; ``prism`` may
+import ``probing``, never the reverse; ``runs`` and ``__main__`` sit on top and nothing
+below imports them. Imports inside functions and under
 ``TYPE_CHECKING`` count, and no circle may exist between any two modules.
 """
 

@@ -30,7 +30,7 @@ from .datadir import ChecksumError, DataNotFoundError, DownloadError, data_dir, 
 from .newsgroups import NEWSGROUPS, NewsgroupsDoc, load_newsgroups
 from .pos import TaggedDocument, load_conll2000, load_tagged_dir, load_treebank_sample
 from .ptb import PTBCorpus, load_ptb, load_ptb_corpus, ptb_vocab
-from .registry import FileStatus, fetch, verify
+from .registry import Fetched, FileStatus, fetch, verify
 from .swda import DAMSL_TAGS, Conversation, Utterance, damsl_tag, load_swda
 from .wikitext import Article, load_wikitext
 
@@ -45,6 +45,7 @@ __all__ = [
     "DataNotFoundError",
     "Dataset",
     "DownloadError",
+    "Fetched",
     "FileStatus",
     "NewsgroupsDoc",
     "PTBCorpus",

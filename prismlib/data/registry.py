@@ -3,7 +3,8 @@
 A file is checked against every digest known for it (the catalogue's published SHA-256,
 the data directory's ``SHA256SUMS``) and, when no digest is published, by its dataset's
 structural check; fetch tries a file's sources in order, replaces a file only by a copy
-that passes, and prints the digest it got.
+that passes, and prints the digest it got (a file already valid in one line with ``verbose``,
+else only in the count it returns, :class:`Fetched`).
 
 The dataset modules import only :mod:`prismlib.data.datadir` (the data directory,
 ``locate`` and the errors), which this module re-exports; the catalogue imports their
@@ -41,6 +42,7 @@ __all__ = [
     "ChecksumError",
     "DataNotFoundError",
     "DownloadError",
+    "Fetched",
     "FileStatus",
     "check_file",
     "check_urls",
@@ -72,6 +74,23 @@ class FileStatus:
     def ok(self) -> bool:
         """True when the file is present and valid."""
         return self.state == "ok"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What one :func:`fetch` found and did, counted in files.
+
+    Attributes:
+        datasets: datasets fetched or checked.
+        valid: files that were present and valid already (not downloaded again).
+        written: files downloaded, extracted or derived now.
+        left_out: files only the paper profile reads, not asked for (``paper=False``).
+    """
+
+    datasets: int
+    valid: int
+    written: int
+    left_out: int
 
 
 def _root(explicit: Path | None) -> Path:
@@ -240,8 +259,25 @@ def _from_parquet(f: DataFile, source: ParquetRows, target: Path, downloads: _Do
     return _write_verified(f, target, fill)
 
 
-def _fetch_file(f: DataFile, target: Path, downloads: _Downloads) -> tuple[str, Source]:
-    """Try ``f``'s sources in order; the first that gives a valid file wins.
+class _DatasetLines:
+    """The lines :func:`fetch` prints about one dataset, each under its name and description
+    (printed once, before the first); a line that is not ``always`` only when ``verbose``."""
+
+    def __init__(self, ds: Dataset, verbose: bool) -> None:
+        self.ds, self.verbose, self.shown = ds, verbose, False
+
+    def __call__(self, line: str, always: bool = True) -> None:
+        if not (always or self.verbose):
+            return
+        if not self.shown:
+            print(f"{self.ds.name}: {self.ds.description}")
+            self.shown = True
+        print(f"  {line}")
+
+
+def _fetch_file(f: DataFile, target: Path, downloads: _Downloads, say: Callable[[str], None]) -> tuple[str, Source]:
+    """Try ``f``'s sources in order; the first that gives a valid file wins (``say`` prints
+    that one failed and the next is tried).
 
     Returns the check's summary and the source used. With one source its own error
     propagates; with several, an error that lists each source's failure
@@ -258,7 +294,7 @@ def _fetch_file(f: DataFile, target: Path, downloads: _Downloads) -> tuple[str, 
                 raise
             failures.append((source, err))
             if i + 1 < len(f.sources):
-                print(f"  {f.relpath}: {source.label} failed; trying the next source")
+                say(f"{f.relpath}: {source.label} failed; trying the next source")
     wrong_file = any(isinstance(e, ChecksumError) for _, e in failures)
     kind = ChecksumError if wrong_file else DownloadError
     listed = " ".join(f"({n}) {s.label}: {e}" for n, (s, e) in enumerate(failures, 1))
@@ -271,7 +307,8 @@ def fetch(
     data_dir: Path | None = None,
     force: bool = False,
     paper: bool = False,
-) -> None:
+    verbose: bool = False,
+) -> Fetched:
     """Download, extract and verify the datasets' files into the data directory.
 
     Files already present and valid are skipped (unless ``force``). Each download is
@@ -286,6 +323,11 @@ def fetch(
         force: re-download and re-extract even when present and valid.
         paper: also fetch the files only the ``paper`` profile needs (WikiText-103
             train/valid, about 500 MB).
+        verbose: print a line for every file, also one present and valid or left out;
+            otherwise only for a file written (or replaced) now, under its dataset's name.
+
+    Returns:
+        The counts of files found valid, written and left out (:class:`Fetched`).
 
     Raises:
         ChecksumError: a downloaded file does not match (names file, expected, got).
@@ -295,25 +337,31 @@ def fetch(
     root = _root(data_dir)
     downloads = _Downloads(root / DOWNLOADS, force, {})
     listed = listed_digests(root)
-    for ds in _select(names):
-        print(f"{ds.name}: {ds.description}")
+    selected = _select(names)
+    valid = written = left_out = 0
+    for ds in selected:
+        say = _DatasetLines(ds, verbose)
         for f in ds.files:
             target = root / f.relpath
             if f.paper_only and not paper:
-                print(f"  {f.relpath}: paper profile only, skipped (fetch with --paper)")
+                say(f"{f.relpath}: paper profile only, skipped (fetch with --paper)", always=False)
+                left_out += 1
                 continue
             status = _status(ds, f, root, listed)
             if status.ok and not force:
-                print(f"  {f.relpath}: present and valid, skipped ({status.detail})")
+                say(f"{f.relpath}: present and valid, skipped ({status.detail})", always=False)
+                valid += 1
                 continue
             if status.state == "bad":
-                print(f"  {f.relpath}: present but invalid ({status.detail}); fetching again")
+                say(f"{f.relpath}: present but invalid ({status.detail}); fetching again")
             if not f.sources:
                 assert f.derive is not None, f"{f.relpath} has neither a source nor derive"
                 summary = _write_verified(f, target, partial(_write_bytes, f.derive(root)))
                 _record_digest(root, f.relpath, sha256_of(target))
-                print(f"  {f.relpath}: derived from the other files ({summary})")
-                continue
-            summary, source = _fetch_file(f, target, downloads)
-            _record_digest(root, f.relpath, sha256_of(target))
-            print(f"  {f.relpath}: fetched from {source.label} ({summary})")
+                say(f"{f.relpath}: derived from the other files ({summary})")
+            else:
+                summary, source = _fetch_file(f, target, downloads, say)
+                _record_digest(root, f.relpath, sha256_of(target))
+                say(f"{f.relpath}: fetched from {source.label} ({summary})")
+            written += 1
+    return Fetched(len(selected), valid, written, left_out)

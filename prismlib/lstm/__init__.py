@@ -4,9 +4,10 @@
 model              the AWD-style LSTM LM (weight drop, fixed bias entries, tied softmax)
 timescales         timescale <-> forget-gate bias, chrono and the slides' variants
 training           the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, exact resume)
+chunks             a model's NLL summed per 100-token chunk (``ChunkNLL``): what comparisons read
 evaluation         per-token NLL, perplexity, paired chunk bootstraps, frequency bins
                    (array-level: nothing here takes a trained run)
-job                ``RunSpec`` (what to train), the cached ``Job``, ``TrainedRun``
+job                ``RunSpec``, the cached ``Job``, ``TrainedRun`` (from a checkpoint or a record)
 grid               which models each experiment trains on each profile
 bigram             the unigram and Kneser-Ney bigram references (the gate of every claim)
 ablation           the cell-state ablation (how far back each layer remembers)
@@ -78,14 +79,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "token_nll",
         "perplexity",
         "N_BOOT_PTB",
-        "CHUNK",
         "predicted_mask",
         "seed_mean_nll",
         "chunk_sums",
         "model_perplexity",
         "perplexity_contrast",
         "perplexity_difference",
-        "FREQUENCY_BINS",
         "frequency_bins",
         "perplexity_by_frequency",
         "forget_gate_means",
@@ -93,17 +92,32 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "bootstrap_perplexity",
         "seed_spread",
         "SeedMeans",
+        "seed_rows",
         "seed_means",
+        "bin_log_ratio_contrast",
         "context_use",
         "context_use_gate",
     ),
+    "chunks": (
+        "CHUNK",
+        "FREQUENCY_BINS",
+        "MissingBins",
+        "ChunkNLL",
+        "NLL",
+        "as_chunks",
+        "paired_chunks",
+    ),
     "job": (
         "RunSpec",
+        "NoWeights",
         "TrainedRun",
         "build_model",
         "Job",
         "jobs_for",
+        "run_from_outcome",
+        "checkpoint_outcome",
         "load_run",
+        "sources_line",
         "trained",
         "STATUS",
         "write_status",
@@ -124,6 +138,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "stable_budget",
         "extrapolation",
         "models_gate",
+        "FEASIBLE_TOKENS",
+        "SCALES",
+        "humane_number",
         "format_tokens",
     ),
     "summaries": (
@@ -169,6 +186,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "controlled_tests",
         "control_note",
         "slope_range",
+        "ablate_models",
+        "untrained_controls",
+        "decay_gate",
+        "MemoryClaims",
+        "memory_claims",
     ),
     "header": (
         "WorkBStart",
@@ -196,6 +218,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "arrays_writer",
         "load_arrays",
         "load_weights",
+        "final_test_chunks",
+        "SNAPSHOTS",
+        "snapshot_chunks",
+        "stored_forget_means",
+        "history_from_summary",
+        "biases_from_summary",
     ),
     "bigram": (
         "BigramLM",

@@ -35,7 +35,9 @@ baselines (``lm_references.csv`` of every work-B notebook).
 
 Positions: :func:`bigram_nll` with ``batch_size`` leaves NaN exactly where
 :func:`prismlib.lstm.token_nll` does (the first token of each evaluation stream and the
-tail), so the per-chunk sums of the two pair (:func:`prismlib.lstm.chunk_sums`).
+tail), so the per-chunk sums of the two pair (:func:`prismlib.lstm.chunk_sums`): a model read
+from its run record (per-chunk sums only, :class:`prismlib.lstm.ChunkNLL`) is compared with the
+bigram's per-token NLL chunked the same way (:func:`versus_bigram`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ import numpy as np
 import pandas as pd
 
 from prismlib.claims import Gate
-from prismlib.lstm.evaluation import CHUNK, N_BOOT_PTB, perplexity, perplexity_difference, predicted_mask
+from prismlib.lstm.chunks import CHUNK, NLL
+from prismlib.lstm.evaluation import N_BOOT_PTB, perplexity, perplexity_difference, predicted_mask
 from prismlib.stats import Interval
 
 
@@ -166,13 +169,15 @@ def bigram_nll(lm: BigramLM, ids: np.ndarray, batch_size: int | None = None) -> 
 
 
 def versus_bigram(
-    nlls: Mapping[str, np.ndarray], bigram_nll: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT_PTB, seed: int = 0
+    nlls: Mapping[str, NLL], bigram_nll: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT_PTB, seed: int = 0
 ) -> dict[str, Interval]:
     """Per model, perplexity minus the bigram's, paired bootstrap over ``chunk``-token chunks.
 
     Args:
         nlls: model name -> per-token NLL ``(n,)`` or ``(seeds, n)`` (seed mean), NaN where
-            not predicted (the same positions as ``bigram_nll``).
+            not predicted (the same positions as ``bigram_nll``), or its
+            :class:`~prismlib.lstm.ChunkNLL` (a run's ``test_chunks``): the bigram's NLL is then
+            summed over the same chunks, which must hold the same predicted tokens.
         bigram_nll: ``(n,)`` from :func:`bigram_nll` with the LSTM's evaluation batch.
     """
     return {name: perplexity_difference(nll, bigram_nll, chunk=chunk, n_boot=n_boot, seed=seed) for name, nll in nlls.items()}

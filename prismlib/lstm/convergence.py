@@ -43,6 +43,12 @@ SHARE = 0.25
 """Default share of the budget (the last quarter) over which the model gate reads the improvement."""
 TOLERANCE = 0.01
 """Default largest relative improvement (1%) over the last ``SHARE`` that still counts as converged."""
+FEASIBLE_TOKENS = 1e12
+"""The largest budget an extrapolation calls feasible: a trillion tokens, a thousand times the
+official code's longest run (1000 epochs of PTB's 929,589 training tokens, 0.93 billion). A
+budget beyond it is reported as not within any feasible budget (:func:`extrapolation`)."""
+SCALES = (("quadrillion", 1e15), ("trillion", 1e12), ("billion", 1e9), ("million", 1e6))
+"""The words :func:`humane_number` writes large numbers with (short scale)."""
 
 
 @dataclass(frozen=True)
@@ -230,12 +236,15 @@ def extrapolation(
     if stable is not None:
         need = max(need, stable)
     if not math.isfinite(need):
-        return "extrapolation by power-law fits: the gates would not pass within 1e15 tokens"
+        return "extrapolation by power-law fits: the gates would not pass within a quadrillion (1e15) tokens, where the search stops"
     what = "the model and effect-stability gates" if stable is not None else "the model gate"
-    return (
-        f"extrapolation by power-law fits: {what} would pass at about {format_tokens(need)} tokens "
-        f"({need / max(trained, 1):.1f}x the {format_tokens(trained)} trained)"
-    )
+    where = f"about {humane_number(need)} tokens, {humane_number(need / max(trained, 1))} times the {humane_number(trained)} trained"
+    if need > FEASIBLE_TOKENS:
+        return (
+            f"extrapolation by power-law fits: {what} would not pass within any feasible budget "
+            f"(only at {where}; feasible: up to {humane_number(FEASIBLE_TOKENS)})"
+        )
+    return f"extrapolation by power-law fits: {what} would pass at {where}"
 
 
 def models_gate(curves: Mapping[str, LearningCurve | None], share: float = SHARE, tolerance: float = TOLERANCE) -> Gate:
@@ -249,6 +258,19 @@ def models_gate(curves: Mapping[str, LearningCurve | None], share: float = SHARE
     detail = "; ".join(f"{k}: {g.detail.removeprefix('not converged: ')}" for k, g in shown.items())
     title = f"converged: every model improved < {tolerance:.0%} over the last {share:.0%} of its budget"
     return Gate(title, not failed, ("not converged: " if failed else "") + detail)
+
+
+def humane_number(n: float) -> str:
+    """``n`` as a reader says it, to 3 significant digits: ``122 trillion``, ``60.2 million``,
+    ``12,300``, ``131``, ``0.5``; from a thousand quadrillion on in e-notation (``1.22e+18``),
+    ``inf`` and ``nan`` as themselves."""
+    if not math.isfinite(n):
+        return str(n)
+    r = float(f"{n:.3g}")  # rounded first: 999,999 is "1 million", not "1e+03 thousand"
+    for word, size in SCALES:  # largest first: only the largest word can be outgrown
+        if abs(r) >= size:
+            return f"{r / size:.3g} {word}" if abs(r) < 1000 * size else f"{r:.3g}"
+    return f"{r:,.0f}" if abs(r) >= 1000 else f"{r:.3g}"
 
 
 def format_tokens(n: float | None) -> str:

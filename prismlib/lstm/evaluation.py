@@ -2,20 +2,23 @@
 
 :func:`token_nll` gives the NLL of every PTB test token. Claims compare models on the
 *same* tokens with a paired bootstrap over 100-token chunks of the test stream
-(:func:`chunk_sums`, :func:`perplexity_contrast`, resampling by :mod:`prismlib.stats`);
-:func:`seed_means` stacks a model's seeds so that its perplexity is the seed mean.
-:func:`perplexity_by_frequency` splits perplexity by word-frequency bin and
-:func:`forget_gate_means` measures the gates. :func:`bootstrap_perplexity` reproduces the
-slides' "mean +/- sd over 70-word blocks" column for their tables only. Seed spread is
+(:func:`perplexity_contrast`, resampling by :mod:`prismlib.stats`); what they read is a
+model's NLL summed per chunk (:class:`ChunkNLL`, per frequency bin and per 70-token block
+too): a committed run record keeps exactly that, and a local run is chunked alike when it
+is loaded (:func:`prismlib.lstm.load_run`), so both give the same numbers. Every function
+here that takes a model's NLL takes a :class:`ChunkNLL` or the per-token NLL it is chunked
+from (:func:`as_chunks`). :func:`seed_means` stacks a model's seeds so that its perplexity
+is the seed mean. :func:`perplexity_by_frequency` splits perplexity by word-frequency bin
+and :func:`forget_gate_means` measures the gates. :func:`bootstrap_perplexity` reproduces
+the slides' "mean +/- sd over 70-word blocks" column for their tables only. Seed spread is
 reported, not tested.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -24,6 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from prismlib.claims import Gate
+from prismlib.lstm.chunks import CHUNK, FREQUENCY_BINS, NLL, ChunkNLL, as_chunks, paired_chunks
 from prismlib.lstm.model import LSTMLM, State, batchify
 from prismlib.stats import Interval, bootstrap_distribution, group_sums, paired_bootstrap, ratio_difference
 
@@ -62,18 +66,16 @@ def token_nll(model: LSTMLM, ids: np.ndarray | Tensor, batch_size: int = 10, bpt
     return full
 
 
-def perplexity(nll: np.ndarray) -> float:
-    """``exp`` of the mean NLL over the predicted (non-NaN) tokens of ``nll`` ``(n,)``."""
+def perplexity(nll: NLL) -> float:
+    """``exp`` of the mean NLL over the predicted (non-NaN) tokens of ``nll`` ``(n,)`` (of a
+    :class:`ChunkNLL`: over its chunks, the seed mean where it stacks seeds)."""
+    if isinstance(nll, ChunkNLL):
+        return nll.perplexity()
     return float(np.exp(np.nanmean(nll)))
 
 
 N_BOOT_PTB = 10_000
 """Resamples of every paired bootstrap over PTB test chunks (the official evaluation's 10,000)."""
-
-
-CHUNK = 100
-"""Tokens per independent unit of PTB test in every paired comparison (a 100-word chunk of
-PTB): consecutive positions ``[k * CHUNK, (k + 1) * CHUNK)`` of the test stream."""
 
 
 def predicted_mask(n: int, batch_size: int) -> np.ndarray:
@@ -140,14 +142,15 @@ def chunk_sums(nll: np.ndarray, chunk: int = CHUNK) -> tuple[np.ndarray, np.ndar
     return sums[..., keep], counts[keep]
 
 
-def model_perplexity(nll: np.ndarray) -> float:
-    """Perplexity of one model ``(n,)`` or of the seed mean of ``(seeds, n)`` (:func:`seed_mean_nll`)."""
-    return perplexity(seed_mean_nll(nll))
+def model_perplexity(nll: NLL) -> float:
+    """Perplexity of one model ``(n,)`` or of the seed mean of ``(seeds, n)`` (:func:`seed_mean_nll`;
+    of a :class:`ChunkNLL`, :meth:`ChunkNLL.perplexity`)."""
+    return as_chunks(nll).perplexity() if isinstance(nll, ChunkNLL) else perplexity(seed_mean_nll(nll))
 
 
 def perplexity_contrast(
-    target: np.ndarray,
-    others: Sequence[np.ndarray],
+    target: NLL,
+    others: Sequence[NLL],
     against: str = "best",
     chunk: int = CHUNK,
     n_boot: int = N_BOOT_PTB,
@@ -162,7 +165,7 @@ def perplexity_contrast(
 
     Args:
         target, others: per-token NLL ``(n,)`` of one model or ``(seeds, n)`` of a seed mean,
-            all predicted at the same positions.
+            all predicted at the same positions, or their :class:`ChunkNLL` (:func:`paired_chunks`).
         against: ``"best"`` (e.g. "Pareto beats the better of MOD5 and MOD8": claimed < 0)
             or ``"worst"`` (e.g. "X = 70 is worse than every other X": claimed > 0).
 
@@ -173,7 +176,7 @@ def perplexity_contrast(
         raise ValueError(f"against must be 'best' or 'worst', got {against!r}")
     if len(others) < 1:
         raise ValueError("perplexity_contrast needs at least one other model")
-    sums, counts = chunk_sums(np.stack([seed_mean_nll(x) for x in (target, *others)]), chunk)
+    sums, counts = paired_chunks([target, *others], chunk)
     if len(others) == 1:
         return ratio_difference(sums[0], sums[1], counts, transform=np.exp, n_boot=n_boot, seed=seed)
     pick = np.min if against == "best" else np.max
@@ -186,19 +189,9 @@ def perplexity_contrast(
     return paired_bootstrap(stat, (*sums, counts), n_boot=n_boot, seed=seed)
 
 
-def perplexity_difference(a: np.ndarray, b: np.ndarray, chunk: int = CHUNK, n_boot: int = N_BOOT_PTB, seed: int = 0) -> Interval:
+def perplexity_difference(a: NLL, b: NLL, chunk: int = CHUNK, n_boot: int = N_BOOT_PTB, seed: int = 0) -> Interval:
     """``ppl(a) - ppl(b)`` with a paired bootstrap over chunks (see :func:`perplexity_contrast`)."""
     return perplexity_contrast(a, [b], chunk=chunk, n_boot=n_boot, seed=seed)
-
-
-FREQUENCY_BINS: tuple[tuple[str, float, float], ...] = (
-    (">10k", 10_000, math.inf),
-    ("1k-10k", 1_000, 10_000),
-    ("100-1k", 100, 1_000),
-    ("<100", 0, 100),
-)
-"""Word-frequency bins of the ICLR 2021 version: ``(label, low, high)``, a word is in a bin
-when ``low <= (its count in PTB train) < high``."""
 
 
 def context_use(
@@ -235,7 +228,7 @@ def frequency_bins(ids: np.ndarray, train_counts: np.ndarray) -> np.ndarray:
 
 
 def perplexity_by_frequency(
-    nlls: dict[str, np.ndarray], ids: np.ndarray, train_counts: np.ndarray, reference: str, n_boot: int = N_BOOT_PTB, seed: int = 0
+    nlls: dict[str, NLL], ids: np.ndarray, train_counts: np.ndarray, reference: str, n_boot: int = N_BOOT_PTB, seed: int = 0
 ) -> pd.DataFrame:
     """Perplexity per word-frequency bin of every model, and its difference from ``reference``.
 
@@ -246,8 +239,10 @@ def perplexity_by_frequency(
 
     Args:
         nlls: model name -> per-token test NLL ``(n,)`` or ``(seeds, n)``, all predicted at
-            the same positions; must contain ``reference``.
-        ids: the test tokens ``(n,)``; ``train_counts``: ``(vocab,)`` counts in PTB train.
+            the same positions, or its :class:`ChunkNLL` with per-bin sums (a run's
+            ``test_chunks``); must contain ``reference``.
+        ids: the test tokens ``(n,)``; ``train_counts``: ``(vocab,)`` counts in PTB train: they
+            bin the per-token NLLs (a :class:`ChunkNLL` carries its bins).
 
     Returns:
         One row per model and bin: ``model``, ``bin``, ``tokens``, ``ppl``, ``delta``
@@ -255,15 +250,40 @@ def perplexity_by_frequency(
     """
     if reference not in nlls:
         raise ValueError(f"reference {reference!r} is not among the models {list(nlls)}")
-    bins = frequency_bins(ids, train_counts)
+    bins = None if all(isinstance(x, ChunkNLL) for x in nlls.values()) else frequency_bins(ids, train_counts)
+    chunks = {name: as_chunks(x, bins).mean() for name, x in nlls.items()}
     rows = []
     for label, _, _ in FREQUENCY_BINS:
-        keep = bins == label
-        masked = {name: np.where(keep, seed_mean_nll(x), np.nan) for name, x in nlls.items()}
-        for name, x in masked.items():
-            delta = None if name == reference else perplexity_difference(x, masked[reference], n_boot=n_boot, seed=seed)
-            rows.append({"model": name, "bin": label, "tokens": int(np.isfinite(x).sum()), "ppl": perplexity(x), "delta": delta})
+        binned = {name: c.bin(label) for name, c in chunks.items()}
+        for name, x in binned.items():
+            delta = None if name == reference else perplexity_difference(x, binned[reference], n_boot=n_boot, seed=seed)
+            rows.append({"model": name, "bin": label, "tokens": int(x.counts.sum()), "ppl": x.perplexity(), "delta": delta})
     return pd.DataFrame(rows)
+
+
+def bin_log_ratio_contrast(
+    model: ChunkNLL, reference: ChunkNLL, bin_a: str, bin_b: str, n_boot: int = N_BOOT_PTB, seed: int = 0
+) -> Interval:
+    """``log ratio(bin_a) - log ratio(bin_b)`` of ``model`` against ``reference``, a bin's log ratio
+    being ``log(ppl_model / ppl_reference)`` over the tokens of that :data:`FREQUENCY_BINS` bin
+    (its mean NLL difference), paired over the same resampled chunks (the chunks that hold a
+    prediction): > 0 when ``model`` is relatively worse on ``bin_a``'s words. The statistic and
+    its resampling are :func:`prismlib.lstm.routing.log_ratio_contrast`'s on the per-token NLL.
+
+    Args:
+        model, reference: chunk sums with per-bin sums (seed means are taken), the same positions predicted.
+    """
+    a, b = model.mean(), reference.mean()
+    if not np.array_equal(a.counts, b.counts):
+        raise ValueError("the two models are not predicted at the same positions; evaluate them alike")
+    used = a.counts > 0
+    data = [x.bin(label).sums for label in (bin_a, bin_b) for x in (a, b)]
+    data += [a.bin(label).counts.astype(np.float64) for label in (bin_a, bin_b)]
+
+    def stat(aa: np.ndarray, ai: np.ndarray, ba: np.ndarray, bi: np.ndarray, na: np.ndarray, nb: np.ndarray, axis: int = -1) -> np.ndarray:
+        return (aa.sum(axis) - ai.sum(axis)) / na.sum(axis) - (ba.sum(axis) - bi.sum(axis)) / nb.sum(axis)
+
+    return paired_bootstrap(stat, [d[used] for d in data], n_boot=n_boot, seed=seed)
 
 
 @torch.no_grad()
@@ -314,7 +334,7 @@ class Bootstrap:
     blocks: int
 
 
-def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, seed: int = 0) -> Bootstrap:
+def bootstrap_perplexity(nll: NLL, block: int = 70, samples: int = 1000, seed: int = 0) -> Bootstrap:
     """The slides' "bootstrapped samples performance": perplexity over resamples of ``block``-token pieces.
 
     The slides bootstrap PTB test as 1177 sequences of 70 words and print the mean +/- sd
@@ -325,22 +345,36 @@ def bootstrap_perplexity(nll: np.ndarray, block: int = 70, samples: int = 1000, 
     not a test: the claims compare models with :func:`perplexity_contrast`.
 
     Args:
-        nll: per-token NLL ``(n,)``, NaN for unpredicted tokens (see :func:`token_nll`).
+        nll: per-token NLL ``(n,)``, NaN for unpredicted tokens (see :func:`token_nll`), or one
+            model's :class:`ChunkNLL` with its block sums (a run's ``test_chunks``): the same
+            whole blocks are resampled.
     """
     if block < 1 or samples < 2:
         raise ValueError("bootstrap needs block >= 1 and samples >= 2")
-    n_blocks = len(nll) // block
+    if isinstance(nll, ChunkNLL):
+        if nll.block_sums is None or nll.block_counts is None or nll.tokens is None or nll.sums.ndim != 1:
+            raise ValueError("a bootstrap over blocks needs one model's block sums and its stream length (a run's test_chunks)")
+        if block != nll.block:
+            raise ValueError(f"these NLL sums are per {nll.block}-token block, not per {block}")
+        n_tokens, point = nll.tokens, nll.perplexity()
+    else:
+        n_tokens, point = len(nll), perplexity(nll)
+    n_blocks = n_tokens // block
     if n_blocks < 2:
-        raise ValueError(f"{len(nll)} tokens give fewer than two blocks of {block}; use a smaller block")
-    x = np.asarray(nll[: n_blocks * block], dtype=np.float64).reshape(n_blocks, block)
-    sums = np.nansum(x, axis=1)
-    counts = np.isfinite(x).sum(axis=1).astype(np.float64)
+        raise ValueError(f"{n_tokens} tokens give fewer than two blocks of {block}; use a smaller block")
+    if isinstance(nll, ChunkNLL):
+        sums = nll.block_sums[:n_blocks].astype(np.float64)  # type: ignore[index]
+        counts = nll.block_counts[:n_blocks].astype(np.float64)  # type: ignore[index]
+    else:
+        x = np.asarray(nll[: n_blocks * block], dtype=np.float64).reshape(n_blocks, block)
+        sums = np.nansum(x, axis=1)
+        counts = np.isfinite(x).sum(axis=1).astype(np.float64)
 
     def ppl(s: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.exp(s.sum(axis) / c.sum(axis))
 
     dist = bootstrap_distribution(ppl, (sums, counts), n_boot=samples, seed=seed)
-    return Bootstrap(perplexity(nll), float(dist.mean()), float(dist.std(ddof=1)), samples, n_blocks)
+    return Bootstrap(point, float(dist.mean()), float(dist.std(ddof=1)), samples, n_blocks)
 
 
 def seed_spread(values: Sequence[float]) -> tuple[float, float]:
@@ -355,26 +389,26 @@ class SeedMeans:
     seed mean), the seed spread beside it, and paired contrasts against a reference.
 
     Attributes:
-        nll: model key -> per-token test NLL, ``(seeds, n)`` for a model of several seeds and
-            ``(n,)`` for one (NaN where not predicted).
+        nll: model key -> its test NLL: a :class:`ChunkNLL` (a run's ``test_chunks``, seeds
+            stacked) or per-token, ``(seeds, n)`` for a model of several seeds and ``(n,)`` for
+            one (NaN where not predicted).
         reference: the key contrasts are taken against (e.g. ``"baseline"``).
     """
 
-    nll: dict[Any, np.ndarray]
+    nll: dict[Any, NLL]
     reference: Any
 
     def perplexity(self, key: Any) -> float:
-        """Perplexity of the seed-mean per-token NLL (:func:`model_perplexity`)."""
+        """Perplexity of the seed mean (:func:`model_perplexity`)."""
         return model_perplexity(self.nll[key])
 
     def seed_sd(self, key: Any) -> float:
         """Sample SD of the seeds' own perplexities (0 for one seed); reported, not a test."""
-        x = self.nll[key]
-        return seed_spread([perplexity(row) for row in x])[1] if x.ndim == 2 else 0.0
+        return seed_spread([perplexity(row) for row in seed_rows(self.nll[key])])[1] if self.seeds(key) > 1 else 0.0
 
     def seeds(self, key: Any) -> int:
         """How many seeds model ``key`` has."""
-        return len(self.nll[key]) if self.nll[key].ndim == 2 else 1
+        return len(seed_rows(self.nll[key]))
 
     def delta(self, key: Any) -> Interval:
         """Perplexity of ``key`` minus the reference's, paired bootstrap over 100-token
@@ -382,16 +416,24 @@ class SeedMeans:
         return perplexity_difference(self.nll[key], self.nll[self.reference])
 
 
+def seed_rows(nll: NLL) -> list[NLL]:
+    """Each seed's own NLL of a model (``[nll]`` for one seed): rows of ``(seeds, n)`` or :meth:`ChunkNLL.rows`."""
+    if isinstance(nll, ChunkNLL):
+        return list(nll.rows())
+    return list(nll) if np.ndim(nll) == 2 else [nll]
+
+
 def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, at: str = "end") -> SeedMeans:
     """:class:`SeedMeans` of ``runs`` (spec -> :class:`~prismlib.lstm.job.TrainedRun`),
     grouped by ``key(spec)`` (e.g. ``lambda s: s.label``; every seed of a model shares
     its key), in the order the keys first appear.
 
-    ``at="half"`` stacks the test NLL stored at half of each run's budget instead
-    (:meth:`~prismlib.lstm.job.TrainedRun.test_nll_at_half`): the same contrasts then give
+    A run gives its test NLL as ``run.test_chunks`` (:class:`ChunkNLL`; per-token NLL is
+    taken too). ``at="half"`` stacks the test NLL stored at half of each run's budget instead
+    (:meth:`~prismlib.lstm.job.TrainedRun.test_chunks_at_half`): the same contrasts then give
     the earlier value of the effect-stability gate (:func:`prismlib.lstm.claim_gates`).
     ``at="valid_end"`` / ``"valid_previous"`` stack an annealed run's *validation* NLL at its
-    last two post-decay checkpoints (:meth:`~prismlib.lstm.job.TrainedRun.valid_nll_at`):
+    last two post-decay checkpoints (:meth:`~prismlib.lstm.job.TrainedRun.valid_chunks_at`):
     the stability gate of annealed runs, which never reads test.
 
     Raises:
@@ -399,20 +441,29 @@ def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, 
     """
     if at not in ("end", "half", "valid_end", "valid_previous"):
         raise ValueError(f"at must be 'end', 'half', 'valid_end' or 'valid_previous', got {at!r}")
-    groups: dict[Any, list[np.ndarray]] = {}
+    groups: dict[Any, list[NLL]] = {}
     for spec, run in runs.items():
+        nll: NLL | None
         if at.startswith("valid_"):
-            nll = run.valid_nll_at(at.removeprefix("valid_"))
+            nll = run.valid_chunks_at(at.removeprefix("valid_"))
             if nll is None:
                 raise ValueError(f"{run.spec.label} seed {run.spec.seed} has fewer than two post-decay validation checkpoints")
         elif at == "half":
-            snap = run.test_nll_at_half()
+            snap = run.test_chunks_at_half()
             if snap is None:
                 raise ValueError(f"{run.spec.label} seed {run.spec.seed} has no test NLL stored at half its budget; retrain it")
             nll = snap[1]
         else:
-            nll = run.test_nll
+            nll = run.test_chunks
         groups.setdefault(key(spec), []).append(nll)
     if reference not in groups:
         raise ValueError(f"reference {reference!r} is not among the models {list(groups)}")
-    return SeedMeans({k: np.stack(v) if len(v) > 1 else np.asarray(v[0]) for k, v in groups.items()}, reference)
+    return SeedMeans({k: _stacked(v) for k, v in groups.items()}, reference)
+
+
+def _stacked(seeds: Sequence[NLL]) -> NLL:
+    """One model's seeds as one NLL: a :class:`ChunkNLL` stack, or ``(seeds, n)`` per-token NLL."""
+    if any(isinstance(x, ChunkNLL) for x in seeds):
+        return seeds[0] if len(seeds) == 1 else ChunkNLL.stack([as_chunks(x) for x in seeds])
+    per_token = cast("list[np.ndarray]", list(seeds))
+    return np.stack(per_token) if len(per_token) > 1 else np.asarray(per_token[0])

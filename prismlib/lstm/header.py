@@ -17,7 +17,7 @@ import pandas as pd
 
 from prismlib.data.ptb import PTBCorpus, load_ptb_corpus
 from prismlib.lstm.bigram import lm_references
-from prismlib.lstm.job import RunSpec, TrainedRun, trained
+from prismlib.lstm.job import RunSpec, TrainedRun, sources_line, trained
 from prismlib.plots import save_table, set_theme
 from prismlib.profiles import LSTMSettings, Profile, get_profile
 
@@ -63,7 +63,10 @@ def trained_with_references(
 ) -> dict[RunSpec, TrainedRun]:
     """The trained runs of ``specs`` (:func:`~prismlib.lstm.trained`, missing ones trained on
     ``executor``), and ``lm_references`` of the profile written: the references with a row
-    per baseline seed among them (:func:`baseline_references`)."""
+    per baseline seed among them (:func:`baseline_references`). Prints one line saying where the
+    runs come from (:func:`~prismlib.lstm.sources_line`: committed records, with the commit
+    and date they were trained at, or local checkpoints)."""
     runs = trained(specs, profile.lstm, profile.job_profile, executor=executor, device=profile.device)
+    print(sources_line(runs))
     save_table(baseline_references(references, runs), "lm_references", profile.name)
     return runs

@@ -14,13 +14,20 @@ end in the form the statistics need, never per token:
   stopped), the effective forget-gate biases before and after training, provenance;
 - the weights (``float16`` parameters; the fixed biases are rebuilt exactly from the
   spec) only for the models an analysis must run again (:func:`keeps_weights`).
+
+The readers (:func:`final_test_chunks`, :func:`snapshot_chunks`, :func:`stored_forget_means`,
+:func:`history_from_summary`, :func:`biases_from_summary`) turn these back into what the
+analyses read (:class:`~prismlib.lstm.TrainedRun`); a run loaded from a local checkpoint is
+passed through the writers and the same readers (:func:`prismlib.lstm.load_run`), so a
+record and the local run it was written from give the same numbers.
 """
 
 from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,8 +35,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from prismlib.lstm.evaluation import CHUNK, FREQUENCY_BINS, frequency_bins
+from prismlib.anneal import AnnealState
+from prismlib.lstm.chunks import CHUNK, FREQUENCY_BINS, ChunkNLL
+from prismlib.lstm.evaluation import frequency_bins
 from prismlib.lstm.model import LSTMLM
+from prismlib.lstm.training import TrainHistory
 from prismlib.records import Writer
 
 BLOCK = 70
@@ -178,3 +188,105 @@ def load_weights(model: LSTMLM, folder: Path) -> LSTMLM:
         for name, p in model.named_parameters():
             p.copy_(params[name].to(p.dtype))
     return model
+
+
+def final_test_chunks(arrays: Mapping[str, np.ndarray], tokens: int) -> ChunkNLL:
+    """The final test NLL of a record's arrays (:func:`outcome_arrays`) as
+    :class:`~prismlib.lstm.ChunkNLL`: per :data:`CHUNK`, per frequency bin, per :data:`BLOCK`;
+    ``tokens``: the length of the test stream it scored.
+
+    Raises:
+        ValueError: the arrays do not cut a stream of ``tokens`` tokens into chunks (another test split).
+    """
+    sums, counts = arrays["test_sums"], arrays["test_counts"]
+    if len(sums) != math.ceil(tokens / CHUNK) or len(arrays["test_block_sums"]) != math.ceil(tokens / BLOCK):
+        raise ValueError(
+            f"the record's test NLL covers {len(sums)} chunks of {CHUNK}, not the {math.ceil(tokens / CHUNK)} of the "
+            f"{tokens} test tokens scored here (another test split or profile)"
+        )
+    return ChunkNLL(
+        sums.astype(np.float64),
+        counts.astype(np.int64),
+        arrays["test_bin_sums"].astype(np.float64),
+        arrays["test_bin_counts"].astype(np.int64),
+        arrays["test_block_sums"].astype(np.float64),
+        arrays["test_block_counts"].astype(np.int64),
+        chunk=CHUNK,
+        block=BLOCK,
+        tokens=tokens,
+    )
+
+
+SNAPSHOTS = ("valid_round", "test_tokens")
+"""Prefixes of the snapshot arrays of a record: validation NLL per round, test NLL per training tokens."""
+
+
+def snapshot_chunks(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[int, ChunkNLL]:
+    """The snapshots ``prefix<k>_sums`` / ``_counts`` of a record's arrays as ``k`` ->
+    :class:`~prismlib.lstm.ChunkNLL` (``prefix``: ``"valid_round"``, rounds of the best model's
+    validation NLL; ``"test_tokens"``, test NLL at training tokens). Per-bin sums where the arrays
+    hold ``prefix<k>_bin_sums`` / ``_bin_counts`` (no record of recipe 3 does)."""
+    if prefix not in SNAPSHOTS:
+        raise ValueError(f"prefix must be one of {SNAPSHOTS}, got {prefix!r}")
+    out = {}
+    for name in arrays:
+        m = re.fullmatch(rf"{prefix}(\d+)_sums", name)
+        if m is None:
+            continue
+        k = int(m.group(1))
+        bins, bin_counts = arrays.get(f"{prefix}{k}_bin_sums"), arrays.get(f"{prefix}{k}_bin_counts")
+        out[k] = ChunkNLL(
+            arrays[name].astype(np.float64),
+            arrays[f"{prefix}{k}_counts"].astype(np.int64),
+            None if bins is None else bins.astype(np.float64),
+            None if bin_counts is None else bin_counts.astype(np.int64),
+            chunk=CHUNK,
+        )
+    return dict(sorted(out.items()))
+
+
+def stored_forget_means(arrays: Mapping[str, np.ndarray]) -> list[np.ndarray] | None:
+    """Each layer's mean forget-gate activation per unit ``(hidden_l,)`` (float64 of the stored
+    float32), ``None`` when the arrays keep none."""
+    layers = sorted(int(k.removeprefix("forget_means_layer")) for k in arrays if re.fullmatch(r"forget_means_layer\d+", k))
+    if not layers:
+        return None
+    if layers != list(range(len(layers))):
+        raise ValueError(f"the forget-gate means skip a layer: {layers}")
+    return [np.asarray(arrays[f"forget_means_layer{layer}"], dtype=np.float32).astype(np.float64) for layer in layers]
+
+
+def history_from_summary(summary: Mapping[str, Any]) -> TrainHistory:
+    """The :class:`~prismlib.lstm.TrainHistory` of :func:`history_summary` (a record's ``history``):
+    every field but the per-token snapshots, which a record keeps as chunk sums instead."""
+    anneal = summary.get("anneal")
+    state = None
+    if anneal is not None:
+        state = AnnealState(
+            rounds=anneal["rounds"],
+            scale=anneal["scale"],
+            best=anneal["best"],
+            decayed_at=tuple(summary["decayed_at"] or ()),
+            stop=summary["stop"],
+            stalled=anneal["stalled"],
+        )
+    return TrainHistory(
+        epochs=summary["epochs"],
+        val_ppl=list(summary["val_ppl"]),
+        asgd_from=summary["asgd_from"],
+        tokens=summary["tokens"],
+        seconds=summary["train_seconds"],
+        steps=summary["steps"],
+        epoch_tokens=list(summary["epoch_tokens"]),
+        curve_tokens=list(summary["curve_tokens"]),
+        curve_ppl=list(summary["curve_ppl"]),
+        curve_source=summary["curve_source"],
+        anneal=state,
+        lr_scale=list(summary["lr_scale"]),
+    )
+
+
+def biases_from_summary(biases: Sequence[Sequence[float]]) -> list[Tensor]:
+    """The forget-gate biases of :func:`biases_summary`, ``(hidden_l,)`` float32 per layer (exact:
+    the summary keeps every float32 value as a double)."""
+    return [torch.tensor([float(v) for v in layer], dtype=torch.float32) for layer in biases]

@@ -27,7 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from prismlib.lstm.evaluation import CHUNK, FREQUENCY_BINS, N_BOOT_PTB, chunk_sums, frequency_bins, token_nll
+from prismlib.lstm.chunks import CHUNK, FREQUENCY_BINS
+from prismlib.lstm.evaluation import N_BOOT_PTB, chunk_sums, frequency_bins, token_nll
 from prismlib.lstm.model import LSTMLM
 from prismlib.lstm.timescales import Convention, timescale_from_bias
 from prismlib.stats import Interval, paired_bootstrap

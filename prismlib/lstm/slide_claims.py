@@ -7,9 +7,11 @@ The tests are given as functions of the seed means (``tests_of``, a
 :data:`~prismlib.lstm.verdicts.TestsOf`) because the stability gate recomputes them at an
 earlier checkpoint. This module holds those functions for each claim of the notebooks
 (experiments 1-4, in the slides' wording) and :func:`perplexity_claim`, which assembles a
-claim from them; notebook 08's memory claims get their gates from :class:`MemoryGates`
-and their tests, trained effect beside its excess over the untrained control, from
-:func:`controlled_effect` and :func:`controlled_tests`.
+claim from them. Notebook 08's memory claims: every model ablated with the profile's
+settings (:func:`ablate_models`; :func:`untrained_controls`, the same specs before training),
+their gates (:class:`MemoryGates`, with the sanity gate :func:`decay_gate`), their tests,
+trained effect beside its excess over the untrained control (:func:`controlled_effect`,
+:func:`controlled_tests`), and the claims themselves, :func:`memory_claims`.
 
 Every contrast is a paired bootstrap over 100-token chunks of PTB test
 (:func:`~prismlib.lstm.perplexity_difference`, :func:`~prismlib.lstm.perplexity_contrast`);
@@ -21,15 +23,26 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from prismlib.claims import Claim, Gate, Test
-from prismlib.lstm.ablation import control_excess, decay_slopes
-from prismlib.lstm.evaluation import SeedMeans, frequency_bins, perplexity_contrast, perplexity_difference, seed_mean_nll
-from prismlib.lstm.routing import log_ratio_contrast
+from prismlib.data.ptb import UNK, PTBCorpus
+from prismlib.devices import torch_threads
+from prismlib.lstm.ablation import cell_state_change, control_excess, decay_slopes, effective_timescale
+from prismlib.lstm.chunks import NLL, ChunkNLL
+from prismlib.lstm.evaluation import (
+    SeedMeans,
+    bin_log_ratio_contrast,
+    frequency_bins,
+    perplexity_contrast,
+    perplexity_difference,
+)
+from prismlib.lstm.job import RunSpec, untrained_model
+from prismlib.lstm.model import LSTMLM
 from prismlib.lstm.verdicts import TestsOf, WorkBClaims, converged_gate
+from prismlib.profiles import LSTMSettings
 from prismlib.stats import Interval, mean_interval
 
 
@@ -166,6 +179,15 @@ RARE_BIN, FREQUENT_BIN = "<100", ">10k"
 the rarest and the most frequent words, as notebook 10's routing claim does."""
 
 
+def _binned(nll: NLL, streams: Sequence[np.ndarray], train_counts: np.ndarray) -> ChunkNLL:
+    """``nll`` as chunk sums with per-bin sums: a :class:`~prismlib.lstm.ChunkNLL` as it is (it
+    carries its bins, or raises :class:`~prismlib.lstm.MissingBins` when a bin is asked for), a
+    per-token NLL binned by the stream of its length (:func:`_bins_of`)."""
+    if isinstance(nll, ChunkNLL):
+        return nll
+    return ChunkNLL.of(nll, _bins_of(np.shape(nll)[-1], streams, train_counts))
+
+
 def _bins_of(n: int, streams: Sequence[np.ndarray], train_counts: np.ndarray) -> np.ndarray:
     """Frequency-bin labels ``(n,)`` of the one stream of ``streams`` that is ``n`` tokens long
     (a claim's tests read test NLL; the stability gate of annealed runs validation NLL)."""
@@ -177,9 +199,10 @@ def _bins_of(n: int, streams: Sequence[np.ndarray], train_counts: np.ndarray) ->
     return frequency_bins(fits[0], train_counts)
 
 
-def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray) -> Callable[[np.ndarray], float]:
-    """One model's ``log ppl(frequent bin) - log ppl(rare bin)`` as a function of its per-token
-    NLL ``(n,)`` (the mean NLL over the >10k bin's tokens minus over the <100 bin's); the
+def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray) -> Callable[[NLL], float]:
+    """One model's ``log ppl(frequent bin) - log ppl(rare bin)`` as a function of its NLL (one
+    seed's :class:`~prismlib.lstm.ChunkNLL` with its bins, or per-token ``(n,)``): the mean NLL
+    over the >10k bin's tokens minus over the <100 bin's; the
     difference of two models' gaps is the difference of their relative gains that
     :func:`rare_words` tests, so Welch's interval over seeds of this gap is its seed-level test
     (:meth:`WorkBClaims.seed_test` with ``statistic``).
@@ -189,10 +212,9 @@ def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray
     """
     streams = [ids] if isinstance(ids, np.ndarray) else list(ids)
 
-    def gap(nll: np.ndarray) -> float:
-        bins = _bins_of(len(nll), streams, train_counts)
-        seen = np.isfinite(nll)
-        return float(np.mean(nll[seen & (bins == FREQUENT_BIN)]) - np.mean(nll[seen & (bins == RARE_BIN)]))
+    def gap(nll: NLL) -> float:
+        frequent, rare = (_binned(nll, streams, train_counts).bin(b) for b in (FREQUENT_BIN, RARE_BIN))
+        return float(frequent.sums.sum() / frequent.counts.sum() - rare.sums.sum() / rare.counts.sum())
 
     return gap
 
@@ -215,19 +237,20 @@ def rare_words(
     ``1 - ratio`` is bounded above by 1 and unbounded below, which distorts a difference of bins
     whose perplexities differ by orders of magnitude; notebook 10's routing claim uses the same
     unit. The interval is a paired bootstrap over the same 100-token chunks for both bins and
-    models (:func:`prismlib.lstm.routing.log_ratio_contrast`, seed-mean NLL).
+    models (:func:`prismlib.lstm.bin_log_ratio_contrast`, seed means).
 
     Args:
         ids: the token stream(s) the NLL may score, ``(n,)`` each: PTB test, and the
-            validation tokens the stability gate of annealed runs reads (each NLL is binned
-            by the stream of its length); ``train_counts``: ``(vocab,)`` counts in PTB train.
+            validation tokens the stability gate of annealed runs reads (each per-token NLL is
+            binned by the stream of its length; a :class:`~prismlib.lstm.ChunkNLL` carries its
+            bins, and one without them raises :class:`~prismlib.lstm.MissingBins`: a run
+            record's validation snapshots keep none); ``train_counts``: ``(vocab,)`` counts in PTB train.
     """
     streams = [ids] if isinstance(ids, np.ndarray) else list(ids)
 
     def tests(m: SeedMeans) -> tuple[Test, ...]:
-        a, b = seed_mean_nll(m.nll[model]), seed_mean_nll(m.nll[reference])
-        bins = _bins_of(len(a), streams, train_counts)
-        iv = log_ratio_contrast(a, b, bins == FREQUENT_BIN, bins == RARE_BIN)  # log ratio(>10k) - log ratio(<100)
+        a, b = (_binned(m.nll[k], streams, train_counts) for k in (model, reference))
+        iv = bin_log_ratio_contrast(a, b, FREQUENT_BIN, RARE_BIN)  # log ratio(>10k) - log ratio(<100)
         label = f"gain({RARE_BIN}) - gain({FREQUENT_BIN}), gain = log(ppl({reference}) / ppl({model}))"
         return (Test.superiority(iv, margin, +1, label),)
 
@@ -373,3 +396,180 @@ def slope_range(slopes: Mapping[tuple[str, int], Interval], models: Sequence[str
     ``(model, layer) -> interval`` (:func:`prismlib.lstm.ablation.slope_interval`)."""
     v = [slopes[(k, layer)].effect for k in models]
     return max(v) - min(v)
+
+
+def ablate_models(
+    specs: Sequence[RunSpec], model_of: Callable[[RunSpec], LSTMLM], settings: LSTMSettings, corpus: PTBCorpus, desc: str = ""
+) -> dict[str, np.ndarray]:
+    """Notebook 08's ablation of every model of ``specs`` with the profile's settings
+    (:func:`prismlib.lstm.ablation.cell_state_change` on PTB test: ``memory_contexts``
+    contexts of ``context`` words drawn with the spec's seed, ``memory_warmup``, ``memory_mode``),
+    one model at a time under the profile's torch threads.
+
+    Args:
+        model_of: the model of a spec (its trained run's, or :func:`untrained_model`), built
+            when its turn comes; ``desc``: appended to the model's name in the progress bar.
+
+    Returns:
+        :func:`run_name` -> ``(n_contexts, n_layers, length)`` changes.
+    """
+    with torch_threads(settings.threads):
+        return {
+            run_name(spec): cell_state_change(
+                model_of(spec),
+                corpus.test,
+                settings.memory_contexts,
+                settings.context,
+                corpus.stoi[UNK],
+                seed=spec.seed,
+                warmup=settings.memory_warmup,
+                mode=settings.memory_mode,
+                desc=run_name(spec) + desc,
+            )
+            for spec in specs
+        }
+
+
+def untrained_controls(specs: Sequence[RunSpec], settings: LSTMSettings, corpus: PTBCorpus, device: str = "cpu") -> dict[str, np.ndarray]:
+    """The initialisation control of every memory model: :func:`ablate_models` of the specs
+    before training (:func:`prismlib.lstm.untrained_model`: the same fixed biases, random
+    other weights) on the same contexts; :func:`run_name` -> ``(n_contexts, n_layers, length)``."""
+    return ablate_models(specs, lambda spec: untrained_model(spec, settings, corpus, device), settings, corpus, " (untrained)")
+
+
+def decay_gate(slopes: Mapping[tuple[str, int], Interval], fit: tuple[int, int]) -> Gate:
+    """The sanity gate of every memory claim: the cell-state change decays with distance,
+    every slope's interval (``(model, layer) -> interval`` over the distances ``fit``,
+    :func:`prismlib.lstm.ablation.slope_interval`) below 0. A check of the measurement, not a
+    claim: the untrained models decay too. Its detail names the slopes that are not."""
+    rising = [f"{label} L{layer + 1}" for (label, layer), i in slopes.items() if not i.high < 0]
+    effects = [i.effect for i in slopes.values()]
+    return Gate(
+        f"the cell-state change decays with distance (every slope over d = {fit[0]}..{fit[1]} < 0)",
+        not rising,
+        f"{len(slopes)} slopes, {np.nanmin(effects):.3f} to {np.nanmax(effects):.3f} per word"
+        + (f"; not clearly negative: {', '.join(rising)}" if rising else ""),
+    )
+
+
+class MemoryClaims(NamedTuple):
+    """Notebook 08's claims (:func:`memory_claims`) and, per claim (``"layer 1"``, ``"layer 3's
+    range"``, ``"layer order"``), whether the untrained control accounts for its effect in some seed."""
+
+    claims: list[Claim]
+    controls_account: dict[str, bool]
+
+
+def memory_claims(
+    specs: Sequence[RunSpec],
+    assigned: Mapping[tuple[str, int], float | None],
+    slopes: Mapping[tuple[str, int], Interval],
+    changes: Mapping[str, np.ndarray],
+    controls: Mapping[str, np.ndarray],
+    fit: tuple[int, int],
+    gates: Callable[[Sequence[str]], tuple[Gate, ...]],
+) -> MemoryClaims:
+    """The slides' memory claims of notebook 08, each decided on the trained effect and its
+    excess over the untrained control in every seed (:func:`controlled_tests`): layer 1's memory
+    follows its fixed timescale (layer-wise against inverse), the last layer's slopes vary less
+    across the models than layer 1's, and within each fully fixed model the layer with the
+    longest assigned timescale decays most slowly. The texts quote the first seed's numbers.
+
+    Args:
+        specs: the memory models, every seed (``variant``, ``seed``, ``label``; the variants
+            ``layerwise`` and ``inverse`` among them); a model is named by :func:`run_name`.
+        assigned: ``(model, layer) -> `` median timescale the fixed biases assign (``None``:
+            the layer trains freely); layers 0-based.
+        slopes: ``(model, layer) -> `` decay slope over ``fit`` with its interval
+            (:func:`prismlib.lstm.ablation.slope_interval`).
+        changes, controls: model -> ``(n_contexts, n_layers, length)`` of the trained models
+            and of their untrained controls (:func:`untrained_controls`).
+        gates: the models a claim reads -> its gates (:class:`MemoryGates`).
+    """
+    layers = next(iter(changes.values())).shape[1]
+    last = layers - 1
+    seeds = sorted({s.seed for s in specs})
+    first = seeds[0]
+    labels = [run_name(s) for s in specs]
+    name = {(s.variant, s.seed): run_name(s) for s in specs}
+    at_seed = {k: [run_name(s) for s in specs if s.seed == k] for k in seeds}
+    L1_long, L1_short = name[("layerwise", first)], name[("inverse", first)]
+    l1 = {
+        k: controlled_effect([name[("layerwise", k)], name[("inverse", k)]], changes, controls, slope_gap(fit, (0, 0), (1, 0)))
+        for k in seeds
+    }
+    spread = {k: controlled_effect(at_seed[k], changes, controls, range_gap(fit, 0, last)) for k in seeds}
+    all_fixed = [k for k in labels if all(assigned[(k, layer)] is not None for layer in range(layers))]
+    top = {k: max(range(layers), key=lambda layer: assigned[(k, layer)] or 0.0) for k in all_fixed}  # (every layer fixed: no None)
+    variant_of = {run_name(s): s.variant for s in specs}
+    fixed_variants = list(dict.fromkeys(variant_of[k] for k in all_fixed))
+    # a layer against another of the same model, per seed: slope_gap pairs them over the same resampled contexts
+    order = {
+        (v, other): {
+            k: controlled_effect([name[(v, k)]], changes, controls, slope_gap(fit, (0, top[name[(v, k)]]), (0, other))) for k in seeds
+        }
+        for v in fixed_variants
+        for other in range(layers)
+        if other != top[name[(v, first)]]
+    }
+    order_tests = tuple(
+        t
+        for (v, other), effects in order.items()
+        for t in controlled_tests(effects, f"slope L{top[name[(v, first)]] + 1} - slope L{other + 1} ({v})")
+    )
+    tau = {key: effective_timescale(iv.effect) for key, iv in slopes.items()}  # words, per (model, layer)
+    seed_note = f"seed {first}" if len(seeds) == 1 else f"seed {first} of {len(seeds)}, every seed tested"
+    claims = [
+        Claim(
+            "08",
+            f"Layer 1's memory follows its fixed timescale, beyond what the untrained models with the same biases show: "
+            f"'{L1_long}' (layer 1 median assigned T {assigned[(L1_long, 0)]:.1f}) decays more slowly than '{L1_short}' "
+            f"({assigned[(L1_short, 0)]:.1f}) (slopes {slopes[(L1_long, 0)].effect:.3f} vs {slopes[(L1_short, 0)].effect:.3f} per word, "
+            f"tau {tau[(L1_long, 0)]:.1f} vs {tau[(L1_short, 0)]:.1f} words; untrained difference {l1[first].control.effect:+.3f}; "
+            f"{seed_note})",
+            "'Slope of graphs - information about timescale: slow decay -> higher information between distant words'; "
+            "'Layer 1 - small timescale most effective'",
+            controlled_tests(l1, "slope L1 (first longest) - slope L1 (last longest)"),
+            gates([name[(v, k)] for v in ("layerwise", "inverse") for k in seeds]),
+            "1/word",
+            control=control_note(l1),
+        ),
+        Claim(
+            "08",
+            f"Layer {last + 1} has a similar slope in every model, more so than the untrained models with the same biases: its "
+            f"range across the {len(at_seed[first])} models ({slope_range(slopes, at_seed[first], last):.3f} per word) is smaller "
+            f"than layer 1's ({slope_range(slopes, at_seed[first], 0):.3f}) by more than in the untrained models "
+            f"(untrained: {spread[first].control.effect:+.3f}; {seed_note})",
+            "'Layer 3 - all model has similar slope - irrespective of fixed bias values - task-dependency?'",
+            controlled_tests(spread, f"range of L1 slopes - range of L{last + 1} slopes"),
+            gates(labels),
+            "1/word",
+            control=control_note(spread),
+        ),
+        Claim(
+            "08",
+            "Within each fully fixed model the layer with the longest assigned timescale decays most slowly (the largest "
+            "slope; the longest tau where the slopes are negative), beyond what the untrained model with the same biases shows ("
+            + "; ".join(
+                f"{k}: L{top[k] + 1}; slopes "
+                + " / ".join(f"{slopes[(k, layer)].effect:.3f}" for layer in range(layers))
+                + ", tau "
+                + " / ".join(f"{tau[(k, layer)]:.1f}" for layer in range(layers))
+                for k in all_fixed
+                if k in at_seed[first]
+            )
+            + f" for L1 / L2 / L3; {seed_note})",
+            "No slide states it: our extrapolation of 'Slope of graphs - information about timescale'; the slides' own "
+            "layer-3 remark ('all model has similar slope - irrespective of fixed bias values') speaks against it",
+            order_tests,
+            gates(all_fixed),
+            "1/word",
+            control="; ".join(f"{v}, L{top[name[(v, first)]] + 1} - L{other + 1}: {control_note(e)}" for (v, other), e in order.items()),
+        ),
+    ]
+    accounts = {
+        "layer 1": any(e.accounts() for e in l1.values()),
+        f"layer {last + 1}'s range": any(e.accounts() for e in spread.values()),
+        "layer order": any(e.accounts() for es in order.values() for e in es.values()),
+    }
+    return MemoryClaims(claims, accounts)

@@ -21,7 +21,7 @@ def runs_table(runs: Sequence[TrainedRun], bootstrap_samples: int = 1000) -> pd.
     learn`` for annealed runs; ``epochs`` for a run that trained its set epochs)."""
     rows = []
     for r in runs:
-        b = bootstrap_perplexity(r.test_nll, samples=bootstrap_samples, seed=r.spec.seed)
+        b = bootstrap_perplexity(r.test_chunks, samples=bootstrap_samples, seed=r.spec.seed)
         rows.append(
             {
                 "model": r.spec.label,

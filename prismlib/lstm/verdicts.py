@@ -31,10 +31,9 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
 from prismlib.claims import Gate, Test, effect_stability_gate, stability_margin
+from prismlib.lstm.chunks import NLL, MissingBins
 from prismlib.lstm.convergence import (
     SHARE,
     TOLERANCE,
@@ -47,7 +46,7 @@ from prismlib.lstm.convergence import (
     models_gate,
     stable_budget,
 )
-from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means
+from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means, seed_rows
 from prismlib.stats import Interval, welch_difference
 
 if TYPE_CHECKING:
@@ -179,10 +178,10 @@ class WorkBClaims:
         """Each seed's own test perplexity of ``model``."""
         return self.seed_values(model, perplexity)
 
-    def seed_values(self, model: Hashable, statistic: Callable[[np.ndarray], float]) -> list[float]:
-        """``statistic`` of each seed's own per-token test NLL ``(n,)`` of ``model``, one value per seed."""
-        x = self.end.nll[model]
-        return [float(statistic(row)) for row in x] if x.ndim == 2 else [float(statistic(x))]
+    def seed_values(self, model: Hashable, statistic: Callable[[NLL], float]) -> list[float]:
+        """``statistic`` of each seed's own test NLL of ``model`` (its
+        :class:`~prismlib.lstm.ChunkNLL`, or per-token ``(n,)``), one value per seed."""
+        return [float(statistic(row)) for row in seed_rows(self.end.nll[model])]
 
     def seed_test(
         self,
@@ -190,7 +189,7 @@ class WorkBClaims:
         b: Hashable | None = None,
         sign: int = -1,
         threshold: float = 0.0,
-        statistic: Callable[[np.ndarray], float] | None = None,
+        statistic: Callable[[NLL], float] | None = None,
         name: str = "ppl",
     ) -> tuple[Test, ...]:
         """The seed-level test of ``ppl(a) - ppl(b)`` (``b`` defaults to the reference):
@@ -198,7 +197,7 @@ class WorkBClaims:
         bootstrap of the same contrast. Empty when either model has fewer than two seeds
         (the seeds gate of :meth:`gates` then fails the claim where its effect is small).
 
-        ``statistic`` (one seed's per-token test NLL ``(n,)`` -> a number; default its
+        ``statistic`` (one seed's test NLL -> a number; default its
         perplexity) tests another per-seed quantity the same way, ``name`` naming it in the
         label (e.g. a log ratio between two frequency bins, :func:`prismlib.lstm.bin_log_gap`)."""
         b = self.reference if b is None else b
@@ -263,8 +262,12 @@ class WorkBClaims:
                 else "no test NLL stored at half the budget (runs trained before snapshots were kept); retrain"
             )
             return Gate(name, False, f"not converged: {why}")
+        try:
+            pairs = list(zip(tests_of(self.stable[0]), tests_of(self.stable[1])))
+        except MissingBins as err:
+            return Gate(name, False, f"cannot be checked: {err}")
         gates = []
-        for later, earlier in zip(tests_of(self.stable[0]), tests_of(self.stable[1])):
+        for later, earlier in pairs:
             moved = abs(later.interval.effect - earlier.interval.effect) / max(stability_margin(later), 1e-12)
             gates.append(
                 (moved, later.label, effect_stability_gate(later.label, later.interval, earlier.interval.effect, stability_margin(later)))

@@ -10,7 +10,8 @@ features          filtered features per condition, sampled positions
 states            the encoder's full hidden states, cached once per window
 probes            the paper's softmax probe, its runs, accuracy comparisons
 specialisation    bands x tasks on each task's scale: does a band do well only on its task?
-study             notebook 02's procedures: probe a task, the measured choices, claims
+study             notebook 02's procedures: probe a task, the measured choices
+fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
 learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
 spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
 ================= =================================================================
@@ -124,7 +125,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "choice_row",
         "choice_table",
         "choice_changes",
+    ),
+    "fig4_claims": (
+        "DC_TASKS",
+        "TASK_PHRASES",
+        "DC_READING",
+        "task_phrase",
         "best_band_claim",
+        "dc_claim",
+        "section3_claims",
     ),
     "learned_filter": (
         "GATED",

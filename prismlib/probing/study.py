@@ -1,10 +1,9 @@
-"""Notebook 02's procedures: probe a task with a profile's settings, tabulate the measured
-choices, and state the "best band" claims.
+"""Notebook 02's procedures: probe a task with a profile's settings and tabulate the
+measured choices (its claims: :mod:`prismlib.probing.fig4_claims`).
 
 :func:`probe_task` trains and summarises every condition of one task (the MLM probe with
 its own epoch limit); :func:`choice_row` and :func:`choice_table` compare the band ranking
-under two values of a choice the paper leaves open; :func:`best_band_claim` is the claim
-"``band`` is the best band for this task" with its gates.
+under two values of a choice the paper leaves open.
 """
 
 from __future__ import annotations
@@ -14,9 +13,8 @@ from collections.abc import Sequence
 import pandas as pd
 import torch
 
-from prismlib.claims import Claim, Gate, Test
 from prismlib.probing.features import Features
-from prismlib.probing.probes import MAJORITY, ProbeComparison, ProbeRuns, probe_conditions, ranking, summarise
+from prismlib.probing.probes import MAJORITY, ProbeRuns, probe_conditions, ranking, summarise
 from prismlib.probing.tasks import TaskData
 from prismlib.profiles import ProbeSettings
 
@@ -105,29 +103,3 @@ def choice_changes(options: pd.DataFrame) -> str:
     )
     listed = "; ".join(f"{c} ({t})" for c, t in reordered.itertuples(index=False)) or "none"
     return f"{first} Rankings of the bands above the majority class that change: {listed}."
-
-
-def best_band_claim(
-    cmp: ProbeComparison,
-    summary: pd.DataFrame,
-    band: str,
-    bands: Sequence[str],
-    *,
-    task: str,
-    paper: str,
-    min_effect: float,
-    gate: Gate,
-) -> Claim:
-    """The claim "``band`` is the best band for ``task``": ``band`` beats the best of the other
-    ``bands`` (by ``summary``'s accuracy) by at least ``min_effect`` points, paired over the
-    test units. Gated on ``gate`` (the task's ORIG probe) and on some band beating the
-    majority class; ``band`` must beat it to be credited."""
-    order = ranking(summary, bands)
-    rival = next(b for b in order if b != band)
-    acc = {c: cmp.accuracy(c).effect for c in (band, rival)}
-    text = (
-        f"{band} is the best band for {task} ({band} {acc[band]:.1f} vs the best other band, {rival} {acc[rival]:.1f}; "
-        f"our best: {order[0]})"
-    )
-    test = Test.superiority(cmp.diff(band, rival), min_effect, label=f"{band} - {rival}")
-    return Claim("02", text, paper, (test,), (gate, cmp.any_gate(bands)), "points", (cmp.gate(band),))

@@ -4,7 +4,9 @@ below imports it; the job cache and executors it drives are :mod:`prismlib.jobca
 =========== =====================================================================
 datasets    ``python -m prismlib data``: list, fetch, verify, check-urls
 train       ``python -m prismlib train``: a profile's models, up front
-costs       ``python -m prismlib plan``: jobs, hours, memory and disk per notebook
+costs       what a profile's notebooks do: jobs, FLOPs, memory and disk (the FLOP model)
+clock       ``python -m prismlib plan``: how long each notebook takes, measured runs
+            first, else the FLOP model calibrated on them; each notebook's time for the report
 notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),
             a result replaced only by a complete run
 manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
@@ -14,10 +16,14 @@ results     what a report is built from: the executed notebooks of a profile, ea
             one's entry (what it reproduces, run time, commit, state)
 pages       an executed notebook fit for a reader (no progress output, no machine
             paths, math as MathML) as a page; the style sheets, Markdown as HTML
+findings    what a profile found, from its claims: the index's first screen and the
+            README's "What it found" table
 index_page  the report's index and its sections (currency line, notebooks,
             verdicts, figures, claims, manifest)
 links       the site's link check
 browser     headless chromium: a page's height, its streams' share, screenshots
+cli         the argument parser of every command: an error is one line, usage
+            only with ``--help``
 =========== =====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.runs import
@@ -42,7 +48,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FILTERS",
         "MASKED",
         "BYTES",
-        "HOURS",
         "Work",
         "encoder_config",
         "bert_parameters",
@@ -53,11 +58,25 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "lstm_token_flops",
         "works",
         "measure",
+    ),
+    "clock": (
+        "MEASURED",
+        "CALIBRATED",
+        "MODELLED",
+        "Estimate",
+        "Calibration",
+        "measured_runs",
+        "calibrate",
+        "estimates",
+        "notebook_estimates",
         "plan",
+        "PLAN_WIDTH",
     ),
     "notebooks": (
         "PACKAGES",
         "notebook_sources",
+        "short_commit",
+        "check_arguments",
         "NotebookFailed",
         "incomplete",
         "reproduce",
@@ -89,6 +108,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Entry",
         "find_sources",
         "notebook_seconds",
+        "SOURCES",
+        "executed_sources",
+        "lstm_runs_line",
+        "grid_line",
+    ),
+    "findings": (
+        "WORKS",
+        "DECIDED",
+        "README_MARKERS",
+        "WorkSummary",
+        "failed_gate",
+        "work_summary",
+        "headlines",
+        "effect_text",
+        "findings_markdown",
+        "update_readme",
     ),
     "report": (
         "MARKER",
@@ -98,10 +133,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FIGURE_ORDER",
         "MEANINGLESS",
         "render_index",
+        "findings_html",
         "currency_line",
+        "rerun_cost",
         "figure_owners",
         "WRITTEN_BY_CALL",
         "describe_sentence",
+        "not_run_reason",
     ),
     "links": (
         "check_links",
@@ -123,6 +161,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "project_roots",
         "run_time_html",
         "commit_html",
+        "PAPER_FIGURE",
+        "claims_cell",
+        "main_figure",
         "notebook_page",
         "markdown_html",
     ),
@@ -133,6 +174,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "find_chromium",
         "measure_page",
         "screenshot",
+    ),
+    "cli": (
+        "HINT",
+        "CommandParser",
     ),
 }
 

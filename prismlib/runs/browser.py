@@ -120,10 +120,43 @@ FULL_PAGE_MAX = 16_000
 """The tallest screenshot taken (px): a whole page up to this height."""
 
 
+# headless chromium paints nothing for a scrolled view (``page.html#id`` or a script's
+# scrollIntoView gives a blank PNG, even of a plain page): a fragment is shown instead by
+# hiding what comes before its element, so that the element opens the view
+_SHOW_FRAGMENT = """<script>
+(() => { const t = document.getElementById(%s);
+  for (let n = t; n && n !== document.body; n = n.parentElement)
+    for (let s = n.previousElementSibling; s; s = s.previousElementSibling) s.style.display = 'none';
+})();
+</script>"""
+
+
 def screenshot(page: str | Path, png: str | Path, height: int = 2400, timeout: float = 120) -> Path:
     """A PNG of the top ``height`` px of ``page`` at :data:`WIDTH` px wide (the whole page:
-    its measured height, at most :data:`FULL_PAGE_MAX`)."""
+    its measured height, at most :data:`FULL_PAGE_MAX`); for ``page.html#id``, the view a
+    reader opening that link sees, the element ``id`` at the top.
+
+    Raises:
+        ValueError: ``page`` has no element with that ``id``.
+    """
+    import json
+
     png = Path(png).resolve()
     png.parent.mkdir(parents=True, exist_ok=True)
-    _run([f"--window-size={WIDTH},{height}", "--virtual-time-budget=10000", f"--screenshot={png}", Path(page).resolve().as_uri()], timeout)
+    path, _, fragment = str(page).partition("#")
+    target = Path(path).resolve()
+    probe = None
+    if fragment:
+        text = target.read_text(encoding="utf-8")
+        if not re.search(rf"""\bid=["']?{re.escape(fragment)}["'\s>]""", text):
+            raise ValueError(f"{target.name} has no element with id '{fragment}': link to one of its ids")
+        probe = target.with_name(f".shot-{target.name}")
+        script = _SHOW_FRAGMENT % json.dumps(fragment)
+        probe.write_text(text.replace("</body>", script + "</body>", 1) if "</body>" in text else text + script)
+        target = probe
+    try:
+        _run([f"--window-size={WIDTH},{height}", "--virtual-time-budget=10000", f"--screenshot={png}", target.as_uri()], timeout)
+    finally:
+        if probe is not None:
+            probe.unlink(missing_ok=True)
     return png

@@ -37,6 +37,7 @@ from typing import Any
 from prismlib.artifacts import DIGEST_SUFFIX, QUARANTINE, check, move_aside
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES
+from prismlib.runs.cli import CommandParser
 
 
 @dataclass
@@ -283,11 +284,11 @@ def clean_cache(root: Path, dry_run: bool) -> int:
 
 def main(argv: Sequence[str]) -> int:
     """``python -m prismlib cache list|verify|clean``."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m prismlib cache", description=(__doc__ or "").replace("``", ""), formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--cache", type=Path, default=None, help="the cache folder (default: .cache of the checkout)")
-    sub = parser.add_subparsers(dest="what", required=True)
+    sub = parser.add_subparsers(dest="what", required=True, metavar="{list,verify,clean}")
     ls = sub.add_parser("list", help="what is cached, per profile")
     ls.add_argument("--profile", default=None, help="only this profile's entries")
     v = sub.add_parser("verify", help="check every cached file against its digest")

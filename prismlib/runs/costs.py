@@ -1,33 +1,27 @@
-"""What a profile costs before it runs: jobs, GPU-hours, memory and disk per notebook.
+"""What a profile's notebooks do, in operations: jobs, FLOPs, memory and disk per notebook.
 
-``python -m prismlib plan --profile paper`` prints one row per notebook: the models it
-trains (jobs of :mod:`prismlib.lstm.grid` and :mod:`prismlib.prism.arms`), its floating-point
-operations, the hours they take at a sustained throughput, the peak accelerator memory
-of its largest training step and the disk its checkpoints and feature caches fill.
-
-Operations are counted from the profile's settings and the models' shapes: training
-``6 x parameters x tokens`` (forward + backward; BERT's attention adds
+:func:`works` counts each notebook's work from the profile's settings and the models' shapes:
+training ``6 x parameters x tokens`` (forward + backward; BERT's attention adds
 ``12 x layers x seq_len x hidden`` per token), evaluation a third of that, a softmax probe
-``6 x features x classes`` per row and epoch. The corpus sizes of the full datasets
-(:data:`WINDOWS`) are approximate, from the datasets' published sizes. Hours are
-operations divided by a sustained throughput per kind of work: the assumptions of
-:data:`ASSUMED_TFLOPS` (stated in the output), or, with ``--measure``, the throughput of
-a few timed training steps of each kind on this machine's device (a GPU when there is one:
-the estimate a user should trust). An estimate, not a promise: data loading, checkpoints
-and Python overhead come on top.
+``6 x features x classes`` per row and epoch; the models it trains (jobs of
+:mod:`prismlib.lstm.grid` and :mod:`prismlib.prism.arms`), the peak accelerator memory of its
+largest step and the disk its checkpoints and feature caches fill. The corpus sizes of the
+full datasets (:data:`WINDOWS`) are approximate, from the datasets' published sizes. Time is
+operations over a sustained throughput per kind of work: assumed (:data:`ASSUMED_TFLOPS`) or
+timed on this machine's device (:func:`measure`). Alone this model is off by orders of
+magnitude where a notebook's time is not its FLOPs (timings, data, Python):
+:mod:`prismlib.runs.clock` (``python -m prismlib plan``) takes measured runs first and
+calibrates it on them.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
 import torch
 
 from prismlib.devices import resolve_device
@@ -36,7 +30,7 @@ from prismlib.lstm.job import RunSpec, build_model
 from prismlib.prism.arms import ARMS, TRAINED
 from prismlib.probing.encoders import DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location
 from prismlib.probing.features import CONDITIONS, HAAR_CONDITIONS, SMOOTH_CONDITIONS
-from prismlib.profiles import PROFILES, LSTMSettings, Profile, get_profile
+from prismlib.profiles import LSTMSettings, Profile
 
 PTB_TRAIN, PTB_VALID, PTB_VOCAB = 929_589, 73_760, 10_000
 """PTB's training and validation tokens and vocabulary (:mod:`prismlib.data.ptb`)."""
@@ -64,13 +58,13 @@ FILTERS = len(CONDITIONS) + len(SMOOTH_CONDITIONS) + len(HAAR_CONDITIONS)
 MASKED = 77
 """Labelled rows of an MLM window: 15% of its 510 wordpieces."""
 BYTES = 4
-HOURS = 3600.0
 
 
 @dataclass(frozen=True)
 class Work:
     """One kind of work of a notebook: ``flops`` operations of ``kind`` (a key of
-    :data:`ASSUMED_TFLOPS`), ``jobs`` models trained, ``memory`` peak bytes, ``disk`` bytes."""
+    :data:`ASSUMED_TFLOPS`), ``jobs`` models trained, ``memory`` peak bytes, ``disk`` bytes
+    (``disk_for`` says of what)."""
 
     notebook: str
     what: str
@@ -80,6 +74,9 @@ class Work:
     memory: float = 0.0
     disk: float = 0.0
     disk_for: str = ""
+    specs: tuple[RunSpec, ...] = ()
+    """Work B's LSTM models (:mod:`prismlib.lstm.grid`) this work trains: ``python -m prismlib
+    train`` trains them before the notebook runs, so their time is not the notebook's own."""
 
 
 def encoder_config(name: str) -> dict:
@@ -246,6 +243,8 @@ def works(profile: Profile) -> list[Work]:
     ):
         specs = [s for n in names for s in experiment(n, profile) if s not in seen]
         seen.update(specs)
+        if not specs:
+            continue  # every model it reads is trained for an earlier notebook
         out.append(
             Work(
                 notebook,
@@ -256,6 +255,7 @@ def works(profile: Profile) -> list[Work]:
                 memory=16 * params + 12 * S.batch_size * (S.bptt + 20) * S.hidden * S.layers * BYTES,
                 disk=len(specs) * 4 * params * BYTES,
                 disk_for="LSTM checkpoints (the job cache)",
+                specs=tuple(specs),
             )
         )
     memory_models = len(experiment("memory", profile))
@@ -362,67 +362,3 @@ def measure(profile: Profile, device: str = "auto", steps: int = 3) -> dict[str,
 
     out["probe"] = rate(probe_step, 6 * rows * h * k)
     return out
-
-
-def plan(profile: Profile, tflops: dict[str, float] | None = None) -> pd.DataFrame:
-    """One row per notebook: jobs, PFLOP, device-hours at ``tflops`` (default
-    :data:`ASSUMED_TFLOPS`), the longest single job's hours, peak device memory of one job
-    (GB), disk (GB) and what the disk holds; a ``total`` row last."""
-    rates = ASSUMED_TFLOPS | (tflops or {})
-    rows = [
-        {
-            "notebook": w.notebook,
-            "jobs": w.jobs,
-            "PFLOP": w.flops / 1e15,
-            "device_hours": w.flops / (rates[w.kind] * 1e12) / HOURS,
-            "longest_job_hours": w.flops / (rates[w.kind] * 1e12) / HOURS / max(w.jobs, 1),
-            "device_memory_GB": w.memory / 1e9,
-            "disk_GB": w.disk / 1e9,
-            "disk_for": w.disk_for if w.disk else "",
-        }
-        for w in works(profile)
-    ]
-    agg: dict[str, Any] = {
-        "jobs": "sum",
-        "PFLOP": "sum",
-        "device_hours": "sum",
-        "longest_job_hours": "max",
-        "device_memory_GB": "max",
-        "disk_GB": "sum",
-        "disk_for": lambda s: "; ".join(dict.fromkeys(x for x in s if x)),
-    }
-    table = pd.DataFrame(rows).groupby("notebook", sort=False).agg(agg).reset_index()
-    total = {"notebook": "total"} | {k: table[k].agg(v) for k, v in agg.items() if k != "disk_for"} | {"disk_for": ""}
-    return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
-
-
-def main(argv: Sequence[str]) -> int:
-    """CLI: ``python -m prismlib plan [--profile P] [--measure] [--device D]``."""
-    parser = argparse.ArgumentParser(prog="python -m prismlib plan", description="Estimate a profile's GPU-hours, memory and disk.")
-    parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
-    parser.add_argument(
-        "--measure", action="store_true", help="time training steps on this machine's device instead of assuming throughputs"
-    )
-    parser.add_argument("--device", default="auto", help="with --measure: auto (CUDA when available), cuda or cpu")
-    args = parser.parse_args(argv)
-    profile = get_profile(args.profile)
-    tflops = measure(profile, args.device) if args.measure else None
-    source = f"measured on {resolve_device(args.device)}" if tflops else "assumed (--measure times this machine's device)"
-    rates = ASSUMED_TFLOPS | (tflops or {})
-    print(f"profile {profile.name}: encoder {profile.encoder}, data {profile.data}")
-    print("sustained TFLOP/s " + source + ": " + ", ".join(f"{k} {v:.3g}" for k, v in rates.items()))
-    table = plan(profile, tflops)
-    print(table.to_markdown(index=False, floatfmt=("", "", ".3g", ".2f", ".2f", ".2f", ".1f", "")))
-    total = table.iloc[-1]
-    device = "GPU" if profile.name == "paper" else "device"
-    print(
-        f"device_hours: {device}-hours at the TFLOP/s above; device_memory_GB: the {device}'s memory one job needs "
-        "(host memory holds the data besides); disk_GB: what the caches write (disk_for says what)."
-    )
-    for n in (1, 4, 8):
-        wall = max(total["device_hours"] / n, total["longest_job_hours"])
-        print(
-            f"wall clock on {n} {device}{'s' if n > 1 else ''}: about {wall:.1f} h"
-            + ("" if n == 1 else f" (the jobs spread over them; no less than the longest job, {total['longest_job_hours']:.1f} h)")
-        )
-    return 0

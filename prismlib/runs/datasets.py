@@ -3,14 +3,13 @@ catalogue (:mod:`prismlib.data.catalogue`), fetched and verified by
 :mod:`prismlib.data.registry`::
 
     python -m prismlib data list
-    python -m prismlib data fetch [NAME ...] [--force] [--paper] [--profile P] [--data-dir DIR]
+    python -m prismlib data fetch [NAME ...] [--force] [--paper] [--profile P] [--data-dir DIR] [-v]
     python -m prismlib data verify [NAME ...] [--data-dir DIR]
     python -m prismlib data check-urls [NAME ...] [--timeout S]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -19,7 +18,8 @@ from pathlib import Path
 from prismlib.data import catalogue
 from prismlib.data.datadir import ENV_VAR, FETCH_COMMAND, ChecksumError, DownloadError, data_dir
 from prismlib.data.download import PROBE_TIMEOUT_S, UrlStatus
-from prismlib.data.registry import check_urls, fetch, verify
+from prismlib.data.registry import Fetched, check_urls, fetch, verify
+from prismlib.runs.cli import CommandParser
 
 
 def _print_table(root: Path) -> None:
@@ -44,6 +44,18 @@ def _print_url_checks(statuses: Sequence[UrlStatus]) -> bool:
     return not failed
 
 
+def fetch_line(fetched: Fetched, root: Path, verbose: bool = False) -> str:
+    """The one line ``data fetch`` ends with: how many datasets are ready where, how many
+    files were valid already and how many were written now (and where the details are)."""
+    counts = _count(fetched.valid, "file") + " valid" + (f", {fetched.written} fetched now" if fetched.written else "")
+    details = "" if verbose else "; details: -v"
+    return f"data: {_count(fetched.datasets, 'dataset')} ready in {root} ({counts}{details})"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``python -m prismlib data {list,fetch,verify,check-urls} [NAME ...]``.
 
@@ -54,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["data"]:
         args_in = args_in[1:]
-    parser = argparse.ArgumentParser(prog="python -m prismlib data", description="Fetch, verify and list the datasets.")
+    parser = CommandParser(prog="python -m prismlib data", description="Fetch, verify and list the datasets.")
     parser.add_argument("command", choices=["fetch", "verify", "list", "check-urls"])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"datasets: {', '.join(catalogue.DATASETS)}")
     parser.add_argument("--data-dir", type=Path, default=None, help=f"default: ${ENV_VAR} or <repo>/data")
@@ -62,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--paper", action="store_true", help="fetch: also the paper profile's large files")
     parser.add_argument("--profile", default=None, help="fetch: what this profile reads (checked first; paper: --paper)")
     parser.add_argument("--timeout", type=float, default=PROBE_TIMEOUT_S, help="check-urls: seconds per request")
+    parser.add_argument("-v", "--verbose", action="store_true", help="fetch: a line for every file (default: one summary line)")
     args = parser.parse_args(args_in)
     unknown = [n for n in args.names if n not in catalogue.DATASETS]
     if unknown:
@@ -79,10 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if _print_url_checks(check_urls(args.names or None, timeout=args.timeout)) else 1
     if args.command == "fetch":
         try:
-            fetch(args.names or None, data_dir=root, force=args.force, paper=args.paper)
+            fetched = fetch(args.names or None, data_dir=root, force=args.force, paper=args.paper, verbose=args.verbose)
         except (DownloadError, ChecksumError, ImportError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
+        print(fetch_line(fetched, root, args.verbose))
         return 0
     failed = False
     env = os.environ.get(ENV_VAR)

@@ -11,16 +11,19 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import nbformat
 import pandas as pd
 
+from prismlib.claims import OUTCOMES, effect_parts, read_claims
 from prismlib.paths import project_root
+from prismlib.runs.findings import effect_text, headlines, work_summary
 from prismlib.runs.pages import STYLE, commit_html, markdown_html, run_time_html
-from prismlib.runs.results import Entry, Sources
+from prismlib.runs.results import Entry, Sources, grid_line
+from prismlib.timing import format_duration
 
 FIGURE_ORDER = (".png", ".pdf", ".csv", ".md")
 MEANINGLESS = {
@@ -52,7 +55,13 @@ def render_index(
         "NeurIPS 2020) and timescale-dependent LSTM language models (Mahto et al., ICLR 2021). Built by "
         f"<code>python -m prismlib report --profile {esc(src.profile)}</code> (<code>make report</code>).</p>"
     )
-    parts.append(f"<p>{currency_line(entries, src.profile)}</p>")
+    csv = site / "figures" / "claims.csv"
+    table = read_claims(csv) if csv.exists() else None
+    if table is not None and len(table):
+        parts.append(f"<h2 id='findings'>What it found</h2>\n{findings_html(table, entries)}")
+        if (grid := grid_line(src.profile)) is not None and not src.stored:
+            parts.append(f"<p class='note'>{grid}</p>")
+    parts.append(f"<p>{currency_line(entries, src.profile, lambda stems: rerun_cost(stems, src.profile))}</p>")
     bad = [e for e in entries if not e.ok]
     if bad:
         items = "".join(f"<li><a href='{e.stem}.html'>{esc(e.stem)}</a>: {esc(e.problem)}</li>" for e in bad)
@@ -68,9 +77,7 @@ def render_index(
             "are the notebooks' own claims cells; run times are estimated from the cells' timestamps. "
             "<code>python -m prismlib reproduce --profile smoke</code> writes all of them.</p>"
         )
-    csv = site / "figures" / "claims.csv"
-    table = pd.read_csv(csv, dtype={"notebook": str}, keep_default_na=False) if csv.exists() else None
-    sections = [("notebooks", "Notebooks", _notebook_table(entries, src))]
+    sections = [("notebooks", "Notebooks", _notebook_table(entries, src, manifest))]
     if table is not None:
         sections.append(("verdicts", "Verdicts per notebook", _verdict_summary(table, entries)))
     if (site / "figures").is_dir():
@@ -89,6 +96,41 @@ def render_index(
     return _redact_index("\n".join(parts))
 
 
+def findings_html(table: pd.DataFrame, entries: list[Entry]) -> str:
+    """The index's first screen: each work's verdict counts (and the gate that most often left
+    a claim open), then each notebook's first decided claim with its effect; the claims of a
+    notebook whose last run failed are left out (stale), saying so."""
+    pages = _pages(entries)
+    stale = sorted(nb for nb, e in pages.items() if not e.ok)
+    table = table[~table["notebook"].astype(str).str.zfill(2).isin(stale)]
+    head = "".join(f"<th>{_verdict(v)}</th>" for v in OUTCOMES)
+    rows = []
+    for w in work_summary(table):
+        cells = "".join(f"<td class='num'>{w.counts[v]}</td>" for v in OUTCOMES)
+        lack = f"{w.top_gate_claims} of {w.counts['not testable']}: {html.escape(w.top_gate)}" if w.top_gate else ""
+        rows.append(
+            f"<tr><td><b>{w.work}.</b> {html.escape(w.title)}</td><td class='num'>{w.total}</td>{cells}<td><small>{lack}</small></td></tr>"
+        )
+    out = (
+        f"<table><tr><th>work</th><th>claims</th>{head}<th>the gate most often failed by a not-testable claim</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+    items = []
+    for _, r in headlines(table).iterrows():
+        nb = str(r["notebook"]).zfill(2)
+        link = f"<a href='{pages[nb].stem}.html'>{nb}</a>" if nb in pages else nb
+        items.append(
+            f"<li>{link} {_verdict(str(r['verdict']))}: {html.escape(str(r['claim']))} "
+            f"(<span class='num'>{html.escape(effect_text(r))}</span>)</li>"
+        )
+    if items:
+        out += f"<p>Each notebook's first decided claim (all of them: <a href='#claims'>claims</a>):</p><ul>{''.join(items)}</ul>"
+    if stale:
+        out += f"<p class='failed'>Left out: the {_verdict('stale')} claims of {', '.join(stale)}, whose last run failed.</p>"
+    return out
+
+
 def _redact_index(page: str) -> str:
     """The index without the build machine's paths (the checkout, the data directory)."""
     from prismlib.data.datadir import data_dir
@@ -98,9 +140,30 @@ def _redact_index(page: str) -> str:
     return redact_paths(page, path_patterns(roots))
 
 
-def currency_line(entries: list[Entry], profile: str) -> str:
+def rerun_cost(stems: Sequence[str], profile: str) -> str:
+    """What running the notebooks ``stems`` again takes on ``profile`` (HTML), from
+    :func:`prismlib.runs.clock.notebook_estimates` (their measured runs where they exist): the
+    notebooks' own run time and the worker time of the LSTM models they would train first;
+    ``""`` when a notebook's time is only modelled (no measured run to go by)."""
+    from prismlib.runs.clock import MODELLED, notebook_estimates
+
+    est = notebook_estimates(profile)
+    known = [est[s] for s in stems if s in est]
+    if not known or any(e.basis == MODELLED for e in known):
+        return ""  # only operations at an assumed throughput: no time worth stating
+    train = sum(e.training_seconds for e in known)
+    text = f"about {format_duration(sum(e.seconds for e in known))} of notebook runs"
+    if train:
+        text += f" after {format_duration(train)} (worker time) of LSTM training"
+    if missing := [s[:2] for s in stems if s not in est]:
+        text += f"; {', '.join(missing)} not estimated"
+    return text + " (<code>python -m prismlib plan</code>)"
+
+
+def currency_line(entries: list[Entry], profile: str, cost: Callable[[list[str]], str] | None = None) -> str:
     """One line (HTML): whether every result comes from this checkout's ``prismlib`` and
-    notebook sources, else which are older and why, and the command that re-runs them."""
+    notebook sources, else which are older and why, the command that re-runs them and, with
+    ``cost`` (:func:`rerun_cost` of the stems), what that takes."""
     old = [e for e in entries if e.changed or "+dirty" in e.commit or not e.commit or not e.ok]
     if not old:
         return f"<b>Current:</b> all {len(entries)} results ran from this checkout's <code>prismlib</code> and notebook sources."
@@ -114,13 +177,14 @@ def currency_line(entries: list[Entry], profile: str) -> str:
 
     items = ", ".join(f"<a href='{e.stem}.html'>{e.stem[:2]}</a> ({html.escape(why(e))})" for e in old)
     only = " ".join(e.stem[:2] for e in old)
+    takes = cost([e.stem for e in old]) if cost else ""
     return (
         f"<b class='warn'>{len(old)} of {len(entries)} results are not current:</b> {items}. "
-        f'<code>make reproduce PROFILE={html.escape(profile)} ONLY="{only}"</code> runs them again.'
+        f'<code>make reproduce PROFILE={html.escape(profile)} ONLY="{only}"</code> runs them again' + (f": {takes}." if takes else ".")
     )
 
 
-def _notebook_table(entries: list[Entry], src: Sources) -> str:
+def _notebook_table(entries: list[Entry], src: Sources, manifest: dict) -> str:
     rows = []
     for e in entries:
         state = f"<b>failed</b><br><small>{html.escape(e.problem)}</small>" if e.problem else "ok"
@@ -140,8 +204,21 @@ def _notebook_table(entries: list[Entry], src: Sources) -> str:
         "<th>executed</th></tr>\n" + "\n".join(rows) + f"\n<tr><td colspan='4'>total</td><td class='num'>{total}</td><td></td></tr></table>"
     )
     if src.missing:
-        out += f"<p class='note'>Not executed on this profile: {html.escape(', '.join(src.missing))}.</p>"
+        items = "".join(f"<li><code>{html.escape(stem)}</code>: {not_run_reason(stem, src.profile, manifest)}</li>" for stem in src.missing)
+        out += f"<div class='note'><p>Not executed on this profile:</p><ul>{items}</ul></div>"
     return out
+
+
+def not_run_reason(stem: str, profile: str, manifest: dict) -> str:
+    """Why a notebook of ``notebooks/`` has no executed copy on ``profile`` (HTML) and the command that runs it."""
+    failure = manifest.get("notebooks", {}).get(stem, {}).get("failure")
+    takes = rerun_cost([stem], profile)
+    run = f"<code>make reproduce PROFILE={html.escape(profile)} ONLY={html.escape(stem[:2])}</code> runs it" + (
+        f" ({takes})" if takes else ""
+    )
+    if failure:
+        return f"its only run failed ({html.escape(str(failure.get('time', '?')))}: {html.escape(str(failure.get('error', '?')))}); {run}"
+    return f"never run on this profile (the run manifest has no record of it); {run}"
 
 
 def _verdict(v: str) -> str:
@@ -154,8 +231,6 @@ def _pages(entries: list[Entry]) -> dict[str, Entry]:
 
 def _verdict_summary(table: pd.DataFrame, entries: list[Entry]) -> str:
     """How many claims of each notebook got each verdict (stale for a failed notebook)."""
-    from prismlib.claims import OUTCOMES
-
     pages = _pages(entries)
     head = "".join(f"<th>{_verdict(v)}</th>" for v in OUTCOMES)
     rows = []
@@ -187,8 +262,6 @@ def _collapsed(text: str, shown: int = GATE_SHOWN) -> str:
 def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_claims: dict) -> str:
     """``figures/<profile>/claims.csv`` as a table (notebooks linked; a failed notebook's
     claims marked stale), else each notebook's claims cell."""
-    from prismlib.claims import OUTCOMES
-
     pages = _pages(entries)
     if table is None:
         found = [(stem, md) for stem, md in stored_claims.items() if md]
@@ -210,8 +283,8 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
     rows = []
     for nb, r in zip(nbs, table.itertuples(index=False)):
         link = f"<a href='{pages[nb].stem}.html'>{nb}</a>" if nb in pages else html.escape(nb)
-        parts = (f"{r.effect:+.3g}", f"[{r.ci_low:+.3g}, {r.ci_high:+.3g}]", str(r.unit))  # each kept whole, wrapped between
-        effect = " ".join(f"<span class='num'>{html.escape(p)}</span>" for p in parts if p)
+        parts = effect_parts(cast(float, r.effect), cast(float, r.ci_low), cast(float, r.ci_high), str(r.unit))
+        effect = " ".join(f"<span class='num'>{html.escape(p)}</span>" for p in parts)  # each kept whole, wrapped between
         verdict = _verdict(cast(str, r.verdict))
         if nb in stale_nbs:
             verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(cast(str, r.verdict))}</s></small>"

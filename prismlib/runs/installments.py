@@ -25,13 +25,15 @@ import multiprocessing
 import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from prismlib.devices import one_thread
 from prismlib.jobcache import committed, is_done, run_job, stop_pool
-from prismlib.lstm.job import Job, read_status
+from prismlib.lstm.grid import all_specs, doubling_specs, in_priority
+from prismlib.lstm.job import Job, jobs_for, read_status
+from prismlib.profiles import Profile
 from prismlib.progress import progress_bar
 from prismlib.records import read_record
 
@@ -39,6 +41,28 @@ DEFAULT_RATE = 10_000.0
 """Training tokens per second of one single-thread worker, validation and scoring included,
 assumed until a finished record measures it (two workers of the cpu recipe on this 2-core
 machine measured about that; see docs/benchmarks.md)."""
+
+
+def with_twins(profile: Profile, jobs: Sequence[Job]) -> list[Job]:
+    """``jobs`` in priority order (:func:`prismlib.lstm.grid.in_priority`), each model of the
+    doubling check (:func:`prismlib.lstm.grid.doubling_specs`) followed by its twin trained on
+    the doubled path (none when the profile's recipe has no fixed path)."""
+    doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled()) if profile.lstm.fixed_path else None
+    twins = {s: Job(s, doubled, profile.job_profile) for s in doubling_specs(profile)} if doubled else {}
+    by_spec = {j.spec: j for j in jobs}
+    return [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], twins.get(spec)) if x is not None]
+
+
+def committed_state(jobs: Sequence[Job]) -> tuple[int, list[str]]:
+    """How many of ``jobs`` have a usable committed record, and the commits (10 characters)
+    they were trained at."""
+    folders = [f for f in (j.committed() for j in jobs) if f is not None]
+    return len(folders), sorted({str(read_record(f)["provenance"]["commit"])[:10] for f in folders})
+
+
+def grid_jobs(profile: Profile) -> list[Job]:
+    """Every job of ``profile``'s grid (:func:`prismlib.lstm.grid.all_specs`) with its doubled twins, in priority order."""
+    return with_twins(profile, jobs_for(all_specs(profile), profile.lstm, profile.job_profile))
 
 
 def job_tokens(job: Job, train_tokens: int) -> int:
@@ -80,7 +104,8 @@ def projected_seconds(job: Job, train_tokens: int, rate: float, cache: Path | No
 @dataclass
 class Installment:
     """What an installment did: jobs ``finished`` (records written), ``stopped`` at the budget
-    (checkpoints kept), ``left`` (not started or stopped) and their projected worker seconds."""
+    (checkpoints kept), ``left`` (not started or stopped) and their projected worker seconds at
+    ``rate`` tokens/s, measured at the end on ``rate_records`` records (this installment's too)."""
 
     finished: list[Job]
     stopped: list[Job]
@@ -158,6 +183,7 @@ def train_installment(
         else:
             pool.shutdown()
     left_jobs = [j for j in missing if j not in finished]
+    rate, n_rates = measured_rate(jobs)  # the records this installment wrote measure the rate of what is left
     return Installment(
         finished=finished,
         stopped=stopped,

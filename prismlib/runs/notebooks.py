@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from prismlib.paths import cache_dir, output_root, project_root, results_dir
-from prismlib.profiles import PROFILE_ENV, get_profile
+from prismlib.profiles import PROFILE_ENV, Profile, get_profile
 from prismlib.records import source_commit
 
 PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "seaborn", "papermill", "jupytext", "prismlib")
@@ -53,6 +53,39 @@ def _device() -> str:
 def _git_commit() -> str | None:
     """The checkout's commit, ``+dirty`` when :data:`~prismlib.records.CODE_PATHS` differ from it (``None`` outside git)."""
     return source_commit()
+
+
+def short_commit(commit: str | None) -> str:
+    """A commit as a reader needs it in one line: its first 7 hex digits, ``+dirty`` kept
+    (``?`` when unknown)."""
+    if not commit:
+        return "?"
+    sha, dirty, _ = commit.partition("+dirty")
+    return sha[:7] + dirty
+
+
+def check_arguments(
+    profile: str | None = None, only: list[str] | None = None, notebooks_dir: Path | None = None, allow_dirty: bool = False
+) -> tuple[Profile, list[Path], str | None]:
+    """What :func:`reproduce` refuses before anything slow (the data check, training, a
+    kernel): an unknown profile, an ``only`` that matches no notebook, and uncommitted code
+    on a profile whose results are committed (cpu, paper) without ``allow_dirty``.
+
+    Returns:
+        The profile, the notebook sources to run and the checkout's commit.
+
+    Raises:
+        ValueError: one of the above, in one line naming the fix.
+    """
+    prof = get_profile(profile)
+    sources = notebook_sources(only, notebooks_dir)
+    commit = _git_commit()
+    if prof.name not in ("smoke", "dryrun") and commit is not None and commit.endswith("+dirty") and not allow_dirty:
+        raise ValueError(
+            f"prismlib, the notebooks or pyproject.toml differ from commit {commit[:12]}: the {prof.name} profile's results "
+            "must come from committed code; commit first, or pass --allow-dirty (make ... ALLOW_DIRTY=1; recorded in the manifest)"
+        )
+    return prof, sources, commit
 
 
 def _versions() -> dict[str, str | None]:
@@ -163,7 +196,7 @@ def reproduce(
         train: whether a notebook may train a model missing from the job cache (``False``,
             and always on the paper profile: :data:`prismlib.jobcache.NO_TRAIN_ENV`).
         force: run every notebook; otherwise a notebook whose result is current
-            (:func:`current_result`) is skipped with one line.
+            (:func:`current_result`) is skipped with one short line.
         allow_dirty: run a profile whose results are committed (not smoke or dryrun) from
             uncommitted code (refused otherwise; recorded in the manifest).
 
@@ -171,6 +204,7 @@ def reproduce(
         Path of ``results/<profile>/manifest.json``.
 
     Raises:
+        ValueError: refused before anything ran (:func:`check_arguments`).
         PreflightError: something the notebooks need is missing (one line per problem).
         NotebookFailed: a notebook failed (its cause chained); ``KeyboardInterrupt`` passes
             through after the interruption is recorded.
@@ -183,14 +217,7 @@ def reproduce(
     from prismlib.runs.manifest import read_manifest, source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
 
-    prof = get_profile(profile)
-    commit = _git_commit()
-    if prof.name not in ("smoke", "dryrun") and commit is not None and commit.endswith("+dirty") and not allow_dirty:
-        raise ValueError(
-            f"prismlib, the notebooks or pyproject.toml differ from commit {commit[:12]}: the {prof.name} profile's results "
-            "must come from committed code; commit first, or pass --allow-dirty (make ... ALLOW_DIRTY=1; recorded in the manifest)"
-        )
-    sources = notebook_sources(only, notebooks_dir)
+    prof, sources, commit = check_arguments(profile, only, notebooks_dir, allow_dirty)
     if check:
         problems = preflight_problems(prof, [s.stem for s in sources])
         if problems:
@@ -209,7 +236,7 @@ def reproduce(
             result = out_dir / f"{src.stem}.ipynb"
             why = None if force else current_result(records.get(src.stem), src, result, run["device"])
             if why is not None:
-                print(f"[{prof.name}] {src.stem}: current ({why}): skipped; --force (make FORCE=1) runs it again", flush=True)
+                print(f"[{prof.name}] {src.stem}: current ({why}), skipped; --force reruns it", flush=True)
                 continue
             nb_in = Path(tmp) / f"{src.stem}.ipynb"
             jupytext.write(jupytext.read(src), nb_in)
@@ -302,7 +329,8 @@ def _quiet_interrupt(log: Path) -> None:
 
 
 def current_result(record: dict[str, Any] | None, source: Path, result: Path, device: str) -> str | None:
-    """Why the result of ``source`` needs no new run, or ``None`` when it does: its last run
+    """Why the result of ``source`` needs no new run, in a few words (``run 2025-05-02 at
+    4dc06f4``: the day, UTC, and the short commit; the manifest has the rest), or ``None`` when it does: its last run
     succeeded and completed, on this device, from the same ``prismlib`` and notebook source
     (by the digests its manifest ``record`` stores; a record without them is never current).
     The data are fixed by the catalogue's digests (part of ``prismlib``), the trained models by
@@ -317,7 +345,8 @@ def current_result(record: dict[str, Any] | None, source: Path, result: Path, de
         return None
     if incomplete(nbformat.read(result, as_version=4)) is not None:
         return None
-    return f"run {record.get('started', '?')} at commit {record.get('commit') or '?'}, prismlib and the notebook unchanged"
+    day = str(record.get("started") or "?")[:10]
+    return f"run {day} at {short_commit(record.get('commit'))}"
 
 
 def refresh_paired(only: list[str] | None = None, profile: str = "smoke") -> None:
@@ -346,9 +375,9 @@ def main(argv: list[str]) -> int:
 
     Errors (an unknown profile or notebook, a failed pre-flight check, a failed notebook)
     propagate to ``python -m prismlib``, which prints them as one line each."""
-    import argparse
+    from prismlib.runs.cli import CommandParser
 
-    parser = argparse.ArgumentParser(prog="python -m prismlib reproduce")
+    parser = CommandParser(prog="python -m prismlib reproduce")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 01 02")
     parser.add_argument("--paired", action="store_true", help="re-execute notebooks/*.ipynb in place on the smoke profile (for nbval)")
@@ -356,12 +385,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="run every notebook, also those whose result is current")
     parser.add_argument("--allow-dirty", action="store_true", help="run cpu or paper from uncommitted code (recorded in the manifest)")
     parser.add_argument(
+        "--check-args",
+        action="store_true",
+        help="only check the profile, --only and the commit (--allow-dirty), print nothing and exit: "
+        "`make reproduce` does this before the data check and any training",
+    )
+    parser.add_argument(
         "--no-train",
         action="store_true",
         help="never train in a notebook: a model missing from the cache stops the run, naming the command that trains it "
         "(always on for the paper profile)",
     )
     args = parser.parse_args(argv)
+    if args.check_args:
+        check_arguments(args.profile, args.only, allow_dirty=args.allow_dirty)
+        return 0
     if args.paired:
         refresh_paired(args.only)
         return 0

@@ -235,6 +235,43 @@ def commit_html(entry: Entry) -> str:
     return text
 
 
+_SAVED_FIGURE = re.compile(r"""save_figure\([^,()]+,\s*["']([^"']+)["']""")
+PAPER_FIGURE = ("fig", "table", "exp")
+"""Name prefixes of a figure that is the paper's (``fig4_probing``, ``table1_prism``,
+``exp1_learning_curves``): a notebook's main figure is its first, else its first saved figure."""
+
+
+def claims_cell(nb: nbformat.NotebookNode) -> int | None:
+    """The index of the cell that displays ``nb``'s claims table (:func:`prismlib.claims.report`),
+    the last such cell, or ``None``."""
+    from prismlib.claims import render
+
+    head = render([]).splitlines()[0]
+    for i in reversed(range(len(nb.cells))):
+        if any(out.get("data", {}).get("text/markdown", "").startswith(head) for out in nb.cells[i].get("outputs", [])):
+            return i
+    return None
+
+
+def main_figure(nb: nbformat.NotebookNode) -> tuple[int, str] | None:
+    """The cell that saves ``nb``'s main figure (see :data:`PAPER_FIGURE`) and the figure's name, or ``None``."""
+    saved = [(i, name) for i, c in enumerate(nb.cells) if c.cell_type == "code" for name in _SAVED_FIGURE.findall(c.source)]
+    paper = [(i, name) for i, name in saved if name.startswith(PAPER_FIGURE)]
+    found = paper or saved
+    return found[0] if found else None
+
+
+def _results_line(nb: nbformat.NotebookNode) -> str:
+    """Insert anchors before ``nb``'s claims cell and main-figure cell; return the header's line linking them."""
+    claims, figure = claims_cell(nb), main_figure(nb)
+    anchors = ([(claims, "claims")] if claims is not None else []) + ([(figure[0], "main-figure")] if figure else [])
+    for i, key in sorted(anchors, reverse=True):
+        nb.cells.insert(i, nbformat.v4.new_markdown_cell(f"<div id='{key}'></div>"))
+    links = ["[its claims table](#claims)"] if claims is not None else []
+    links += [f"[its main figure, `{figure[1]}`](#main-figure)"] if figure else []
+    return f"**Results:** {' &middot; '.join(links)}" if links else "**Results:** this notebook shows no claims table or saved figure"
+
+
 def notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> tuple[str, int]:
     """One notebook as a self-contained HTML page (a header linking back to the index and
     saying how the result stands), without progress output or machine paths, its math as
@@ -257,6 +294,7 @@ def notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> tupl
         header += f" &middot; {dropped} progress outputs left out"
     roots = project_roots(nb, {str(project_root()): "<project>", str(data_dir()): "<data>", str(Path.home()): "~"})
     redact_notebook(nb, roots)
+    header = f"{_results_line(nb)}\n\n{header}" + (f"\n\n{entry.runs}" if entry.runs else "")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(header))
     math = notebook_math(nb)
     body, _ = HTMLExporter(embed_images=True).from_notebook_node(nb, resources={"metadata": {"name": entry.title}})

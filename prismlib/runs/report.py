@@ -25,9 +25,11 @@ broken one).
 from __future__ import annotations
 
 import html
+import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,8 +38,8 @@ import nbformat
 from prismlib.paths import output_root, project_root
 from prismlib.runs.index_page import render_index
 from prismlib.runs.links import check_links, external_links
-from prismlib.runs.pages import STYLE, markdown_html, notebook_page
-from prismlib.runs.results import Entry, describe, find_sources, notebook_seconds
+from prismlib.runs.pages import STYLE, claims_cell, markdown_html, notebook_page
+from prismlib.runs.results import Entry, Sources, describe, find_sources, lstm_runs_line, notebook_seconds
 
 MARKER = ".prismlib-report"  # marks a folder build_report may replace
 
@@ -48,7 +50,9 @@ def build_report(profile: str | None = None, out_dir: str | Path | None = None) 
     Args:
         profile: smoke, cpu or paper.
         out_dir: the site's folder (default ``report/<profile>/``).  It is replaced when it
-            is empty or an earlier report; any other existing folder is refused.
+            is empty or an earlier report; any other existing folder is refused.  The site
+            is built in a folder beside it and moved into place only when whole: a failed
+            build leaves the previous site as it was.
 
     Returns:
         Path of the site's ``index.html``.
@@ -59,12 +63,28 @@ def build_report(profile: str | None = None, out_dir: str | Path | None = None) 
 def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[Entry]]:
     """:func:`build_report`, also returning the notebooks' entries (their states)."""
     from prismlib.profiles import get_profile
-    from prismlib.runs.manifest import changed_sources, read_manifest
-    from prismlib.runs.notebooks import incomplete
 
     src = find_sources(get_profile(profile).name)
     site = Path(out_dir) if out_dir is not None else output_root() / "report" / src.profile
-    _prepare(site)
+    _check_replaceable(site)
+    site.parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=f".{site.name}.building-", dir=site.parent))
+    try:
+        entries = _write_site(src, build)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)  # the previous site stays as it was
+        raise
+    _move_into_place(build, site)
+    return site / "index.html", entries
+
+
+def _write_site(src: Sources, site: Path) -> list[Entry]:
+    """Write the report of ``src`` into the empty folder ``site``; returns the notebooks' entries."""
+    from prismlib.runs.manifest import changed_sources, read_manifest
+    from prismlib.runs.notebooks import incomplete
+
+    site.chmod(0o755)
+    (site / MARKER).write_text("written by prismlib.runs.build_report; replaced by the next build\n")
     manifest = read_manifest(src.manifest) if src.manifest else {}
     records = manifest.get("notebooks", {})
     (site / "notebooks").mkdir()
@@ -94,6 +114,7 @@ def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[
             str(record.get("commit") or ""),
             bool(record.get("inherited")),
             changed,
+            runs=(None if src.stored else lstm_runs_line(path.stem, src.profile, nb)) or "",
         )
         stored_claims[entry.stem] = _claims_output(nb)
         shutil.copy2(path, site / "notebooks" / path.name)
@@ -105,9 +126,8 @@ def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[
     if src.manifest:
         shutil.copy2(src.manifest, site / "manifest.json")
     docs = _doc_pages(site)
-    index = site / "index.html"
-    index.write_text(render_index(src, entries, manifest, stored_claims, site, docs))
-    return index, entries
+    (site / "index.html").write_text(render_index(src, entries, manifest, stored_claims, site, docs))
+    return entries
 
 
 def _doc_pages(site: Path) -> list[tuple[str, str]]:
@@ -128,27 +148,30 @@ def _doc_pages(site: Path) -> list[tuple[str, str]]:
     return pages
 
 
-def _prepare(site: Path) -> None:
-    """Empty ``site`` for a new build, refusing a non-empty folder that is not a report."""
+def _check_replaceable(site: Path) -> None:
+    """Refuse ``site`` when it is a non-empty folder that is not a report (or not a folder)."""
+    if site.exists() and (not site.is_dir() or (any(site.iterdir()) and not (site / MARKER).exists())):
+        raise FileExistsError(f"{site} exists and is not a prismlib report; choose another --out")
+
+
+def _move_into_place(build: Path, site: Path) -> None:
+    """Replace ``site`` (absent, empty or an earlier report) by the whole new ``build``."""
+    old = site.with_name(f".{site.name}.old-{os.getpid()}")
     if site.exists():
-        if any(site.iterdir()) and not (site / MARKER).exists():
-            raise FileExistsError(f"{site} exists and is not a prismlib report; choose another --out")
-        shutil.rmtree(site)
-    site.mkdir(parents=True)
-    (site / MARKER).write_text("written by prismlib.runs.build_report; replaced by the next build\n")
+        site.rename(old)
+    build.rename(site)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _claims_output(nb: nbformat.NotebookNode) -> str | None:
-    """The Markdown claims table a notebook's last cell displays (:func:`prismlib.claims.report`)."""
+    """The Markdown claims table a notebook's claims cell displays (:func:`prismlib.claims.report`)."""
     from prismlib.claims import render
 
+    i = claims_cell(nb)
+    if i is None:
+        return None
     head = render([]).splitlines()[0]
-    for cell in reversed(nb.cells):
-        for out in cell.get("outputs", []):
-            text = out.get("data", {}).get("text/markdown", "")
-            if text.startswith(head):
-                return text
-    return None
+    return next(t for out in nb.cells[i].outputs if (t := out.get("data", {}).get("text/markdown", "")).startswith(head))
 
 
 def main(argv: list[str]) -> int:
@@ -158,7 +181,10 @@ def main(argv: list[str]) -> int:
     the command names the re-run that fixes it)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m prismlib report")
+    from prismlib.profiles import get_profile
+    from prismlib.runs.cli import CommandParser
+
+    parser = CommandParser(prog="python -m prismlib report")
     parser.add_argument("--profile", default=None, help="smoke, cpu or paper (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--out", default=None, help="the site's folder (default: report/<profile>/)")
     parser.add_argument(
@@ -167,14 +193,18 @@ def main(argv: list[str]) -> int:
         help="also keep a PNG of each page as a reader sees it (headless chromium) in <out>/screenshots/",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a notebook's last run failed or did not complete (CI)")
+    parser.add_argument("--readme", action="store_true", help="also write the profile's findings into README.md's 'What it found' table")
     parser.add_argument("--allow-failed", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     args = parser.parse_args(argv)
     index, entries = _build(args.profile, args.out)  # errors: one line by python -m prismlib
     pages = sorted(index.parent.glob("*.html"))
     print(f"report: {index} ({len(pages)} pages)")
-    failed = [e for e in entries if not e.ok]
-    from prismlib.profiles import get_profile
+    if args.readme:
+        from prismlib.runs.findings import update_readme
 
+        changed = update_readme(get_profile(args.profile).name)
+        print(f"report: README.md's findings {'rewritten' if changed else 'already current'}")
+    failed = [e for e in entries if not e.ok]
     profile = get_profile(args.profile).name
     for e in failed:
         print(f"report: {e.stem} is flagged as not a valid result: {e.problem}", file=sys.stderr)

@@ -19,6 +19,7 @@ from pathlib import Path
 import nbformat
 
 from prismlib.paths import output_root, project_root
+from prismlib.records import RUNS
 
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 
@@ -65,6 +66,7 @@ class Entry:
     inherited: bool = False
     changed: tuple[str, ...] = ()
     dropped: int = 0  # progress outputs left out of the page
+    runs: str = ""  # Markdown: where a work-B notebook's LSTM runs come from (:func:`lstm_runs_line`)
 
     @property
     def ok(self) -> bool:
@@ -134,3 +136,72 @@ def notebook_seconds(nb: nbformat.NotebookNode) -> tuple[float | None, str]:
     if len(stamps) < 2:
         return None, ""
     return round((max(stamps) - min(stamps)).total_seconds(), 1), "cell timestamps"
+
+
+SOURCES = re.compile(r"^(?:\d+ trained models: .*|no trained models)$", re.M)
+"""The line a work-B notebook prints about where its runs were read from (:func:`prismlib.lstm.sources_line`)."""
+
+
+def executed_sources(nb: nbformat.NotebookNode) -> str | None:
+    """The line an executed work-B notebook printed about where its runs came from, or ``None``
+    (a notebook executed before the notebooks read committed records printed none)."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            text = out.get("text", "") if out.get("output_type") == "stream" else ""
+            if found := SOURCES.search(text):
+                return found.group(0)
+    return None
+
+
+def lstm_runs_line(stem: str, profile: str, nb: nbformat.NotebookNode | None = None) -> str | None:
+    """Where a work-B notebook's LSTM runs come from (Markdown), for its page's header: what the
+    executed notebook ``nb`` read (the line it printed; else, executed before the notebooks read
+    records, its machine's job cache), and how many of its runs have a committed record now
+    (``results/<profile>/runs/``, with the commits they were trained at); ``None`` for a notebook
+    that trains no LSTM of the grid, or a profile that keeps no records."""
+    from prismlib.lstm.grid import NOTEBOOK_EXPERIMENTS, experiment
+    from prismlib.lstm.job import jobs_for
+    from prismlib.profiles import get_profile
+    from prismlib.runs.installments import committed_state
+
+    prof = get_profile(profile)
+    if stem[:2] not in NOTEBOOK_EXPERIMENTS or not prof.lstm.records:
+        return None
+    specs = dict.fromkeys(s for e in NOTEBOOK_EXPERIMENTS[stem[:2]] for s in experiment(e, prof))
+    jobs = jobs_for(list(specs), prof.lstm, prof.job_profile)
+    if not jobs:
+        return None
+    used = executed_sources(nb) if nb is not None else None
+    head = (
+        f"**LSTM runs:** as executed, {used}; "
+        if used
+        else "**LSTM runs:** this page was executed with the runs in the job cache of the machine that ran it; "
+    )
+    done, commits = committed_state(jobs)
+    runs = f"`results/{jobs[0].profile}/{RUNS}/`"
+    if not done:
+        return f"{head}none of its {len(jobs)} runs has a committed record ({runs}) yet"
+    at = ", ".join(f"`{c}`" for c in commits)
+    left = f"; {len(jobs) - done} not trained yet" if done < len(jobs) else ""
+    return f"{head}now {done} of its {len(jobs)} runs have a committed record in {runs} (trained at {at}){left}"
+
+
+def grid_line(profile: str) -> str | None:
+    """How far work B's grid of committed runs is (HTML): records of the profile's long variant
+    (``cpu-long`` for ``cpu``, whose seeds the claims need) out of its whole grid; ``None`` for
+    a profile that keeps no records."""
+    from prismlib.profiles import PROFILES, get_profile
+    from prismlib.runs.installments import committed_state, grid_jobs
+
+    prof = get_profile(f"{profile}-long" if f"{profile}-long" in PROFILES else profile)
+    if not prof.lstm.records:
+        return None
+    jobs = grid_jobs(prof)
+    done, commits = committed_state(jobs)
+    at = f", trained at {', '.join(f'<code>{c}</code>' for c in commits)}" if commits else ""
+    return (
+        f"Work B's grid of committed runs (<code>results/{jobs[0].profile}/{RUNS}/</code>, the <code>{prof.name}</code> "
+        f"profile's {len(jobs)} runs): <b>{done} of {len(jobs)} trained</b>{at}; it trains in installments "
+        f"(<code>python -m prismlib train --profile {prof.name} --minutes 140</code>). The work-B pages below were "
+        "executed before it, with runs of their own (each page's header says)."
+    )

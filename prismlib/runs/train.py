@@ -24,7 +24,6 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, get_profile, until_converged
 from prismlib.progress import progress_bar
+from prismlib.runs.cli import CommandParser
 
 SECTION4 = "section4"
 
@@ -130,7 +130,7 @@ def train_until_converged(
 
 def main(argv: Sequence[str]) -> int:
     """``python -m prismlib train``: train a profile's models (or some experiments) into the cache."""
-    parser = argparse.ArgumentParser(prog="python -m prismlib train", description=main.__doc__)
+    parser = CommandParser(prog="python -m prismlib train", description=main.__doc__)
     parser.add_argument("--profile", default=None, help=f"{', '.join(PROFILES)} (default: $PRISMLIB_PROFILE or cpu)")
     parser.add_argument("--executor", choices=EXECUTORS, default=None, help=f"default: ${EXECUTOR_ENV} or local")
     parser.add_argument("--workers", type=int, default=None, help="local pool size (default: one per core)")
@@ -156,7 +156,7 @@ def main(argv: Sequence[str]) -> int:
     )
     args = parser.parse_args(argv)
     if args.minutes is not None and not (math.isfinite(args.minutes) and args.minutes > 0):
-        parser.exit(2, f"python -m prismlib train: --minutes must be a positive number of minutes, got {args.minutes:g}\n")
+        parser.error(f"--minutes must be a positive number of minutes, got {args.minutes:g}")
     profile = get_profile(args.profile)
     if args.until_converged and not profile.name.endswith("-long"):
         profile = until_converged(profile)
@@ -215,14 +215,11 @@ def main(argv: Sequence[str]) -> int:
 def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
     """``train --minutes M``: one installment (:func:`prismlib.runs.installments.train_installment`)."""
     from prismlib.data.ptb import load_ptb_corpus
-    from prismlib.lstm.grid import doubling_specs, in_priority
     from prismlib.records import source_commit
-    from prismlib.runs.installments import train_installment
+    from prismlib.runs.installments import train_installment, with_twins
 
-    doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled()) if profile.lstm.fixed_path else None
-    twins = {s: Job(s, doubled, profile.job_profile) for s in doubling_specs(profile)} if doubled else {}
-    by_spec = {j.spec: j for j in jobs}
-    ordered = [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], twins.get(spec)) if x is not None]
+    commit = source_commit()  # the code that trains (the session may commit records while it runs)
+    ordered = with_twins(profile, jobs)
     workers = pool_size(args.workers, profile.device)
     train_tokens = len(load_ptb_corpus().train)
     result = train_installment(ordered, args.minutes, workers, train_tokens, device=profile.device)
@@ -241,7 +238,7 @@ def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, starte
             "profile": profile.name,
             "seconds": round(result.seconds, 1),
             "installment_minutes": args.minutes,
-            "commit": source_commit(),
+            "commit": commit,
             "models": len(jobs),
             "done_before": done_before,
             "trained": len(result.finished),

@@ -9,13 +9,16 @@ import pandas as pd
 import pytest
 
 from prismlib.claims import (
+    COLUMNS,
     OUTCOMES,
     VERDICTS,
     Claim,
     Gate,
     Test,
     claim_margin,
+    effect_parts,
     effect_stability_gate,
+    read_claims,
     render,
     save_claims,
     stability_margin,
@@ -271,12 +274,29 @@ def test_a_claim_without_an_effect_is_stored_empty_and_read_back_as_nan(tmp_path
     monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))
     nan = Interval(float("nan"), float("nan"), float("nan"), 20)
     none = Claim("02", "no scale", "p", (Test(nan),), (Gate("ORIG probe beats the majority class", False),))
-    assert none.verdict == "not testable" and "| none<br>" in render([none])
+    assert none.verdict == "not testable" and "| —<br>" in render([none])
     save_claims([none], "smoke")
     table = save_claims([Claim("01", "exact", "p", (Test(iv(1, 2)),))], "smoke")  # another notebook merges after it
     assert list(table["notebook"]) == ["01", "02"] and np.isnan(table.loc[1, ["effect", "ci_low", "ci_high"]].astype(float)).all()
     assert table.loc[0, "effect"] == pytest.approx(iv(1, 2).effect)
     md = (tmp_path / "figures/smoke/claims.md").read_text()
-    assert "| 02 | not testable | no scale | none |" in md and "nan" not in md
+    assert "| 02 | not testable | no scale | — |" in md and "nan" not in md
     again = save_claims([Claim("03", "x", "p", (Test(iv(1, 2)),))], "smoke")
     assert len(again) == 3 and np.isnan(float(again.loc[1, "effect"]))
+
+
+def test_a_table_that_is_not_a_claims_table_is_refused_naming_the_file_and_the_fix(tmp_path):
+    csv = tmp_path / "cpu" / "claims.csv"
+    csv.parent.mkdir()
+    csv.write_text("notebook,claim\n01,x\n")
+    with pytest.raises(ValueError, match=r"claims.csv is not a claims table: it has no verdict column; .*PROFILE=cpu"):
+        read_claims(csv)
+    csv.write_text("notebook,claim,verdict\n01,x,held\n")  # an older table: the missing columns read empty
+    table = read_claims(csv)
+    assert list(table.columns) == list(COLUMNS) and np.isnan(table.loc[0, "effect"]) and table.loc[0, "gate"] == ""
+
+
+def test_effect_parts_keep_what_a_claim_has():
+    assert effect_parts(0.4, 0.1, 0.7, "ppl") == ("+0.4", "[+0.1, +0.7]", "ppl")
+    assert effect_parts(0.4, float("nan"), float("nan"), "") == ("+0.4",)
+    assert effect_parts(float("nan"), 0.1, 0.7, "ppl") == ("—",)

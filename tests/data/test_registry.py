@@ -59,7 +59,9 @@ def tiny_ptb(archive: Path, test_sha: str | None = None) -> Dataset:
     )
 
 
-def test_fetch_downloads_once_extracts_and_skips(data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_fetch_downloads_once_extracts_and_skips_quietly(
+    data_root: Path, ptb_archive: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     use_catalogue(monkeypatch, tiny_ptb(ptb_archive))
     calls: list[str] = []
     real_download = registry.download
@@ -68,16 +70,22 @@ def test_fetch_downloads_once_extracts_and_skips(data_root: Path, ptb_archive: P
         "download",
         lambda url, d, **kw: calls.append(url) or real_download(url, d, **kw),
     )
-    registry.fetch(["ptb"])
+    assert registry.fetch(["ptb"]) == registry.Fetched(datasets=1, valid=0, written=2, left_out=0)
     assert calls == [ptb_archive.as_uri()]  # one download for both members
     assert (data_root / "ptb" / "ptb.train.txt").read_bytes() == PTB_TRAIN
     assert (data_root / "ptb" / "ptb.test.txt").read_bytes() == PTB_TEST
     assert (data_root / "_downloads" / "simple-examples.tgz").is_file()
     assert not list(data_root.rglob("*.part"))
-    capsys.readouterr()
-    registry.fetch(["ptb"])
+    out = capsys.readouterr().out.splitlines()  # what was written now is news: under the dataset's name
+    assert out[0] == "ptb: tiny" and [ln.split(":")[0] for ln in out[1:]] == ["  ptb/ptb.train.txt", "  ptb/ptb.test.txt"], out
+    assert registry.fetch(["ptb"]) == registry.Fetched(datasets=1, valid=2, written=0, left_out=0)
     assert calls == [ptb_archive.as_uri()]
-    assert "present and valid, skipped" in capsys.readouterr().out
+    assert capsys.readouterr().out == ""  # files already valid: nothing printed by default
+    registry.fetch(["ptb"], verbose=True)
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        f"  ptb/ptb.train.txt: present and valid, skipped (sha256 ok ({sha(PTB_TRAIN)[:12]}...))",
+        f"  ptb/ptb.test.txt: present and valid, skipped (sha256 ok ({sha(PTB_TEST)[:12]}...))",
+    ]
     assert all(s.ok for s in registry.verify(["ptb"])["ptb"])
 
 
@@ -157,7 +165,7 @@ def test_fetch_skips_paper_only_files_unless_asked(data_root: Path, tmp_path: Pa
     src.write_bytes(b"big\n")
     f = DataFile("big.txt", (Download(src.as_uri()),), sha(b"big\n"), paper_only=True)
     use_catalogue(monkeypatch, Dataset("d", "x", "x", (f,)))
-    registry.fetch()
+    assert registry.fetch() == registry.Fetched(datasets=1, valid=0, written=0, left_out=1)
     assert not (data_root / "big.txt").exists()
     assert main(["fetch", "--paper"]) == 0
     assert (data_root / "big.txt").read_bytes() == b"big\n"

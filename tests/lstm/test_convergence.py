@@ -11,6 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import jobcache as jobs
@@ -104,7 +106,7 @@ def test_stable_budget_and_extrapolation_sentence():
     assert B == pytest.approx(exact, rel=1e-4)
     assert cv.stable_budget(a, a, margin) == 2.0  # no contrast: stable from the start
     note = cv.extrapolation([a, b], trained=1e5, stable=B)
-    assert note.startswith("extrapolation by power-law fits") and "x the 100k trained" in note
+    assert note.startswith("extrapolation by power-law fits") and "times the 100,000 trained" in note
     assert "too few curve points" in cv.extrapolation([a, None], trained=1e5)
 
 
@@ -399,21 +401,76 @@ def test_extrapolation_sentences():
     need = slow.budget()
     assert fast.budget() < need
     assert cv.extrapolation([fast, slow], trained=1e5) == (
-        f"extrapolation by power-law fits: the model gate would pass at about {cv.format_tokens(need)} tokens "
-        f"({need / 1e5:.1f}x the 100k trained)"
+        f"extrapolation by power-law fits: the model gate would pass at about {cv.humane_number(need)} tokens, "
+        f"{cv.humane_number(need / 1e5)} times the 100,000 trained"
     )
-    assert cv.extrapolation([slow], trained=0.0).endswith(f"({need:.1f}x the 0 trained)")
+    assert cv.extrapolation([slow], trained=0.0).endswith(f", {cv.humane_number(need)} times the 0 trained")
     more = cv.extrapolation([fast, slow], trained=1e5, stable=10 * need)
     assert more.startswith(
-        f"extrapolation by power-law fits: the model and effect-stability gates would pass at about {cv.format_tokens(10 * need)} tokens"
+        f"extrapolation by power-law fits: the model and effect-stability gates would pass at about {cv.humane_number(10 * need)} tokens"
     )
     less = cv.extrapolation([fast, slow], trained=1e5, stable=1.0)
-    assert f"the model and effect-stability gates would pass at about {cv.format_tokens(need)} tokens" in less
+    assert f"the model and effect-stability gates would pass at about {cv.humane_number(need)} tokens" in less
     assert cv.extrapolation([cv.PowerLaw(0.0, 1.0, 0.5, 5, 0.0)], 1e5) == (
-        "extrapolation by power-law fits: the gates would not pass within 1e15 tokens"
+        "extrapolation by power-law fits: the gates would not pass within a quadrillion (1e15) tokens, where the search stops"
     )
     for fits in ([], [None], [fast, None]):
         assert cv.extrapolation(fits, trained=1e5) == "no budget extrapolated (a model has too few curve points for a fit)"
+
+
+def test_an_extrapolation_beyond_a_trillion_tokens_is_not_within_any_feasible_budget():
+    """Notebook 07's gates read "would pass at about 1.22e+05G tokens (60224986.7x the 2.02M
+    trained)" before issue 44: now the number in words, and no promise of a run."""
+    fast = cv.PowerLaw(100.0, 1e2, 0.5, 10, 0.0)
+    assert fast.budget() < cv.FEASIBLE_TOKENS
+    assert cv.extrapolation([fast], trained=2.02e6, stable=1.22e14) == (
+        "extrapolation by power-law fits: the model and effect-stability gates would not pass within any feasible budget "
+        "(only at about 122 trillion tokens, 60.4 million times the 2.02 million trained; feasible: up to 1 trillion)"
+    )
+    at_the_limit = cv.extrapolation([fast], trained=2.02e6, stable=cv.FEASIBLE_TOKENS)
+    assert at_the_limit.endswith("would pass at about 1 trillion tokens, 495,000 times the 2.02 million trained"), at_the_limit
+    beyond = cv.extrapolation([fast], trained=2.02e6, stable=1.01 * cv.FEASIBLE_TOKENS)
+    assert "would not pass within any feasible budget (only at about 1.01 trillion tokens" in beyond, beyond
+
+
+def test_numbers_are_written_as_a_reader_says_them():
+    cases = {
+        1.22e14: "122 trillion",
+        60224986.7: "60.2 million",
+        2.02e6: "2.02 million",
+        1e6: "1 million",
+        999_999.0: "1 million",  # rounded before the word is chosen
+        999_499.0: "999,000",
+        12_345.0: "12,300",
+        -12_345.0: "-12,300",
+        1000.0: "1,000",
+        999.5: "1,000",
+        131.1: "131",
+        0.5: "0.5",
+        0.0: "0",
+        -2.5e9: "-2.5 billion",
+        1e15: "1 quadrillion",
+        9.99e17: "999 quadrillion",
+        1.22e18: "1.22e+18",
+        1e18: "1e+18",
+        -1.22e18: "-1.22e+18",
+        math.inf: "inf",
+    }
+    assert {n: cv.humane_number(n) for n in cases} == cases
+    assert cv.humane_number(math.nan) == "nan"
+
+
+def _read_back(text: str) -> float:
+    number, _, word = text.partition(" ")
+    return float(number.replace(",", "")) * dict(cv.SCALES).get(word, 1.0)
+
+
+@given(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False))
+@settings(max_examples=300, deadline=None)
+def test_a_humane_number_reads_back_to_within_its_three_digits(n):
+    text = cv.humane_number(n)
+    assert len(text.split(" ")) <= 2 and text.split(" ")[-1] in (*dict(cv.SCALES), text.split(" ")[0])
+    assert _read_back(text) == pytest.approx(n, rel=5e-3, abs=1e-300)
 
 
 def test_models_gate_details():
@@ -441,7 +498,7 @@ def test_claim_gates_on_synthetic_runs():
     model, stable = verdicts.claim_gates({"base": base, "x": x}, "ppl(x) - ppl(base)", later, -9.5, 20.0)
     fits = [cv.fit_power_law(r.curve) for r in (*base, *x)]
     note = cv.extrapolation(fits, 1e6)
-    assert not model.passed and model.detail.endswith(f"; {note}") and "x the 1M trained" in note
+    assert not model.passed and model.detail.endswith(f"; {note}") and "times the 1 million trained" in note
     assert stable.passed and stable.detail == effect_stability_gate("ppl(x) - ppl(base)", later, -9.5, 20.0).detail
     model, stable = verdicts.claim_gates({"base": base, "x": x}, "d", later, -2.0, 1.0, pair=("base", "x"))
     both = cv.extrapolation(fits, 1e6, stable=cv.stable_budget(fits[0], fits[1], 1.0))

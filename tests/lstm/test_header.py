@@ -29,7 +29,7 @@ def _refs() -> pd.DataFrame:
 
 
 def _runs() -> dict:
-    run = lambda v, t: SimpleNamespace(val_ppl=v, test_ppl=t)  # noqa: E731
+    run = lambda v, t: SimpleNamespace(val_ppl=v, test_ppl=t, source="checkpoint", provenance=None)  # noqa: E731
     return {Spec("baseline", 0): run(150.0, 140.0), Spec("layerwise", 0): run(160.0, 150.0), Spec("baseline", 1): run(151.0, 141.0)}
 
 
@@ -46,7 +46,7 @@ def test_baseline_references_add_a_row_per_baseline_run_only():
     assert (table.test_tokens == 500).all()
 
 
-def test_trained_with_references_trains_the_specs_and_writes_lm_references(monkeypatch):
+def test_trained_with_references_trains_the_specs_and_writes_lm_references(monkeypatch, capsys):
     P = get_profile("smoke")
     calls, saved = [], {}
 
@@ -59,6 +59,7 @@ def test_trained_with_references_trains_the_specs_and_writes_lm_references(monke
     specs = list(_runs())
     runs = trained_with_references(specs, P, _refs(), "inline")
     assert runs == _runs() and calls == [(specs, P.lstm, P.job_profile, "inline", P.device)]
+    assert capsys.readouterr().out == "3 trained models: 3 from local checkpoints\n"  # where the runs come from, in one line
     ((key, table),) = saved.items()
     assert key == ("lm_references", P.name) and table.model.tolist()[2:] == ["baseline seed 0", "baseline seed 1"]
 

@@ -313,8 +313,8 @@ def test_seed_means_stack_seeds_and_contrast_with_the_reference():
     n = 400
     base = [rng.gamma(2.0, 2.0, n) for _ in range(3)]
     other = rng.gamma(2.0, 2.1, n)
-    runs = {lstm.RunSpec("baseline", seed=s): SimpleNamespace(test_nll=x) for s, x in enumerate(base)}
-    runs[lstm.RunSpec("pareto", fixed=True, seed=0)] = SimpleNamespace(test_nll=other)
+    runs = {lstm.RunSpec("baseline", seed=s): SimpleNamespace(test_chunks=x) for s, x in enumerate(base)}
+    runs[lstm.RunSpec("pareto", fixed=True, seed=0)] = SimpleNamespace(test_chunks=other)
     sm = lstm.seed_means(runs, key=lambda s: s.variant, reference="baseline")
     assert list(sm.nll) == ["baseline", "pareto"] and sm.nll["baseline"].shape == (3, n) and sm.nll["pareto"].shape == (n,)
     assert sm.seeds("baseline") == 3 and sm.seeds("pareto") == 1

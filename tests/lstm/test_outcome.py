@@ -11,6 +11,7 @@ from lstm_fixtures import VOCAB, tiny_lstm, zipf_corpus
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
+from prismlib.artifacts import load_checkpoint
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import outcome
 from prismlib.lstm.grid import experiment
@@ -51,22 +52,25 @@ def test_a_finished_job_writes_its_record_and_is_not_retrained_from_it(tmp_path,
     spec = lstm.RunSpec("official", fixed=True, seed=0)  # a model whose weights are kept
     job = lstm_job.Job(spec, TINY, "test")
     run = lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "cache", corpus=corpus)[spec]
+    done = load_checkpoint(jobs.job_dir(job, tmp_path / "cache") / "done.pt")  # what training produced, per token
+    hist, test_nll = done["history"], done["test_nll"]
     folder = job.committed()
     assert folder is not None and folder.name == job.key and folder.parent == tmp_path / "out" / "results" / "test" / "runs"
     record = read_record(folder, job.describe())
     assert record["provenance"]["commit"] == "0" * 40 and record["provenance"]["threads"] == TINY.threads
-    assert record["history"]["stop"] == run.history.stop_reason and record["history"]["val_ppl"] == run.history.val_ppl
-    assert math.isclose(record["test_ppl"], run.test_ppl, rel_tol=1e-12)
-    assert record["biases_final"][1] == [float(v) for v in run.biases_final[1].double()]
+    assert record["history"]["stop"] == hist.stop_reason and record["history"]["val_ppl"] == hist.val_ppl
+    assert math.isclose(record["test_ppl"], lstm.perplexity(test_nll), rel_tol=1e-12)
+    assert record["biases_final"][1] == [float(v) for v in done["biases_final"][1].double()]
     arrays = outcome.load_arrays(folder)
-    sums, counts = outcome.chunked(run.test_nll, lstm.evaluation.CHUNK)
+    sums, counts = outcome.chunked(test_nll, lstm.evaluation.CHUNK)
     assert arrays["test_sums"].dtype == np.float32 and arrays["test_counts"].dtype == np.int16
     np.testing.assert_allclose(arrays["test_sums"], sums, rtol=1e-6)
     np.testing.assert_array_equal(arrays["test_counts"], counts)
     np.testing.assert_allclose(arrays["test_bin_sums"].sum(axis=0), sums, rtol=1e-5)  # every predicted token in exactly one bin
-    assert math.isclose(np.exp(arrays["test_block_sums"].sum() / arrays["test_block_counts"].sum()), run.test_ppl, rel_tol=1e-6)
+    block_ppl = np.exp(arrays["test_block_sums"].sum() / arrays["test_block_counts"].sum())
+    assert math.isclose(block_ppl, lstm.perplexity(test_nll), rel_tol=1e-6)
     assert {k for k in arrays if k.startswith("valid_round")} == {
-        f"valid_round{r}_{x}" for r in run.history.val_snapshots for x in ("sums", "counts")
+        f"valid_round{r}_{x}" for r in hist.val_snapshots for x in ("sums", "counts")
     }
     assert len([k for k in arrays if k.startswith("forget_means_layer")]) == TINY.layers
     model = outcome.load_weights(lstm.build_model(spec, VOCAB, TINY, lstm_job._rank(corpus)), folder)

@@ -1,7 +1,8 @@
 """The slides' claims of notebooks 05-08 as tests (prismlib.lstm.slide_claims): each test
 function on seed means with known perplexities (its sign, threshold, label and effect),
 the claim assembled with its gates, and notebook 08's memory gates and controls on
-synthetic cell-state changes with known decay rates."""
+synthetic cell-state changes with known decay rates: the claims built from them, their
+gates, and the untrained control that keeps a claim from holding."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ from prismlib.lstm import (
     control_note,
     controlled_effect,
     controlled_tests,
+    decay_gate,
     equivalent,
     first_layer_worst,
     layer2_key,
     layer2_short,
     layer_slope,
+    memory_claims,
     no_harm,
     pareto_best,
     perplexity,
@@ -85,7 +88,7 @@ def _checks(ppl: dict[str, float], seeds: int) -> WorkBClaims:
         for s in range(seeds):
             nll = np.log(p) + NOISE + rng.normal(0, 0.0005)
             runs[Spec(v, s)] = SimpleNamespace(
-                spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
+                spec=Spec(v, s), test_chunks=nll, curve=None, test_chunks_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
             )
     return WorkBClaims(runs, key=lambda s: s.variant, reference="baseline")
 
@@ -205,14 +208,14 @@ def test_the_seed_level_test_of_the_rare_word_gain_is_welch_over_each_seeds_bin_
     for s, (rare, freq) in enumerate(((500.0, 49.0), (520.0, 48.0), (480.0, 50.0))):
         for v, nll in (("baseline", _nll(1000.0 + 10 * s, 50.0)), ("official", _nll(rare, freq))):
             runs[Spec(v, s)] = SimpleNamespace(
-                spec=Spec(v, s), test_nll=nll, curve=None, test_nll_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
+                spec=Spec(v, s), test_chunks=nll, curve=None, test_chunks_at_half=lambda: None, history=SimpleNamespace(seconds=60.0)
             )
     checks = WorkBClaims(runs, key=lambda sp: sp.variant, reference="baseline")
     gap = bin_log_gap(IDS, COUNTS)
     assert gap(_nll(1000.0, 50.0)) == pytest.approx(np.log(50.0) - np.log(1000.0), abs=1e-3)
     (t,) = checks.seed_test("official", sign=1, threshold=RARE_MARGIN, statistic=gap, name="bin gap")
-    a = [gap(r.test_nll) for sp, r in runs.items() if sp.variant == "official"]
-    b = [gap(r.test_nll) for sp, r in runs.items() if sp.variant == "baseline"]
+    a = [gap(r.test_chunks) for sp, r in runs.items() if sp.variant == "official"]
+    b = [gap(r.test_chunks) for sp, r in runs.items() if sp.variant == "baseline"]
     assert t.interval.effect == pytest.approx(np.mean(a) - np.mean(b)) and t.interval.resampled == "runs"
     assert t.label == "bin gap(official) - bin gap(baseline), Welch over seeds (3 vs 3)" and t.verdict == "held"
     (chunk,) = rare_words(IDS, COUNTS)(checks.end)  # the chunk test of the seed means measures the same effect
@@ -329,3 +332,145 @@ def test_slope_range_is_max_minus_min_over_the_models_of_one_layer():
     assert slope_range(slopes, ["a", "c"], 0) == pytest.approx(0.1)
     assert slope_range(slopes, ["a"], 1) == 0.0
     assert perplexity(np.log(100.0) + NOISE) == pytest.approx(100.0)  # the fixture's perplexities are exact
+
+
+def test_decay_gate_passes_only_when_every_slope_is_clearly_negative():
+    slopes = {
+        ("a", 0): Interval(-0.1, -0.2, -0.05, 40),
+        ("a", 1): Interval(-0.3, -0.4, -0.2, 40),
+        ("b", 0): Interval(-0.02, -0.03, -0.01, 40),
+    }
+    gate = decay_gate(slopes, (2, 50))
+    assert gate.passed and gate.name == "the cell-state change decays with distance (every slope over d = 2..50 < 0)"
+    assert gate.detail == "3 slopes, -0.300 to -0.020 per word"
+    rising = decay_gate(slopes | {("b", 2): Interval(-0.01, -0.03, 0.0, 40)}, (2, 50))
+    assert not rising.passed and rising.detail == "4 slopes, -0.300 to -0.010 per word; not clearly negative: b L3"
+
+
+def test_ablate_models_and_the_untrained_controls_read_every_spec_with_the_profiles_settings(monkeypatch):
+    from prismlib.lstm import ablate_models, untrained_controls
+    from prismlib.lstm import slide_claims as module
+
+    calls = []
+    monkeypatch.setattr(
+        module,
+        "untrained_model",
+        lambda spec, settings, corpus, device: calls.append(("build", spec, device)) or f"untrained {spec.variant}",
+    )
+    monkeypatch.setattr(
+        module, "cell_state_change", lambda model, *args, **kw: calls.append(("ablate", model, args, kw)) or np.zeros((1, 1, 1))
+    )
+    settings = SimpleNamespace(threads=1, memory_contexts=7, context=70, memory_warmup=100, memory_mode="remove")
+    corpus = SimpleNamespace(test=np.arange(5), stoi={"<unk>": 3})
+    specs = [Spec("layerwise", 0), Spec("inverse", 2)]
+    controls = untrained_controls(specs, settings, corpus, "cpu")
+    assert list(controls) == ["layerwise seed 0", "inverse seed 2"]
+    assert [c[0] for c in calls] == ["build", "ablate", "build", "ablate"]  # one model at a time
+    assert calls[1][1] == "untrained layerwise" and calls[2][1:] == (specs[1], "cpu")
+    _, _, args, kw = calls[3]
+    assert args[1:] == (7, 70, 3) and args[0] is corpus.test
+    assert kw == {"seed": 2, "warmup": 100, "mode": "remove", "desc": "inverse seed 2 (untrained)"}
+    calls.clear()
+    trained = ablate_models(specs, lambda spec: f"trained {spec.variant}", settings, corpus)
+    assert list(trained) == list(controls) and [c[1] for c in calls] == ["trained layerwise", "trained inverse"]
+    assert calls[0][3]["desc"] == "layerwise seed 0" and calls[0][3]["seed"] == 0
+
+
+FIT = (2, 50)
+RATES = {  # per model, the decay rate of layers 1-3: every memory claim holds (layer 1 longest decays slowest, ...)
+    "layerwise": [-0.05, -0.15, -0.1],
+    "inverse": [-0.3, -0.15, -0.1],
+    "baseline": [-0.2, -0.2, -0.1],
+}
+ASSIGNED_T = {"layerwise": [70.0, 20.0, 5.0], "inverse": [5.0, 20.0, 70.0], "baseline": [None] * 3}
+
+
+def _memory(seeds=(0,), rates=RATES, control_rates=None, gates=lambda models: (Gate("bigram", True, ""),)):
+    """memory_claims on changes decaying at ``rates`` (seed k: ``1 + k / 10`` times as fast); the
+    controls at ``control_rates`` (default: every layer of every model at -0.2, no effect) or, with
+    ``"same"``, the trained changes."""
+    specs = [Spec(v, k) for v in rates for k in seeds]
+    changes = {
+        run_name(s): _decaying([r * (1 + s.seed / 10) for r in rates[s.variant]], contexts=30, length=60, seed=i)
+        for i, s in enumerate(specs)
+    }
+    if control_rates == "same":
+        controls = changes
+    else:
+        controls = {
+            k: _decaying((control_rates or {}).get(k.split()[0], [-0.2] * 3), contexts=30, length=60, seed=i) for i, k in enumerate(changes)
+        }
+    assigned = {(run_name(s), layer): ASSIGNED_T[s.variant][layer] for s in specs for layer in range(3)}
+    slopes = {(k, layer): Interval(layer_slope(c, layer, FIT), -1.0, -0.01, 30) for k, c in changes.items() for layer in range(3)}
+    return memory_claims(specs, assigned, slopes, changes, controls, FIT, gates)
+
+
+@pytest.fixture
+def few_resamples(monkeypatch):
+    """200 resamples per interval instead of 2000: the claims' logic, not the bootstrap, is under test."""
+    from functools import partial
+
+    from prismlib.lstm import ablation
+    from prismlib.lstm import slide_claims as module
+
+    monkeypatch.setattr(module, "control_excess", partial(ablation.control_excess, n_boot=200))
+
+
+def test_memory_claims_hold_where_training_moved_the_slopes_the_claimed_way(few_resamples):
+    claims, accounts = _memory()
+    assert [c.verdict for c in claims] == ["held"] * 3 and not any(accounts.values())
+    assert list(accounts) == ["layer 1", "layer 3's range", "layer order"]
+    l1, spread, order = claims
+    assert [t.label for t in l1.tests] == [
+        "slope L1 (first longest) - slope L1 (last longest) (seed 0)",
+        "slope L1 (first longest) - slope L1 (last longest): trained - untrained (seed 0)",
+    ]
+    assert l1.tests[0].interval.effect == pytest.approx(0.25, abs=0.01) and all(t.sign == 1 and t.threshold == 0 for t in l1.tests)
+    assert "'layerwise seed 0' (layer 1 median assigned T 70.0) decays more slowly than 'inverse seed 0' (5.0)" in l1.claim
+    assert "tau 20.0 vs 3.3 words" in l1.claim and l1.claim.endswith("; seed 0)")
+    assert spread.tests[0].label == "range of L1 slopes - range of L3 slopes (seed 0)" and "across the 3 models" in spread.claim
+    assert spread.tests[0].interval.effect == pytest.approx(0.25, abs=0.01)
+    # the layer order: each fully fixed model's longest layer against each other layer; the baseline has none
+    assert [t.label for t in order.tests[::2]] == [
+        "slope L1 - slope L2 (layerwise) (seed 0)", "slope L1 - slope L3 (layerwise) (seed 0)",
+        "slope L3 - slope L1 (inverse) (seed 0)", "slope L3 - slope L2 (inverse) (seed 0)",
+    ]  # fmt: skip
+    assert "layerwise seed 0: L1; slopes -0.050 / -0.150 / -0.100" in order.claim and "baseline" not in order.claim
+    assert all(c.unit == "1/word" and c.notebook == "08" for c in claims)
+    assert l1.control.startswith("untrained model with the same fixed biases: seed 0: control ")
+
+
+def test_an_untrained_control_that_shows_the_effect_leaves_no_claim_held(few_resamples):
+    claims, accounts = _memory(control_rates="same")
+    assert all(c.verdict != "held" for c in claims) and all(accounts.values())
+    assert all(t.verdict == "held" for c in claims for t in c.tests[::2])  # the trained effects alone would hold
+    assert all("accounts for the effect" in c.control for c in claims)
+    # untrained controls that show layer 1's effect (each model's layers alike): that claim alone is not held
+    claims, accounts = _memory(control_rates={"layerwise": [-0.05] * 3, "inverse": [-0.3] * 3})
+    assert claims[0].verdict != "held" and [c.verdict for c in claims[1:]] == ["held"] * 2
+    assert accounts == {"layer 1": True, "layer 3's range": False, "layer order": False}
+
+
+def test_each_memory_claim_reads_the_gates_of_its_own_models(few_resamples):
+    read = []
+
+    def gates(models):
+        read.append(list(models))
+        return (Gate("uses its context", "baseline seed 0" not in models, ""),)
+
+    claims, _ = _memory(gates=gates)
+    assert read == [["layerwise seed 0", "inverse seed 0"], ["layerwise seed 0", "inverse seed 0", "baseline seed 0"],
+                    ["layerwise seed 0", "inverse seed 0"]]  # fmt: skip
+    assert [c.verdict for c in claims] == ["held", "not testable", "held"]
+
+
+def test_memory_claims_test_every_seed_within_the_seed(few_resamples):
+    claims, _ = _memory(seeds=(0, 1))
+    l1 = claims[0]
+    assert [t.label for t in l1.tests][-2:] == [
+        "slope L1 (first longest) - slope L1 (last longest), mean over 2 seeds",
+        "slope L1 (first longest) - slope L1 (last longest): trained - untrained, mean over 2 seeds",
+    ]
+    assert len(l1.tests) == 2 * 2 + 2 and l1.claim.endswith("; seed 0 of 2, every seed tested)")
+    assert "across the 3 models" in claims[1].claim  # the models of one seed
+    assert [c.verdict for c in claims] == ["held"] * 3

@@ -32,12 +32,12 @@ class Spec:
 @dataclass
 class Run:
     spec: Spec
-    test_nll: np.ndarray
+    test_chunks: np.ndarray
     half_nll: np.ndarray | None
     curve: LearningCurve | None
     history: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(seconds=600.0))  # 10 minutes of training
 
-    def test_nll_at_half(self):
+    def test_chunks_at_half(self):
         return None if self.half_nll is None else (int(TOKENS[-1] / 2), self.half_nll)
 
 
@@ -147,7 +147,7 @@ def test_a_claim_needs_the_chunk_and_the_seed_level_test_to_agree():
     # the chunk bootstrap sees a clear gain; the seeds spread far more than the gain
     runs = _runs({"base": (150, 150, 3), "x": (147, 147, 3)})
     for seed, shift in enumerate((-0.05, 0.0, 0.05)):
-        runs[Spec("x", seed)].test_nll = runs[Spec("x", seed)].test_nll + shift
+        runs[Spec("x", seed)].test_chunks = runs[Spec("x", seed)].test_chunks + shift
     c = _claims(runs)
     chunk = _beats(c.end)
     seed_level = c.seed_test("x")
@@ -227,7 +227,7 @@ def test_the_model_gate_detail_reads_the_longest_budget_and_the_run_that_moved_m
     runs[Spec("base", 0)].curve = LearningCurve(TOKENS[:10], FALLING.valid_ppl[:10])  # 4.9% over its last quarter
     runs[Spec("x", 0)].curve = FALLING  # 3.9% over its last quarter, of twice the budget
     model, _, _ = _claims(runs).gates(["base", "x"], _beats)
-    assert not model.passed and "x the 2M trained" in model.detail
+    assert not model.passed and "times the 2 million trained" in model.detail
     assert model.detail.startswith("not converged: 2 of 2 runs still improving; most: base seed 0, valid ppl 157.8 -> 150.0")
     assert model.name == "converged: every model improved < 1% over the last 25% of its budget"
 
@@ -258,14 +258,14 @@ class History:
 @dataclass
 class AnnealedRun:
     spec: Spec
-    test_nll: np.ndarray
+    test_chunks: np.ndarray
     valid: dict  # "end" / "previous" -> validation NLL
     history: History
 
-    def valid_nll_at(self, which):
+    def valid_chunks_at(self, which):
         return self.valid.get(which)
 
-    def test_nll_at_half(self):
+    def test_chunks_at_half(self):
         raise AssertionError("the stability gate of annealed runs must not read test")
 
 

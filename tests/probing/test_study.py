@@ -1,4 +1,4 @@
-"""Notebook 02's procedures (prismlib.probing.study)."""
+"""Notebook 02's procedures (prismlib.probing.study); its claims: test_fig4_claims."""
 
 from __future__ import annotations
 
@@ -9,15 +9,11 @@ import pandas as pd
 import pytest
 import torch
 
-from prismlib.claims import Gate
 from prismlib.probing import (
     MAJORITY,
     Features,
-    ProbeComparison,
-    ProbeRuns,
     TaskData,
     Window,
-    best_band_claim,
     choice_changes,
     choice_row,
     choice_table,
@@ -89,37 +85,3 @@ def test_probe_task_takes_the_profile_s_settings_and_names_conditions_without_pl
     assert table["n_test_units"].iloc[0] == 10  # the task's windows are the units
     probe_task(feats, tiny_task(name), settings, ("ORIG",), seed=7, runs=1, standardize=True)
     assert seen["runs"] == 1 and seen["standardize"] is True
-
-
-def comparison(rates: dict[str, float], units: int = 20) -> ProbeComparison:
-    rng = np.random.default_rng(0)
-    n = units * 5
-    correct = {}
-    for c, rate in rates.items():
-        row = np.zeros(n, dtype=bool)
-        row[rng.choice(n, size=round(rate * n), replace=False)] = True
-        correct[c] = row[None]
-    idx = torch.arange(n)
-    test = Features({}, torch.zeros(n, dtype=torch.long), torch.ones(n), idx // 5, idx, idx % 5)
-    return ProbeComparison(ProbeRuns(pd.DataFrame(), correct, 0), test, (idx // 5).numpy(), n_boot=300)
-
-
-def test_best_band_claim_beats_the_best_other_band_and_is_credited_only_above_the_majority_class():
-    rates = {"ORIG": 0.9, MAJORITY: 0.3, "LOW": 0.8, "MID": 0.5, "HIGH": 0.35}
-    cmp = comparison(rates)
-    table = summary({c: 100 * r for c, r in rates.items() if c != MAJORITY})
-    gate = Gate("ORIG probe beats the majority class", True)
-    claim = best_band_claim(cmp, table, "LOW", BANDS, task="topic", paper="LOW best", min_effect=1.0, gate=gate)
-    assert claim.verdict == "held" and claim.tests[0].label == "LOW - MID" and claim.tests[0].threshold == 1.0
-    assert claim.claim == "LOW is the best band for topic (LOW 80.0 vs the best other band, MID 50.0; our best: LOW)"
-    assert claim.gates[0] is gate and claim.unit == "points" and claim.notebook == "02"
-    lost = best_band_claim(cmp, table, "HIGH", BANDS, task="topic", paper="HIGH best", min_effect=1.0, gate=gate)
-    assert lost.verdict == "not held" and lost.tests[0].label == "HIGH - LOW"
-    # when no band beats the majority class, which band is best is noise
-    low_at_majority = comparison({"ORIG": 0.9, MAJORITY: 0.5, "LOW": 0.5, "MID": 0.1, "HIGH": 0.1})
-    t2 = summary({"ORIG": 90, "LOW": 50, "MID": 10, "HIGH": 10}, majority_high=55)
-    claim = best_band_claim(low_at_majority, t2, "LOW", BANDS, task="topic", paper="", min_effect=1.0, gate=gate)
-    assert claim.verdict == "not testable" and "some band beats the majority class (none of LOW, MID, HIGH)" in claim.row()["gate"]
-    assert [g.name for g in claim.win_gates] == ["LOW probe beats the majority class"] and not claim.win_gates[0].passed
-    failed = best_band_claim(cmp, table, "LOW", BANDS, task="topic", paper="", min_effect=1.0, gate=Gate("ORIG", False))
-    assert failed.verdict == "not testable"

@@ -66,3 +66,23 @@ def test_a_page_wider_than_the_window_or_a_squeezed_claims_column_is_found(tmp_p
 def test_the_smoke_pages_are_readable(site):
     for name in ("index", "05_chrono_init"):
         assert measure_page(site / f"{name}.html").problems(name) == []
+
+
+def _drawn(png: Path) -> float:
+    """The share of a screenshot's pixels that are not white."""
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(png).convert("L"))
+    return float((pixels < 250).mean())
+
+
+def test_a_link_to_a_fragment_shows_its_section(site, tmp_path):
+    """Headless chromium paints a scrolled view blank (``index.html#claims`` was a white PNG):
+    the section a link names is what its screenshot shows."""
+    whole = _drawn(screenshot(site / "index.html", tmp_path / "index.png", height=800))
+    claims = _drawn(screenshot(f"{site / 'index.html'}#claims", tmp_path / "claims.png", height=800))
+    assert whole > 0.01 and claims > 0.01, (whole, claims)
+    with pytest.raises(ValueError, match="has no element with id 'nowhere'"):
+        screenshot(f"{site / 'index.html'}#nowhere", tmp_path / "x.png")
+    assert sorted(p.name for p in site.glob(".shot-*")) == []

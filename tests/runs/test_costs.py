@@ -1,4 +1,4 @@
-"""The cost plan of a profile: counts against the models themselves, the table's shape."""
+"""The FLOP model of a profile: counts against the models themselves, every job counted."""
 
 from __future__ import annotations
 
@@ -8,62 +8,49 @@ import torch
 from prismlib.lstm import RunSpec, all_specs, build_model
 from prismlib.prism import TRAINED
 from prismlib.profiles import PROFILES
-from prismlib.runs import costs as plan
+from prismlib.runs import costs
 
 
 @pytest.mark.parametrize("encoder", ["bert-base-cased", "bert-base-cased-dryrun", "minilm"])
 def test_bert_parameters_match_the_model(encoder):
     from transformers import BertConfig, BertForMaskedLM
 
-    config = plan.encoder_config(encoder)
+    config = costs.encoder_config(encoder)
     with torch.device("meta"):
         model = BertForMaskedLM(BertConfig(**config))
-    assert plan.bert_parameters(config)[0] == sum(p.numel() for p in model.parameters())
+    assert costs.bert_parameters(config)[0] == sum(p.numel() for p in model.parameters())
 
 
 def test_bert_base_cased_is_the_published_size():
-    total, _ = plan.bert_parameters(plan.encoder_config("bert-base-cased"))
+    total, _ = costs.bert_parameters(costs.encoder_config("bert-base-cased"))
     assert 108e6 < total < 109e6  # bert-base-cased with its MLM head: 108.3M
 
 
 def test_lstm_flops_count_every_gate_weight():
     s = PROFILES["paper"].lstm
-    model = build_model(RunSpec("baseline"), plan.PTB_VOCAB, s)
+    model = build_model(RunSpec("baseline"), costs.PTB_VOCAB, s)
     weights = sum(p.numel() for name, p in model.rnns.named_parameters() if "weight" in name)
-    assert plan.lstm_token_flops(s) == 2.0 * (weights + s.emb * plan.PTB_VOCAB)
+    assert costs.lstm_token_flops(s) == 2.0 * (weights + s.emb * costs.PTB_VOCAB)
 
 
 @pytest.mark.parametrize("name", ["paper", "cpu", "dryrun"])
-def test_plan_has_a_row_per_notebook_and_counts_every_job(name):
+def test_works_cover_every_notebook_and_count_every_job(name):
     profile = PROFILES[name]
-    table = plan.plan(profile)
-    assert list(table["notebook"])[-1] == "total" and len(table) == 10
-    total = table.set_index("notebook").loc["total"]
-    assert total["jobs"] == len(all_specs(profile)) + len(TRAINED)
-    assert (table["device_hours"] >= 0).all() and total["device_hours"] > 0
-    faster = plan.plan(profile, {k: 10 * v for k, v in plan.ASSUMED_TFLOPS.items()})
-    assert faster.iloc[-1]["device_hours"] == pytest.approx(total["device_hours"] / 10)
+    work = costs.works(profile)
+    assert sorted({w.notebook[:2] for w in work}) == [f"0{n}" for n in range(1, 10)]
+    assert sum(w.jobs for w in work) == len(all_specs(profile)) + len(TRAINED)
+    trained = [s for w in work for s in w.specs]  # work B's models, each in the first notebook that reads it
+    assert len(trained) == len(set(trained)) == len(all_specs(profile))
+    assert all(w.flops >= 0 for w in work) and sum(w.flops for w in work) > 0
 
 
 def test_paper_costs_more_than_cpu():
-    paper, cpu = (plan.plan(PROFILES[n]).iloc[-1] for n in ("paper", "cpu"))
-    assert paper["PFLOP"] > 100 * cpu["PFLOP"] and paper["device_memory_GB"] > cpu["device_memory_GB"]
+    paper, cpu = (costs.works(PROFILES[n]) for n in ("paper", "cpu"))
+    assert sum(w.flops for w in paper) > 100 * sum(w.flops for w in cpu)
+    assert max(w.memory for w in paper) > max(w.memory for w in cpu)
 
 
 @pytest.mark.slow
 def test_measure_times_each_kind_of_work_on_this_device():
-    rates = plan.measure(PROFILES["dryrun"], device="cpu", steps=1)
-    assert set(rates) == set(plan.ASSUMED_TFLOPS) and all(r > 0 for r in rates.values())
-
-
-def test_cli_prints_the_table(capsys):
-    assert plan.main(["--profile", "paper"]) == 0
-    out = capsys.readouterr().out
-    assert "assumed" in out and "05_chrono_init" in out and "| total" in out
-    assert "GPU-hours at the TFLOP/s above" in out and "the GPU's memory one job needs" in out
-    table = plan.plan(PROFILES["paper"]).set_index("notebook")
-    hours, longest = table.loc["total", "device_hours"], table.loc["total", "longest_job_hours"]
-    assert f"wall clock on 1 GPU: about {hours:.1f} h" in out
-    assert f"wall clock on 8 GPUs: about {max(hours / 8, longest):.1f} h" in out
-    assert "features of every window" in table.loc["02_probing_filtered", "disk_for"]  # why 02 needs its disk
-    assert table.loc["04_long_range_mlm", "disk_for"] == "" and table.loc["total", "disk_for"] == ""
+    rates = costs.measure(PROFILES["dryrun"], device="cpu", steps=1)
+    assert set(rates) == set(costs.ASSUMED_TFLOPS) and all(r > 0 for r in rates.values())

@@ -31,7 +31,9 @@ def test_the_index_says_in_one_line_whether_the_results_are_current():
         Entry("04_d", "D", "", 1.0, "manifest", problem="last run failed", commit="abc"),
     ]
     line = currency_line(old, "cpu")
-    assert "3 of 4 results are not current" in line and 'ONLY="02 03 04"' in line
+    assert "3 of 4 results are not current" in line and 'ONLY="02 03 04"' in line and line.endswith("runs them again.")
+    costed = currency_line(old, "cpu", lambda stems: f"about {len(stems)} h")
+    assert costed.endswith('ONLY="02 03 04"</code> runs them again: about 3 h.')
     assert "(prismlib changed since)" in line and "(run from uncommitted code)" in line and "(last run failed)" in line
 
 

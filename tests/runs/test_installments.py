@@ -55,3 +55,14 @@ def test_an_installment_trains_what_fits_in_worker_processes_and_a_second_one_ha
     assert all((tmp_path / "jobs" / j.key / "done.pt").exists() for j in jobs)
     again = installments.train_installment(jobs, 5, 2, 10_000, cache=tmp_path, data=corpus)
     assert again.finished == [] and again.left == [] and again.left_seconds == 0
+
+
+def test_what_is_left_is_projected_at_the_rate_measured_at_the_end(tmp_path, monkeypatch):
+    """Installment 1 projected its 85 jobs left at the default rate it assumed at its start,
+    although its own three records had measured the rate by its end."""
+    rates = iter([(10_000.0, 0), (20_000.0, 3)])
+    monkeypatch.setattr(installments, "measured_rate", lambda jobs: next(rates))
+    jobs = [lstm_job.Job(lstm.RunSpec(seed=0), TINY, "test")]
+    result = installments.train_installment(jobs, 1e-6, 1, 10_000, cache=tmp_path, data=zipf_corpus())
+    assert (result.rate, result.rate_records) == (20_000.0, 3) and result.finished == []
+    assert result.left_seconds == pytest.approx(installments.projected_seconds(jobs[0], 10_000, 20_000.0, tmp_path))

@@ -4,6 +4,7 @@ executed notebook, and the manifest records each notebook's own provenance and f
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 from prismlib.paths import OUTPUT_ENV, project_root
 from prismlib.runs.manifest import changed_sources, notebook_records, read_manifest
-from prismlib.runs.notebooks import NotebookFailed, incomplete, reproduce
+from prismlib.runs.notebooks import NotebookFailed, current_result, incomplete, reproduce, short_commit
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
 
@@ -101,6 +102,7 @@ def test_a_current_result_is_skipped_in_one_line_and_a_changed_notebook_runs_aga
     reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "01_tiny: current (run " in out[0] and "--force" in out[0], out
+    assert len(out[0]) <= 100 and f" at {short_commit(first['commit'])})" in out[0] and first["commit"][:12] not in out[0], out
     assert read_manifest(tiny["manifest"])["notebooks"]["01_tiny"] == first  # not run again
     reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False, force=True)
     again = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
@@ -246,6 +248,59 @@ def test_preflight_names_each_problem_and_its_fix(tmp_path, monkeypatch, capsys)
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("prismlib reproduce: error: ptb/ptb.train.txt is missing") and len(err) == 3
     assert not (tmp_path / "out" / "results" / "smoke").exists()
+
+
+def test_a_current_result_is_said_in_a_few_words_with_the_short_commit(tmp_path):
+    from prismlib.runs.manifest import source_digests
+
+    assert short_commit("4dc06f4" * 5 + "+dirty") == "4dc06f4+dirty" and short_commit("4dc06f4" * 5) == "4dc06f4"
+    assert short_commit(None) == short_commit("") == "?"
+    src, result = tmp_path / "01_tiny.py", tmp_path / "01_tiny.ipynb"
+    src.write_text("print(1)\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)", execution_count=1)])
+    nbformat.write(nb, result)
+    record = {"sources": source_digests(src), "device": "cpu", "started": "2025-05-02T14:03:11+00:00", "commit": "4dc06f4" * 5}
+    assert current_result(record, src, result, "cpu") == "run 2025-05-02 at 4dc06f4"
+    assert current_result(record, src, result, "cuda") is None  # another device
+    assert current_result({k: v for k, v in record.items() if k != "commit"}, src, result, "cpu") == "run 2025-05-02 at ?"
+
+
+def test_an_unknown_only_is_refused_before_the_data_check(monkeypatch, capsys):
+    from prismlib.__main__ import main
+    from prismlib.runs import preflight
+
+    def no_check(*args, **kwargs):
+        raise AssertionError("the data check ran before --only was checked")
+
+    monkeypatch.setattr(preflight, "preflight_problems", no_check)
+    for argv in (["reproduce", "--profile", "smoke", "--only", "99"], ["reproduce", "--check-args", "--profile", "smoke", "--only", "99"]):
+        assert main(argv) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1, err
+        assert err.startswith("prismlib reproduce: error: no notebook matches --only 99; choose from 01, 02"), err
+    assert main(["reproduce", "--check-args", "--profile", "smoke", "--only", "05"]) == 0  # checks, runs nothing, says nothing
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+def test_make_reproduce_checks_its_arguments_before_the_data_check_and_training(tmp_path):
+    venv = tmp_path / "venv"  # an installed venv as far as make can tell: nothing is installed
+    venv.mkdir()
+    (venv / ".installed").touch()
+    dry = subprocess.run(
+        ["make", "-n", "-C", str(project_root()), "reproduce", "ONLY=05", f"VENV={venv}", "PY=py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    steps = [ln for ln in dry.stdout.splitlines() if ln.startswith("py -m prismlib")]
+    assert [" ".join(ln.split()[3:5]) for ln in steps] == [
+        "reproduce --check-args",
+        "data fetch",
+        "train --profile",
+        "reproduce --profile",
+    ], steps
+    assert "--only 05" in steps[0]
 
 
 def test_the_kernel_traceback_of_a_clean_interrupt_leaves_the_log(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,7 +84,15 @@ def test_report_from_results_has_manifest_claims_and_figures(tmp_path, monkeypat
     assert "abc123" in index and "12.5 s" in index and "href='manifest.json'" in index
     assert f"<a href='{picked[0].stem}.html'>05</a>" in index and "chrono moves the biases" in index
     assert "href='figures/fig_x.pdf'" in index and "src='figures/fig_x.png'" in index
-    assert "Not executed on this profile: 01_spectral_filters" in index
+    assert "Not executed on this profile:" in index and "<code>01_spectral_filters</code>: never run on this profile" in index
+    first = index.index("<h2 id='findings'>What it found</h2>")  # results before the contents and the notebooks
+    assert first < index.index("<h2>Contents</h2>") < index.index("<h2 id='notebooks'>")
+    assert "chrono moves the biases" in index[first : index.index("<h2>Contents</h2>")]  # 05's first decided claim
+    assert (
+        re.search(r"<b>0 of \d+ trained</b>", index) and "<code>python -m prismlib train --profile cpu-long --minutes 140</code>" in index
+    )
+    page = (site / f"{picked[0].stem}.html").read_text()
+    assert re.search(r"LSTM runs:</strong> .* none of its \d+ runs has a committed record", page)
     assert check_links(site) == []
     (site / "figures" / "fig_x.pdf").unlink()
     assert check_links(site) == ["index.html: figures/fig_x.pdf (missing)"]
@@ -145,6 +154,8 @@ def test_a_failed_notebook_is_flagged_in_red_and_its_claims_are_stale(tmp_path, 
     index = index_path.read_text()
     assert "class='failed'" in index and "ValueError: boom (cell [4])" in index
     assert "1 <span class='v-held'>held</span>" in index and "1 <span class='v-stale'>stale</span>" in index
+    first_screen = index[: index.index("<h2>Contents</h2>")]
+    assert "six holds" not in first_screen and "Left out: the <span class='v-stale'>stale</span> claims of 06" in first_screen
     row = next(r for r in index.split("<tr>") if "six holds" in r)
     assert "v-stale" in row and "<s>held</s>" in row  # the old verdict is shown struck out, never as current
     page = (index_path.parent / f"{six}.html").read_text()
@@ -219,3 +230,47 @@ def test_index_has_contents_banner_and_figures_grouped_by_notebook(tmp_path, mon
         < figs.index("zz_orphan")
     )
     assert index.index("id='figures'") < index.index("id='claims'")
+
+
+def test_a_claim_without_effect_interval_or_gate_renders_and_a_failed_build_keeps_the_last_site(tmp_path, monkeypatch):
+    """Issue 44: a `not testable` claim without an effect crashed the index (``'+.3g'`` of an empty
+    string) and left a half-written site; the site is now built aside and moved in when whole."""
+    out = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(out))
+    five = next(p.stem for p in NOTEBOOKS if p.stem[:2] == "05")
+    _results_with(out, ("05",), {"profile": "cpu", "format": 2, "notebooks": {five: {"commit": "c0ffee1234567", "seconds": 3.0}}})
+    csv = out / "figures" / "cpu" / "claims.csv"
+    csv.parent.mkdir(parents=True)
+    csv.write_text("notebook,claim,paper,effect,ci_low,ci_high,unit,verdict,gate,test\n05,nothing to scale,slide 5,,,,,not testable,,\n")
+    site = tmp_path / "site"
+    index = build_report("cpu", site).read_text()
+    row = next(r for r in index.split("<tr>") if "nothing to scale" in r)
+    assert "<span class='num'>—</span>" in row and "v-not-testable" in row
+    before = sorted(p.relative_to(site) for p in site.rglob("*"))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    with monkeypatch.context() as mp:
+        mp.setattr("prismlib.runs.report.render_index", broken)
+        with pytest.raises(RuntimeError, match="boom"):
+            build_report("cpu", site)
+    assert sorted(p.relative_to(site) for p in site.rglob("*")) == before and (site / "index.html").read_text() == index
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no build folder left behind
+    csv.write_text("notebook,claim\n05,x\n")  # not a claims table: one error naming the file and the fix
+    with pytest.raises(ValueError, match=r"claims.csv is not a claims table: it has no verdict column; delete it and re-run"):
+        build_report("cpu", site)
+    assert (site / "index.html").read_text() == index
+
+
+def test_each_page_opens_with_links_to_its_claims_table_and_main_figure(smoke_site):
+    """Issue 44: a page's results lay thousands of pixels down (notebook 03's Table 1)."""
+    site = smoke_site.parent
+    for path in NOTEBOOKS:
+        page = (site / f"{path.stem}.html").read_text()
+        results = page[page.index("Results:") :][:400]
+        assert page.index("Results:") < page.index("report index"), path.stem  # the first line of the page
+        assert '<a href="#claims">' in results and page.count('id="claims"') == 1, path.stem
+        if '<a href="#main-figure">' in results:
+            assert page.count('id="main-figure"') == 1 and page.index('id="main-figure"') < page.index('id="claims"'), path.stem
+    assert sum('<a href="#main-figure">' in (site / f"{p.stem}.html").read_text() for p in NOTEBOOKS) >= len(NOTEBOOKS) - 1

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from prismlib.spectral import filter_timings
-from prismlib.timing import NO_CUDA, benchmark_device, best_time, describe_device, interleaved_times, spread
+from prismlib.timing import NO_CUDA, benchmark_device, best_time, describe_device, format_duration, interleaved_times, spread
 
 
 def test_benchmark_device_falls_back_to_the_cpu_and_says_so(capsys, monkeypatch):
@@ -208,3 +208,17 @@ def test_lstm_benchmark_counts_training_flops_of_the_layers_and_the_clusters_eac
     expected = 3 * (layers + 2 * 4 * 2002 + 0.5 * (2 * 4 * 4 + 2 * 4 * 4000))
     assert mod.flops_per_token([4, 4], 4, (2000, 6000), half) == pytest.approx(expected)
     assert mod.matmul_gflops(torch.device("cpu"), n=64, repeats=1) > 0
+
+
+@pytest.mark.parametrize(
+    "seconds, text",
+    [(0.0, "0 s"), (0.004, "< 1 s"), (13.7, "14 s"), (133.2, "2.2 min"), (3251.7, "54 min"), (9002.3, "2.5 h"), (4.5e6, "1,250 h")],
+)
+def test_format_duration_picks_a_unit_that_never_rounds_to_zero(seconds, text):
+    assert format_duration(seconds) == text
+
+
+def test_format_duration_refuses_a_negative_duration_and_marks_an_unknown_one():
+    assert format_duration(float("nan")) == "?"
+    with pytest.raises(ValueError, match="cannot be negative"):
+        format_duration(-1.0)

@@ -1,0 +1,54 @@
+"""Argument errors of every ``python -m prismlib`` command (prismlib.runs.cli): one line on
+stderr that names the problem and where the usage is, exit status 2; the usage block only
+with ``--help``."""
+
+from __future__ import annotations
+
+import pytest
+
+from prismlib.__main__ import COMMANDS, main
+from prismlib.runs.cli import HINT
+
+
+def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == "", out
+    assert err.count("\n") == 1 and "usage:" not in err and err.rstrip().endswith(HINT), err
+    return err
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_wrong_flag_of_every_command_is_one_line_without_the_usage(command, capsys):
+    err = _one_line_error([command, "--no-such-flag"], capsys)
+    assert err.startswith(f"python -m prismlib {command}: error: "), err
+
+
+@pytest.mark.parametrize(
+    "argv, problem",
+    [
+        (["train", "--only", "nosuchexperiment"], "argument --only: invalid choice: 'nosuchexperiment'"),
+        (["train", "--minutes", "0"], "--minutes must be a positive number of minutes, got 0"),
+        (["reproduce", "--profile"], "argument --profile: expected one argument"),
+        (["data", "fetch", "nosuchdata"], "unknown dataset(s) nosuchdata; known: ptb"),
+        (["cache"], "the following arguments are required: {list,verify,clean}"),
+        (["cache", "nosuch"], "argument {list,verify,clean}: invalid choice: 'nosuch'"),
+    ],
+)
+def test_a_bad_value_names_the_problem_in_one_line(argv, problem, capsys):
+    assert problem in _one_line_error(argv, capsys)
+
+
+def test_an_unknown_command_is_one_line_that_names_the_commands(capsys):
+    assert main(["nosuch"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "usage" not in err, err
+    assert err.startswith("python -m prismlib: error: unknown command 'nosuch'; choose one of data, train") and HINT in err
+
+
+def test_help_still_prints_the_usage(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--help"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("usage: python -m prismlib train")
+    assert main(["--help"]) == 0 and "commands:" in capsys.readouterr().out

@@ -1,0 +1,33 @@
+"""A notebook page's pointers to its results (prismlib.runs.pages): the claims cell and the main
+figure found, anchored and linked from the page's first line."""
+
+from __future__ import annotations
+
+import nbformat
+
+from prismlib.claims import Claim, Test, render
+from prismlib.runs.pages import claims_cell, main_figure
+from prismlib.stats import Interval
+
+
+def _notebook(*sources: str, claims: bool = True) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    if claims:
+        cell = nbformat.v4.new_code_cell("report(claims, P.name)")
+        table = render([Claim("05", "x", "p", (Test(Interval(1.0, 0.5, 1.5, 20)),))])
+        cell.outputs = [nbformat.v4.new_output("execute_result", {"text/markdown": table}, execution_count=1)]
+        nb.cells.append(cell)
+    return nb
+
+
+def test_the_main_figure_is_the_first_of_the_papers_else_the_first_saved():
+    nb = _notebook('save_figure(fig, "mlm_training_loss", P.name)', "x = 1", "save_figure(g.figure, 'table1_prism', P.name)")
+    assert main_figure(nb) == (2, "table1_prism")
+    assert main_figure(_notebook('save_figure(fig, "memory_cell_state_change", P.name)')) == (0, "memory_cell_state_change")
+    assert main_figure(_notebook("plt.show()")) is None
+
+
+def test_the_claims_cell_is_the_one_displaying_the_claims_table():
+    assert claims_cell(_notebook("x = 1", "y = 2")) == 2
+    assert claims_cell(_notebook("x = 1", claims=False)) is None
