@@ -121,7 +121,8 @@ def test_a_twin_without_runs_is_calibrated_on_the_profile_it_extends(tmp_path):
     assert all(e.basis == clock.CALIBRATED and e.source.endswith("of profile cpu") for e in est.values())
 
 
-def test_training_counts_only_the_models_not_trained_yet(tmp_path):
+def test_training_counts_only_the_models_not_trained_yet(tmp_path, monkeypatch):
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))  # no committed record: the checkout's results/cpu/runs/ fills up
     cpu = PROFILES["cpu"]
     before = clock.estimates(cpu, {}, cache=tmp_path)["05_chrono_init"]
     assert before.models_to_train == before.models > 0 and before.training_seconds > 0
