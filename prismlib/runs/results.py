@@ -183,7 +183,8 @@ def lstm_runs_line(stem: str, profile: str, nb: nbformat.NotebookNode | None = N
         return f"{head}none of its {len(jobs)} runs has a committed record ({runs}) yet"
     at = ", ".join(f"`{c}`" for c in commits)
     left = f"; {len(jobs) - done} not trained yet" if done < len(jobs) else ""
-    return f"{head}now {done} of its {len(jobs)} runs have a committed record in {runs} (trained at {at}){left}"
+    verb = "has" if done == 1 else "have"
+    return f"{head}now {done} of its {len(jobs)} runs {verb} a committed record in {runs} (trained at {at}){left}"
 
 
 def grid_line(profile: str) -> str | None:
