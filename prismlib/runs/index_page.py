@@ -11,9 +11,9 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import nbformat
 import pandas as pd
@@ -24,6 +24,9 @@ from prismlib.runs.findings import effect_text, headlines, work_summary
 from prismlib.runs.pages import STYLE, commit_html, markdown_html, run_time_html
 from prismlib.runs.results import Entry, Sources, grid_line
 from prismlib.timing import format_duration
+
+if TYPE_CHECKING:
+    from prismlib.runs.clock import Estimate
 
 FIGURE_ORDER = (".png", ".pdf", ".csv", ".md")
 MEANINGLESS = {
@@ -61,7 +64,10 @@ def render_index(
         parts.append(f"<h2 id='findings'>What it found</h2>\n{findings_html(table, entries)}")
         if (grid := grid_line(src.profile)) is not None and not src.stored:
             parts.append(f"<p class='note'>{grid}</p>")
-    parts.append(f"<p>{currency_line(entries, src.profile, lambda stems: rerun_cost(stems, src.profile))}</p>")
+    from prismlib.runs.clock import notebook_estimates
+
+    est = notebook_estimates(src.profile)  # once: every re-run cost below reads it
+    parts.append(f"<p>{currency_line(entries, src.profile, lambda stems: rerun_cost(stems, est))}</p>")
     bad = [e for e in entries if not e.ok]
     if bad:
         items = "".join(f"<li><a href='{e.stem}.html'>{esc(e.stem)}</a>: {esc(e.problem)}</li>" for e in bad)
@@ -77,7 +83,7 @@ def render_index(
             "are the notebooks' own claims cells; run times are estimated from the cells' timestamps. "
             "<code>python -m prismlib reproduce --profile smoke</code> writes all of them.</p>"
         )
-    sections = [("notebooks", "Notebooks", _notebook_table(entries, src, manifest))]
+    sections = [("notebooks", "Notebooks", _notebook_table(entries, src, manifest, est))]
     if table is not None:
         sections.append(("verdicts", "Verdicts per notebook", _verdict_summary(table, entries)))
     if (site / "figures").is_dir():
@@ -140,14 +146,13 @@ def _redact_index(page: str) -> str:
     return redact_paths(page, path_patterns(roots))
 
 
-def rerun_cost(stems: Sequence[str], profile: str) -> str:
-    """What running the notebooks ``stems`` again takes on ``profile`` (HTML), from
-    :func:`prismlib.runs.clock.notebook_estimates` (their measured runs where they exist): the
+def rerun_cost(stems: Sequence[str], est: Mapping[str, Estimate]) -> str:
+    """What running the notebooks ``stems`` again takes (HTML), from their estimates ``est``
+    (:func:`prismlib.runs.clock.notebook_estimates`: measured runs where they exist): the
     notebooks' own run time and the worker time of the LSTM models they would train first;
     ``""`` when a notebook's time is only modelled (no measured run to go by)."""
-    from prismlib.runs.clock import MODELLED, notebook_estimates
+    from prismlib.runs.clock import MODELLED
 
-    est = notebook_estimates(profile)
     known = [est[s] for s in stems if s in est]
     if not known or any(e.basis == MODELLED for e in known):
         return ""  # only operations at an assumed throughput: no time worth stating
@@ -184,7 +189,7 @@ def currency_line(entries: list[Entry], profile: str, cost: Callable[[list[str]]
     )
 
 
-def _notebook_table(entries: list[Entry], src: Sources, manifest: dict) -> str:
+def _notebook_table(entries: list[Entry], src: Sources, manifest: dict, est: Mapping[str, Estimate]) -> str:
     rows = []
     for e in entries:
         state = f"<b>failed</b><br><small>{html.escape(e.problem)}</small>" if e.problem else "ok"
@@ -204,15 +209,16 @@ def _notebook_table(entries: list[Entry], src: Sources, manifest: dict) -> str:
         "<th>executed</th></tr>\n" + "\n".join(rows) + f"\n<tr><td colspan='4'>total</td><td class='num'>{total}</td><td></td></tr></table>"
     )
     if src.missing:
-        items = "".join(f"<li><code>{html.escape(stem)}</code>: {not_run_reason(stem, src.profile, manifest)}</li>" for stem in src.missing)
+        why = {stem: not_run_reason(stem, src.profile, manifest, est) for stem in src.missing}
+        items = "".join(f"<li><code>{html.escape(stem)}</code>: {reason}</li>" for stem, reason in why.items())
         out += f"<div class='note'><p>Not executed on this profile:</p><ul>{items}</ul></div>"
     return out
 
 
-def not_run_reason(stem: str, profile: str, manifest: dict) -> str:
+def not_run_reason(stem: str, profile: str, manifest: dict, est: Mapping[str, Estimate]) -> str:
     """Why a notebook of ``notebooks/`` has no executed copy on ``profile`` (HTML) and the command that runs it."""
     failure = manifest.get("notebooks", {}).get(stem, {}).get("failure")
-    takes = rerun_cost([stem], profile)
+    takes = rerun_cost([stem], est)
     run = f"<code>make reproduce PROFILE={html.escape(profile)} ONLY={html.escape(stem[:2])}</code> runs it" + (
         f" ({takes})" if takes else ""
     )
