@@ -3,8 +3,9 @@ checks their values must pass. The profiles' values are in the modules beside th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, replace
+
+from prismlib.profiles.nested import Nested
 
 
 @dataclass(frozen=True)
@@ -170,11 +171,11 @@ class LSTMRecipe:
 
 
 @dataclass(frozen=True)
-class LSTMSettings:
+class LSTMSettings(Nested):
     """Notebooks 05-08 (work B): the recipe of its language models and how they are analysed.
 
     The recipe's fields read through the settings too (``settings.hidden`` is
-    ``settings.recipe.hidden``); :meth:`updated` changes fields of either.
+    ``settings.recipe.hidden``); :meth:`~Nested.updated` changes fields of either by name.
 
     Attributes:
         recipe: how every model is trained (:class:`LSTMRecipe`; a job's key hashes it).
@@ -213,21 +214,6 @@ class LSTMSettings:
     freeze: str = "input_forget"
     all_seeds: bool = False
     records: bool = False
-
-    def __getattr__(self, name: str) -> Any:
-        """A field of the recipe (``settings.bptt``); only called for names the settings lack."""
-        if name == "recipe":  # unpickling: before the fields exist
-            raise AttributeError(name)
-        return getattr(self.recipe, name)
-
-    def updated(self, **changes: Any) -> LSTMSettings:
-        """These settings with ``changes`` to fields of the settings or of the recipe."""
-        recipe_fields = {f.name for f in fields(LSTMRecipe)}
-        unknown = set(changes) - recipe_fields - {f.name for f in fields(LSTMSettings)}
-        if unknown:
-            raise TypeError(f"no LSTM setting named {', '.join(sorted(unknown))}")
-        recipe = replace(self.recipe, **{k: v for k, v in changes.items() if k in recipe_fields})
-        return replace(self, recipe=recipe, **{k: v for k, v in changes.items() if k not in recipe_fields})
 
 
 @dataclass(frozen=True)

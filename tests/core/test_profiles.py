@@ -18,7 +18,7 @@ from prismlib.profiles import schema as schema_module
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "prismlib" / "profiles"
-NOT_PROFILES = {"__init__", "schema", "registry"}
+NOT_PROFILES = {"__init__", "schema", "nested", "registry"}
 SCREEN = 60
 """Lines of a screen: the cpu profile's LSTM recipe, its comment included, fits in them."""
 
