@@ -281,8 +281,10 @@ class Job:
         recipe code's version. Nothing else: the profile's name and its analysis settings
         (seeds to report, bootstrap sizes, memory settings, the grid) never enter it, so two
         profiles with one recipe share their models, and any change to the recipe (a new
-        field included) gives new keys."""
-        return with_recipe({"spec": asdict(self.spec), "training": asdict(self.settings.recipe)}, RECIPE_VERSION)
+        field included) gives new keys. The recipe is hashed flat
+        (:meth:`~prismlib.profiles.Nested.flat`: its anneal ``schedule``'s fields beside its
+        own, as before the schedule was grouped, so the keys stayed)."""
+        return with_recipe({"spec": asdict(self.spec), "training": self.settings.recipe.flat()}, RECIPE_VERSION)
 
     @property
     def key(self) -> str:

@@ -6,6 +6,7 @@ number. ``cpu-long`` (:mod:`prismlib.profiles.cpu_long`) is this profile with mo
 
 from __future__ import annotations
 
+from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
     DyckSettings,
@@ -100,8 +101,9 @@ def get_config() -> Profile:
                 emb=96, hidden=96, layers=3, dropout=0.25, dropouth=0.25, dropouti=0.25, dropoute=0.0, wdrop=0.0,
                 optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
                 batch_size=20, bptt=35, epochs=CPU_PATH_ROUNDS + 6, steps_per_epoch=None, checks_per_pass=4, eval_batch=20,
-                valid_tokens=None, test_tokens=None, cutoffs=(2000, 6000), average_last=0, decay_factor=4.0, decays=4,
-                min_rounds=CPU_PATH_ROUNDS, fixed_path=True,
+                valid_tokens=None, test_tokens=None, cutoffs=(2000, 6000), average_last=0, fixed_path=True,
+                # on the fixed path decay_tolerance and decay_patience go unused (they enter the keys)
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=4, min_rounds=CPU_PATH_ROUNDS, decay_patience=1),
             ),
             seeds=(0,), bootstrap=1000, memory_contexts=100, context=70, threads=1, grid="slides", records=True,
         ),

@@ -5,6 +5,7 @@ profile on tiny sizes.
 
 from __future__ import annotations
 
+from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
     DyckSettings,
@@ -57,6 +58,8 @@ def get_config() -> Profile:
                 emb=400, hidden=1150, layers=3, dropout=0.4, dropouth=0.25, dropouti=0.4, dropoute=0.1, wdrop=0.5,
                 optimizer="ntasgd", lr=30.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
                 batch_size=20, bptt=70, epochs=1000, steps_per_epoch=None, eval_batch=10, valid_tokens=None, test_tokens=None,
+                # NT-ASGD: the anneal schedule goes unused (it enters the keys)
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=4, min_rounds=4, decay_patience=1),
             ),
             seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None, grid="slides",
             records=True,

@@ -1,10 +1,17 @@
 """The settings classes of the run profiles: each notebook's settings, what they mean and the
-checks their values must pass. The profiles' values are in the modules beside this one."""
+checks their values must pass. The profiles' values are in the modules beside this one.
+
+A trainer's settings hold its *recipe* (what changes a trained model: a job's key hashes it
+whole, :meth:`~prismlib.profiles.Nested.flat`) beside the settings of its analyses, and a
+recipe that anneals holds its :class:`~prismlib.anneal.AnnealSettings` (``schedule``); a
+grouped field reads through and changes by its name (``settings.decays``,
+``settings.updated(decays=2)``: :class:`~prismlib.profiles.Nested`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from prismlib.anneal import AnnealSettings
 from prismlib.profiles.nested import Nested
 
 
@@ -31,12 +38,12 @@ class SpectralSettings:
 
 
 @dataclass(frozen=True)
-class LSTMRecipe:
+class LSTMRecipe(Nested):
     """How one of work B's language models is trained: everything that changes the trained
     model or the numbers its run record keeps, and nothing else. A job's key hashes the
-    recipe whole (:meth:`prismlib.lstm.Job.describe`), so a new field here changes every key
-    (the models of the old recipe are retrained, never reused); analysis settings live
-    beside it in :class:`LSTMSettings`.
+    recipe whole (:meth:`prismlib.lstm.Job.describe`, :meth:`~prismlib.profiles.Nested.flat`), so a new field
+    here or in its ``schedule`` changes every key (the models of the old recipe are
+    retrained, never reused); analysis settings live beside it in :class:`LSTMSettings`.
 
     Attributes:
         emb, hidden, layers: embedding size (= last layer, tied), other layers' width, depth.
@@ -56,6 +63,13 @@ class LSTMRecipe:
         valid_tokens: first tokens of PTB valid used for the per-epoch validation (NT-ASGD,
             best checkpoint); ``None`` is the full split.
         test_tokens: first tokens of PTB test evaluated; ``None`` is the full split.
+        schedule: the ``anneal`` schedule (:class:`~prismlib.anneal.AnnealSettings`; its
+            fields read through, ``recipe.decays``): the rate is divided by ``decay_factor``
+            when full validation fails to improve by ``decay_tolerance`` (a fraction) at
+            ``decay_patience`` checks in a row; the run stops at the first such stall after
+            ``decays`` decays; no decay in the first ``min_rounds`` rounds nor before the
+            model beats the PTB bigram on validation. ``epochs`` is the cap in rounds. Other
+            optimizers leave it unused (its values still enter the key).
         cutoffs: adaptive-softmax cluster boundaries (word frequency ranks), e.g.
             ``(2000, 6000)``; ``()`` is the full softmax tied to the embedding (AWD-LSTM).
         average_last: NT-ASGD switches to averaged SGD for the last ``average_last`` epochs
@@ -73,14 +87,6 @@ class LSTMRecipe:
             the budget.
         checks_per_pass: with ``steps_per_epoch=None``, the "epochs" (rounds: validation,
             checkpoint, a schedule decision) per pass over PTB train (1: one per pass).
-        decay_factor, decay_tolerance, decays, min_rounds: the ``anneal`` schedule
-            (:class:`prismlib.anneal.AnnealRule`): divide the rate by ``decay_factor``
-            when full validation fails to improve by ``decay_tolerance`` (a fraction); stop
-            at the first failure after ``decays`` decays; no decay in the first
-            ``min_rounds`` rounds nor before the model beats the PTB bigram on validation.
-            ``epochs`` is the cap in rounds.
-        decay_patience: the ``anneal`` schedule decays (or stops) only after this many
-            failed checks in a row (1: at every failed check).
         fixed_path: the ``anneal`` schedule on a fixed learning-rate path, the same for
             every model of a comparison: the rate stays at ``lr`` for ``min_rounds`` rounds,
             is divided by ``decay_factor`` after each of the next ``decays`` rounds, and the
@@ -110,6 +116,7 @@ class LSTMRecipe:
     eval_batch: int
     valid_tokens: int | None
     test_tokens: int | None
+    schedule: AnnealSettings
     cutoffs: tuple[int, ...] = ()
     average_last: int = 0
     curve_every: int | None = None
@@ -118,11 +125,6 @@ class LSTMRecipe:
     converge_share: float = 0.25
     converge_tolerance: float = 0.01
     checks_per_pass: int = 1
-    decay_factor: float = 4.0
-    decay_tolerance: float = 0.002
-    decays: int = 4
-    min_rounds: int = 4
-    decay_patience: int = 1
     fixed_path: bool = False
 
     def __post_init__(self) -> None:
@@ -133,24 +135,7 @@ class LSTMRecipe:
         if self.fixed_path and self.optimizer != "anneal":
             raise ValueError(f"fixed_path is a form of the anneal schedule: set optimizer='anneal' (got {self.optimizer!r})")
         if self.optimizer == "anneal":
-            if not self.decay_factor > 1:
-                raise ValueError(f"decay_factor must be > 1 (the rate must fall), got {self.decay_factor}")
-            if not self.decay_tolerance > 0:
-                raise ValueError(f"decay_tolerance must be > 0, or the anneal schedule may never stop; got {self.decay_tolerance}")
-            if self.decay_patience < 1:
-                raise ValueError(f"decay_patience must be >= 1 (failed checks before a decay), got {self.decay_patience}")
-            if self.decays < 1:
-                raise ValueError(f"decays must be >= 1, or the anneal schedule never stops by its rule; got {self.decays}")
-            if self.min_rounds < 0 or self.epochs <= self.min_rounds:
-                raise ValueError(
-                    f"epochs (the cap, {self.epochs} rounds) must exceed min_rounds ({self.min_rounds}, >= 0): "
-                    "below it the anneal schedule can never decay"
-                )
-            if self.fixed_path and self.epochs <= self.min_rounds + self.decays:
-                raise ValueError(
-                    f"epochs (the cap, {self.epochs} rounds) must exceed min_rounds + decays ({self.min_rounds} + {self.decays}): "
-                    "the fixed path ends one round after its last decay"
-                )
+            self.schedule.check_cap(self.epochs, self.fixed_path, cap_name="epochs")
             if self.until_converged or self.average_last:
                 raise ValueError("the anneal schedule stops by its own rule: set until_converged=False and average_last=0")
         if self.until_converged and self.average_last:
@@ -167,7 +152,8 @@ class LSTMRecipe:
         the doubling check (the convergence gate of every paired comparison)."""
         if not self.fixed_path:
             raise ValueError("only a fixed learning-rate path has a doubled twin (fixed_path=True)")
-        return replace(self, min_rounds=2 * self.min_rounds, epochs=self.epochs + self.min_rounds)
+        rounds = self.schedule.min_rounds
+        return self.updated(min_rounds=2 * rounds, epochs=self.epochs + rounds)
 
 
 @dataclass(frozen=True)
@@ -175,7 +161,8 @@ class LSTMSettings(Nested):
     """Notebooks 05-08 (work B): the recipe of its language models and how they are analysed.
 
     The recipe's fields read through the settings too (``settings.hidden`` is
-    ``settings.recipe.hidden``); :meth:`~Nested.updated` changes fields of either by name.
+    ``settings.recipe.hidden``, ``settings.decays`` is ``settings.recipe.schedule.decays``);
+    :meth:`~Nested.updated` changes fields of any of them by name.
 
     Attributes:
         recipe: how every model is trained (:class:`LSTMRecipe`; a job's key hashes it).

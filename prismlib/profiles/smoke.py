@@ -4,6 +4,7 @@ cores (CI and nbval); nothing converges and no claim is meant to hold.
 
 from __future__ import annotations
 
+from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
     DyckSettings,
@@ -57,7 +58,8 @@ def get_config() -> Profile:
                 emb=16, hidden=32, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.1, wdrop=0.2,
                 optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
                 batch_size=8, bptt=20, epochs=6, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
-                cutoffs=(200, 1000), average_last=0, decays=2, min_rounds=2,
+                cutoffs=(200, 1000), average_last=0,
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=2, decay_patience=1),
             ),
             seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, memory_fit=(2, 20),
         ),

@@ -144,7 +144,7 @@ LSTM = get_profile("smoke").lstm
         ({"decays": 0}, "decays must be >= 1"),
         ({"decay_tolerance": 0.0}, "decay_tolerance must be > 0"),
         ({"decay_factor": 1.0}, "decay_factor must be > 1"),
-        ({"epochs": 4, "min_rounds": 4}, r"epochs \(the cap, 4 rounds\) must exceed min_rounds"),
+        ({"epochs": 4, "min_rounds": 4}, r"cap \(epochs = 4 rounds\) must exceed min_rounds \(4\)"),
         ({"checks_per_pass": 0}, "checks_per_pass must be >= 1"),
         ({"average_last": 1}, "stops by its own rule"),
     ],
