@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -74,11 +74,6 @@ MLM with the prism, and B.3."""
 UNTRAINED_PRISM_ON = {"prism_untrained": "original", "baseline_prism_untrained": "baseline"}
 """Arms that add an untrained prism after the last layer of another arm's weights."""
 TRAINED = ("baseline", "prism", "prism-every")
-_RECIPE_FIELDS = (
-    "recipe", "train_text", "train_articles_103", "train_inputs", "steps", "batch_size", "seq_len", "lr",
-    "train_layers", "mask_versions", "head_epochs", "head_lr", "head_batch", "warmup", "clip", "attention_dropout", "stop_articles",
-    "round_steps", "decay_factor", "decay_tolerance", "decays", "min_rounds", "decay_patience",
-)  # fmt: skip
 
 
 # =========================================================================== the text
@@ -284,8 +279,11 @@ def stop_rule(settings: Any, heldout: StateCache) -> StopRule:
 
 
 def recipe_settings(settings: Any) -> dict[str, Any]:
-    """The prism settings (``PrismSettings``) that change a trained arm: what its key hashes."""
-    return {k: v for k, v in asdict(settings).items() if k in _RECIPE_FIELDS}
+    """The recipe of the prism settings (``PrismSettings.training``, every setting that changes a
+    trained arm), flat (:meth:`~prismlib.profiles.Nested.flat`: the anneal ``schedule``'s fields
+    beside the recipe's own, as before they were grouped, so the keys stayed): what an arm's
+    key hashes."""
+    return settings.training.flat()
 
 
 RECIPE_VERSION = 2

@@ -13,6 +13,7 @@ from prismlib.profiles.schema import (
     ICLRSettings,
     LSTMRecipe,
     LSTMSettings,
+    MLMRecipe,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -66,10 +67,13 @@ def get_config() -> Profile:
         # check short of its rule, hence the cap of 400; one epoch of head warm-up (the top layers
         # go on training the head); no attention dropout in the trained layers (a step 4.1 -> 2.5 s).
         prism=PrismSettings(
-            train_text="offline", train_articles_103=30, steps=400, batch_size=8, seq_len=512, lr=1e-3, checkpoint_every=20,
-            every_layer=True, recipe="staged", train_layers=2, train_inputs=None, mask_versions=1, head_epochs=1, head_lr=1e-3,
-            head_batch=512, warmup=20, clip=1.0, attention_dropout=0.0, stop_articles=6, round_steps=20, min_rounds=2, decays=2,
-            decay_patience=1,
+            training=MLMRecipe(
+                train_text="offline", train_articles_103=30, steps=400, batch_size=8, seq_len=512, lr=1e-3, recipe="staged",
+                train_layers=2, train_inputs=None, mask_versions=1, head_epochs=1, head_lr=1e-3, head_batch=512, warmup=20,
+                clip=1.0, attention_dropout=0.0, stop_articles=6, round_steps=20,
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=2, decay_patience=1),
+            ),
+            checkpoint_every=20, every_layer=True,
             # Table 1's probes at a scale that can carry it: POS on notebook 02's windows (the
             # original encoder scored 62.1 on 16 training windows against 02's 82.8), dialog acts
             # tested on the whole WS97 test split (19 conversations, as in 02), topic on 80 posts.

@@ -80,8 +80,7 @@ def get_config() -> Profile:
             encode_batch=4,
             option_runs=1,
         ),
-        prism=replace(
-            base.prism,
+        prism=base.prism.updated(
             steps=2,
             batch_size=1,
             checkpoint_every=1,

@@ -12,6 +12,7 @@ from prismlib.profiles.schema import (
     ICLRSettings,
     LSTMRecipe,
     LSTMSettings,
+    MLMRecipe,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -42,7 +43,11 @@ def get_config() -> Profile:
         # Notebooks 03-04: the paper's continued training, 50k steps x 8 x 512 tokens of
         # WikiText-103 train, every parameter, Adam's defaults (lr 1e-3).
         prism=PrismSettings(
-            train_text="wikitext103-train", train_articles_103=0, steps=50_000, batch_size=8, seq_len=512, lr=1e-3,
+            training=MLMRecipe(
+                train_text="wikitext103-train", train_articles_103=0, steps=50_000, batch_size=8, seq_len=512, lr=1e-3,
+                # a fixed budget: the schedule goes unused (it enters the keys)
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=2, decay_patience=1),
+            ),
             checkpoint_every=1000, every_layer=True,
             sizes={
                 "pos": TaskSize(train=-1, val=-1, test=-1, positions=128),

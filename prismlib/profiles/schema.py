@@ -279,9 +279,11 @@ class ProbeSettings:
 
 
 @dataclass(frozen=True)
-class PrismSettings:
-    """Notebooks 03-04 (paper section 4, App. B): continued MLM training of the encoder
-    with and without a prism layer, the probes of Table 1, and Fig. 5.
+class MLMRecipe(Nested):
+    """How section 4 trains an arm further with masked language modelling: everything that
+    changes a trained arm, and nothing else. An arm's key hashes it whole
+    (:meth:`prismlib.prism.ArmJob.describe`, :meth:`~prismlib.profiles.Nested.flat`); the probes, Fig. 5 and
+    how often a run checkpoints live beside it in :class:`PrismSettings`.
 
     Attributes:
         train_text: ``"wikitext103-train"`` (the paper) or ``"offline"``: WikiText-2 valid
@@ -292,8 +294,10 @@ class PrismSettings:
         batch_size: sequences per step (the paper: 8).
         seq_len: tokens per training sequence, special tokens included (512).
         lr: Adam's learning rate (the paper: Adam's defaults, i.e. 1e-3).
-        checkpoint_every: steps between checkpoints.
-        every_layer: also train the App. B.3 model (prism after every layer).
+        schedule: the annealed rule of a run that trains to a stop
+            (:class:`~prismlib.anneal.AnnealSettings`, as work B's; its fields read through):
+            see ``stop_articles``. A fixed budget leaves it unused (its values still enter
+            the key).
         recipe: ``"full"`` (the paper: every parameter trained from the first step,
             :func:`prismlib.prism.train_mlm`) or ``"staged"`` (the cpu recipe of
             :mod:`prismlib.prism.staged_recipe`: lower layers frozen and cached, a head warm-up,
@@ -318,17 +322,9 @@ class PrismSettings:
             (linear decay). With stopping text the top layers train to a stop
             (:class:`prismlib.prism.StopRule`): the held-out MLM perplexity on it is checked
             every ``round_steps`` steps and the annealed rule of :mod:`prismlib.anneal`
-            (``decay_factor``, ``decay_tolerance``, ``decays``, ``min_rounds``,
-            ``decay_patience``; as work B's) lowers the rate and stops; ``steps`` is the cap.
-            The stopping text is neither trained on nor used by Fig. 5.
-        sizes: probing task (``pos``, ``swda``, ``topic``) -> windows per split and positions.
-        span: masked positions of Fig. 5 (half-open; the paper: tokens 200-299).
-        eval_inputs: inputs of Fig. 5 (the paper: N = 1600).
-        eval_stride: wordpieces between the starts of consecutive Fig. 5 inputs of an article.
-        eval_batch: inputs per forward pass in the Fig. 5 evaluation.
-        bootstrap: bootstrap resamples of the Fig. 5 intervals.
-        threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
-            shared cores one thread is faster).
+            (``schedule``) lowers the rate and stops; ``steps`` is the cap. The stopping
+            text is neither trained on nor used by Fig. 5.
+        round_steps: steps between two checks of a run that trains to a stop.
     """
 
     train_text: str
@@ -337,15 +333,7 @@ class PrismSettings:
     batch_size: int
     seq_len: int
     lr: float
-    checkpoint_every: int
-    every_layer: bool
-    sizes: dict[str, TaskSize]
-    span: tuple[int, int]
-    eval_inputs: int
-    eval_stride: int
-    eval_batch: int
-    bootstrap: int
-    threads: int | None = None
+    schedule: AnnealSettings
     recipe: str = "full"
     train_layers: int = 0
     train_inputs: int | None = None
@@ -358,11 +346,6 @@ class PrismSettings:
     attention_dropout: float | None = None
     stop_articles: int = 0
     round_steps: int = 0
-    decay_factor: float = 4.0
-    decay_tolerance: float = 0.002
-    decays: int = 2
-    min_rounds: int = 2
-    decay_patience: int = 1
 
     @property
     def trains_to_stop(self) -> bool:
@@ -375,13 +358,7 @@ class PrismSettings:
                 raise ValueError("training to a stop (stop_articles > 0) needs the staged recipe")
             if self.round_steps < 1 or self.steps % self.round_steps:
                 raise ValueError(f"round_steps must be >= 1 and divide steps ({self.steps}), got {self.round_steps}")
-            if self.decay_factor <= 1 or self.decay_tolerance <= 0 or self.decays < 1 or self.decay_patience < 1:
-                raise ValueError(
-                    "the anneal rule needs decay_factor > 1, decay_tolerance > 0, decays >= 1 and decay_patience >= 1, "
-                    f"got {self.decay_factor}, {self.decay_tolerance}, {self.decays}, {self.decay_patience}"
-                )
-            if self.steps // self.round_steps <= self.min_rounds:
-                raise ValueError(f"the cap ({self.steps // self.round_steps} rounds) must exceed min_rounds ({self.min_rounds})")
+            self.schedule.check_cap(self.steps // self.round_steps, cap_name="steps // round_steps")
         if self.recipe not in ("full", "staged"):
             raise ValueError(f"recipe must be 'full' or 'staged', got {self.recipe!r}")
         if self.recipe == "staged" and (self.train_layers < 1 or self.mask_versions < 1):
@@ -390,6 +367,41 @@ class PrismSettings:
             )
         if self.attention_dropout is not None and (self.recipe != "staged" or not 0 <= self.attention_dropout < 1):
             raise ValueError(f"attention_dropout needs the staged recipe and a value in [0, 1), got {self.attention_dropout}")
+
+
+@dataclass(frozen=True)
+class PrismSettings(Nested):
+    """Notebooks 03-04 (paper section 4, App. B): continued MLM training of the encoder
+    with and without a prism layer, the probes of Table 1, and Fig. 5.
+
+    The recipe's fields read through the settings (``settings.steps`` is
+    ``settings.training.steps``); :meth:`~Nested.updated` changes fields of either by name.
+
+    Attributes:
+        training: how every arm is trained (:class:`MLMRecipe`; an arm's key hashes it). Not
+            called ``recipe``: that is the recipe's kind, ``full`` or ``staged``.
+        checkpoint_every: steps between checkpoints.
+        every_layer: also train the App. B.3 model (prism after every layer).
+        sizes: probing task (``pos``, ``swda``, ``topic``) -> windows per split and positions.
+        span: masked positions of Fig. 5 (half-open; the paper: tokens 200-299).
+        eval_inputs: inputs of Fig. 5 (the paper: N = 1600).
+        eval_stride: wordpieces between the starts of consecutive Fig. 5 inputs of an article.
+        eval_batch: inputs per forward pass in the Fig. 5 evaluation.
+        bootstrap: bootstrap resamples of the Fig. 5 intervals.
+        threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
+            shared cores one thread is faster).
+    """
+
+    training: MLMRecipe
+    checkpoint_every: int
+    every_layer: bool
+    sizes: dict[str, TaskSize]
+    span: tuple[int, int]
+    eval_inputs: int
+    eval_stride: int
+    eval_batch: int
+    bootstrap: int
+    threads: int | None = None
 
 
 @dataclass(frozen=True)

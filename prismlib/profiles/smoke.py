@@ -11,6 +11,7 @@ from prismlib.profiles.schema import (
     ICLRSettings,
     LSTMRecipe,
     LSTMSettings,
+    MLMRecipe,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -41,9 +42,13 @@ def get_config() -> Profile:
         ),
         # Notebooks 03-04: the cpu profile's staged recipe on a few inputs, a step per round.
         prism=PrismSettings(
-            train_text="offline", train_articles_103=30, steps=4, batch_size=1, seq_len=512, lr=1e-4, checkpoint_every=1,
-            every_layer=True, recipe="staged", train_layers=2, train_inputs=4, mask_versions=1, head_epochs=1, head_lr=1e-3,
-            head_batch=64, warmup=1, clip=1.0, attention_dropout=0.0, stop_articles=1, round_steps=1, min_rounds=0, decays=1,
+            training=MLMRecipe(
+                train_text="offline", train_articles_103=30, steps=4, batch_size=1, seq_len=512, lr=1e-4, recipe="staged",
+                train_layers=2, train_inputs=4, mask_versions=1, head_epochs=1, head_lr=1e-3, head_batch=64, warmup=1, clip=1.0,
+                attention_dropout=0.0, stop_articles=1, round_steps=1,
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=1, min_rounds=0, decay_patience=1),
+            ),
+            checkpoint_every=1, every_layer=True,
             sizes={
                 "pos": TaskSize(train=2, val=1, test=2, positions=64),
                 "swda": TaskSize(train=2, val=1, test=2, positions=64),
