@@ -19,7 +19,8 @@ is below ``1e-4`` (at most 2000 epochs). Here:
   per epoch at a third of the padding (:func:`epoch_batches`).
 
 :class:`DyckJob` is a :class:`prismlib.jobcache.Trainable`: its key hashes the model kind, the
-seed, the profile and every setting that changes training (with :data:`DYCK_RECIPE_VERSION`);
+seed, the profile and the recipe (:class:`prismlib.profiles.DyckRecipe`, every setting that
+changes training) whole (with :data:`DYCK_RECIPE_VERSION`);
 ``partial.pt`` after every epoch holds the optimiser, the schedule and both RNG states, so an
 interrupted run resumes exactly; ``done.pt`` holds the best weights, the history and the test
 outputs' correctness per string. :func:`trained_dyck` returns every run of a profile, training
@@ -32,7 +33,7 @@ import copy
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,6 @@ from prismlib.stats import N_BOOT, Interval, mean_interval, paired_bootstrap, we
 
 DYCK_RECIPE_VERSION = 1
 """Version of the code that trains a Dyck job (:func:`dyck_recipe_code`); it enters every key."""
-
-_NOT_TRAINING = ("seeds", "eval_batch", "threads")
 
 
 def dyck_data(s: DyckSettings) -> dict[str, DyckSplit]:
@@ -165,7 +164,7 @@ class DyckHistory:
 
 
 def _rule(s: DyckSettings, learn_below: float | None) -> AnnealRule:
-    return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below, s.decay_patience)
+    return s.schedule.rule(s.epochs, learn_below)
 
 
 def train_dyck(
@@ -273,8 +272,11 @@ class DyckJob:
             raise ValueError(f"kind must be one of {DYCK_MODELS}, got {self.kind!r}")
 
     def describe(self) -> dict[str, Any]:
-        """What the key hashes: the kind, seed, profile and every training setting."""
-        s = {k: v for k, v in asdict(self.settings).items() if k not in _NOT_TRAINING}
+        """What the key hashes: the kind, seed, profile and the recipe whole, flat
+        (:meth:`~prismlib.profiles.Nested.flat`: the anneal ``schedule``'s fields beside the
+        recipe's own, as before the schedule and the recipe were grouped, so the keys stayed);
+        the seeds to train, the evaluation batch and the threads never enter it."""
+        s = self.settings.recipe.flat()
         described = {"kind": "dyck", "model": self.kind, "seed": self.seed, "profile": self.profile, "settings": s}
         return with_recipe(described, DYCK_RECIPE_VERSION)
 

@@ -45,6 +45,7 @@ from prismlib.profiles.nested import Nested
 from prismlib.profiles.registry import CONFIGS, DEFAULT_PROFILE, DEVICE_ENV, PROFILE_ENV, PROFILES, get_profile
 from prismlib.profiles.schema import (
     BeyondSettings,
+    DyckRecipe,
     DyckSettings,
     ICLRSettings,
     LSTMRecipe,
@@ -71,6 +72,7 @@ __all__ = [
     "PROFILES",
     "get_profile",
     "BeyondSettings",
+    "DyckRecipe",
     "DyckSettings",
     "ICLRSettings",
     "LSTMRecipe",

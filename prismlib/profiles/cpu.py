@@ -9,6 +9,7 @@ from __future__ import annotations
 from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
+    DyckRecipe,
     DyckSettings,
     ICLRSettings,
     LSTMRecipe,
@@ -132,8 +133,13 @@ def get_config() -> Profile:
         # 1e-3 (the official 1e-4 needs hundreds of passes) and stops by the official threshold or
         # the annealed rule on validation loss; a run at the cap is not converged (the gate says).
         iclr=ICLRSettings(
-            dyck=DyckSettings(hidden=128, n_train=2000, n_validation=500, n_test=2000, batch_size=32, lr=1e-3, epochs=80,
-                              seeds=(1, 2, 3), anneal=True, decay_tolerance=0.005, decays=3, bucket=True),
+            dyck=DyckSettings(
+                recipe=DyckRecipe(
+                    hidden=128, n_train=2000, n_validation=500, n_test=2000, batch_size=32, lr=1e-3, epochs=80, anneal=True, bucket=True,
+                    schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.005, decays=3, min_rounds=2, decay_patience=2),
+                ),
+                seeds=(1, 2, 3),
+            ),
             routing_blocks=24, routing_tokens=None, passage=100, mi_distances=100, mi_fit=(1, 50),
         ),
     )  # fmt: skip

@@ -8,6 +8,7 @@ from __future__ import annotations
 from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
+    DyckRecipe,
     DyckSettings,
     ICLRSettings,
     LSTMRecipe,
@@ -76,8 +77,14 @@ def get_config() -> Profile:
         # Notebook 10: the official Dyck recipe (prismlib.lstm.OFFICIAL_RECIPE) and 23 blocks of
         # 50 layer-2 units.
         iclr=ICLRSettings(
-            dyck=DyckSettings(hidden=256, n_train=10_000, n_validation=2_000, n_test=5_000, batch_size=32, lr=1e-4, epochs=2000,
-                              seeds=tuple(range(1, 21))),
+            dyck=DyckSettings(
+                recipe=DyckRecipe(
+                    hidden=256, n_train=10_000, n_validation=2_000, n_test=5_000, batch_size=32, lr=1e-4, epochs=2000,
+                    # the official threshold only: the annealed rule goes unused (it enters the keys)
+                    schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.01, decays=2, min_rounds=2, decay_patience=2),
+                ),
+                seeds=tuple(range(1, 21)),
+            ),
             routing_blocks=23, routing_tokens=None, passage=100, mi_distances=100, mi_fit=(1, 50),
         ),
     )  # fmt: skip

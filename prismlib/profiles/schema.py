@@ -444,8 +444,10 @@ class BeyondSettings:
 
 
 @dataclass(frozen=True)
-class DyckSettings:
-    """Notebook 10's Dyck-2 models (:mod:`prismlib.lstm.dyck_training`): the official recipe is
+class DyckRecipe(Nested):
+    """How notebook 10 trains a Dyck-2 model (:mod:`prismlib.lstm.dyck_training`): everything
+    that changes a trained model, and nothing else; a Dyck job's key hashes it whole
+    (:meth:`prismlib.lstm.DyckJob.describe`, :meth:`~prismlib.profiles.Nested.flat`). The official recipe is
     :data:`prismlib.lstm.OFFICIAL_RECIPE` (256 units, batch 32, Adam 1e-4, clip 1, MSE, stop at
     validation loss < 1e-4 or 2000 epochs, 10,000 / 2,000 / 5,000 strings, 20 seeds).
 
@@ -457,18 +459,18 @@ class DyckSettings:
         epochs: the cap (passes over the training strings); a run at its cap is not converged.
         stop_val_loss: a run stops, converged, once its validation loss (mean squared error per
             output) falls below this (the official rule).
-        anneal: also the annealed rule of :mod:`prismlib.anneal` on the validation loss: the
-            rate is divided by ``decay_factor`` when it improves by less than
-            ``decay_tolerance`` (a fraction) at ``decay_patience`` checks in a row, and the run
-            stops, converged, at the next such stall after ``decays`` decays (none in the first
-            ``min_rounds`` epochs nor before the loss beats the best constant output).
+        anneal: also the annealed rule of :mod:`prismlib.anneal` on the validation loss, with
+            ``schedule``.
+        schedule: the annealed rule's knobs (:class:`~prismlib.anneal.AnnealSettings`; its fields
+            read through): the rate is divided by ``decay_factor`` when the loss improves by less
+            than ``decay_tolerance`` (a fraction) at ``decay_patience`` checks in a row, and the
+            run stops, converged, at the next such stall after ``decays`` decays (none in the
+            first ``min_rounds`` epochs nor before the loss beats the best constant output).
+            Without ``anneal`` it goes unused (its values still enter the key).
         bucket: batches of strings of similar length (a random draw among equal lengths, the
             batches in random order) instead of the official random batches: the same
             strings per epoch at a third of the padding on cpu.
-        seeds: seeds of each model (the paper: 1..20).
         data_seed: seed of the data draw (every model reads the same strings).
-        eval_batch: strings per evaluation batch.
-        threads: torch threads of a training process.
     """
 
     hidden: int
@@ -478,29 +480,43 @@ class DyckSettings:
     batch_size: int
     lr: float
     epochs: int
-    seeds: tuple[int, ...]
+    schedule: AnnealSettings
     max_length: int = 200
     clip: float = 1.0
     stop_val_loss: float = 1e-4
     anneal: bool = False
-    decay_factor: float = 4.0
-    decay_tolerance: float = 0.01
-    decays: int = 2
-    min_rounds: int = 2
-    decay_patience: int = 2
     bucket: bool = False
     data_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if min(self.hidden, self.n_train, self.n_validation, self.n_test, self.batch_size, self.epochs) < 1:
+            raise ValueError("a Dyck recipe needs hidden, n_train, n_validation, n_test, batch_size and epochs (the cap) >= 1")
+        if self.anneal:
+            self.schedule.check_cap(self.epochs, cap_name="epochs")
+
+
+@dataclass(frozen=True)
+class DyckSettings(Nested):
+    """Notebook 10's Dyck-2 models: their recipe, seeds and how they are run.
+
+    The recipe's fields read through the settings (``settings.hidden`` is
+    ``settings.recipe.hidden``); :meth:`~Nested.updated` changes fields of either by name.
+
+    Attributes:
+        recipe: how every model is trained (:class:`DyckRecipe`; a job's key hashes it).
+        seeds: seeds of each model (the paper: 1..20).
+        eval_batch: strings per evaluation batch.
+        threads: torch threads of a training process.
+    """
+
+    recipe: DyckRecipe
+    seeds: tuple[int, ...]
     eval_batch: int = 256
     threads: int | None = 1
 
     def __post_init__(self) -> None:
-        if min(self.hidden, self.n_train, self.n_validation, self.n_test, self.batch_size, self.epochs) < 1 or not self.seeds:
-            raise ValueError("Dyck settings need positive sizes, a positive epoch cap and at least one seed")
-        if self.anneal and (self.decay_factor <= 1 or self.decay_tolerance <= 0 or self.decays < 1 or self.decay_patience < 1
-                            or not 0 <= self.min_rounds < self.epochs):  # fmt: skip
-            raise ValueError(
-                "the anneal rule needs decay_factor > 1, decay_tolerance > 0, decays >= 1, decay_patience >= 1 and 0 <= min_rounds < epochs"
-            )
+        if not self.seeds:
+            raise ValueError("Dyck settings need at least one seed (seeds=(1,))")
 
 
 @dataclass(frozen=True)

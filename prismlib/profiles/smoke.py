@@ -7,6 +7,7 @@ from __future__ import annotations
 from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
+    DyckRecipe,
     DyckSettings,
     ICLRSettings,
     LSTMRecipe,
@@ -73,8 +74,13 @@ def get_config() -> Profile:
         beyond=BeyondSettings(runs=2, gate_runs=2, spectrum_texts=4),
         # Notebook 10: every code path in seconds; nothing converges.
         iclr=ICLRSettings(
-            dyck=DyckSettings(hidden=16, n_train=64, n_validation=32, n_test=96, batch_size=16, lr=1e-2, epochs=4, seeds=(1, 2),
-                              anneal=True, min_rounds=1, bucket=True),
+            dyck=DyckSettings(
+                recipe=DyckRecipe(
+                    hidden=16, n_train=64, n_validation=32, n_test=96, batch_size=16, lr=1e-2, epochs=4, anneal=True, bucket=True,
+                    schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.01, decays=2, min_rounds=1, decay_patience=2),
+                ),
+                seeds=(1, 2),
+            ),
             routing_blocks=8, routing_tokens=2000, passage=60, mi_distances=20, mi_fit=(1, 10), mi_chunks=10, mi_tokens=50_000,
             bootstrap=200,
         ),
