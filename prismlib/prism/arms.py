@@ -265,7 +265,12 @@ def prism_layers(arm: str, n_layers: int, S) -> list[int] | None:
 def stop_rule(settings: Any, heldout: StateCache) -> StopRule:
     """The :class:`StopRule` of the prism settings (``PrismSettings`` that train to a stop)
     on the stopping text's cached states ``heldout``: rounds of ``round_steps``, capped at
-    ``steps``."""
+    ``steps``.
+
+    Its rule is the one :meth:`prismlib.anneal.AnnealSettings.rule` builds from
+    ``settings.schedule`` (a test checks it for every profile), written out here because this
+    code is pinned in the arms' recipe fingerprint (``tests/fixtures/recipe_fingerprints.json``):
+    calling the method instead moves the fingerprint, not a result."""
     S = settings
     rule = AnnealRule(
         factor=S.decay_factor,

@@ -262,3 +262,21 @@ def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():
     state, first = anneal_check(AnnealState(), float("nan"), rule)  # one failed check: not yet a stall
     assert first == "continue" and state.stalled == 1
     assert anneal_check(state, float("nan"), rule)[1] == "decay"
+
+
+@pytest.mark.parametrize("name", ["smoke", "cpu", "paper", "dryrun", "cpu-long"])
+def test_every_trainer_anneals_by_the_rule_its_settings_build(name):
+    """The LSTM's, the section-4 arms' and the Dyck models' rules are the one
+    :meth:`AnnealSettings.rule` builds from each profile's schedule (the LSTM's and the arms'
+    builders stay written out: their code is pinned in the recipe fingerprints)."""
+    from prismlib.lstm import dyck_training, training
+    from prismlib.prism import arms
+
+    p = get_profile(name)
+    other = p.lstm.updated(fixed_path=not p.lstm.fixed_path, optimizer="anneal", average_last=0, epochs=p.lstm.min_rounds + 9)
+    for s in [s for s in (p.lstm, other) if s.optimizer == "anneal"]:  # the profile's own if it anneals, and on (off) a fixed path
+        assert training.anneal_rule(s, 123.0) == s.schedule.rule(s.epochs, 123.0, fixed_path=s.fixed_path)
+    S = p.prism.updated(recipe="staged", train_layers=2, stop_articles=1, round_steps=2, steps=2 * (p.prism.min_rounds + 9))
+    assert arms.stop_rule(S, None).rule == S.schedule.rule(S.min_rounds + 9, None)  # type: ignore[arg-type]
+    d = p.iclr.dyck.updated(anneal=True, epochs=p.iclr.dyck.min_rounds + 9)
+    assert dyck_training._rule(d, 0.5) == d.schedule.rule(d.epochs, 0.5)
