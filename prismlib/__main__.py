@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 COMMANDS = {
-    "data": "prismlib.runs.datasets",
+    "data": "prismlib.runs.data",
     "train": "prismlib.runs.train",
     "plan": "prismlib.runs.clock",
     "reproduce": "prismlib.runs.notebooks",

@@ -2,7 +2,7 @@
 below imports it; the job cache and executors it drives are :mod:`prismlib.jobcache`).
 
 =========== =====================================================================
-datasets    ``python -m prismlib data``: list, fetch, verify, check-urls
+data        ``python -m prismlib data``: list, fetch, verify, check-urls
 train       ``python -m prismlib train``: a profile's models, up front
 costs       what a profile's notebooks do: jobs, FLOPs, memory and disk (the FLOP model)
 clock       ``python -m prismlib plan``: how long each notebook takes, measured runs
