@@ -49,7 +49,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     printed as one line without a traceback."""
     from prismlib.artifacts import CorruptArtifact
     from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
-    from prismlib.runs.notebooks import NotebookFailed
+    from prismlib.runs.reproduce import NotebookFailed
     from prismlib.runs.preflight import PreflightError
 
     return (
@@ -112,7 +112,7 @@ COMMANDS = {
     "data": "prismlib.runs.data",
     "train": "prismlib.runs.train",
     "plan": "prismlib.runs.clock",
-    "reproduce": "prismlib.runs.notebooks",
+    "reproduce": "prismlib.runs.reproduce",
     "cache": "prismlib.runs.cache",
     "report": "prismlib.runs.report",
 }

@@ -7,7 +7,7 @@ train       ``python -m prismlib train``: a profile's models, up front
 costs       what a profile's notebooks do: jobs, FLOPs, memory and disk (the FLOP model)
 clock       ``python -m prismlib plan``: how long each notebook takes, measured runs
             first, else the FLOP model calibrated on them; each notebook's time for the report
-notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),
+reproduce   ``python -m prismlib reproduce``: every notebook headless (papermill),
             a result replaced only by a complete run
 manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
 preflight   the datasets and encoder the notebooks need, checked before they run
@@ -72,14 +72,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "plan",
         "PLAN_WIDTH",
     ),
-    "notebooks": (
+    "reproduce": (
         "PACKAGES",
         "notebook_sources",
         "short_commit",
         "check_arguments",
         "NotebookFailed",
         "incomplete",
-        "reproduce",
+        "run_notebooks",
         "refresh_paired",
         "current_result",
         "claims_summary",

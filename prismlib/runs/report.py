@@ -81,7 +81,7 @@ def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[
 def _write_site(src: Sources, site: Path) -> list[Entry]:
     """Write the report of ``src`` into the empty folder ``site``; returns the notebooks' entries."""
     from prismlib.runs.manifest import changed_sources, read_manifest
-    from prismlib.runs.notebooks import incomplete
+    from prismlib.runs.reproduce import incomplete
 
     site.chmod(0o755)
     (site / MARKER).write_text("written by prismlib.runs.build_report; replaced by the next build\n")

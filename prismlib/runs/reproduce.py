@@ -1,6 +1,7 @@
-"""Run the notebooks headless: papermill for ``results/<profile>/``, nbclient for nbval's copies.
+"""``python -m prismlib reproduce``: run the notebooks headless, papermill for ``results/<profile>/``,
+nbclient for nbval's copies.
 
-* :func:`reproduce` executes every ``notebooks/NN_*.py`` (the jupytext source of truth)
+* :func:`run_notebooks` executes every ``notebooks/NN_*.py`` (the jupytext source of truth)
   with papermill, profile as parameter, into ``results/<profile>/NN_*.ipynb``, and
   writes ``results/<profile>/manifest.json`` (git commit, profile, device, package
   versions, seconds per notebook, and the runs of ``python -m prismlib train`` that
@@ -67,7 +68,7 @@ def short_commit(commit: str | None) -> str:
 def check_arguments(
     profile: str | None = None, only: list[str] | None = None, notebooks_dir: Path | None = None, allow_dirty: bool = False
 ) -> tuple[Profile, list[Path], str | None]:
-    """What :func:`reproduce` refuses before anything slow (the data check, training, a
+    """What :func:`run_notebooks` refuses before anything slow (the data check, training, a
     kernel): an unknown profile, an ``only`` that matches no notebook, and uncommitted code
     on a profile whose results are committed (cpu, paper) without ``allow_dirty``.
 
@@ -170,7 +171,7 @@ def _stderr_to(log: Path) -> Iterator[None]:
         os.close(saved)
 
 
-def reproduce(
+def run_notebooks(
     profile: str | None = None,
     only: list[str] | None = None,
     *,
@@ -403,7 +404,7 @@ def main(argv: list[str]) -> int:
     if args.paired:
         refresh_paired(args.only)
         return 0
-    path = reproduce(
+    path = run_notebooks(
         args.profile, args.only, check=not args.no_check, train=not args.no_train, force=args.force, allow_dirty=args.allow_dirty
     )
     print(f"manifest: {path.relative_to(output_root()).as_posix()}")
