@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 COMMANDS = {
     "data": "prismlib.runs.data",
     "train": "prismlib.runs.train",
-    "plan": "prismlib.runs.clock",
+    "plan": "prismlib.runs.plan",
     "reproduce": "prismlib.runs.reproduce",
     "cache": "prismlib.runs.cache",
     "report": "prismlib.runs.report",

@@ -5,8 +5,9 @@ below imports it; the job cache and executors it drives are :mod:`prismlib.jobca
 data        ``python -m prismlib data``: list, fetch, verify, check-urls
 train       ``python -m prismlib train``: a profile's models, up front
 costs       what a profile's notebooks do: jobs, FLOPs, memory and disk (the FLOP model)
-clock       ``python -m prismlib plan``: how long each notebook takes, measured runs
-            first, else the FLOP model calibrated on them; each notebook's time for the report
+clock       how long each notebook takes: measured runs first, else the FLOP model
+            calibrated on them; each notebook's time for the report
+plan        ``python -m prismlib plan``: the notebooks' jobs, time, memory and disk as a table
 reproduce   ``python -m prismlib reproduce``: every notebook headless (papermill),
             a result replaced only by a complete run
 manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
@@ -66,10 +67,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Estimate",
         "Calibration",
         "measured_runs",
+        "run_date",
         "calibrate",
+        "rates_label",
         "estimates",
         "notebook_estimates",
-        "plan",
+    ),
+    "plan": (
+        "plan_table",
         "PLAN_WIDTH",
     ),
     "reproduce": (
@@ -87,6 +92,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "manifest": (
         "FORMAT",
         "LEGACY_KEYS",
+        "manifest_path",
         "read_manifest",
         "notebook_records",
         "update_record",
