@@ -127,7 +127,7 @@ print(
 # %% [markdown]
 # ## Data
 #
-# Windows per split come from the profile (`prismlib/profiles.py`); the table counts
+# Windows per split come from the profile (`prismlib/profiles/`); the table counts
 # windows, labelled wordpieces and gold-label units (words, utterances, posts, masked
 # tokens) before the positions fed to the probe are sampled. The MLM task here holds
 # every masked position whose target was seen in training; its buckets follow the
