@@ -49,8 +49,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
     printed as one line without a traceback."""
     from prismlib.artifacts import CorruptArtifact
     from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
-    from prismlib.runs.reproduce import NotebookFailed
     from prismlib.runs.preflight import PreflightError
+    from prismlib.runs.reproduce import NotebookFailed
 
     return (
         ValueError,
