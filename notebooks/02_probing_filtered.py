@@ -171,7 +171,7 @@ for name, t in tasks.items():
         t.windows,
         layers,
         task=name,
-        profile=P.name,
+        profile_name=P.name,
         positions=S.sizes[name].positions,
         seed=P.seed,
         batch_size=S.encode_batch,
