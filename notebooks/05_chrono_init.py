@@ -153,7 +153,7 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 # Every model records its validation perplexity while it trains (its **learning curve**,
 # `figures/<profile>/lstm_learning_curves.csv`). A claim about these models is a claim about
 # where they end only when they have stopped learning. The `cpu` and `smoke` profiles
-# train with an **annealed** schedule (`prismlib.lstm.schedule`): the learning rate is
+# train with an **annealed** schedule (`prismlib.anneal`): the learning rate is
 # divided by 4 whenever the full-validation perplexity has failed to improve by 0.2% (at two
 # checks in a row on `cpu`: one failed check lets noise decide where a run ends; see
 # `docs/benchmarks.md`), and a run stops *by that rule* at the next such stall after four

@@ -142,10 +142,10 @@ def test_every_notebook_runs_on_the_dry_run(dry_env):
     comparisons between filters on the same random features, which its gates may pass)."""
     import pandas as pd
 
-    from prismlib.runs import reproduce
+    from prismlib.runs import run_notebooks
 
     notebooks = sorted(p.stem for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
-    manifest = json.loads(reproduce("dryrun").read_text())
+    manifest = json.loads(run_notebooks("dryrun").read_text())
     assert manifest["profile"] == "dryrun" and sorted(manifest["seconds"]) == notebooks, manifest
     claims = pd.read_csv(dry_env["out"] / "figures" / "dryrun" / "claims.csv")
     assert set(claims["notebook"]) == {int(n[:2]) for n in notebooks}

@@ -219,8 +219,8 @@ def _human(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def list_cache(root: Path, profile: str | None) -> int:
-    rows = [e for e in entries(root) if profile is None or e.profile == profile]
+def list_cache(root: Path, profile_name: str | None) -> int:
+    rows = [e for e in entries(root) if profile_name is None or e.profile == profile_name]
     print(f"cache {root}: {len(rows)} entries, {_human(sum(e.size for e in rows))}")
     print(f"{'kind':14s} {'profile':9s} {'label':44s} {'recipe':>6s} {'state':8s} {'size':>9s} {'age':>7s}  in use")
     for e in rows:

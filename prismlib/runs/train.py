@@ -34,14 +34,14 @@ from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, is_done, pool_
 from prismlib.lstm.grid import EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
-from prismlib.profiles import PROFILES, get_profile, until_converged
+from prismlib.profiles import PROFILES, Profile, get_profile, until_converged
 from prismlib.progress import progress_bar
 from prismlib.runs.cli import CommandParser
 
 SECTION4 = "section4"
 
 
-def _section4(profile, executor: str | None, slurm: dict) -> int:
+def _section4(profile: Profile, executor: str | None, slurm: dict) -> int:
     """Train section 4's arms (the corpus is tokenised here, once); returns how many."""
     from prismlib.prism.arms import TRAINED, mlm_corpus, section4_models
     from prismlib.prism.mlm_training import load_mlm_tokenizer
@@ -212,7 +212,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
+def _installment(profile: Profile, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
     """``train --minutes M``: one installment (:func:`prismlib.runs.installments.train_installment`)."""
     from prismlib.data.ptb import load_ptb_corpus
     from prismlib.records import source_commit
