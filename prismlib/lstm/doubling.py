@@ -158,7 +158,7 @@ def doubling_jobs(profile: Profile) -> tuple[list[Job], list[Job]]:
     if not specs:
         return [], []
     doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled())
-    return [Job(s, profile.lstm, profile.job_profile) for s in specs], [Job(s, doubled, profile.job_profile) for s in specs]
+    return [Job(s, profile.lstm, profile.job_profile) for s in specs], [Job(s, doubled, profile.job_profile, twin=True) for s in specs]
 
 
 def doubling_check(profile: Profile, executor: str | None = None, train: bool = True, corpus: Any = None) -> DoublingCheck | None:

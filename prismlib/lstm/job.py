@@ -270,11 +270,16 @@ def recipe_code() -> list[Any]:
 
 @dataclass(frozen=True)
 class Job:
-    """One LSTM LM to train: ``spec`` with the training ``settings`` of ``profile``."""
+    """One LSTM LM to train: ``spec`` with the training ``settings`` of ``profile``.
+
+    ``twin``: the job is a doubled-path twin of the doubling check
+    (:func:`prismlib.lstm.doubling_jobs`); its record keeps no weights, since no analysis
+    reads a twin's model. Not part of the key (the recipe says which path it trains)."""
 
     spec: RunSpec
     settings: LSTMSettings
     profile: str
+    twin: bool = False
 
     def describe(self) -> dict[str, Any]:
         """What the key hashes: the spec and the training recipe, each whole, and the
@@ -367,7 +372,7 @@ class Job:
             nll, test, np.bincount(corpus.train, minlength=len(corpus.vocab)), hist.val_snapshots or {}, hist.snapshots or {}, means
         )
         files = {ARRAYS: arrays_writer(arrays)}
-        if keeps_weights(self.spec.variant, self.spec.T, self.spec.fixed, self.spec.seed):
+        if not self.twin and keeps_weights(self.spec.variant, self.spec.T, self.spec.fixed, self.spec.seed):
             files[WEIGHTS] = weights_writer(model)
         summary = {
             "label": self.label,

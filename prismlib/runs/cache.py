@@ -67,17 +67,13 @@ class Entry:
 
 def _lstm_keys() -> dict[str, str]:
     """Key -> the (first) profile whose grid, or doubling check, trains that LSTM job."""
-    from dataclasses import replace
-
-    from prismlib.lstm.grid import all_specs, doubling_specs
+    from prismlib.lstm.doubling import doubling_jobs
+    from prismlib.lstm.grid import all_specs
     from prismlib.lstm.job import jobs_for
 
     keys: dict[str, str] = {}
     for p in PROFILES.values():
-        jobs = jobs_for(all_specs(p), p.lstm, p.job_profile)
-        if p.lstm.fixed_path:
-            jobs += jobs_for(doubling_specs(p), replace(p.lstm, recipe=p.lstm.recipe.doubled()), p.job_profile)
-        for j in jobs:
+        for j in jobs_for(all_specs(p), p.lstm, p.job_profile) + doubling_jobs(p)[1]:
             keys.setdefault(j.key, p.job_profile)
     return keys
 

@@ -25,13 +25,14 @@ import multiprocessing
 import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from prismlib.devices import one_thread
 from prismlib.jobcache import committed, is_done, run_job, stop_pool
-from prismlib.lstm.grid import all_specs, doubling_specs, in_priority
+from prismlib.lstm.doubling import doubling_jobs
+from prismlib.lstm.grid import all_specs, in_priority
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.profiles import Profile
 from prismlib.progress import progress_bar
@@ -45,10 +46,9 @@ machine measured about that; see docs/benchmarks.md)."""
 
 def with_twins(profile: Profile, jobs: Sequence[Job]) -> list[Job]:
     """``jobs`` in priority order (:func:`prismlib.lstm.grid.in_priority`), each model of the
-    doubling check (:func:`prismlib.lstm.grid.doubling_specs`) followed by its twin trained on
+    doubling check (:func:`prismlib.lstm.doubling_jobs`) followed by its twin trained on
     the doubled path (none when the profile's recipe has no fixed path)."""
-    doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled()) if profile.lstm.fixed_path else None
-    twins = {s: Job(s, doubled, profile.job_profile) for s in doubling_specs(profile)} if doubled else {}
+    twins = {j.spec: j for j in doubling_jobs(profile)[1]}
     by_spec = {j.spec: j for j in jobs}
     return [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], twins.get(spec)) if x is not None]
 

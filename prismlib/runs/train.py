@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, is_done, pool_size, record_training, run_missing
-from prismlib.lstm.grid import EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
+from prismlib.lstm.doubling import doubling_jobs
+from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, Profile, get_profile, until_converged
@@ -165,6 +166,8 @@ def main(argv: Sequence[str]) -> int:
     lstm_experiments = [e for e in (args.only or EXPERIMENTS) if e != SECTION4]
     specs = list(dict.fromkeys(s for e in lstm_experiments for s in experiment(e, profile))) if args.only else all_specs(profile)
     jobs = jobs_for(specs, profile.lstm, profile.job_profile)
+    if args.minutes is None and (set(args.for_notebooks or ()) & set(DOUBLING_NOTEBOOKS) or not args.only):
+        jobs += doubling_jobs(profile)[1]  # the doubled-path twins 05-07's claims read (none without a fixed path)
     slurm = {
         k: v
         for k, v in (("slurm_partition", args.partition), ("gpus_per_node", args.gpus), ("timeout_min", args.timeout_min))

@@ -28,9 +28,7 @@ def _nll(ppl: float) -> np.ndarray:
 
 def _check(regular: dict, doubled: dict, specs=(BASE, SLOW)) -> DoublingCheck:
     """spec -> perplexity on each path (a spec left out has not been trained on that path)."""
-    return DoublingCheck(
-        {s: _nll(p) for s, p in regular.items()}, {s: _nll(p) for s, p in doubled.items()}, tuple(specs), (140, 280)
-    )
+    return DoublingCheck({s: _nll(p) for s, p in regular.items()}, {s: _nll(p) for s, p in doubled.items()}, tuple(specs), (140, 280))
 
 
 def _test(effect: float, low: float, high: float, threshold: float = 0.0) -> Test:
