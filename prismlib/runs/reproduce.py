@@ -215,6 +215,7 @@ def run_notebooks(
     import papermill
 
     from prismlib.jobcache import NO_TRAIN_ENV
+    from prismlib.runs.installments import records_line
     from prismlib.runs.manifest import read_manifest, source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
 
@@ -223,6 +224,9 @@ def run_notebooks(
         problems = preflight_problems(prof, [s.stem for s in sources])
         if problems:
             raise PreflightError("\n".join(problems))
+    line = records_line(prof, [s.stem for s in sources])
+    if line:
+        print(f"[{prof.name}] {line}", flush=True)
     out_dir = results_dir(prof.name)
     logs = cache_dir() / "logs" / prof.name
     logs.mkdir(parents=True, exist_ok=True)

@@ -76,3 +76,13 @@ def test_the_doubling_check_trains_the_baseline_and_the_slowest_learners_on_a_pa
     ordered = grid.in_priority(grid.all_specs(long))
     assert [s.seed for s in ordered] == sorted(s.seed for s in ordered)  # each seed of the whole grid before the next
     assert {(s.variant, s.T, s.fixed) for s in ordered[:3]} == set(grid.DOUBLING) and ordered[0].seed == 0
+
+
+def test_the_memory_models_are_the_seeds_whose_records_keep_weights():
+    from prismlib.lstm.outcome import WEIGHT_SEEDS
+
+    long = get_profile("cpu-long")
+    assert len(long.lstm.seeds) > len(WEIGHT_SEEDS)  # else the test shows nothing
+    assert sorted({s.seed for s in grid.experiment("memory", long)}) == list(WEIGHT_SEEDS)
+    without = replace(long, lstm=long.lstm.updated(records=False))  # local checkpoints keep every model's weights
+    assert sorted({s.seed for s in grid.experiment("memory", without)}) == list(long.lstm.seeds)
