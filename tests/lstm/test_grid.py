@@ -48,8 +48,8 @@ def test_the_cpu_grid_is_every_row_of_the_slides_once_and_cpu_long_adds_paired_s
     assert len(seeded) == 3 * len(specs) - 2  # every model, every seed, but published (one seed: a description)
     assert {replace(s, seed=0) for s in seeded} == set(specs)
     assert {s.seed for s in seeded if s.variant == "published"} == {0}
-    for e in grid.EXPERIMENTS:
-        assert {s.seed for s in grid.experiment(e, long)} == {0, 1, 2}, e
+    for e in grid.EXPERIMENTS:  # memory: the seeds whose records keep weights (below)
+        assert {s.seed for s in grid.experiment(e, long)} == ({0, 1} if e == "memory" else {0, 1, 2}), e
     # the first seed's models are cpu's own: cpu-long trains only the seeds it adds
     cpu_keys = {j.key for j in lstm.jobs_for(specs, P.lstm, P.job_profile)}
     long_keys = {j.key for j in lstm.jobs_for(seeded, long.lstm, long.job_profile)}
