@@ -42,7 +42,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
+from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealSettings, AnnealState, anneal_check
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
 from prismlib.devices import resolve_device, torch_threads
@@ -317,7 +317,7 @@ def dyck_recipe_code() -> list[Any]:
         dyck.derive, dyck.sample_sequences, dyck.build_dataset, dyck.make_split, dyck.legal_next, dyck_model.DyckLSTM,
         dyck_model.build_dyck_model, dyck_model.dyck_timescales, timescales.apply_official, timescales.inverse_gamma_timescales,
         timescales.bias_from_timescale, dyck_data, epoch_batches, squared_error, constant_loss, validation_loss, train_dyck,
-        DyckJob.train, anneal_check,
+        DyckJob.train, _rule, AnnealSettings.rule, AnnealSettings.check_cap, anneal_check,
     ]  # fmt: skip
 
 

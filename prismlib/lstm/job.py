@@ -257,7 +257,8 @@ def recipe_code() -> list[Any]:
 
     return [
         training.train_lm, training.anneal_rule, training._make_optimizer, training._Averaged, training._converged,
-        training._snapshot_epoch, anneal.anneal_check, model.LSTMLayer, model.LSTMLM, model.embedded_dropout,
+        training._snapshot_epoch, anneal.anneal_check, anneal.AnnealSettings.rule, anneal.AnnealSettings.check_cap,
+        model.LSTMLayer, model.LSTMLM, model.embedded_dropout,
         model.locked_dropout, model.batchify, evaluation.token_nll, timescales.variant_forget_biases,
         timescales.chrono_bias, timescales.gradient_bias, timescales.pareto_timescales, timescales.inverse_gamma_timescales,
         timescales._mixture, timescales.official_layer2_biases, timescales.bias_from_timescale,

@@ -43,7 +43,6 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.anneal import AnnealRule
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
 from prismlib.jobcache import job_key, run_missing, with_recipe
@@ -265,22 +264,8 @@ def prism_layers(arm: str, n_layers: int, S) -> list[int] | None:
 def stop_rule(settings: Any, heldout: StateCache) -> StopRule:
     """The :class:`StopRule` of the prism settings (``PrismSettings`` that train to a stop)
     on the stopping text's cached states ``heldout``: rounds of ``round_steps``, capped at
-    ``steps``.
-
-    Its rule is the one :meth:`prismlib.anneal.AnnealSettings.rule` builds from
-    ``settings.schedule`` (a test checks it for every profile), written out here because this
-    code is pinned in the arms' recipe fingerprint (``tests/fixtures/recipe_fingerprints.json``):
-    calling the method instead moves the fingerprint, not a result."""
-    S = settings
-    rule = AnnealRule(
-        factor=S.decay_factor,
-        tolerance=S.decay_tolerance,
-        decays=S.decays,
-        min_rounds=S.min_rounds,
-        cap=S.steps // S.round_steps,
-        patience=S.decay_patience,
-    )
-    return StopRule(heldout, rule, S.round_steps)
+    ``steps``; its rule is :meth:`prismlib.anneal.AnnealSettings.rule` of ``settings.schedule``."""
+    return StopRule(heldout, settings.schedule.rule(settings.steps // settings.round_steps, None), settings.round_steps)
 
 
 def recipe_settings(settings: Any) -> dict[str, Any]:
@@ -311,7 +296,7 @@ def recipe_code() -> list[Any]:
         staged_recipe.set_trainable, staged_recipe.set_attention_dropout, staged_recipe.mask_version, staged_recipe.build_state_cache,
         staged_recipe.head_features, staged_recipe.warm_up_head, staged_recipe.lr_factor, staged_recipe.train_top,
         staged_recipe.cached_loss, staged_recipe.StopRule, staged_recipe._trained_state, anneal.anneal_check,
-        stop_rule, layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
+        anneal.AnnealSettings.rule, anneal.AnnealSettings.check_cap, stop_rule, layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
     ]  # fmt: skip
 
 

@@ -267,8 +267,7 @@ def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():
 @pytest.mark.parametrize("name", ["smoke", "cpu", "paper", "dryrun", "cpu-long"])
 def test_every_trainer_anneals_by_the_rule_its_settings_build(name):
     """The LSTM's, the section-4 arms' and the Dyck models' rules are the one
-    :meth:`AnnealSettings.rule` builds from each profile's schedule (the LSTM's and the arms'
-    builders stay written out: their code is pinned in the recipe fingerprints)."""
+    :meth:`AnnealSettings.rule` builds from each profile's schedule."""
     from prismlib.lstm import dyck_training, training
     from prismlib.prism import arms
 
