@@ -25,7 +25,7 @@ convention makes a model learn more slowly at first, not where it ends.
 ``study`` chooses work B's cpu recipe by measurement: for each model size
 (``hidden/emb``, three layers) and batch size it trains the baseline and the slowest
 learner of the grid (fixed layer-wise T = 200) with the ``anneal`` schedule
-(:mod:`prismlib.lstm.schedule`: SGD at lr 20, the rate divided by 4 when the full
+(:mod:`prismlib.anneal`: SGD at lr 20, the rate divided by 4 when the full
 validation perplexity, checked four times a pass, fails to improve by 0.2%; stop at the
 first failure after four decays; no decay in the first pass nor before the model beats
 the PTB bigram) until it stops by that rule or reaches ``--cap-passes``. Two
@@ -74,8 +74,8 @@ def batch_sweep(batches: list[int], steps: int, quality: int | None, seed: int) 
     )
     for b in batches:
         n = steps if quality is None else max(1, round(quality / (b * s0.bptt)))
-        s = dataclasses.replace(
-            s0, optimizer="ntasgd", batch_size=b, epochs=1, steps_per_epoch=n, average_last=0, valid_tokens=None if quality else 2000
+        s = s0.updated(
+            optimizer="ntasgd", batch_size=b, epochs=1, steps_per_epoch=n, average_last=0, valid_tokens=None if quality else 2000
         )
         model = build_model(RunSpec(seed=seed), len(corpus.vocab), s, rank)
         hist = train_lm(model, corpus.train, corpus.valid, s, seed, progress=False)
@@ -305,7 +305,7 @@ def doubled(size: str, batch: int, cap_passes: int, out: Path, cache: Path, work
     """Issue 31's check of the stopping rule: the baseline and the slowest learner (fixed
     layer-wise T = 200) trained on to twice their rounds; their contrast on validation and
     test at the stop and after, and how far it moved against its margin."""
-    from prismlib.lstm.convergence import claim_margin
+    from prismlib.claims import claim_margin
 
     models = list(STUDY_MODELS)[:2]
     cache.mkdir(parents=True, exist_ok=True)

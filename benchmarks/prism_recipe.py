@@ -150,7 +150,7 @@ def pilot(args) -> None:
         changes["batch_size"] = args.batch
     if args.attention_dropout:
         changes["attention_dropout"] = args.attention_dropout[0]
-    P = dataclasses.replace(P, prism=dataclasses.replace(P.prism, **changes))
+    P = dataclasses.replace(P, prism=P.prism.updated(**changes))
     tokenizer = load_mlm_tokenizer(P.encoder)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -162,7 +162,7 @@ def pilot(args) -> None:
         out = ctx.Queue()
         procs = []
         for lr in args.pilot:
-            settings = dataclasses.replace(P.prism, lr=lr)
+            settings = P.prism.updated(lr=lr)
             proc = ctx.Process(target=_pilot_run, args=(args.arm, settings, P, data, f"{base}/pilot-{args.arm}-{lr:g}", out))
             proc.start()
             procs.append(proc)

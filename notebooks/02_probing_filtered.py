@@ -127,7 +127,7 @@ print(
 # %% [markdown]
 # ## Data
 #
-# Windows per split come from the profile (`prismlib/profiles.py`); the table counts
+# Windows per split come from the profile (`prismlib/profiles/`); the table counts
 # windows, labelled wordpieces and gold-label units (words, utterances, posts, masked
 # tokens) before the positions fed to the probe are sampled. The MLM task here holds
 # every masked position whose target was seen in training; its buckets follow the
@@ -171,7 +171,7 @@ for name, t in tasks.items():
         t.windows,
         layers,
         task=name,
-        profile=P.name,
+        profile_name=P.name,
         positions=S.sizes[name].positions,
         seed=P.seed,
         batch_size=S.encode_batch,

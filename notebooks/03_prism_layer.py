@@ -305,7 +305,7 @@ for v, enc in probe_encoders(every_model, S).items():
             t.windows,
             {-1: ("ORIG",)},
             task=name,
-            profile=P.name,
+            profile_name=P.name,
             positions=S.sizes[name].positions,
             seed=P.seed,
             batch_size=Q.encode_batch,

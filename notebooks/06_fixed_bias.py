@@ -53,6 +53,7 @@ from prismlib.data.published import EXP2, EXP2_TITLES, EXP3, EXP3_TITLES, SLIDES
 from prismlib.lstm import (
     WorkBClaims,
     bigram,
+    doubling_check,
     first_layer_worst,
     grid,
     no_harm,
@@ -126,6 +127,7 @@ checks = WorkBClaims(
     reference=BASE,
     share=S.converge_share,
     tolerance=S.converge_tolerance,
+    doubling=doubling_check(P, executor),  # the convergence gate of a fixed path (notebook 05)
 )
 seeds = checks.end
 nll = seeds.nll

@@ -73,6 +73,7 @@ from prismlib.lstm import (
     beats_baseline,
     bigram,
     bin_log_gap,
+    doubling_check,
     grid,
     layer2_key,
     layer2_short,
@@ -227,7 +228,14 @@ plt.show()
 by_key: dict[str, list] = {}
 for spec in runs:
     by_key.setdefault(layer2_key(spec), []).append(spec)
-checks = WorkBClaims(runs, key=layer2_key, reference=BASE, share=S.converge_share, tolerance=S.converge_tolerance)
+checks = WorkBClaims(
+    runs,
+    key=layer2_key,
+    reference=BASE,
+    share=S.converge_share,
+    tolerance=S.converge_tolerance,
+    doubling=doubling_check(P, executor),  # the convergence gate of a fixed path (notebook 05)
+)
 seeds = checks.end
 XS = sorted(s.T for s in runs if s.variant == "layer2")  # the X values the profile's grid trains
 ORDER = [BASE] + [f"layer2 X={X:g}" for X in XS] + [k for k in ("mod5", "mod8", "pareto", *ICLR) if k in by_key]
@@ -535,6 +543,7 @@ claims = [
         ),
         unit="log ratio",
         relative=True,
+        statistic=bin_log_gap(test_ids, train_counts),
     ),
 ]
 # The slides' gaps between variants and their own seed spread (prismlib.data.published.EXP4):

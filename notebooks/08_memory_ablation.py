@@ -41,7 +41,7 @@
 #   the gap (the word just before the context moves in at the start, so both readings have
 #   the same length and the same last word); it measures the same memory but also shifts
 #   every earlier word by one position. The mode is a setting of the profile
-#   (`memory_mode` in `prismlib/profiles.py`); every model of a run is ablated the same way.
+#   (`memory_mode` in `prismlib/profiles/`); every model of a run is ablated the same way.
 # * **A running state, not a zero one.** Each context is preceded by `memory_warmup`
 #   words of PTB test that the model reads first, so the state at the start of the context
 #   is the kind of state the model works with, and the largest distance ($d = 70$, the

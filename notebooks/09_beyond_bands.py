@@ -217,7 +217,7 @@ states = {
             -1,
             task=name,
             split=split,
-            profile=P.name,
+            profile_name=P.name,
             positions=S.sizes[name].positions,
             seed=P.seed,
             batch_size=S.encode_batch,

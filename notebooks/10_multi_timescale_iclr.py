@@ -38,7 +38,7 @@
 #    the mutual information between words $d$ apart, which the ICLR version gives as its
 #    reason for power-law timescales (after Lin & Tegmark 2017)?
 #
-# Decisions are stated where they are made; every size and seed is in `prismlib/profiles.py`
+# Decisions are stated where they are made; every size and seed is in `prismlib/profiles/`
 # (`ICLRSettings`, `DyckSettings`), the machinery in `prismlib.lstm` (`dyck`, `dyck_model`,
 # `dyck_training`, `routing`, `mutual_information`, `ablation`).
 

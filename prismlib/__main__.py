@@ -49,8 +49,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
     printed as one line without a traceback."""
     from prismlib.artifacts import CorruptArtifact
     from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
-    from prismlib.runs.notebooks import NotebookFailed
     from prismlib.runs.preflight import PreflightError
+    from prismlib.runs.reproduce import NotebookFailed
 
     return (
         ValueError,
@@ -109,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 COMMANDS = {
-    "data": "prismlib.runs.datasets",
+    "data": "prismlib.runs.data",
     "train": "prismlib.runs.train",
-    "plan": "prismlib.runs.clock",
-    "reproduce": "prismlib.runs.notebooks",
+    "plan": "prismlib.runs.plan",
+    "reproduce": "prismlib.runs.reproduce",
     "cache": "prismlib.runs.cache",
     "report": "prismlib.runs.report",
 }

@@ -17,6 +17,11 @@ and ``did not learn`` otherwise; neither is converged.
 
 :func:`anneal_check` is pure (a state and a validation perplexity in, the next state and
 what to do out), so the rule is tested on synthetic curves without training anything.
+
+:class:`AnnealSettings` are the schedule's knobs as a profile sets them, once for every trainer
+that anneals (work B's LSTM LMs, notebook 10's Dyck LSTMs, section 4's arms): their checks, and
+:meth:`AnnealSettings.rule`, which adds a run's cap and guard to make the :class:`AnnealRule`
+that :func:`anneal_check` reads.
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ Action = Literal["continue", "decay", "stop"]
 
 @dataclass(frozen=True)
 class AnnealRule:
-    """The schedule's settings (from :class:`prismlib.profiles.LSTMSettings`, which refuses
-    a schedule that cannot stop).
+    """The schedule as :func:`anneal_check` reads it: a profile's :class:`AnnealSettings` with
+    the run's cap and guard (:meth:`AnnealSettings.rule`, which refuses a schedule that cannot
+    stop).
 
     Attributes:
         factor: the learning rate is divided by this at every decay (> 1).
@@ -59,6 +65,72 @@ class AnnealRule:
     cap: int
     learn_below: float | None = None
     patience: int = 1
+
+
+@dataclass(frozen=True)
+class AnnealSettings:
+    """The annealed schedule's knobs, as a profile sets them for a trainer that anneals (the
+    LSTM recipe, the Dyck settings, section 4's recipe); each refuses a value that cannot work.
+
+    The names are those the trainers' settings had before this class grouped them: a job's
+    key hashes them flat, beside the trainer's other fields (:meth:`prismlib.profiles.Nested.flat`).
+
+    Attributes:
+        decay_factor: the learning rate is divided by this at every decay (> 1).
+        decay_tolerance: an improvement smaller than this fraction of the best so far counts
+            as none (> 0).
+        decays: decays before the next stall stops the run (>= 1).
+        min_rounds: rounds before the first decay may happen (>= 0).
+        decay_patience: failed checks in a row that make a stall (>= 1; 1: every failed
+            check decays or stops).
+    """
+
+    decay_factor: float
+    decay_tolerance: float
+    decays: int
+    min_rounds: int
+    decay_patience: int
+
+    def __post_init__(self) -> None:
+        if not self.decay_factor > 1:
+            raise ValueError(f"decay_factor must be > 1 (the rate must fall), got {self.decay_factor}")
+        if not self.decay_tolerance > 0:
+            raise ValueError(f"decay_tolerance must be > 0, or the anneal schedule may never stop; got {self.decay_tolerance}")
+        if self.decays < 1:
+            raise ValueError(f"decays must be >= 1, or the anneal schedule never stops by its rule; got {self.decays}")
+        if self.min_rounds < 0:
+            raise ValueError(f"min_rounds must be >= 0 (rounds before the first decay), got {self.min_rounds}")
+        if self.decay_patience < 1:
+            raise ValueError(f"decay_patience must be >= 1 (failed checks before a decay), got {self.decay_patience}")
+
+    def check_cap(self, cap: int, fixed_path: bool = False, cap_name: str = "cap") -> None:
+        """Refuse a cap (rounds at most) under which this schedule cannot work: one that does not
+        exceed ``min_rounds`` (no decay could happen) or, on a fixed path, ``min_rounds + decays``
+        (the path ends one round after its last decay). ``cap_name``: the setting that gives the
+        cap, named in the error (``"epochs"``)."""
+        if cap <= self.min_rounds:
+            raise ValueError(
+                f"the anneal schedule's cap ({cap_name} = {cap} rounds) must exceed min_rounds ({self.min_rounds}), "
+                f"or it can never decay: raise {cap_name} or lower min_rounds"
+            )
+        if fixed_path and cap <= self.min_rounds + self.decays:
+            raise ValueError(
+                f"on a fixed path the cap ({cap_name} = {cap} rounds) must exceed min_rounds + decays "
+                f"({self.min_rounds} + {self.decays}): the path ends one round after its last decay; raise {cap_name}"
+            )
+
+    def rule(self, cap: int, learn_below: float | None, fixed_path: bool = False) -> AnnealRule:
+        """The :class:`AnnealRule` of a run capped at ``cap`` rounds, with the guard
+        ``learn_below`` (``None``: none), after :meth:`check_cap`.
+
+        On a fixed path no check counts as an improvement (an infinite tolerance) and one failed
+        check makes a stall (patience 1), so the rate falls after each of the ``decays`` rounds
+        that follow ``min_rounds`` and the run stops one round later, whatever validation says
+        (once the model beats the guard); ``decay_tolerance`` and ``decay_patience`` go unused."""
+        self.check_cap(cap, fixed_path)
+        if fixed_path:
+            return AnnealRule(self.decay_factor, math.inf, self.decays, self.min_rounds, cap, learn_below, 1)
+        return AnnealRule(self.decay_factor, self.decay_tolerance, self.decays, self.min_rounds, cap, learn_below, self.decay_patience)
 
 
 @dataclass(frozen=True)

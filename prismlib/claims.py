@@ -365,7 +365,7 @@ def markdown_table(df: pd.DataFrame) -> str:
     return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)])
 
 
-def save_claims(claims: Sequence[Claim], profile: str) -> pd.DataFrame:
+def save_claims(claims: Sequence[Claim], profile_name: str) -> pd.DataFrame:
     """Merge ``claims`` into ``figures/<profile>/claims.csv`` and ``claims.md``.
 
     Rows of the notebooks in ``claims`` replace that notebook's earlier rows; the other
@@ -375,13 +375,13 @@ def save_claims(claims: Sequence[Claim], profile: str) -> pd.DataFrame:
         The whole table, sorted by notebook (claim order kept within a notebook).
     """
     new = claims_frame(claims)
-    out = figure_dir(profile)
+    out = figure_dir(profile_name)
     csv = out / "claims.csv"
     with locked(csv):
-        return _merge_claims(new, csv, profile)
+        return _merge_claims(new, csv, profile_name)
 
 
-def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
+def _merge_claims(new: pd.DataFrame, csv: Path, profile_name: str) -> pd.DataFrame:
     """The read-modify-write of :func:`save_claims` (called under its lock)."""
     out = csv.parent
     if csv.exists():
@@ -400,13 +400,13 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile: str) -> pd.DataFrame:
         effect=[" ".join(effect_parts(e, lo, hi, u)) for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)]
     )[["notebook", "verdict", "claim", "effect", "paper", "gate", "model", "control"]]
     (out / "claims.md").write_text(
-        f"# Claims tested on the `{profile}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "
+        f"# Claims tested on the `{profile_name}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "
         "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.\n\n" + markdown_table(md) + "\n"
     )
     return table
 
 
-def report(claims: Sequence[Claim], profile: str, model: str = ""):
+def report(claims: Sequence[Claim], profile_name: str, model: str = ""):
     """The last cell of a notebook: save the claims (:func:`save_claims`) and return them as
     Markdown. ``model`` names the model behind every claim that does not name its own."""
     from dataclasses import replace
@@ -414,7 +414,7 @@ def report(claims: Sequence[Claim], profile: str, model: str = ""):
     from IPython.display import Markdown
 
     claims = [replace(c, model=c.model or model) for c in claims]
-    save_claims(claims, profile)
+    save_claims(claims, profile_name)
     return Markdown(render(claims))
 
 

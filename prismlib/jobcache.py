@@ -273,19 +273,19 @@ def _run_submitit(
         bar.update(1)
 
 
-def training_runs(profile: str) -> list[dict[str, Any]]:
-    """The runs of ``python -m prismlib train`` recorded for ``profile`` (oldest first; ``[]`` if none)."""
+def training_runs(profile_name: str) -> list[dict[str, Any]]:
+    """The runs of ``python -m prismlib train`` recorded for ``profile_name`` (oldest first; ``[]`` if none)."""
     from prismlib.paths import results_dir
 
-    path = results_dir(profile) / TRAINING_RECORD
+    path = results_dir(profile_name) / TRAINING_RECORD
     return json.loads(path.read_text()) if path.exists() else []
 
 
-def record_training(profile: str, entry: dict[str, Any]) -> None:
+def record_training(profile_name: str, entry: dict[str, Any]) -> None:
     """Append ``entry`` to ``results/<profile>/training.json`` (the run manifest shows it)."""
     from prismlib.paths import results_dir
 
-    path = results_dir(profile) / TRAINING_RECORD
+    path = results_dir(profile_name) / TRAINING_RECORD
     with locked(path):
         runs = json.loads(path.read_text()) if path.exists() else []
         path.write_text(json.dumps(runs + [entry], indent=1) + "\n")

@@ -26,16 +26,16 @@ def output_root() -> Path:
     return Path(env).expanduser().resolve() if env else project_root()
 
 
-def figure_dir(profile: str) -> Path:
+def figure_dir(profile_name: str) -> Path:
     """``figures/<profile>/``, created if missing."""
-    path = output_root() / "figures" / profile
+    path = output_root() / "figures" / profile_name
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def results_dir(profile: str) -> Path:
+def results_dir(profile_name: str) -> Path:
     """``results/<profile>/``, created if missing."""
-    path = output_root() / "results" / profile
+    path = output_root() / "results" / profile_name
     path.mkdir(parents=True, exist_ok=True)
     return path
 

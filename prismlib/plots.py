@@ -25,18 +25,18 @@ def set_theme() -> None:
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "savefig.bbox": "tight", "axes.titleweight": "bold"})
 
 
-def save_figure(fig: plt.Figure, name: str, profile: str) -> list[Path]:
+def save_figure(fig: plt.Figure, name: str, profile_name: str) -> list[Path]:
     """Write ``fig`` to ``figures/<profile>/<name>.png`` and ``.pdf``; returns both paths."""
-    out = figure_dir(profile)
+    out = figure_dir(profile_name)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
     for path in paths:
         fig.savefig(path, metadata={"CreationDate": None} if path.suffix == ".pdf" else None)
     return paths
 
 
-def save_table(df: pd.DataFrame, name: str, profile: str, floatfmt: str = ".4g") -> list[Path]:
+def save_table(df: pd.DataFrame, name: str, profile_name: str, floatfmt: str = ".4g") -> list[Path]:
     """Write ``df`` to ``figures/<profile>/<name>.csv`` and ``.md``; returns both paths."""
-    out = figure_dir(profile)
+    out = figure_dir(profile_name)
     csv, md = out / f"{name}.csv", out / f"{name}.md"
     df.to_csv(csv, index=False)
     md.write_text(df.to_markdown(index=False, floatfmt=floatfmt) + "\n")

@@ -1,4 +1,4 @@
-"""Helpers of the data tests (``tests/data/``, ``tests/runs/test_datasets.py``): tiny archives
+"""Helpers of the data tests (``tests/data/``, ``tests/runs/test_data.py``): tiny archives
 in the format of the real distributions, digests, a catalogue of the test's own datasets,
 Hugging Face parquet rows and a fake HTTP server (no network in tests). The empty data
 directory they write into is the ``data_root`` fixture of ``tests/conftest.py``.

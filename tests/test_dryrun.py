@@ -24,7 +24,7 @@ from prismlib import lstm
 from prismlib.lstm import training
 from prismlib.paths import project_root
 from prismlib.probing import DRY_RUN_CONFIG, DRY_RUN_ENCODER, PTB3_ENV, build_task
-from prismlib.profiles import DRY_RUN_SIZES, PROFILES
+from prismlib.profiles import DRY_RUN_SIZES, PROFILES, Nested
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
 
@@ -53,11 +53,12 @@ def tokenizer(dry_env):
 
 
 def _differing(a, b) -> set[str]:
-    """Names of the fields that differ; a nested settings class (the LSTM recipe) by its own fields."""
+    """Names of the fields that differ; a group of nested settings (a recipe, its anneal
+    schedule: :class:`~prismlib.profiles.Nested`) by its own fields."""
     out = set()
     for f in dataclasses.fields(a):
         x, y = getattr(a, f.name), getattr(b, f.name)
-        if f.name == "recipe" and dataclasses.is_dataclass(x):
+        if isinstance(a, Nested) and dataclasses.is_dataclass(x):
             out |= _differing(x, y)
         elif x != y:
             out.add(f.name)
@@ -141,10 +142,10 @@ def test_every_notebook_runs_on_the_dry_run(dry_env):
     comparisons between filters on the same random features, which its gates may pass)."""
     import pandas as pd
 
-    from prismlib.runs import reproduce
+    from prismlib.runs import run_notebooks
 
     notebooks = sorted(p.stem for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
-    manifest = json.loads(reproduce("dryrun").read_text())
+    manifest = json.loads(run_notebooks("dryrun").read_text())
     assert manifest["profile"] == "dryrun" and sorted(manifest["seconds"]) == notebooks, manifest
     claims = pd.read_csv(dry_env["out"] / "figures" / "dryrun" / "claims.csv")
     assert set(claims["notebook"]) == {int(n[:2]) for n in notebooks}

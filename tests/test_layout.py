@@ -95,6 +95,44 @@ def test_a_module_over_600_lines_says_why_in_its_docstring():
     assert not offenders, f"split these along their seams or add a 'Long: <reason>' line to the module docstring: {offenders}"
 
 
+PROFILE_PARAMETERS_LEFT = {
+    "lstm/dyck_training.py: dyck_jobs",
+    "lstm/dyck_training.py: trained_dyck",
+    "lstm/job.py: jobs_for",
+    "lstm/job.py: trained",
+    "prism/arms.py: mlm_corpus",
+    "prism/arms.py: section4_data",
+    "prism/arms.py: arm_jobs",
+    "prism/arms.py: section4_models",
+}
+"""Functions not brought to the convention yet (issue 43: their modules were being rewritten
+by another change at the time); remove a line once its function follows it."""
+
+
+def profile_parameters_off_convention(lib: Path) -> set[str]:
+    """``<module>: <function>`` of every function under ``lib`` with a parameter ``profile``
+    that is not annotated :class:`~prismlib.profiles.Profile`, or a ``profile_name`` that is
+    not a ``str``."""
+    allowed = {"profile": ("Profile", "Profile | None"), "profile_name": ("str", "str | None")}
+    out = set()
+    for path in sorted(lib.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                    annotation = ast.unparse(arg.annotation) if arg.annotation else ""
+                    if arg.arg in allowed and annotation not in allowed[arg.arg]:
+                        out.add(f"{path.relative_to(lib).as_posix()}: {node.name}")
+    return out
+
+
+def test_a_profile_parameter_is_a_profile_and_a_name_is_a_profile_name():
+    """Issue 43: ``profile`` was a :class:`Profile` in some functions and its name in others.
+    A parameter ``profile`` is the object; a name is ``profile_name: str`` (resolved with
+    ``get_profile`` where it is needed)."""
+    offenders = profile_parameters_off_convention(LIB) - PROFILE_PARAMETERS_LEFT
+    assert not offenders, f"name a profile's name profile_name: str, a Profile profile: Profile: {sorted(offenders)}"
+
+
 def _job_keys(name: str) -> dict[str, str]:
     from prismlib.lstm import all_specs, jobs_for
     from prismlib.prism import TRAINED, ArmJob

@@ -21,7 +21,7 @@ Infrastructure: ``datadir`` (:func:`data_dir`, :func:`locate`, the errors) is al
 a dataset module imports; ``catalogue`` (:data:`DATASETS`: each dataset's
 :class:`DataFile` s, their sources and SHA-256 digests) imports the dataset modules'
 checks; ``registry`` (:func:`fetch`, :func:`verify`) imports the catalogue. The ``data``
-command line is :mod:`prismlib.runs.datasets`. ``published`` holds the numbers the papers
+command line is :mod:`prismlib.runs.data`. ``published`` holds the numbers the papers
 and slides print (each with its table, figure or slide), for the notebooks to compare with.
 """
 

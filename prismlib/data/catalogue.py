@@ -12,7 +12,7 @@ example the number of documents in the archive,
 :func:`prismlib.data.newsgroups.check_archive`).
 
 :data:`DATASETS` is the catalogue; :mod:`prismlib.data.registry` fetches and verifies
-its files, and ``python -m prismlib data`` (:mod:`prismlib.runs.datasets`) lists them.
+its files, and ``python -m prismlib data`` (:mod:`prismlib.runs.data`) lists them.
 The catalogue imports the dataset modules' checks; they import only
 :mod:`prismlib.data.datadir`.
 """

@@ -9,7 +9,7 @@ else only in the count it returns, :class:`Fetched`).
 The dataset modules import only :mod:`prismlib.data.datadir` (the data directory,
 ``locate`` and the errors), which this module re-exports; the catalogue imports their
 checks, and the registry imports the catalogue. The command line that drives it
-(``python -m prismlib data ...``) is :mod:`prismlib.runs.datasets`.
+(``python -m prismlib data ...``) is :mod:`prismlib.runs.data`.
 """
 
 from __future__ import annotations

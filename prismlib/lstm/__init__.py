@@ -13,6 +13,7 @@ bigram             the unigram and Kneser-Ney bigram references (the gate of eve
 ablation           the cell-state ablation (how far back each layer remembers)
 convergence        learning curves, the model gate, power-law budgets
 verdicts           the gates every perplexity claim carries: convergence, stability, seeds
+doubling           the doubling check: is one fixed learning-rate path long enough for a claim
 slide_claims       the slides' claims of notebooks 05-08 as tests, with their gates wired in
 header             what every work-B notebook starts with: profile, PTB test tokens, trained runs
 summaries          tables and figures of trained runs: the runs table, learning curves
@@ -78,6 +79,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "evaluation": (
         "token_nll",
         "perplexity",
+        "mean_nll",
         "N_BOOT_PTB",
         "predicted_mask",
         "seed_mean_nll",
@@ -160,6 +162,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "interval_row",
         "stopped_by_rule",
         "converged_gate",
+    ),
+    "doubling": (
+        "DoublingCheck",
+        "doubling_jobs",
+        "doubling_check",
     ),
     "slide_claims": (
         "perplexity_claim",

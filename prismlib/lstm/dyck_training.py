@@ -19,7 +19,8 @@ is below ``1e-4`` (at most 2000 epochs). Here:
   per epoch at a third of the padding (:func:`epoch_batches`).
 
 :class:`DyckJob` is a :class:`prismlib.jobcache.Trainable`: its key hashes the model kind, the
-seed, the profile and every setting that changes training (with :data:`DYCK_RECIPE_VERSION`);
+seed, the profile and the recipe (:class:`prismlib.profiles.DyckRecipe`, every setting that
+changes training) whole (with :data:`DYCK_RECIPE_VERSION`);
 ``partial.pt`` after every epoch holds the optimiser, the schedule and both RNG states, so an
 interrupted run resumes exactly; ``done.pt`` holds the best weights, the history and the test
 outputs' correctness per string. :func:`trained_dyck` returns every run of a profile, training
@@ -32,7 +33,7 @@ import copy
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
+from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealSettings, AnnealState, anneal_check
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
 from prismlib.devices import resolve_device, torch_threads
@@ -54,8 +55,6 @@ from prismlib.stats import N_BOOT, Interval, mean_interval, paired_bootstrap, we
 
 DYCK_RECIPE_VERSION = 1
 """Version of the code that trains a Dyck job (:func:`dyck_recipe_code`); it enters every key."""
-
-_NOT_TRAINING = ("seeds", "eval_batch", "threads")
 
 
 def dyck_data(s: DyckSettings) -> dict[str, DyckSplit]:
@@ -165,7 +164,7 @@ class DyckHistory:
 
 
 def _rule(s: DyckSettings, learn_below: float | None) -> AnnealRule:
-    return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below, s.decay_patience)
+    return s.schedule.rule(s.epochs, learn_below)
 
 
 def train_dyck(
@@ -273,8 +272,11 @@ class DyckJob:
             raise ValueError(f"kind must be one of {DYCK_MODELS}, got {self.kind!r}")
 
     def describe(self) -> dict[str, Any]:
-        """What the key hashes: the kind, seed, profile and every training setting."""
-        s = {k: v for k, v in asdict(self.settings).items() if k not in _NOT_TRAINING}
+        """What the key hashes: the kind, seed, profile and the recipe whole, flat
+        (:meth:`~prismlib.profiles.Nested.flat`: the anneal ``schedule``'s fields beside the
+        recipe's own, as before the schedule and the recipe were grouped, so the keys stayed);
+        the seeds to train, the evaluation batch and the threads never enter it."""
+        s = self.settings.recipe.flat()
         described = {"kind": "dyck", "model": self.kind, "seed": self.seed, "profile": self.profile, "settings": s}
         return with_recipe(described, DYCK_RECIPE_VERSION)
 
@@ -315,7 +317,7 @@ def dyck_recipe_code() -> list[Any]:
         dyck.derive, dyck.sample_sequences, dyck.build_dataset, dyck.make_split, dyck.legal_next, dyck_model.DyckLSTM,
         dyck_model.build_dyck_model, dyck_model.dyck_timescales, timescales.apply_official, timescales.inverse_gamma_timescales,
         timescales.bias_from_timescale, dyck_data, epoch_batches, squared_error, constant_loss, validation_loss, train_dyck,
-        DyckJob.train, anneal_check,
+        DyckJob.train, _rule, AnnealSettings.rule, AnnealSettings.check_cap, anneal_check,
     ]  # fmt: skip
 
 

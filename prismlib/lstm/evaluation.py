@@ -16,6 +16,7 @@ reported, not tested.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -72,6 +73,12 @@ def perplexity(nll: NLL) -> float:
     if isinstance(nll, ChunkNLL):
         return nll.perplexity()
     return float(np.exp(np.nanmean(nll)))
+
+
+def mean_nll(nll: NLL) -> float:
+    """The mean NLL per predicted token of ``nll`` (``log`` of :func:`perplexity`): the
+    statistic whose contrast between two models is the log ratio of their perplexities."""
+    return math.log(perplexity(nll))
 
 
 N_BOOT_PTB = 10_000

@@ -16,7 +16,8 @@ exp2       *fixed* layer-wise and gradient (notebook 06)
 exp3       *fixed* middle-longest and last-longest (inverse) (notebook 06)
 exp4       layer 2 fixed at X, MOD5, MOD8, Pareto, the published variant (07)
 official   the official code's assignment (ICLR 2021), for comparison with ``published``
-memory     the models of the cell-state ablation (notebook 08): a subset of the above
+memory     the models of the cell-state ablation (notebook 08): a subset of the above (where
+           records are kept, the seeds whose records keep weights: `WEIGHT_SEEDS`)
 ========== ==================================================================================="""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from prismlib.lstm.job import RunSpec
+from prismlib.lstm.outcome import WEIGHT_SEEDS
 from prismlib.profiles import Profile
 
 EXPERIMENTS = ("baseline", "exp1", "exp2", "exp3", "exp4", "official", "memory")
@@ -34,6 +36,9 @@ NOTEBOOK_EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "08": ("baseline", "memory"),
 }
 """The experiments whose models each work-B notebook reads (``make reproduce ONLY=05`` trains those only)."""
+DOUBLING_NOTEBOOKS = ("05", "06", "07")
+"""The notebooks whose claims read the doubling check (:mod:`prismlib.lstm.doubling`): training
+for them trains its doubled-path twins too, where the profile's recipe has a fixed path."""
 
 # (variant, T) per experiment; T is X for "layer2", None for variants without one.
 _SLIDES: dict[str, tuple[tuple[str, float | None], ...]] = {
@@ -74,6 +79,8 @@ def experiment(name: str, profile: Profile) -> list[RunSpec]:
     # memory: the baseline, layer 1 / middle / last layer longest, the Pareto layer 2
     memory = [RunSpec("baseline"), *(RunSpec(v, 70.0, fixed=True) for v in ("layerwise", "middle", "inverse"))]
     memory.append(RunSpec("pareto", fixed=True))
+    if profile.lstm.records:  # the ablation reads weights: a committed record keeps them for WEIGHT_SEEDS only
+        first = [s for s in first if s in WEIGHT_SEEDS]
     return [replace(m, seed=s) for m in memory for s in first]
 
 

@@ -42,10 +42,10 @@ def ptb_test_ids(corpus: PTBCorpus, settings: LSTMSettings) -> np.ndarray:
     return corpus.test if settings.test_tokens is None else corpus.test[: settings.test_tokens]
 
 
-def work_b_start(profile: str) -> WorkBStart:
-    """The profile named ``profile``, the plot theme set (:func:`prismlib.plots.set_theme`),
+def work_b_start(profile_name: str) -> WorkBStart:
+    """The profile named ``profile_name``, the plot theme set (:func:`prismlib.plots.set_theme`),
     PTB loaded and its test tokens cut (:func:`ptb_test_ids`)."""
-    P = get_profile(profile)
+    P = get_profile(profile_name)
     set_theme()
     corpus = load_ptb_corpus()
     return WorkBStart(P, P.lstm, corpus, ptb_test_ids(corpus, P.lstm))

@@ -257,7 +257,8 @@ def recipe_code() -> list[Any]:
 
     return [
         training.train_lm, training.anneal_rule, training._make_optimizer, training._Averaged, training._converged,
-        training._snapshot_epoch, anneal.anneal_check, model.LSTMLayer, model.LSTMLM, model.embedded_dropout,
+        training._snapshot_epoch, anneal.anneal_check, anneal.AnnealSettings.rule, anneal.AnnealSettings.check_cap,
+        model.LSTMLayer, model.LSTMLM, model.embedded_dropout,
         model.locked_dropout, model.batchify, evaluation.token_nll, timescales.variant_forget_biases,
         timescales.chrono_bias, timescales.gradient_bias, timescales.pareto_timescales, timescales.inverse_gamma_timescales,
         timescales._mixture, timescales.official_layer2_biases, timescales.bias_from_timescale,
@@ -270,19 +271,26 @@ def recipe_code() -> list[Any]:
 
 @dataclass(frozen=True)
 class Job:
-    """One LSTM LM to train: ``spec`` with the training ``settings`` of ``profile``."""
+    """One LSTM LM to train: ``spec`` with the training ``settings`` of ``profile``.
+
+    ``twin``: the job is a doubled-path twin of the doubling check
+    (:func:`prismlib.lstm.doubling_jobs`); its record keeps no weights, since no analysis
+    reads a twin's model. Not part of the key (the recipe says which path it trains)."""
 
     spec: RunSpec
     settings: LSTMSettings
     profile: str
+    twin: bool = False
 
     def describe(self) -> dict[str, Any]:
         """What the key hashes: the spec and the training recipe, each whole, and the
         recipe code's version. Nothing else: the profile's name and its analysis settings
         (seeds to report, bootstrap sizes, memory settings, the grid) never enter it, so two
         profiles with one recipe share their models, and any change to the recipe (a new
-        field included) gives new keys."""
-        return with_recipe({"spec": asdict(self.spec), "training": asdict(self.settings.recipe)}, RECIPE_VERSION)
+        field included) gives new keys. The recipe is hashed flat
+        (:meth:`~prismlib.profiles.Nested.flat`: its anneal ``schedule``'s fields beside its
+        own, as before the schedule was grouped, so the keys stayed)."""
+        return with_recipe({"spec": asdict(self.spec), "training": self.settings.recipe.flat()}, RECIPE_VERSION)
 
     @property
     def key(self) -> str:
@@ -365,7 +373,7 @@ class Job:
             nll, test, np.bincount(corpus.train, minlength=len(corpus.vocab)), hist.val_snapshots or {}, hist.snapshots or {}, means
         )
         files = {ARRAYS: arrays_writer(arrays)}
-        if keeps_weights(self.spec.variant, self.spec.T, self.spec.fixed, self.spec.seed):
+        if not self.twin and keeps_weights(self.spec.variant, self.spec.T, self.spec.fixed, self.spec.seed):
             files[WEIGHTS] = weights_writer(model)
         summary = {
             "label": self.label,

@@ -57,6 +57,7 @@ def perplexity_claim(
     seed_level: Sequence[Test] = (),
     unit: str = "ppl",
     relative: bool = False,
+    statistic: Callable[[NLL], float] | None = None,
 ) -> Claim:
     """A work-B perplexity claim: ``tests_of`` on the final seed means, then ``seed_level``
     (Welch tests over seeds, :meth:`WorkBClaims.seed_test`); gates: ``bigram_gate`` (the
@@ -71,10 +72,12 @@ def perplexity_claim(
             test uses it).
         unit: the tests' unit; ``relative``: their effects are shares of a perplexity
             (log ratios, e.g. :func:`rare_words`), which the seeds rule reads as such
-            (:meth:`WorkBClaims.gates`).
+            (:meth:`WorkBClaims.gates`); ``statistic``: one run's NLL -> the number whose
+            contrast the tests measure, where it is not a perplexity (the doubling check reads
+            it; e.g. :func:`bin_log_gap` for :func:`rare_words`).
     """
     tests = tuple(tests_of(checks.end)) + tuple(seed_level)
-    return Claim(notebook, text, paper, tests, (bigram_gate, *checks.gates(models, tests_of, relative)), unit)
+    return Claim(notebook, text, paper, tests, (bigram_gate, *checks.gates(models, tests_of, relative, statistic)), unit)
 
 
 def equivalent(models: Sequence[Hashable], margin: float) -> TestsOf:

@@ -60,13 +60,13 @@ def curves_frame(runs: Mapping[object, TrainedRun]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
 
 
-def save_learning_curves(runs: Mapping[object, TrainedRun], profile: str) -> pd.DataFrame:
+def save_learning_curves(runs: Mapping[object, TrainedRun], profile_name: str) -> pd.DataFrame:
     """Merge the curves of ``runs`` into ``figures/<profile>/lstm_learning_curves.csv``.
 
     Rows of the models (label and seed) in ``runs`` replace their earlier rows; other
     models' rows stay, so notebooks 05-07 each add theirs. Returns the whole table."""
     new = curves_frame(runs)
-    csv = figure_dir(profile) / f"{CURVES_TABLE}.csv"
+    csv = figure_dir(profile_name) / f"{CURVES_TABLE}.csv"
     with locked(csv):
         if csv.exists():
             old = pd.read_csv(csv)

@@ -159,10 +159,9 @@ def anneal_rule(s: LSTMSettings, learn_below: float | None) -> AnnealRule:
     On a fixed path (``s.fixed_path``) no check counts as an improvement (an infinite
     tolerance) and one failed check makes a stall, so the rate falls after each of the
     ``s.decays`` rounds that follow ``s.min_rounds`` and the run stops one round later,
-    whatever validation says (once the model beats the bigram guard)."""
-    if s.fixed_path:
-        return AnnealRule(s.decay_factor, math.inf, s.decays, s.min_rounds, s.epochs, learn_below, 1)
-    return AnnealRule(s.decay_factor, s.decay_tolerance, s.decays, s.min_rounds, s.epochs, learn_below, s.decay_patience)
+    whatever validation says (once the model beats the bigram guard):
+    :meth:`prismlib.anneal.AnnealSettings.rule` of ``s.schedule``."""
+    return s.schedule.rule(s.epochs, learn_below, fixed_path=s.fixed_path)
 
 
 def train_lm(

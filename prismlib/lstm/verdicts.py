@@ -46,10 +46,11 @@ from prismlib.lstm.convergence import (
     models_gate,
     stable_budget,
 )
-from prismlib.lstm.evaluation import SeedMeans, perplexity, seed_means, seed_rows
+from prismlib.lstm.evaluation import SeedMeans, mean_nll, perplexity, seed_means, seed_rows
 from prismlib.stats import Interval, welch_difference
 
 if TYPE_CHECKING:
+    from prismlib.lstm.doubling import DoublingCheck
     from prismlib.lstm.job import TrainedRun
 
 
@@ -130,6 +131,10 @@ class WorkBClaims:
         reference: the key contrasts and the seeds rule refer to (the baseline).
         share, tolerance: the model gate (the profile's ``converge_share`` and
             ``converge_tolerance``).
+        doubling: the doubling check of runs on a fixed learning-rate path
+            (:func:`prismlib.lstm.doubling_check`): where given, it is the effect-stability
+            gate (:meth:`~prismlib.lstm.DoublingCheck.gate`; the last post-decay checkpoints
+            of a fixed path say only that its tail settled, not that the path was long enough).
 
     Attributes:
         end: :class:`~prismlib.lstm.SeedMeans` of the final test NLL.
@@ -146,6 +151,7 @@ class WorkBClaims:
     reference: Hashable
     share: float = SHARE
     tolerance: float = TOLERANCE
+    doubling: DoublingCheck | None = None
     end: SeedMeans = field(init=False)
     half: SeedMeans | None = field(init=False)
     annealed: bool = field(init=False)
@@ -208,17 +214,26 @@ class WorkBClaims:
         iv = welch_difference(pa, pb)
         return (Test(iv, sign, threshold, f"{name}({a}) - {name}({b}), Welch over seeds ({len(pa)} vs {len(pb)})"),)
 
-    def gates(self, models: Sequence[Hashable], tests_of: TestsOf, relative: bool = False) -> tuple[Gate, Gate, Gate]:
+    def gates(
+        self, models: Sequence[Hashable], tests_of: TestsOf, relative: bool = False, statistic: Callable[[NLL], float] | None = None
+    ) -> tuple[Gate, Gate, Gate]:
         """The model gate, the effect-stability gate and the seeds gate of a claim that reads
         ``models`` (keys; the reference included where a test uses it) and whose
         chunk-bootstrap tests are ``tests_of(self.end)``. ``relative``: the tests' effects
         are already shares of a perplexity (log ratios), so the seeds rule compares them with
-        :data:`SMALL_EFFECT` itself rather than with that share of the reference's perplexity."""
+        :data:`SMALL_EFFECT` itself rather than with that share of the reference's perplexity.
+        ``statistic``: one run's NLL -> the number whose contrast the tests measure, for the
+        doubling check (default: the perplexity, or its log where ``relative``)."""
         runs = self._runs_of(models)
         seeds = self._seeds(models, tests_of(self.end), relative)
+        if self.doubling is not None:
+            stat = statistic if statistic is not None else (mean_nll if relative else perplexity)
+            stability = self.doubling.gate(tests_of(self.end), stat)
+        else:
+            stability = self._stability(tests_of)
         if self.annealed:
-            return stopped_by_rule(runs), self._stability(tests_of), seeds
-        return self._curves_gate(runs), self._stability(tests_of), seeds
+            return stopped_by_rule(runs), stability, seeds
+        return self._curves_gate(runs), stability, seeds
 
     def _curves_gate(self, runs: Mapping[str, Any]) -> Gate:
         """The model gate of constant-rate runs: their learning curves, with the budget the

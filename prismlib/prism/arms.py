@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -43,7 +43,6 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from prismlib.anneal import AnnealRule
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
 from prismlib.claims import Gate
 from prismlib.jobcache import job_key, run_missing, with_recipe
@@ -74,11 +73,6 @@ MLM with the prism, and B.3."""
 UNTRAINED_PRISM_ON = {"prism_untrained": "original", "baseline_prism_untrained": "baseline"}
 """Arms that add an untrained prism after the last layer of another arm's weights."""
 TRAINED = ("baseline", "prism", "prism-every")
-_RECIPE_FIELDS = (
-    "recipe", "train_text", "train_articles_103", "train_inputs", "steps", "batch_size", "seq_len", "lr",
-    "train_layers", "mask_versions", "head_epochs", "head_lr", "head_batch", "warmup", "clip", "attention_dropout", "stop_articles",
-    "round_steps", "decay_factor", "decay_tolerance", "decays", "min_rounds", "decay_patience",
-)  # fmt: skip
 
 
 # =========================================================================== the text
@@ -270,22 +264,16 @@ def prism_layers(arm: str, n_layers: int, S) -> list[int] | None:
 def stop_rule(settings: Any, heldout: StateCache) -> StopRule:
     """The :class:`StopRule` of the prism settings (``PrismSettings`` that train to a stop)
     on the stopping text's cached states ``heldout``: rounds of ``round_steps``, capped at
-    ``steps``."""
-    S = settings
-    rule = AnnealRule(
-        factor=S.decay_factor,
-        tolerance=S.decay_tolerance,
-        decays=S.decays,
-        min_rounds=S.min_rounds,
-        cap=S.steps // S.round_steps,
-        patience=S.decay_patience,
-    )
-    return StopRule(heldout, rule, S.round_steps)
+    ``steps``; its rule is :meth:`prismlib.anneal.AnnealSettings.rule` of ``settings.schedule``."""
+    return StopRule(heldout, settings.schedule.rule(settings.steps // settings.round_steps, None), settings.round_steps)
 
 
 def recipe_settings(settings: Any) -> dict[str, Any]:
-    """The prism settings (``PrismSettings``) that change a trained arm: what its key hashes."""
-    return {k: v for k, v in asdict(settings).items() if k in _RECIPE_FIELDS}
+    """The recipe of the prism settings (``PrismSettings.training``, every setting that changes a
+    trained arm), flat (:meth:`~prismlib.profiles.Nested.flat`: the anneal ``schedule``'s fields
+    beside the recipe's own, as before they were grouped, so the keys stayed): what an arm's
+    key hashes."""
+    return settings.training.flat()
 
 
 RECIPE_VERSION = 2
@@ -308,7 +296,7 @@ def recipe_code() -> list[Any]:
         staged_recipe.set_trainable, staged_recipe.set_attention_dropout, staged_recipe.mask_version, staged_recipe.build_state_cache,
         staged_recipe.head_features, staged_recipe.warm_up_head, staged_recipe.lr_factor, staged_recipe.train_top,
         staged_recipe.cached_loss, staged_recipe.StopRule, staged_recipe._trained_state, anneal.anneal_check,
-        stop_rule, layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
+        anneal.AnnealSettings.rule, anneal.AnnealSettings.check_cap, stop_rule, layer.PrismLayer, layer.attach_prism, layer.sector_sizes,
     ]  # fmt: skip
 
 

@@ -143,7 +143,7 @@ class StateCache:
         folder: where ``states.npy`` and ``labels.npy`` live.
         states: ``(versions, n, length, hidden)`` float32 (memory-mapped, read-only).
         labels: ``(versions, n, length)`` int64: the original token at the selected
-            positions, :data:`prismlib.prism.LOSS_IGNORE` elsewhere.
+            positions, :data:`prismlib.probing.masking.LOSS_IGNORE` elsewhere.
     """
 
     folder: Path

@@ -251,7 +251,7 @@ def cached_layer_states(
     *,
     task: str,
     split: str,
-    profile: str,
+    profile_name: str,
     positions: int,
     seed: int,
     batch_size: int = 8,
@@ -273,7 +273,7 @@ def cached_layer_states(
     cache_root = cache.parent if cache else cache_dir()
     root = (cache or cache_root / "states") / encoder.name.replace("/", "--") / task / split
     digest = features_digest(windows, positions, seed, (STATES_VERSION,), specials)
-    paths = {i: root / f"layer{i}-{profile}-{digest}.pt" for i in dict.fromkeys(index.values())}
+    paths = {i: root / f"layer{i}-{profile_name}-{digest}.pt" for i in dict.fromkeys(index.values())}
     found = {}
     for i, path in paths.items():
         stored = load_or_discard(path, weights_only=True, cache=cache_root)  # None: absent, or corrupt and moved aside
@@ -302,7 +302,7 @@ def encode_splits(
     layers: dict[int, tuple[str, ...]],
     *,
     task: str,
-    profile: str,
+    profile_name: str,
     positions: int,
     seed: int,
     batch_size: int = 8,
@@ -321,7 +321,15 @@ def encode_splits(
     out: dict[int, dict[str, Features]] = {layer: {} for layer in layers}
     for split, wins in windows.items():
         states = cached_layer_states(
-            encoder, wins, tuple(layers), task=task, split=split, profile=profile, positions=positions, seed=seed, batch_size=batch_size
+            encoder,
+            wins,
+            tuple(layers),
+            task=task,
+            split=split,
+            profile_name=profile_name,
+            positions=positions,
+            seed=seed,
+            batch_size=batch_size,
         )
         for layer, conds in layers.items():
             named = [c if "|" in c else f"{c}|{specials}" for c in conds]

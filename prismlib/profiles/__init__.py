@@ -3,6 +3,8 @@
 ============ ===========================================================================
 schema       the settings classes: what each notebook's settings are and the checks
              their values must pass (no profile's values)
+nested       :class:`Nested`: settings that group fields in settings of their own (a
+             recipe, its anneal schedule): read through, changed by name, hashed flat
 smoke        ``smoke``: every code path in about a minute per notebook (CI, nbval)
 cpu          ``cpu``, the default: the whole study on 2 CPU cores, no GPU, no internet
 cpu_long     ``cpu-long``: ``cpu`` with three paired seeds of every LSTM; any profile's
@@ -39,13 +41,16 @@ from __future__ import annotations
 from prismlib.profiles.cpu import CPU_PATH_ROUNDS
 from prismlib.profiles.cpu_long import LONG_CAP_EPOCHS, LONG_SEEDS, until_converged
 from prismlib.profiles.dryrun import DRY_RUN_SIZES
+from prismlib.profiles.nested import Nested
 from prismlib.profiles.registry import CONFIGS, DEFAULT_PROFILE, DEVICE_ENV, PROFILE_ENV, PROFILES, get_profile
 from prismlib.profiles.schema import (
     BeyondSettings,
+    DyckRecipe,
     DyckSettings,
     ICLRSettings,
     LSTMRecipe,
     LSTMSettings,
+    MLMRecipe,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -59,6 +64,7 @@ __all__ = [
     "LONG_SEEDS",
     "until_converged",
     "DRY_RUN_SIZES",
+    "Nested",
     "CONFIGS",
     "DEFAULT_PROFILE",
     "DEVICE_ENV",
@@ -66,10 +72,12 @@ __all__ = [
     "PROFILES",
     "get_profile",
     "BeyondSettings",
+    "DyckRecipe",
     "DyckSettings",
     "ICLRSettings",
     "LSTMRecipe",
     "LSTMSettings",
+    "MLMRecipe",
     "PrismSettings",
     "ProbeSettings",
     "Profile",

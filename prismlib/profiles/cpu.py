@@ -6,12 +6,15 @@ number. ``cpu-long`` (:mod:`prismlib.profiles.cpu_long`) is this profile with mo
 
 from __future__ import annotations
 
+from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
+    DyckRecipe,
     DyckSettings,
     ICLRSettings,
     LSTMRecipe,
     LSTMSettings,
+    MLMRecipe,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -65,10 +68,13 @@ def get_config() -> Profile:
         # check short of its rule, hence the cap of 400; one epoch of head warm-up (the top layers
         # go on training the head); no attention dropout in the trained layers (a step 4.1 -> 2.5 s).
         prism=PrismSettings(
-            train_text="offline", train_articles_103=30, steps=400, batch_size=8, seq_len=512, lr=1e-3, checkpoint_every=20,
-            every_layer=True, recipe="staged", train_layers=2, train_inputs=None, mask_versions=1, head_epochs=1, head_lr=1e-3,
-            head_batch=512, warmup=20, clip=1.0, attention_dropout=0.0, stop_articles=6, round_steps=20, min_rounds=2, decays=2,
-            decay_patience=1,
+            training=MLMRecipe(
+                train_text="offline", train_articles_103=30, steps=400, batch_size=8, seq_len=512, lr=1e-3, recipe="staged",
+                train_layers=2, train_inputs=None, mask_versions=1, head_epochs=1, head_lr=1e-3, head_batch=512, warmup=20,
+                clip=1.0, attention_dropout=0.0, stop_articles=6, round_steps=20,
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=2, decay_patience=1),
+            ),
+            checkpoint_every=20, every_layer=True,
             # Table 1's probes at a scale that can carry it: POS on notebook 02's windows (the
             # original encoder scored 62.1 on 16 training windows against 02's 82.8), dialog acts
             # tested on the whole WS97 test split (19 conversations, as in 02), topic on 80 posts.
@@ -100,8 +106,9 @@ def get_config() -> Profile:
                 emb=96, hidden=96, layers=3, dropout=0.25, dropouth=0.25, dropouti=0.25, dropoute=0.0, wdrop=0.0,
                 optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=0.0, beta=0.0, nonmono=5,
                 batch_size=20, bptt=35, epochs=CPU_PATH_ROUNDS + 6, steps_per_epoch=None, checks_per_pass=4, eval_batch=20,
-                valid_tokens=None, test_tokens=None, cutoffs=(2000, 6000), average_last=0, decay_factor=4.0, decays=4,
-                min_rounds=CPU_PATH_ROUNDS, fixed_path=True,
+                valid_tokens=None, test_tokens=None, cutoffs=(2000, 6000), average_last=0, fixed_path=True,
+                # on the fixed path decay_tolerance and decay_patience go unused (they enter the keys)
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=4, min_rounds=CPU_PATH_ROUNDS, decay_patience=1),
             ),
             seeds=(0,), bootstrap=1000, memory_contexts=100, context=70, threads=1, grid="slides", records=True,
         ),
@@ -126,8 +133,13 @@ def get_config() -> Profile:
         # 1e-3 (the official 1e-4 needs hundreds of passes) and stops by the official threshold or
         # the annealed rule on validation loss; a run at the cap is not converged (the gate says).
         iclr=ICLRSettings(
-            dyck=DyckSettings(hidden=128, n_train=2000, n_validation=500, n_test=2000, batch_size=32, lr=1e-3, epochs=80,
-                              seeds=(1, 2, 3), anneal=True, decay_tolerance=0.005, decays=3, bucket=True),
+            dyck=DyckSettings(
+                recipe=DyckRecipe(
+                    hidden=128, n_train=2000, n_validation=500, n_test=2000, batch_size=32, lr=1e-3, epochs=80, anneal=True, bucket=True,
+                    schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.005, decays=3, min_rounds=2, decay_patience=2),
+                ),
+                seeds=(1, 2, 3),
+            ),
             routing_blocks=24, routing_tokens=None, passage=100, mi_distances=100, mi_fit=(1, 50),
         ),
     )  # fmt: skip

@@ -80,8 +80,7 @@ def get_config() -> Profile:
             encode_batch=4,
             option_runs=1,
         ),
-        prism=replace(
-            base.prism,
+        prism=base.prism.updated(
             steps=2,
             batch_size=1,
             checkpoint_every=1,
@@ -93,7 +92,7 @@ def get_config() -> Profile:
         beyond=replace(base.beyond, runs=2, gate_runs=2),
         iclr=replace(
             base.iclr,
-            dyck=replace(base.iclr.dyck, hidden=16, n_train=64, n_validation=32, n_test=64, epochs=2, seeds=(1,)),
+            dyck=base.iclr.dyck.updated(hidden=16, n_train=64, n_validation=32, n_test=64, epochs=2, seeds=(1,)),
             routing_tokens=4000,
             mi_distances=20,
             mi_fit=(1, 10),

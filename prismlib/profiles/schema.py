@@ -1,10 +1,18 @@
 """The settings classes of the run profiles: each notebook's settings, what they mean and the
-checks their values must pass. The profiles' values are in the modules beside this one."""
+checks their values must pass. The profiles' values are in the modules beside this one.
+
+A trainer's settings hold its *recipe* (what changes a trained model: a job's key hashes it
+whole, :meth:`~prismlib.profiles.Nested.flat`) beside the settings of its analyses, and a
+recipe that anneals holds its :class:`~prismlib.anneal.AnnealSettings` (``schedule``); a
+grouped field reads through and changes by its name (``settings.decays``,
+``settings.updated(decays=2)``: :class:`~prismlib.profiles.Nested`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass
+
+from prismlib.anneal import AnnealSettings
+from prismlib.profiles.nested import Nested
 
 
 @dataclass(frozen=True)
@@ -30,12 +38,12 @@ class SpectralSettings:
 
 
 @dataclass(frozen=True)
-class LSTMRecipe:
+class LSTMRecipe(Nested):
     """How one of work B's language models is trained: everything that changes the trained
     model or the numbers its run record keeps, and nothing else. A job's key hashes the
-    recipe whole (:meth:`prismlib.lstm.Job.describe`), so a new field here changes every key
-    (the models of the old recipe are retrained, never reused); analysis settings live
-    beside it in :class:`LSTMSettings`.
+    recipe whole (:meth:`prismlib.lstm.Job.describe`, :meth:`~prismlib.profiles.Nested.flat`), so a new field
+    here or in its ``schedule`` changes every key (the models of the old recipe are
+    retrained, never reused); analysis settings live beside it in :class:`LSTMSettings`.
 
     Attributes:
         emb, hidden, layers: embedding size (= last layer, tied), other layers' width, depth.
@@ -55,6 +63,13 @@ class LSTMRecipe:
         valid_tokens: first tokens of PTB valid used for the per-epoch validation (NT-ASGD,
             best checkpoint); ``None`` is the full split.
         test_tokens: first tokens of PTB test evaluated; ``None`` is the full split.
+        schedule: the ``anneal`` schedule (:class:`~prismlib.anneal.AnnealSettings`; its
+            fields read through, ``recipe.decays``): the rate is divided by ``decay_factor``
+            when full validation fails to improve by ``decay_tolerance`` (a fraction) at
+            ``decay_patience`` checks in a row; the run stops at the first such stall after
+            ``decays`` decays; no decay in the first ``min_rounds`` rounds nor before the
+            model beats the PTB bigram on validation. ``epochs`` is the cap in rounds. Other
+            optimizers leave it unused (its values still enter the key).
         cutoffs: adaptive-softmax cluster boundaries (word frequency ranks), e.g.
             ``(2000, 6000)``; ``()`` is the full softmax tied to the embedding (AWD-LSTM).
         average_last: NT-ASGD switches to averaged SGD for the last ``average_last`` epochs
@@ -72,14 +87,6 @@ class LSTMRecipe:
             the budget.
         checks_per_pass: with ``steps_per_epoch=None``, the "epochs" (rounds: validation,
             checkpoint, a schedule decision) per pass over PTB train (1: one per pass).
-        decay_factor, decay_tolerance, decays, min_rounds: the ``anneal`` schedule
-            (:class:`prismlib.anneal.AnnealRule`): divide the rate by ``decay_factor``
-            when full validation fails to improve by ``decay_tolerance`` (a fraction); stop
-            at the first failure after ``decays`` decays; no decay in the first
-            ``min_rounds`` rounds nor before the model beats the PTB bigram on validation.
-            ``epochs`` is the cap in rounds.
-        decay_patience: the ``anneal`` schedule decays (or stops) only after this many
-            failed checks in a row (1: at every failed check).
         fixed_path: the ``anneal`` schedule on a fixed learning-rate path, the same for
             every model of a comparison: the rate stays at ``lr`` for ``min_rounds`` rounds,
             is divided by ``decay_factor`` after each of the next ``decays`` rounds, and the
@@ -109,6 +116,7 @@ class LSTMRecipe:
     eval_batch: int
     valid_tokens: int | None
     test_tokens: int | None
+    schedule: AnnealSettings
     cutoffs: tuple[int, ...] = ()
     average_last: int = 0
     curve_every: int | None = None
@@ -117,11 +125,6 @@ class LSTMRecipe:
     converge_share: float = 0.25
     converge_tolerance: float = 0.01
     checks_per_pass: int = 1
-    decay_factor: float = 4.0
-    decay_tolerance: float = 0.002
-    decays: int = 4
-    min_rounds: int = 4
-    decay_patience: int = 1
     fixed_path: bool = False
 
     def __post_init__(self) -> None:
@@ -132,24 +135,7 @@ class LSTMRecipe:
         if self.fixed_path and self.optimizer != "anneal":
             raise ValueError(f"fixed_path is a form of the anneal schedule: set optimizer='anneal' (got {self.optimizer!r})")
         if self.optimizer == "anneal":
-            if not self.decay_factor > 1:
-                raise ValueError(f"decay_factor must be > 1 (the rate must fall), got {self.decay_factor}")
-            if not self.decay_tolerance > 0:
-                raise ValueError(f"decay_tolerance must be > 0, or the anneal schedule may never stop; got {self.decay_tolerance}")
-            if self.decay_patience < 1:
-                raise ValueError(f"decay_patience must be >= 1 (failed checks before a decay), got {self.decay_patience}")
-            if self.decays < 1:
-                raise ValueError(f"decays must be >= 1, or the anneal schedule never stops by its rule; got {self.decays}")
-            if self.min_rounds < 0 or self.epochs <= self.min_rounds:
-                raise ValueError(
-                    f"epochs (the cap, {self.epochs} rounds) must exceed min_rounds ({self.min_rounds}, >= 0): "
-                    "below it the anneal schedule can never decay"
-                )
-            if self.fixed_path and self.epochs <= self.min_rounds + self.decays:
-                raise ValueError(
-                    f"epochs (the cap, {self.epochs} rounds) must exceed min_rounds + decays ({self.min_rounds} + {self.decays}): "
-                    "the fixed path ends one round after its last decay"
-                )
+            self.schedule.check_cap(self.epochs, self.fixed_path, cap_name="epochs")
             if self.until_converged or self.average_last:
                 raise ValueError("the anneal schedule stops by its own rule: set until_converged=False and average_last=0")
         if self.until_converged and self.average_last:
@@ -166,15 +152,17 @@ class LSTMRecipe:
         the doubling check (the convergence gate of every paired comparison)."""
         if not self.fixed_path:
             raise ValueError("only a fixed learning-rate path has a doubled twin (fixed_path=True)")
-        return replace(self, min_rounds=2 * self.min_rounds, epochs=self.epochs + self.min_rounds)
+        rounds = self.schedule.min_rounds
+        return self.updated(min_rounds=2 * rounds, epochs=self.epochs + rounds)
 
 
 @dataclass(frozen=True)
-class LSTMSettings:
+class LSTMSettings(Nested):
     """Notebooks 05-08 (work B): the recipe of its language models and how they are analysed.
 
     The recipe's fields read through the settings too (``settings.hidden`` is
-    ``settings.recipe.hidden``); :meth:`updated` changes fields of either.
+    ``settings.recipe.hidden``, ``settings.decays`` is ``settings.recipe.schedule.decays``);
+    :meth:`~Nested.updated` changes fields of any of them by name.
 
     Attributes:
         recipe: how every model is trained (:class:`LSTMRecipe`; a job's key hashes it).
@@ -213,21 +201,6 @@ class LSTMSettings:
     freeze: str = "input_forget"
     all_seeds: bool = False
     records: bool = False
-
-    def __getattr__(self, name: str) -> Any:
-        """A field of the recipe (``settings.bptt``); only called for names the settings lack."""
-        if name == "recipe":  # unpickling: before the fields exist
-            raise AttributeError(name)
-        return getattr(self.recipe, name)
-
-    def updated(self, **changes: Any) -> LSTMSettings:
-        """These settings with ``changes`` to fields of the settings or of the recipe."""
-        recipe_fields = {f.name for f in fields(LSTMRecipe)}
-        unknown = set(changes) - recipe_fields - {f.name for f in fields(LSTMSettings)}
-        if unknown:
-            raise TypeError(f"no LSTM setting named {', '.join(sorted(unknown))}")
-        recipe = replace(self.recipe, **{k: v for k, v in changes.items() if k in recipe_fields})
-        return replace(self, recipe=recipe, **{k: v for k, v in changes.items() if k not in recipe_fields})
 
 
 @dataclass(frozen=True)
@@ -306,9 +279,11 @@ class ProbeSettings:
 
 
 @dataclass(frozen=True)
-class PrismSettings:
-    """Notebooks 03-04 (paper section 4, App. B): continued MLM training of the encoder
-    with and without a prism layer, the probes of Table 1, and Fig. 5.
+class MLMRecipe(Nested):
+    """How section 4 trains an arm further with masked language modelling: everything that
+    changes a trained arm, and nothing else. An arm's key hashes it whole
+    (:meth:`prismlib.prism.ArmJob.describe`, :meth:`~prismlib.profiles.Nested.flat`); the probes, Fig. 5 and
+    how often a run checkpoints live beside it in :class:`PrismSettings`.
 
     Attributes:
         train_text: ``"wikitext103-train"`` (the paper) or ``"offline"``: WikiText-2 valid
@@ -319,8 +294,10 @@ class PrismSettings:
         batch_size: sequences per step (the paper: 8).
         seq_len: tokens per training sequence, special tokens included (512).
         lr: Adam's learning rate (the paper: Adam's defaults, i.e. 1e-3).
-        checkpoint_every: steps between checkpoints.
-        every_layer: also train the App. B.3 model (prism after every layer).
+        schedule: the annealed rule of a run that trains to a stop
+            (:class:`~prismlib.anneal.AnnealSettings`, as work B's; its fields read through):
+            see ``stop_articles``. A fixed budget leaves it unused (its values still enter
+            the key).
         recipe: ``"full"`` (the paper: every parameter trained from the first step,
             :func:`prismlib.prism.train_mlm`) or ``"staged"`` (the cpu recipe of
             :mod:`prismlib.prism.staged_recipe`: lower layers frozen and cached, a head warm-up,
@@ -345,17 +322,9 @@ class PrismSettings:
             (linear decay). With stopping text the top layers train to a stop
             (:class:`prismlib.prism.StopRule`): the held-out MLM perplexity on it is checked
             every ``round_steps`` steps and the annealed rule of :mod:`prismlib.anneal`
-            (``decay_factor``, ``decay_tolerance``, ``decays``, ``min_rounds``,
-            ``decay_patience``; as work B's) lowers the rate and stops; ``steps`` is the cap.
-            The stopping text is neither trained on nor used by Fig. 5.
-        sizes: probing task (``pos``, ``swda``, ``topic``) -> windows per split and positions.
-        span: masked positions of Fig. 5 (half-open; the paper: tokens 200-299).
-        eval_inputs: inputs of Fig. 5 (the paper: N = 1600).
-        eval_stride: wordpieces between the starts of consecutive Fig. 5 inputs of an article.
-        eval_batch: inputs per forward pass in the Fig. 5 evaluation.
-        bootstrap: bootstrap resamples of the Fig. 5 intervals.
-        threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
-            shared cores one thread is faster).
+            (``schedule``) lowers the rate and stops; ``steps`` is the cap. The stopping
+            text is neither trained on nor used by Fig. 5.
+        round_steps: steps between two checks of a run that trains to a stop.
     """
 
     train_text: str
@@ -364,15 +333,7 @@ class PrismSettings:
     batch_size: int
     seq_len: int
     lr: float
-    checkpoint_every: int
-    every_layer: bool
-    sizes: dict[str, TaskSize]
-    span: tuple[int, int]
-    eval_inputs: int
-    eval_stride: int
-    eval_batch: int
-    bootstrap: int
-    threads: int | None = None
+    schedule: AnnealSettings
     recipe: str = "full"
     train_layers: int = 0
     train_inputs: int | None = None
@@ -385,11 +346,6 @@ class PrismSettings:
     attention_dropout: float | None = None
     stop_articles: int = 0
     round_steps: int = 0
-    decay_factor: float = 4.0
-    decay_tolerance: float = 0.002
-    decays: int = 2
-    min_rounds: int = 2
-    decay_patience: int = 1
 
     @property
     def trains_to_stop(self) -> bool:
@@ -402,13 +358,7 @@ class PrismSettings:
                 raise ValueError("training to a stop (stop_articles > 0) needs the staged recipe")
             if self.round_steps < 1 or self.steps % self.round_steps:
                 raise ValueError(f"round_steps must be >= 1 and divide steps ({self.steps}), got {self.round_steps}")
-            if self.decay_factor <= 1 or self.decay_tolerance <= 0 or self.decays < 1 or self.decay_patience < 1:
-                raise ValueError(
-                    "the anneal rule needs decay_factor > 1, decay_tolerance > 0, decays >= 1 and decay_patience >= 1, "
-                    f"got {self.decay_factor}, {self.decay_tolerance}, {self.decays}, {self.decay_patience}"
-                )
-            if self.steps // self.round_steps <= self.min_rounds:
-                raise ValueError(f"the cap ({self.steps // self.round_steps} rounds) must exceed min_rounds ({self.min_rounds})")
+            self.schedule.check_cap(self.steps // self.round_steps, cap_name="steps // round_steps")
         if self.recipe not in ("full", "staged"):
             raise ValueError(f"recipe must be 'full' or 'staged', got {self.recipe!r}")
         if self.recipe == "staged" and (self.train_layers < 1 or self.mask_versions < 1):
@@ -417,6 +367,41 @@ class PrismSettings:
             )
         if self.attention_dropout is not None and (self.recipe != "staged" or not 0 <= self.attention_dropout < 1):
             raise ValueError(f"attention_dropout needs the staged recipe and a value in [0, 1), got {self.attention_dropout}")
+
+
+@dataclass(frozen=True)
+class PrismSettings(Nested):
+    """Notebooks 03-04 (paper section 4, App. B): continued MLM training of the encoder
+    with and without a prism layer, the probes of Table 1, and Fig. 5.
+
+    The recipe's fields read through the settings (``settings.steps`` is
+    ``settings.training.steps``); :meth:`~Nested.updated` changes fields of either by name.
+
+    Attributes:
+        training: how every arm is trained (:class:`MLMRecipe`; an arm's key hashes it). Not
+            called ``recipe``: that is the recipe's kind, ``full`` or ``staged``.
+        checkpoint_every: steps between checkpoints.
+        every_layer: also train the App. B.3 model (prism after every layer).
+        sizes: probing task (``pos``, ``swda``, ``topic``) -> windows per split and positions.
+        span: masked positions of Fig. 5 (half-open; the paper: tokens 200-299).
+        eval_inputs: inputs of Fig. 5 (the paper: N = 1600).
+        eval_stride: wordpieces between the starts of consecutive Fig. 5 inputs of an article.
+        eval_batch: inputs per forward pass in the Fig. 5 evaluation.
+        bootstrap: bootstrap resamples of the Fig. 5 intervals.
+        threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
+            shared cores one thread is faster).
+    """
+
+    training: MLMRecipe
+    checkpoint_every: int
+    every_layer: bool
+    sizes: dict[str, TaskSize]
+    span: tuple[int, int]
+    eval_inputs: int
+    eval_stride: int
+    eval_batch: int
+    bootstrap: int
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -459,8 +444,10 @@ class BeyondSettings:
 
 
 @dataclass(frozen=True)
-class DyckSettings:
-    """Notebook 10's Dyck-2 models (:mod:`prismlib.lstm.dyck_training`): the official recipe is
+class DyckRecipe(Nested):
+    """How notebook 10 trains a Dyck-2 model (:mod:`prismlib.lstm.dyck_training`): everything
+    that changes a trained model, and nothing else; a Dyck job's key hashes it whole
+    (:meth:`prismlib.lstm.DyckJob.describe`, :meth:`~prismlib.profiles.Nested.flat`). The official recipe is
     :data:`prismlib.lstm.OFFICIAL_RECIPE` (256 units, batch 32, Adam 1e-4, clip 1, MSE, stop at
     validation loss < 1e-4 or 2000 epochs, 10,000 / 2,000 / 5,000 strings, 20 seeds).
 
@@ -472,18 +459,18 @@ class DyckSettings:
         epochs: the cap (passes over the training strings); a run at its cap is not converged.
         stop_val_loss: a run stops, converged, once its validation loss (mean squared error per
             output) falls below this (the official rule).
-        anneal: also the annealed rule of :mod:`prismlib.anneal` on the validation loss: the
-            rate is divided by ``decay_factor`` when it improves by less than
-            ``decay_tolerance`` (a fraction) at ``decay_patience`` checks in a row, and the run
-            stops, converged, at the next such stall after ``decays`` decays (none in the first
-            ``min_rounds`` epochs nor before the loss beats the best constant output).
+        anneal: also the annealed rule of :mod:`prismlib.anneal` on the validation loss, with
+            ``schedule``.
+        schedule: the annealed rule's knobs (:class:`~prismlib.anneal.AnnealSettings`; its fields
+            read through): the rate is divided by ``decay_factor`` when the loss improves by less
+            than ``decay_tolerance`` (a fraction) at ``decay_patience`` checks in a row, and the
+            run stops, converged, at the next such stall after ``decays`` decays (none in the
+            first ``min_rounds`` epochs nor before the loss beats the best constant output).
+            Without ``anneal`` it goes unused (its values still enter the key).
         bucket: batches of strings of similar length (a random draw among equal lengths, the
             batches in random order) instead of the official random batches: the same
             strings per epoch at a third of the padding on cpu.
-        seeds: seeds of each model (the paper: 1..20).
         data_seed: seed of the data draw (every model reads the same strings).
-        eval_batch: strings per evaluation batch.
-        threads: torch threads of a training process.
     """
 
     hidden: int
@@ -493,29 +480,43 @@ class DyckSettings:
     batch_size: int
     lr: float
     epochs: int
-    seeds: tuple[int, ...]
+    schedule: AnnealSettings
     max_length: int = 200
     clip: float = 1.0
     stop_val_loss: float = 1e-4
     anneal: bool = False
-    decay_factor: float = 4.0
-    decay_tolerance: float = 0.01
-    decays: int = 2
-    min_rounds: int = 2
-    decay_patience: int = 2
     bucket: bool = False
     data_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if min(self.hidden, self.n_train, self.n_validation, self.n_test, self.batch_size, self.epochs) < 1:
+            raise ValueError("a Dyck recipe needs hidden, n_train, n_validation, n_test, batch_size and epochs (the cap) >= 1")
+        if self.anneal:
+            self.schedule.check_cap(self.epochs, cap_name="epochs")
+
+
+@dataclass(frozen=True)
+class DyckSettings(Nested):
+    """Notebook 10's Dyck-2 models: their recipe, seeds and how they are run.
+
+    The recipe's fields read through the settings (``settings.hidden`` is
+    ``settings.recipe.hidden``); :meth:`~Nested.updated` changes fields of either by name.
+
+    Attributes:
+        recipe: how every model is trained (:class:`DyckRecipe`; a job's key hashes it).
+        seeds: seeds of each model (the paper: 1..20).
+        eval_batch: strings per evaluation batch.
+        threads: torch threads of a training process.
+    """
+
+    recipe: DyckRecipe
+    seeds: tuple[int, ...]
     eval_batch: int = 256
     threads: int | None = 1
 
     def __post_init__(self) -> None:
-        if min(self.hidden, self.n_train, self.n_validation, self.n_test, self.batch_size, self.epochs) < 1 or not self.seeds:
-            raise ValueError("Dyck settings need positive sizes, a positive epoch cap and at least one seed")
-        if self.anneal and (self.decay_factor <= 1 or self.decay_tolerance <= 0 or self.decays < 1 or self.decay_patience < 1
-                            or not 0 <= self.min_rounds < self.epochs):  # fmt: skip
-            raise ValueError(
-                "the anneal rule needs decay_factor > 1, decay_tolerance > 0, decays >= 1, decay_patience >= 1 and 0 <= min_rounds < epochs"
-            )
+        if not self.seeds:
+            raise ValueError("Dyck settings need at least one seed (seeds=(1,))")
 
 
 @dataclass(frozen=True)

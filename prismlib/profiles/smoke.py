@@ -4,12 +4,15 @@ cores (CI and nbval); nothing converges and no claim is meant to hold.
 
 from __future__ import annotations
 
+from prismlib.anneal import AnnealSettings
 from prismlib.profiles.schema import (
     BeyondSettings,
+    DyckRecipe,
     DyckSettings,
     ICLRSettings,
     LSTMRecipe,
     LSTMSettings,
+    MLMRecipe,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -40,9 +43,13 @@ def get_config() -> Profile:
         ),
         # Notebooks 03-04: the cpu profile's staged recipe on a few inputs, a step per round.
         prism=PrismSettings(
-            train_text="offline", train_articles_103=30, steps=4, batch_size=1, seq_len=512, lr=1e-4, checkpoint_every=1,
-            every_layer=True, recipe="staged", train_layers=2, train_inputs=4, mask_versions=1, head_epochs=1, head_lr=1e-3,
-            head_batch=64, warmup=1, clip=1.0, attention_dropout=0.0, stop_articles=1, round_steps=1, min_rounds=0, decays=1,
+            training=MLMRecipe(
+                train_text="offline", train_articles_103=30, steps=4, batch_size=1, seq_len=512, lr=1e-4, recipe="staged",
+                train_layers=2, train_inputs=4, mask_versions=1, head_epochs=1, head_lr=1e-3, head_batch=64, warmup=1, clip=1.0,
+                attention_dropout=0.0, stop_articles=1, round_steps=1,
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=1, min_rounds=0, decay_patience=1),
+            ),
+            checkpoint_every=1, every_layer=True,
             sizes={
                 "pos": TaskSize(train=2, val=1, test=2, positions=64),
                 "swda": TaskSize(train=2, val=1, test=2, positions=64),
@@ -57,7 +64,8 @@ def get_config() -> Profile:
                 emb=16, hidden=32, layers=3, dropout=0.1, dropouth=0.1, dropouti=0.1, dropoute=0.1, wdrop=0.2,
                 optimizer="anneal", lr=20.0, clip=0.25, wdecay=1.2e-6, alpha=2.0, beta=1.0, nonmono=5,
                 batch_size=8, bptt=20, epochs=6, steps_per_epoch=4, eval_batch=4, valid_tokens=1000, test_tokens=2000,
-                cutoffs=(200, 1000), average_last=0, decays=2, min_rounds=2,
+                cutoffs=(200, 1000), average_last=0,
+                schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=2, decay_patience=1),
             ),
             seeds=(0, 1), bootstrap=200, memory_contexts=8, context=30, threads=1, memory_fit=(2, 20),
         ),
@@ -66,8 +74,13 @@ def get_config() -> Profile:
         beyond=BeyondSettings(runs=2, gate_runs=2, spectrum_texts=4),
         # Notebook 10: every code path in seconds; nothing converges.
         iclr=ICLRSettings(
-            dyck=DyckSettings(hidden=16, n_train=64, n_validation=32, n_test=96, batch_size=16, lr=1e-2, epochs=4, seeds=(1, 2),
-                              anneal=True, min_rounds=1, bucket=True),
+            dyck=DyckSettings(
+                recipe=DyckRecipe(
+                    hidden=16, n_train=64, n_validation=32, n_test=96, batch_size=16, lr=1e-2, epochs=4, anneal=True, bucket=True,
+                    schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.01, decays=2, min_rounds=1, decay_patience=2),
+                ),
+                seeds=(1, 2),
+            ),
             routing_blocks=8, routing_tokens=2000, passage=60, mi_distances=20, mi_fit=(1, 10), mi_chunks=10, mi_tokens=50_000,
             bootstrap=200,
         ),

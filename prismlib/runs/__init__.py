@@ -1,30 +1,33 @@
 """The commands of ``python -m prismlib`` and the report: the top of the library (nothing
 below imports it; the job cache and executors it drives are :mod:`prismlib.jobcache`).
 
-=========== =====================================================================
-datasets    ``python -m prismlib data``: list, fetch, verify, check-urls
-train       ``python -m prismlib train``: a profile's models, up front
-costs       what a profile's notebooks do: jobs, FLOPs, memory and disk (the FLOP model)
-clock       ``python -m prismlib plan``: how long each notebook takes, measured runs
-            first, else the FLOP model calibrated on them; each notebook's time for the report
-notebooks   ``python -m prismlib reproduce``: every notebook headless (papermill),
-            a result replaced only by a complete run
-manifest    ``results/<profile>/manifest.json``: per-notebook provenance and failures
-preflight   the datasets and encoder the notebooks need, checked before they run
-report      ``python -m prismlib report``: the static HTML site of a profile
-results     what a report is built from: the executed notebooks of a profile, each
-            one's entry (what it reproduces, run time, commit, state)
-pages       an executed notebook fit for a reader (no progress output, no machine
-            paths, math as MathML) as a page; the style sheets, Markdown as HTML
-findings    what a profile found, from its claims: the index's first screen and the
-            README's "What it found" table
-index_page  the report's index and its sections (currency line, notebooks,
-            verdicts, figures, claims, manifest)
-links       the site's link check
-browser     headless chromium: a page's height, its streams' share, screenshots
-cli         the argument parser of every command: an error is one line, usage
-            only with ``--help``
-=========== =====================================================================
+============ =====================================================================
+data         ``python -m prismlib data``: list, fetch, verify, check-urls
+train        ``python -m prismlib train``: a profile's models, up front
+installments training a grid in installments that fit a wall-clock budget
+costs        what a profile's notebooks do: jobs, FLOPs, memory and disk (the FLOP model)
+clock        how long each notebook takes: measured runs first, else the FLOP model
+             calibrated on them; each notebook's time for the report
+plan         ``python -m prismlib plan``: the notebooks' jobs, time, memory and disk as a table
+reproduce    ``python -m prismlib reproduce``: every notebook headless (papermill),
+             a result replaced only by a complete run
+manifest     ``results/<profile>/manifest.json``: per-notebook provenance and failures
+preflight    the datasets and encoder the notebooks need, checked before they run
+cache        ``python -m prismlib cache``: what the caches hold, verified, cleaned
+report       ``python -m prismlib report``: the static HTML site of a profile
+results      what a report is built from: the executed notebooks of a profile, each
+             one's entry (what it reproduces, run time, commit, state)
+pages        an executed notebook fit for a reader (no progress output, no machine
+             paths, math as MathML) as a page; the style sheets, Markdown as HTML
+findings     what a profile found, from its claims: the index's first screen and the
+             README's "What it found" table
+index_page   the report's index and its sections (currency line, notebooks,
+             verdicts, figures, claims, manifest)
+links        the site's link check
+browser      headless chromium: a page's height, its streams' share, screenshots
+cli          the argument parser of every command: an error is one line, usage
+             only with ``--help``
+============ =====================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.runs import
 ...``); a module is imported on first use of one of its names, so the package imports only
@@ -66,20 +69,24 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Estimate",
         "Calibration",
         "measured_runs",
+        "run_date",
         "calibrate",
+        "rates_label",
         "estimates",
         "notebook_estimates",
-        "plan",
+    ),
+    "plan": (
+        "plan_table",
         "PLAN_WIDTH",
     ),
-    "notebooks": (
+    "reproduce": (
         "PACKAGES",
         "notebook_sources",
         "short_commit",
         "check_arguments",
         "NotebookFailed",
         "incomplete",
-        "reproduce",
+        "run_notebooks",
         "refresh_paired",
         "current_result",
         "claims_summary",
@@ -87,6 +94,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "manifest": (
         "FORMAT",
         "LEGACY_KEYS",
+        "manifest_path",
         "read_manifest",
         "notebook_records",
         "update_record",

@@ -67,17 +67,13 @@ class Entry:
 
 def _lstm_keys() -> dict[str, str]:
     """Key -> the (first) profile whose grid, or doubling check, trains that LSTM job."""
-    from dataclasses import replace
-
-    from prismlib.lstm.grid import all_specs, doubling_specs
+    from prismlib.lstm.doubling import doubling_jobs
+    from prismlib.lstm.grid import all_specs
     from prismlib.lstm.job import jobs_for
 
     keys: dict[str, str] = {}
     for p in PROFILES.values():
-        jobs = jobs_for(all_specs(p), p.lstm, p.job_profile)
-        if p.lstm.fixed_path:
-            jobs += jobs_for(doubling_specs(p), replace(p.lstm, recipe=p.lstm.recipe.doubled()), p.job_profile)
-        for j in jobs:
+        for j in jobs_for(all_specs(p), p.lstm, p.job_profile) + doubling_jobs(p)[1]:
             keys.setdefault(j.key, p.job_profile)
     return keys
 
@@ -219,8 +215,8 @@ def _human(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def list_cache(root: Path, profile: str | None) -> int:
-    rows = [e for e in entries(root) if profile is None or e.profile == profile]
+def list_cache(root: Path, profile_name: str | None) -> int:
+    rows = [e for e in entries(root) if profile_name is None or e.profile == profile_name]
     print(f"cache {root}: {len(rows)} entries, {_human(sum(e.size for e in rows))}")
     print(f"{'kind':14s} {'profile':9s} {'label':44s} {'recipe':>6s} {'state':8s} {'size':>9s} {'age':>7s}  in use")
     for e in rows:

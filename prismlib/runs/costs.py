@@ -10,7 +10,7 @@ full datasets (:data:`WINDOWS`) are approximate, from the datasets' published si
 operations over a sustained throughput per kind of work: assumed (:data:`ASSUMED_TFLOPS`) or
 timed on this machine's device (:func:`measure`). Alone this model is off by orders of
 magnitude where a notebook's time is not its FLOPs (timings, data, Python):
-:mod:`prismlib.runs.clock` (``python -m prismlib plan``) takes measured runs first and
+:mod:`prismlib.runs.clock` (printed by ``python -m prismlib plan``) takes measured runs first and
 calibrates it on them.
 """
 

@@ -90,7 +90,7 @@ def effect_text(row: pd.Series) -> str:
     return " ".join(effect_parts(float(row["effect"]), float(row["ci_low"]), float(row["ci_high"]), str(row["unit"])))
 
 
-def findings_markdown(table: pd.DataFrame, profile: str) -> str:
+def findings_markdown(table: pd.DataFrame, profile_name: str) -> str:
     """The README's findings: per work, its claims and verdicts and the gate that most often left
     one open (a table), then each notebook's first decided claim (:func:`headlines`)."""
     rows = []
@@ -107,9 +107,9 @@ def findings_markdown(table: pd.DataFrame, profile: str) -> str:
             }
         )
     lead = (
-        f"The committed `{profile}` run, counted from [`figures/{profile}/claims.md`](figures/{profile}/claims.md) "
+        f"The committed `{profile_name}` run, counted from [`figures/{profile_name}/claims.md`](figures/{profile_name}/claims.md) "
         f"(each claim with its effect, interval, the paper's number and its gates; "
-        f"`make report PROFILE={profile}` shows them):"
+        f"`make report PROFILE={profile_name}` shows them):"
     )
     first = [
         f"- `{str(r['notebook']).zfill(2)}` **{r['verdict']}**: {r['claim']} ({effect_text(r)})" for _, r in headlines(table).iterrows()
@@ -118,8 +118,8 @@ def findings_markdown(table: pd.DataFrame, profile: str) -> str:
     return lead + "\n\n" + markdown_table(pd.DataFrame(rows)) + heads
 
 
-def update_readme(profile: str = "cpu", readme: Path | None = None) -> bool:
-    """Write :func:`findings_markdown` of ``profile``'s claims between the README's
+def update_readme(profile_name: str = "cpu", readme: Path | None = None) -> bool:
+    """Write :func:`findings_markdown` of ``profile_name``'s claims between the README's
     :data:`README_MARKERS`; returns whether the file changed.
 
     Raises:
@@ -132,7 +132,7 @@ def update_readme(profile: str = "cpu", readme: Path | None = None) -> bool:
         raise ValueError(f"{readme} has no findings block: put the lines {start!r} and {end!r} under its 'What it found' heading")
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    block = findings_markdown(read_claims(figure_dir(profile) / "claims.csv"), profile)
+    block = findings_markdown(read_claims(figure_dir(profile_name) / "claims.csv"), profile_name)
     new = f"{head}{start}\n{block}\n{end}{tail}"
     if new != text:
         readme.write_text(new)

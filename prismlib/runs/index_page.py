@@ -165,7 +165,7 @@ def rerun_cost(stems: Sequence[str], est: Mapping[str, Estimate]) -> str:
     return text + " (<code>python -m prismlib plan</code>)"
 
 
-def currency_line(entries: list[Entry], profile: str, cost: Callable[[list[str]], str] | None = None) -> str:
+def currency_line(entries: list[Entry], profile_name: str, cost: Callable[[list[str]], str] | None = None) -> str:
     """One line (HTML): whether every result comes from this checkout's ``prismlib`` and
     notebook sources, else which are older and why, the command that re-runs them and, with
     ``cost`` (:func:`rerun_cost` of the stems), what that takes."""
@@ -185,7 +185,7 @@ def currency_line(entries: list[Entry], profile: str, cost: Callable[[list[str]]
     takes = cost([e.stem for e in old]) if cost else ""
     return (
         f"<b class='warn'>{len(old)} of {len(entries)} results are not current:</b> {items}. "
-        f'<code>make reproduce PROFILE={html.escape(profile)} ONLY="{only}"</code> runs them again' + (f": {takes}." if takes else ".")
+        f'<code>make reproduce PROFILE={html.escape(profile_name)} ONLY="{only}"</code> runs them again' + (f": {takes}." if takes else ".")
     )
 
 
@@ -215,11 +215,11 @@ def _notebook_table(entries: list[Entry], src: Sources, manifest: dict, est: Map
     return out
 
 
-def not_run_reason(stem: str, profile: str, manifest: dict, est: Mapping[str, Estimate]) -> str:
-    """Why a notebook of ``notebooks/`` has no executed copy on ``profile`` (HTML) and the command that runs it."""
+def not_run_reason(stem: str, profile_name: str, manifest: dict, est: Mapping[str, Estimate]) -> str:
+    """Why a notebook of ``notebooks/`` has no executed copy on ``profile_name`` (HTML) and the command that runs it."""
     failure = manifest.get("notebooks", {}).get(stem, {}).get("failure")
     takes = rerun_cost([stem], est)
-    run = f"<code>make reproduce PROFILE={html.escape(profile)} ONLY={html.escape(stem[:2])}</code> runs it" + (
+    run = f"<code>make reproduce PROFILE={html.escape(profile_name)} ONLY={html.escape(stem[:2])}</code> runs it" + (
         f" ({takes})" if takes else ""
     )
     if failure:

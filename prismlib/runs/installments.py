@@ -22,17 +22,19 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from prismlib.devices import one_thread
 from prismlib.jobcache import committed, is_done, run_job, stop_pool
-from prismlib.lstm.grid import all_specs, doubling_specs, in_priority
-from prismlib.lstm.job import Job, jobs_for, read_status
+from prismlib.lstm.doubling import doubling_jobs
+from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, experiment, in_priority
+from prismlib.lstm.job import FRESH_ENV, Job, jobs_for, read_status
 from prismlib.profiles import Profile
 from prismlib.progress import progress_bar
 from prismlib.records import read_record
@@ -45,10 +47,9 @@ machine measured about that; see docs/benchmarks.md)."""
 
 def with_twins(profile: Profile, jobs: Sequence[Job]) -> list[Job]:
     """``jobs`` in priority order (:func:`prismlib.lstm.grid.in_priority`), each model of the
-    doubling check (:func:`prismlib.lstm.grid.doubling_specs`) followed by its twin trained on
+    doubling check (:func:`prismlib.lstm.doubling_jobs`) followed by its twin trained on
     the doubled path (none when the profile's recipe has no fixed path)."""
-    doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled()) if profile.lstm.fixed_path else None
-    twins = {s: Job(s, doubled, profile.job_profile) for s in doubling_specs(profile)} if doubled else {}
+    twins = {j.spec: j for j in doubling_jobs(profile)[1]}
     by_spec = {j.spec: j for j in jobs}
     return [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], twins.get(spec)) if x is not None]
 
@@ -58,6 +59,37 @@ def committed_state(jobs: Sequence[Job]) -> tuple[int, list[str]]:
     they were trained at."""
     folders = [f for f in (j.committed() for j in jobs) if f is not None]
     return len(folders), sorted({str(read_record(f)["provenance"]["commit"])[:10] for f in folders})
+
+
+def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
+    """One line for ``make reproduce``: where the LSTM runs of the work-B notebooks among
+    ``stems`` (``"05_chrono_init"``, ...) come from: how many have a committed run record (and
+    the commits they were trained at), how many a local checkpoint, how many train first;
+    with ``FRESH=1`` that records are ignored. ``None`` when no work-B notebook runs or the
+    profile keeps no records."""
+    books = [s[:2] for s in stems if s[:2] in NOTEBOOK_EXPERIMENTS]
+    if not books or not profile.lstm.records:
+        return None
+    specs = dict.fromkeys(s for nb in books for e in NOTEBOOK_EXPERIMENTS[nb] for s in experiment(e, profile))
+    jobs = jobs_for(list(specs), profile.lstm, profile.job_profile)
+    if set(books) & set(DOUBLING_NOTEBOOKS):
+        jobs += doubling_jobs(profile)[1]
+    what = f"the {len(jobs)} LSTM runs of notebook{'s' if len(books) > 1 else ''} {' '.join(books)}"
+    if os.environ.get(FRESH_ENV):
+        local = sum(is_done(j) for j in jobs)
+        return (
+            f"work B, FRESH=1: committed run records ignored; {local} of {what} are in the local job cache, {len(jobs) - local} train first"
+        )
+    done, commits = committed_state(jobs)
+    local = sum(1 for j in jobs if j.committed() is None and is_done(j))
+    left = len(jobs) - done - local
+    at = f" (trained at {', '.join(commits)})" if commits else ""
+    parts = [f"work B: {done} of {what} from committed run records{at}"]
+    if local:
+        parts.append(f"{local} from the local job cache")
+    if left:
+        parts.append(f"{left} train first (`python -m prismlib plan` says how long)")
+    return "; ".join(parts)
 
 
 def grid_jobs(profile: Profile) -> list[Job]:

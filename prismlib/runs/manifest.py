@@ -30,10 +30,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from prismlib.paths import locked, project_root
+from prismlib.paths import locked, output_root, project_root
 
 FORMAT = 2
 LEGACY_KEYS = ("git_commit", "started", "device", "profile_device", "packages")
+
+
+def manifest_path(profile_name: str) -> Path:
+    """``results/<profile>/manifest.json`` under the output root (nothing is created)."""
+    return output_root() / "results" / profile_name / "manifest.json"
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

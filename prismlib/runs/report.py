@@ -44,11 +44,11 @@ from prismlib.runs.results import Entry, Sources, describe, find_sources, lstm_r
 MARKER = ".prismlib-report"  # marks a folder build_report may replace
 
 
-def build_report(profile: str | None = None, out_dir: str | Path | None = None) -> Path:
-    """Write the report of ``profile`` (default ``$PRISMLIB_PROFILE`` or ``cpu``).
+def build_report(profile_name: str | None = None, out_dir: str | Path | None = None) -> Path:
+    """Write the report of profile ``profile_name`` (default ``$PRISMLIB_PROFILE`` or ``cpu``).
 
     Args:
-        profile: smoke, cpu or paper.
+        profile_name: smoke, cpu or paper.
         out_dir: the site's folder (default ``report/<profile>/``).  It is replaced when it
             is empty or an earlier report; any other existing folder is refused.  The site
             is built in a folder beside it and moved into place only when whole: a failed
@@ -57,14 +57,14 @@ def build_report(profile: str | None = None, out_dir: str | Path | None = None) 
     Returns:
         Path of the site's ``index.html``.
     """
-    return _build(profile, out_dir)[0]
+    return _build(profile_name, out_dir)[0]
 
 
-def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[Entry]]:
+def _build(profile_name: str | None, out_dir: str | Path | None) -> tuple[Path, list[Entry]]:
     """:func:`build_report`, also returning the notebooks' entries (their states)."""
     from prismlib.profiles import get_profile
 
-    src = find_sources(get_profile(profile).name)
+    src = find_sources(get_profile(profile_name).name)
     site = Path(out_dir) if out_dir is not None else output_root() / "report" / src.profile
     _check_replaceable(site)
     site.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +81,7 @@ def _build(profile: str | None, out_dir: str | Path | None) -> tuple[Path, list[
 def _write_site(src: Sources, site: Path) -> list[Entry]:
     """Write the report of ``src`` into the empty folder ``site``; returns the notebooks' entries."""
     from prismlib.runs.manifest import changed_sources, read_manifest
-    from prismlib.runs.notebooks import incomplete
+    from prismlib.runs.reproduce import incomplete
 
     site.chmod(0o755)
     (site / MARKER).write_text("written by prismlib.runs.build_report; replaced by the next build\n")
@@ -205,13 +205,13 @@ def main(argv: list[str]) -> int:
         changed = update_readme(get_profile(args.profile).name)
         print(f"report: README.md's findings {'rewritten' if changed else 'already current'}")
     failed = [e for e in entries if not e.ok]
-    profile = get_profile(args.profile).name
+    profile_name = get_profile(args.profile).name
     for e in failed:
         print(f"report: {e.stem} is flagged as not a valid result: {e.problem}", file=sys.stderr)
     if failed:
         only = " ".join(e.stem[:2] for e in failed)
         print(
-            f'report: the flagged pages show the last good run; re-run them with `make reproduce PROFILE={profile} ONLY="{only}"`',
+            f'report: the flagged pages show the last good run; re-run them with `make reproduce PROFILE={profile_name} ONLY="{only}"`',
             file=sys.stderr,
         )
     external = external_links(index.parent)

@@ -74,28 +74,28 @@ class Entry:
         return not self.problem
 
 
-def find_sources(profile: str) -> Sources:
-    """The executed notebooks, manifest and figures of ``profile`` (see :mod:`prismlib.runs.results`).
+def find_sources(profile_name: str) -> Sources:
+    """The executed notebooks, manifest and figures of profile ``profile_name`` (see :mod:`prismlib.runs.results`).
 
     Raises:
         FileNotFoundError: the profile has no executed notebooks; the message names the
             command that makes them.
     """
-    results = output_root() / "results" / profile
+    results = output_root() / "results" / profile_name
     executed = tuple(sorted(results.glob(NOTEBOOK_GLOB)))
-    stored = not executed and profile == "smoke"
+    stored = not executed and profile_name == "smoke"
     if stored:
         executed = tuple(sorted((project_root() / "notebooks").glob(NOTEBOOK_GLOB)))
     if not executed:
         raise FileNotFoundError(
-            f"no executed notebooks for profile {profile!r} in {results}; run "
-            f"`python -m prismlib reproduce --profile {profile}` (or `make reproduce PROFILE={profile}`) first"
+            f"no executed notebooks for profile {profile_name!r} in {results}; run "
+            f"`python -m prismlib reproduce --profile {profile_name}` (or `make reproduce PROFILE={profile_name}`) first"
         )
     manifest = results / "manifest.json"
-    figures = output_root() / "figures" / profile
+    figures = output_root() / "figures" / profile_name
     sources = {p.stem for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py")}
     return Sources(
-        profile=profile,
+        profile=profile_name,
         notebooks=executed,
         stored=stored,
         manifest=manifest if manifest.is_file() and not stored else None,
@@ -153,7 +153,7 @@ def executed_sources(nb: nbformat.NotebookNode) -> str | None:
     return None
 
 
-def lstm_runs_line(stem: str, profile: str, nb: nbformat.NotebookNode | None = None) -> str | None:
+def lstm_runs_line(stem: str, profile_name: str, nb: nbformat.NotebookNode | None = None) -> str | None:
     """Where a work-B notebook's LSTM runs come from (Markdown), for its page's header: what the
     executed notebook ``nb`` read (the line it printed; else, executed before the notebooks read
     records, its machine's job cache), and how many of its runs have a committed record now
@@ -164,7 +164,7 @@ def lstm_runs_line(stem: str, profile: str, nb: nbformat.NotebookNode | None = N
     from prismlib.profiles import get_profile
     from prismlib.runs.installments import committed_state
 
-    prof = get_profile(profile)
+    prof = get_profile(profile_name)
     if stem[:2] not in NOTEBOOK_EXPERIMENTS or not prof.lstm.records:
         return None
     specs = dict.fromkeys(s for e in NOTEBOOK_EXPERIMENTS[stem[:2]] for s in experiment(e, prof))
@@ -187,14 +187,14 @@ def lstm_runs_line(stem: str, profile: str, nb: nbformat.NotebookNode | None = N
     return f"{head}now {done} of its {len(jobs)} runs {verb} a committed record in {runs} (trained at {at}){left}"
 
 
-def grid_line(profile: str) -> str | None:
+def grid_line(profile_name: str) -> str | None:
     """How far work B's grid of committed runs is (HTML): records of the profile's long variant
     (``cpu-long`` for ``cpu``, whose seeds the claims need) out of its whole grid; ``None`` for
     a profile that keeps no records."""
     from prismlib.profiles import PROFILES, get_profile
     from prismlib.runs.installments import committed_state, grid_jobs
 
-    prof = get_profile(f"{profile}-long" if f"{profile}-long" in PROFILES else profile)
+    prof = get_profile(f"{profile_name}-long" if f"{profile_name}-long" in PROFILES else profile_name)
     if not prof.lstm.records:
         return None
     jobs = grid_jobs(prof)

@@ -31,17 +31,18 @@ from typing import Any
 import numpy as np
 
 from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, is_done, pool_size, record_training, run_missing
-from prismlib.lstm.grid import EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
+from prismlib.lstm.doubling import doubling_jobs
+from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
 from prismlib.paths import cache_dir
-from prismlib.profiles import PROFILES, get_profile, until_converged
+from prismlib.profiles import PROFILES, Profile, get_profile, until_converged
 from prismlib.progress import progress_bar
 from prismlib.runs.cli import CommandParser
 
 SECTION4 = "section4"
 
 
-def _section4(profile, executor: str | None, slurm: dict) -> int:
+def _section4(profile: Profile, executor: str | None, slurm: dict) -> int:
     """Train section 4's arms (the corpus is tokenised here, once); returns how many."""
     from prismlib.prism.arms import TRAINED, mlm_corpus, section4_models
     from prismlib.prism.mlm_training import load_mlm_tokenizer
@@ -165,6 +166,8 @@ def main(argv: Sequence[str]) -> int:
     lstm_experiments = [e for e in (args.only or EXPERIMENTS) if e != SECTION4]
     specs = list(dict.fromkeys(s for e in lstm_experiments for s in experiment(e, profile))) if args.only else all_specs(profile)
     jobs = jobs_for(specs, profile.lstm, profile.job_profile)
+    if args.minutes is None and (set(args.for_notebooks or ()) & set(DOUBLING_NOTEBOOKS) or not args.only):
+        jobs += doubling_jobs(profile)[1]  # the doubled-path twins 05-07's claims read (none without a fixed path)
     slurm = {
         k: v
         for k, v in (("slurm_partition", args.partition), ("gpus_per_node", args.gpus), ("timeout_min", args.timeout_min))
@@ -212,7 +215,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _installment(profile: Any, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
+def _installment(profile: Profile, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
     """``train --minutes M``: one installment (:func:`prismlib.runs.installments.train_installment`)."""
     from prismlib.data.ptb import load_ptb_corpus
     from prismlib.records import source_commit

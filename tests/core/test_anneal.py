@@ -12,7 +12,7 @@ import torch
 from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import lstm
-from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealState, anneal_check
+from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealSettings, AnnealState, anneal_check
 from prismlib.profiles import get_profile
 
 RULE = AnnealRule(factor=4.0, tolerance=0.002, decays=2, min_rounds=2, cap=30, learn_below=300.0)
@@ -89,6 +89,52 @@ def test_a_non_finite_validation_counts_as_no_improvement_and_a_stopped_run_take
         anneal_check(done, 180.0, RULE)
 
 
+SETTINGS = AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=2, decay_patience=1)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"decay_factor": 1.0}, r"decay_factor must be > 1 \(the rate must fall\), got 1.0"),
+        ({"decay_tolerance": 0.0}, "decay_tolerance must be > 0, or the anneal schedule may never stop; got 0.0"),
+        ({"decays": 0}, "decays must be >= 1, or the anneal schedule never stops by its rule; got 0"),
+        ({"min_rounds": -1}, r"min_rounds must be >= 0 \(rounds before the first decay\), got -1"),
+        ({"decay_patience": 0}, r"decay_patience must be >= 1 \(failed checks before a decay\), got 0"),
+    ],
+)
+def test_anneal_settings_refuse_each_knob_that_cannot_work_naming_it(change, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(SETTINGS, **change)
+
+
+def test_a_cap_the_schedule_cannot_work_under_is_refused_naming_the_setting_that_gives_it():
+    SETTINGS.check_cap(3, cap_name="epochs")  # one round past min_rounds: a decay can happen
+    with pytest.raises(ValueError, match=r"cap \(epochs = 2 rounds\) must exceed min_rounds \(2\).*raise epochs or lower min_rounds"):
+        SETTINGS.check_cap(2, cap_name="epochs")
+    SETTINGS.check_cap(5, fixed_path=True)  # min_rounds + decays + 1: the path's last round
+    with pytest.raises(ValueError, match=r"on a fixed path the cap \(cap = 4 rounds\) must exceed min_rounds \+ decays \(2 \+ 2\)"):
+        SETTINGS.check_cap(4, fixed_path=True)
+    with pytest.raises(ValueError, match="must exceed min_rounds"):
+        SETTINGS.rule(2, None)
+
+
+def test_the_settings_build_the_rule_with_the_runs_cap_and_guard():
+    s = AnnealSettings(decay_factor=10.0, decay_tolerance=0.01, decays=3, min_rounds=1, decay_patience=2)
+    assert s.rule(40, 300.0) == AnnealRule(factor=10.0, tolerance=0.01, decays=3, min_rounds=1, cap=40, learn_below=300.0, patience=2)
+    assert s.rule(40, None).learn_below is None
+
+
+def test_on_a_fixed_path_the_rule_decays_after_each_round_past_min_rounds_and_stops_one_round_later():
+    s = AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=3, decay_patience=5)
+    curve = list(np.geomspace(250, 100, 10))  # falls 10% a round: the plateau rule never decays
+    assert "decay" not in _replay(curve, s.rule(10, 300.0))[1]
+    rule = s.rule(10, 300.0, fixed_path=True)
+    assert rule.tolerance == float("inf") and rule.patience == 1  # tolerance and patience go unused
+    state, actions = _replay(curve, rule)
+    assert actions == ["continue"] * 3 + ["decay", "decay", "stop"]
+    assert state.decayed_at == (4, 5) and state.stop == STOPPED_BY_RULE and state.scale == pytest.approx(1 / 16)
+
+
 LSTM = get_profile("smoke").lstm
 
 
@@ -98,7 +144,7 @@ LSTM = get_profile("smoke").lstm
         ({"decays": 0}, "decays must be >= 1"),
         ({"decay_tolerance": 0.0}, "decay_tolerance must be > 0"),
         ({"decay_factor": 1.0}, "decay_factor must be > 1"),
-        ({"epochs": 4, "min_rounds": 4}, r"epochs \(the cap, 4 rounds\) must exceed min_rounds"),
+        ({"epochs": 4, "min_rounds": 4}, r"cap \(epochs = 4 rounds\) must exceed min_rounds \(4\)"),
         ({"checks_per_pass": 0}, "checks_per_pass must be >= 1"),
         ({"average_last": 1}, "stops by its own rule"),
     ],
@@ -216,3 +262,20 @@ def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():
     state, first = anneal_check(AnnealState(), float("nan"), rule)  # one failed check: not yet a stall
     assert first == "continue" and state.stalled == 1
     assert anneal_check(state, float("nan"), rule)[1] == "decay"
+
+
+@pytest.mark.parametrize("name", ["smoke", "cpu", "paper", "dryrun", "cpu-long"])
+def test_every_trainer_anneals_by_the_rule_its_settings_build(name):
+    """The LSTM's, the section-4 arms' and the Dyck models' rules are the one
+    :meth:`AnnealSettings.rule` builds from each profile's schedule."""
+    from prismlib.lstm import dyck_training, training
+    from prismlib.prism import arms
+
+    p = get_profile(name)
+    other = p.lstm.updated(fixed_path=not p.lstm.fixed_path, optimizer="anneal", average_last=0, epochs=p.lstm.min_rounds + 9)
+    for s in [s for s in (p.lstm, other) if s.optimizer == "anneal"]:  # the profile's own if it anneals, and on (off) a fixed path
+        assert training.anneal_rule(s, 123.0) == s.schedule.rule(s.epochs, 123.0, fixed_path=s.fixed_path)
+    S = p.prism.updated(recipe="staged", train_layers=2, stop_articles=1, round_steps=2, steps=2 * (p.prism.min_rounds + 9))
+    assert arms.stop_rule(S, None).rule == S.schedule.rule(S.min_rounds + 9, None)  # type: ignore[arg-type]
+    d = p.iclr.dyck.updated(anneal=True, epochs=p.iclr.dyck.min_rounds + 9)
+    assert dyck_training._rule(d, 0.5) == d.schedule.rule(d.epochs, 0.5)

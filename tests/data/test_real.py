@@ -13,7 +13,7 @@ import pytest
 from real_data import REAL_DIR, need
 
 from prismlib.data import catalogue, newsgroups, pos, ptb, registry, swda, wikitext
-from prismlib.runs.datasets import main as data_main
+from prismlib.runs.data import main as data_main
 
 pytestmark = [pytest.mark.data, pytest.mark.slow, pytest.mark.usefixtures("real_data_dir")]
 

@@ -3,7 +3,7 @@ download per archive, digests and structure checks, mirrors tried in order, parq
 SHA256SUMS, and check-urls against a fake server.
 
 Some tests end with the exit status of ``python -m prismlib data`` on the same state
-(:mod:`prismlib.runs.datasets`); the command line's own tests are ``tests/runs/test_datasets.py``.
+(:mod:`prismlib.runs.data`); the command line's own tests are ``tests/runs/test_data.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from prismlib.__main__ import USAGE
 from prismlib.data import download, registry, swda, wikitext
 from prismlib.data.catalogue import DataFile, Dataset, Download, ParquetRows
 from prismlib.data.datadir import ChecksumError, DownloadError
-from prismlib.runs.datasets import main
+from prismlib.runs.data import main
 
 PTB_TRAIN = b" the cat sat \n the dog <unk> \n"
 PTB_TEST = b" a cat \n"

@@ -4,7 +4,7 @@ Every fixture is written into ``tmp_path`` in the format of the real distributio
 ``PRISMLIB_DATA`` and the repository root are pointed into ``tmp_path`` (the ``data_root``
 fixture of ``tests/conftest.py``) so that a real ``<repo>/data`` never leaks into a test.
 The catalogue, fetch / verify and the ``data`` command have their own files
-(``test_catalogue.py``, ``test_registry.py``, ``tests/runs/test_datasets.py``).
+(``test_catalogue.py``, ``test_registry.py``, ``tests/runs/test_data.py``).
 """
 
 from __future__ import annotations

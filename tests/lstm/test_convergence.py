@@ -138,14 +138,16 @@ def test_training_records_the_curve_and_the_half_budget_snapshot_without_changin
 
 
 def test_the_key_hashes_the_whole_recipe_and_no_analysis_setting():
-    """Every recipe field, whatever its value, moves the key; no analysis setting and no profile name does."""
+    """Every recipe field (its anneal schedule's included), whatever its value, moves the key; no
+    analysis setting and no profile name does."""
     from dataclasses import fields
 
-    from prismlib.profiles import LSTMRecipe, LSTMSettings
+    from prismlib.profiles import LSTMSettings
 
     base = lstm_job.Job(lstm.RunSpec(), TINY, "test")
     assert set(base.describe()) == {"spec", "training", "recipe"}
-    assert base.describe()["training"] == dataclasses.asdict(TINY.recipe)
+    flat = TINY.recipe.flat()  # the schedule's fields beside the recipe's own, under their own names
+    assert base.describe()["training"] == flat and {"decay_factor", "decay_patience", "fixed_path"} <= set(flat)
     assert lstm_job.Job(lstm.RunSpec(), TINY, "another profile").key == base.key
     changed = {"optimizer": "adam", "steps_per_epoch": None, "cutoffs": (5,), "curve_every": None, "converge_share": 0.4,
                "until_converged": True, "fixed_path": True}  # fmt: skip
@@ -153,14 +155,13 @@ def test_the_key_hashes_the_whole_recipe_and_no_analysis_setting():
         "until_converged": {"average_last": 0},
         "fixed_path": {"optimizer": "anneal", "average_last": 0, "epochs": 40, "min_rounds": 3},
     }
-    for f in fields(LSTMRecipe):
-        value = changed.get(f.name, getattr(TINY, f.name))
-        if f.name not in changed:
+    for name, current in flat.items():
+        value = changed.get(name, current)
+        if name not in changed:
             value = not value if isinstance(value, bool) else (value * 2 + 1 if value is not None else 7)
-        start = dataclasses.replace(TINY.recipe, **needs.get(f.name, {}))
-        keys = {lstm_job.Job(lstm.RunSpec(), dataclasses.replace(TINY, recipe=r), "test").key
-                for r in (start, dataclasses.replace(start, **{f.name: value}))}  # fmt: skip
-        assert len(keys) == 2, f.name
+        start = TINY.recipe.updated(**needs.get(name, {}))
+        keys = {lstm_job.Job(lstm.RunSpec(), TINY.updated(recipe=r), "test").key for r in (start, start.updated(**{name: value}))}
+        assert len(keys) == 2, name
     for f in fields(LSTMSettings):
         if f.name != "recipe":
             value = getattr(TINY, f.name)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
 
-from prismlib.anneal import STOPPED_AT_CAP, STOPPED_BY_RULE
+from prismlib.anneal import STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealSettings
 from prismlib.jobcache import job_dir
 from prismlib.lstm import dyck
 from prismlib.lstm.dyck_model import build_dyck_model
@@ -23,11 +21,15 @@ from prismlib.lstm.dyck_training import (
     trained_dyck,
     validation_loss,
 )
-from prismlib.profiles import DyckSettings
+from prismlib.profiles import DyckRecipe, DyckSettings
 
 TINY = DyckSettings(
-    hidden=8, n_train=48, n_validation=16, n_test=24, batch_size=8, lr=1e-2, epochs=3, seeds=(1, 2), max_length=30, bucket=True
-)
+    recipe=DyckRecipe(
+        hidden=8, n_train=48, n_validation=16, n_test=24, batch_size=8, lr=1e-2, epochs=3, max_length=30, bucket=True,
+        schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.01, decays=2, min_rounds=2, decay_patience=2),
+    ),
+    seeds=(1, 2),
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,7 @@ def test_the_data_is_one_seeded_draw_of_distinct_strings(data):
 
 
 def test_training_lowers_the_loss_below_the_constant_output_and_keeps_the_best(data):
-    s = dataclasses.replace(TINY, epochs=12, lr=3e-2)
+    s = TINY.updated(epochs=12, lr=3e-2)
     model = build_dyck_model("mts", s.hidden, 1)
     before = validation_loss(dyck_outputs(model, data["validation"]), data["validation"])
     hist = train_dyck(model, data["train"], data["validation"], s, seed=1, progress=False)
@@ -64,29 +66,29 @@ def test_training_lowers_the_loss_below_the_constant_output_and_keeps_the_best(d
 
 
 def test_the_official_threshold_stops_a_run_converged(data):
-    s = dataclasses.replace(TINY, stop_val_loss=1.0)  # any loss is below it: stops after one epoch
+    s = TINY.updated(stop_val_loss=1.0)  # any loss is below it: stops after one epoch
     hist = train_dyck(build_dyck_model("baseline", s.hidden, 1), data["train"], data["validation"], s, seed=1, progress=False)
     assert hist.epochs == 1 and hist.stop == STOPPED_BY_RULE and hist.stopped_by == "threshold" and hist.converged
 
 
 def test_the_annealed_rule_decays_and_stops_but_not_before_beating_the_constant_output(data):
     rule = dict(anneal=True, min_rounds=0, decay_tolerance=0.5, decays=1, decay_patience=1, stop_val_loss=0.0)
-    s = dataclasses.replace(TINY, epochs=30, lr=3e-2, **rule)  # a 50% tolerance: every check after the first stalls
+    s = TINY.updated(epochs=30, lr=3e-2, **rule)  # a 50% tolerance: every check after the first stalls
     hist = train_dyck(build_dyck_model("baseline", s.hidden, 1), data["train"], data["validation"], s, seed=1, progress=False)
     assert (hist.stop, hist.stopped_by, hist.anneal.decayed_at, hist.lr_scale) == (STOPPED_BY_RULE, "anneal", (2,), [1.0, 1.0, 0.25])
-    slow = dataclasses.replace(s, lr=1e-4, epochs=6)  # never beats the constant output: no decay, and it did not learn
+    slow = s.updated(lr=1e-4, epochs=6)  # never beats the constant output: no decay, and it did not learn
     hist = train_dyck(build_dyck_model("baseline", s.hidden, 1), data["train"], data["validation"], slow, seed=1, progress=False)
     assert hist.stop == "did not learn" and hist.anneal.decayed_at == () and hist.epochs == 6
     assert min(hist.val_loss) > constant_loss(data["train"], data["validation"])
 
 
 def test_an_interrupted_run_resumes_exactly(data, tmp_path):
-    s4 = dataclasses.replace(TINY, epochs=4)
+    s4 = TINY.updated(epochs=4)
     whole = build_dyck_model("baseline", 8, 3)
     train_dyck(whole, data["train"], data["validation"], s4, seed=3, progress=False)
     part = build_dyck_model("baseline", 8, 3)
     ck = tmp_path / "partial.pt"
-    train_dyck(part, data["train"], data["validation"], dataclasses.replace(TINY, epochs=2), seed=3, checkpoint=ck, progress=False)
+    train_dyck(part, data["train"], data["validation"], TINY.updated(epochs=2), seed=3, checkpoint=ck, progress=False)
     resumed = build_dyck_model("baseline", 8, 3)
     hist = train_dyck(resumed, data["train"], data["validation"], s4, seed=3, checkpoint=ck, progress=False)
     assert hist.epochs == 4
@@ -96,15 +98,49 @@ def test_an_interrupted_run_resumes_exactly(data, tmp_path):
 
 def test_the_key_names_what_changes_training():
     a = DyckJob("mts", 1, TINY, "smoke")
-    assert a.key == DyckJob("mts", 1, dataclasses.replace(TINY, seeds=(1,), threads=2, eval_batch=7), "smoke").key
+    assert a.key == DyckJob("mts", 1, TINY.updated(seeds=(1,), threads=2, eval_batch=7), "smoke").key
     assert len({a.key, DyckJob("baseline", 1, TINY, "smoke").key, DyckJob("mts", 2, TINY, "smoke").key,
-                DyckJob("mts", 1, dataclasses.replace(TINY, lr=0.5), "smoke").key, DyckJob("mts", 1, TINY, "cpu").key}) == 5  # fmt: skip
+                DyckJob("mts", 1, TINY.updated(lr=0.5), "smoke").key, DyckJob("mts", 1, TINY, "cpu").key}) == 5  # fmt: skip
     with pytest.raises(ValueError, match="kind"):
         DyckJob("lstm", 1, TINY, "smoke")
 
 
+def test_the_key_hashes_the_whole_recipe_flat_and_nothing_beside_it():
+    """Every recipe field (its anneal schedule's included) moves the key; the settings beside the
+    recipe (seeds, evaluation batch, threads) never do: no list of fields to leave out or put in."""
+    from dataclasses import fields
+
+    base = DyckJob("mts", 1, TINY, "smoke")
+    flat = TINY.recipe.flat()
+    assert base.describe()["settings"] == flat and {"anneal", "decay_factor", "decay_patience"} <= set(flat)
+    for name, value in flat.items():
+        other = not value if isinstance(value, bool) else value * 2 + 1
+        assert DyckJob("mts", 1, TINY.updated(**{name: other}), "smoke").key != base.key, name
+    beside = {f.name for f in fields(DyckSettings)} - {"recipe"}
+    assert beside == {"seeds", "eval_batch", "threads"}
+    assert DyckJob("mts", 1, TINY.updated(seeds=(9,), eval_batch=1, threads=None), "smoke").key == base.key
+
+
+PINNED_KEYS = {
+    "smoke": ("ec50b30755a42006", "94e16c81d6ec9f84"),
+    "cpu": ("5d551d22ad09d7e2", "baaef1787c11a9bb"),
+    "paper": ("5176b994441d7224", "797783368b6ab3eb"),
+    "dryrun": ("b1f4d373f865ca17", "3718c5a804d4ed90"),
+}
+"""The keys of each profile's first baseline and MTS Dyck job, as they were before the recipe and
+its anneal schedule were grouped in classes of their own (issue 43): a model's cache folder."""
+
+
+@pytest.mark.parametrize("profile", list(PINNED_KEYS))
+def test_the_keys_stay_those_of_the_flat_settings(profile):
+    from prismlib.profiles import PROFILES
+
+    s = PROFILES[profile].iclr.dyck
+    assert (DyckJob("baseline", s.seeds[0], s, profile).key, DyckJob("mts", s.seeds[0], s, profile).key) == PINNED_KEYS[profile]
+
+
 def test_jobs_train_once_into_the_cache_and_load(data, tmp_path):
-    s = dataclasses.replace(TINY, epochs=1, seeds=(1,))
+    s = TINY.updated(epochs=1, seeds=(1,))
     runs = trained_dyck(s, "test", executor="inline", cache=tmp_path, data=data, device="cpu")
     assert set(runs) == {("baseline", 1), ("mts", 1)}
     run = runs[("mts", 1)]

@@ -105,6 +105,16 @@ def test_a_job_of_a_model_without_kept_weights_and_a_dirty_tree(tmp_path, monkey
     assert job.committed() is None and "outcome.npz" in capsys.readouterr().err  # refused in one line, then retrained
 
 
+def test_a_doubled_path_twin_keeps_no_weights_and_its_key_ignores_the_flag(tmp_path, clean_tree):
+    corpus = zipf_corpus()
+    spec = lstm.RunSpec(seed=0)  # the baseline's first seed: its regular run keeps weights
+    twin = lstm_job.Job(spec, TINY, "test", twin=True)
+    assert twin.key == lstm_job.Job(spec, TINY, "test").key
+    jobs.run_missing([twin], "inline", cache=tmp_path / "cache", data=corpus)
+    folder = twin.committed()
+    assert folder is not None and not (folder / outcome.WEIGHTS).exists()
+
+
 def test_fresh_ignores_the_committed_records(tmp_path, clean_tree, monkeypatch):
     corpus = zipf_corpus()
     spec = lstm.RunSpec(seed=3)

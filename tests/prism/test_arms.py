@@ -56,7 +56,7 @@ def test_the_stopping_text_is_held_out_of_training_and_of_fig5(monkeypatch, stop
 
     _fake_text(monkeypatch)
     p = get_profile("cpu")
-    p = replace(p, prism=replace(p.prism, stop_articles=stop_articles, round_steps=25 if stop_articles else 0))
+    p = replace(p, prism=p.prism.updated(stop_articles=stop_articles, round_steps=25 if stop_articles else 0))
     corpus = mlm_corpus(p, tokenizer=None)
     train, stop, held = set(corpus.train_articles), set(corpus.stop_articles), set(corpus.eval_articles)
     assert len(stop) == stop_articles and len(corpus.stop) == stop_articles
@@ -100,3 +100,30 @@ def test_the_sanity_gates_of_training_to_a_stop():
     assert not fixed.improved_gate("nothing", "P").passed
     curves = ok.curves()
     assert curves.step.tolist() == [0, 25] and curves.kept.tolist() == [False, True] and curves.earlier.tolist() == [False, True]
+
+
+def test_an_arms_key_hashes_its_whole_recipe_flat_and_nothing_beside_it():
+    """Every field of the recipe (its anneal schedule's included) moves an arm's key; the settings
+    beside it (probes, Fig. 5, checkpoints, threads) never do: no list of fields to put in."""
+    from dataclasses import fields
+
+    from prismlib.prism import ArmJob
+    from prismlib.profiles import PrismSettings, get_profile
+
+    S = get_profile("cpu").prism
+    base = ArmJob("prism", "minilm", "cpu", 0, S, "d")
+    flat = S.training.flat()
+    assert base.describe()["settings"] == flat and {"recipe", "decay_factor", "decay_patience"} <= set(flat)
+    changed = {"train_text": "wikitext103-train", "recipe": "full", "steps": 800, "round_steps": 40, "attention_dropout": 0.5,
+               "train_inputs": 7}  # fmt: skip
+    needs = {"recipe": {"attention_dropout": None, "stop_articles": 0}}
+    for name, value in flat.items():
+        other = changed[name] if name in changed else not value if isinstance(value, bool) else value * 2 + 1
+        start = S.updated(**needs.get(name, {}))
+        keys = {ArmJob("prism", "minilm", "cpu", 0, s, "d").key for s in (start, start.updated(**{name: other}))}
+        assert len(keys) == 2, name
+    beside = {f.name: getattr(S, f.name) for f in fields(PrismSettings) if f.name != "training"}
+    assert set(beside) == set("checkpoint_every every_layer sizes span eval_inputs eval_stride eval_batch bootstrap threads".split())
+    others = {"every_layer": False, "sizes": {}, "span": (0, 1), "threads": 3}
+    same = S.updated(**{k: others.get(k, v * 2 + 1 if isinstance(v, int) else v) for k, v in beside.items()})
+    assert same != S and ArmJob("prism", "minilm", "cpu", 0, same, "d").key == base.key

@@ -312,10 +312,8 @@ def test_arm_layers_and_job_keys():
     a = continued.ArmJob("prism", "minilm", "cpu", 0, S, "d")
     assert a.key != continued.ArmJob("baseline", "minilm", "cpu", 0, S, "d").key
     assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S, "other data").key
-    import dataclasses
-
-    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, lr=2e-4), "d").key
-    assert a.key == continued.ArmJob("prism", "minilm", "cpu", 0, dataclasses.replace(S, bootstrap=7), "d").key
+    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S.updated(lr=2e-4), "d").key
+    assert a.key == continued.ArmJob("prism", "minilm", "cpu", 0, S.updated(bootstrap=7), "d").key
     assert jobs.job_dir(a, None).name == a.key
 
 
@@ -352,14 +350,11 @@ class _Tokenizer:
 
 @pytest.mark.parametrize("recipe", ["staged", "stop", "full"])
 def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_path, monkeypatch, recipe):
-    import dataclasses
-
     import prismlib.prism.mlm_training
 
     monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
     stop = dict(stop_articles=1, round_steps=1, min_rounds=0, decays=1) if recipe == "stop" else dict(stop_articles=0)
-    S = dataclasses.replace(
-        get_profile("smoke").prism,
+    S = get_profile("smoke").prism.updated(
         recipe="full" if recipe == "full" else "staged",
         attention_dropout=None if recipe == "full" else 0.0,
         steps=2,

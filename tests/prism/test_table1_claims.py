@@ -84,7 +84,7 @@ def gates(earlier: bool = True) -> Section4Gates:
     return Section4Gates(compare, FakeSanity(), MODEL_NAMES, UNIT_NAMES)  # type: ignore[arg-type]
 
 
-SETTINGS = replace(get_profile("cpu").prism, every_layer=True, recipe="staged", train_layers=2)
+SETTINGS = get_profile("cpu").prism.updated(every_layer=True, recipe="staged", train_layers=2)
 
 
 @pytest.fixture(scope="module")

@@ -72,7 +72,7 @@ def test_one_encoder_pass_per_window_serves_every_layer_placement_and_notebook(t
     from prismlib.probing import states as st
 
     wins = {"train": windows([30, 12]), "test": windows([20], seed=1)}
-    kwargs = dict(task="t", profile="smoke", positions=4, seed=0)
+    kwargs = dict(task="t", profile_name="smoke", positions=4, seed=0)
     monkeypatch.setattr(st, "cache_dir", lambda: tmp_path)
     calls = []
     real = st.encode_layer_states
@@ -243,7 +243,7 @@ def test_smooth_conditions_follow_the_current_edge_settings(tiny_encoder, tmp_pa
 
     monkeypatch.setattr(st, "cache_dir", lambda: tmp_path)
     wins = {"train": windows([30, 12])}
-    kwargs = dict(task="t", profile="smoke", positions=4, seed=0)
+    kwargs = dict(task="t", profile_name="smoke", positions=4, seed=0)
 
     def direct() -> torch.Tensor:  # uncached, from the float32 states, with the current edge width
         return encode_windows(tiny_encoder, wins["train"], {-1: ("smooth:MID",)}, positions=4, seed=0)[-1].x["smooth:MID"].float()
@@ -275,7 +275,7 @@ def test_a_states_file_from_another_encoder_or_truncated_is_moved_aside_and_enco
     from prismlib.probing import states as st
 
     wins = windows([20, 9])
-    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path / "states")
+    kwargs = dict(task="t", split="train", profile_name="smoke", positions=4, seed=0, cache=tmp_path / "states")
     torch.manual_seed(1)
     cfg = BertConfig(vocab_size=300, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
     other = Encoder(name="other-bert", tokenizer=None, model=BertModel(cfg).eval(), device=torch.device("cpu"))

@@ -84,7 +84,7 @@ def test_states_rows_line_up_with_encode_windows(tiny_encoder, specials):
 
 def test_states_cache_is_reused_and_keyed(tiny_encoder, tmp_path, monkeypatch):
     wins = windows([20, 9])
-    kwargs = dict(task="t", split="train", profile="smoke", positions=4, seed=0, cache=tmp_path)
+    kwargs = dict(task="t", split="train", profile_name="smoke", positions=4, seed=0, cache=tmp_path)
     first = cached_states(tiny_encoder, wins, -1, **kwargs)
     calls = []
     from prismlib.probing import states as st

@@ -7,7 +7,9 @@ from lstm_fixtures import tiny_lstm, zipf_corpus
 
 from prismlib import lstm
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm.grid import in_priority
+from prismlib.lstm.doubling import doubling_jobs
+from prismlib.lstm.grid import experiment, in_priority
+from prismlib.profiles import get_profile
 from prismlib.runs import installments
 from prismlib.runs.train import main as train_main
 
@@ -66,3 +68,18 @@ def test_what_is_left_is_projected_at_the_rate_measured_at_the_end(tmp_path, mon
     result = installments.train_installment(jobs, 1e-6, 1, 10_000, cache=tmp_path, data=zipf_corpus())
     assert (result.rate, result.rate_records) == (20_000.0, 3) and result.finished == []
     assert result.left_seconds == pytest.approx(installments.projected_seconds(jobs[0], 10_000, 20_000.0, tmp_path))
+
+
+def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))  # no committed record, an empty job cache
+    cpu = get_profile("cpu")
+    line = installments.records_line(cpu, ["05_chrono_init", "08_memory_ablation"])
+    twins = len(doubling_jobs(cpu)[1])
+    n = len(set(s for e in ("baseline", "exp1", "memory") for s in experiment(e, cpu))) + twins
+    assert line.startswith(f"work B: 0 of the {n} LSTM runs of notebooks 05 08 from committed run records; {n} train first")
+    only_08 = installments.records_line(cpu, ["08_memory_ablation", "01_spectral_filters"])
+    n_08 = len(set(s for e in ("baseline", "memory") for s in experiment(e, cpu)))
+    assert f"of the {n_08} LSTM runs of notebook 08" in only_08  # 08 reads no twin
+    monkeypatch.setenv("PRISMLIB_FRESH", "1")
+    assert installments.records_line(cpu, ["08_memory_ablation"]).startswith("work B, FRESH=1: committed run records ignored; 0 of the ")
+    assert installments.records_line(cpu, ["01_spectral_filters"]) is None

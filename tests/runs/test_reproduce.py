@@ -16,7 +16,7 @@ import pytest
 
 from prismlib.paths import OUTPUT_ENV, project_root
 from prismlib.runs.manifest import changed_sources, notebook_records, read_manifest
-from prismlib.runs.notebooks import NotebookFailed, current_result, incomplete, reproduce, short_commit
+from prismlib.runs.reproduce import NotebookFailed, current_result, incomplete, run_notebooks, short_commit
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
 
@@ -68,7 +68,7 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 
 def test_a_failed_run_keeps_the_last_good_notebook(tiny, monkeypatch):
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     good = tiny["result"].read_bytes()
     nb = nbformat.reads(good.decode(), as_version=4)
     assert incomplete(nb) is None and nb.metadata["prismlib"]["complete"]
@@ -81,7 +81,7 @@ def test_a_failed_run_keeps_the_last_good_notebook(tiny, monkeypatch):
 
     monkeypatch.setenv("TINY_FAIL", "1")
     with pytest.raises(NotebookFailed, match="ValueError: asked to fail"):
-        reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False, force=True)
+        run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False, force=True)
     assert tiny["result"].read_bytes() == good  # byte for byte
     after = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
     assert after["failure"]["error"].startswith("ValueError: asked to fail")
@@ -89,45 +89,45 @@ def test_a_failed_run_keeps_the_last_good_notebook(tiny, monkeypatch):
     assert not list(tiny["result"].parent.glob(".*")) and not list(tiny["result"].parent.glob("*.lock"))
 
     monkeypatch.delenv("TINY_FAIL")
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)  # after a failure it runs again, no --force needed
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)  # after a failure it runs again, no --force needed
     assert "failure" not in read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
 
 
 def test_a_current_result_is_skipped_in_one_line_and_a_changed_notebook_runs_again(tiny, capsys):
     """A forced re-run is told apart by its ``run_id``, not by ``started``: that has whole
     seconds, and the tiny notebook runs in under one, so two runs can share it."""
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     first = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
     capsys.readouterr()
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "01_tiny: current (run " in out[0] and "--force" in out[0], out
     assert len(out[0]) <= 100 and f" at {short_commit(first['commit'])})" in out[0] and first["commit"][:12] not in out[0], out
     assert read_manifest(tiny["manifest"])["notebooks"]["01_tiny"] == first  # not run again
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False, force=True)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False, force=True)
     again = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
     assert again["run_id"] != first["run_id"]  # ran again and recorded again
     assert nbformat.read(tiny["result"], as_version=4).metadata["prismlib"]["run_id"] == again["run_id"]
     src = tiny["notebooks"] / "01_tiny.py"
     src.write_text(src.read_text().replace('print("done", profile)', 'print("done again", profile)'))
     capsys.readouterr()
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     assert "done in" in capsys.readouterr().out  # the changed notebook ran
     tiny["result"].unlink()  # no result: it runs
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     assert tiny["result"].exists()
 
 
 def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     good = tiny["result"].read_bytes()
     started = tmp_path / "started"
     env = {**os.environ, "TINY_SLEEP": str(started), "PYTHONPATH": str(project_root())}
     code = (  # Ctrl-C as in a terminal, also where this test runs with SIGINT ignored (a background job)
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
         "import sys; from pathlib import Path; from prismlib.__main__ import main; "
-        "from prismlib.runs import notebooks as n; "
-        f"n.reproduce.__kwdefaults__.update(check=False, notebooks_dir=Path({str(tiny['notebooks'])!r})); "
+        "from prismlib.runs import reproduce as r; "
+        f"r.run_notebooks.__kwdefaults__.update(check=False, notebooks_dir=Path({str(tiny['notebooks'])!r})); "
         "sys.exit(main(['reproduce', '--profile', 'smoke', '--force']))"
     )
     proc = subprocess.Popen(
@@ -304,7 +304,7 @@ def test_make_reproduce_checks_its_arguments_before_the_data_check_and_training(
 
 
 def test_the_kernel_traceback_of_a_clean_interrupt_leaves_the_log(tmp_path):
-    from prismlib.runs.notebooks import _quiet_interrupt
+    from prismlib.runs.reproduce import _quiet_interrupt
 
     log = tmp_path / "01.log"
     log.write_text(
@@ -317,21 +317,21 @@ def test_the_kernel_traceback_of_a_clean_interrupt_leaves_the_log(tmp_path):
 
 
 def test_a_committed_profile_refuses_uncommitted_code_unless_allowed(tiny, monkeypatch):
-    from prismlib.runs import notebooks
+    from prismlib.runs import reproduce
 
-    monkeypatch.setattr(notebooks, "_git_commit", lambda: "abc123+dirty")
+    monkeypatch.setattr(reproduce, "_git_commit", lambda: "abc123+dirty")
     with pytest.raises(ValueError, match="must come from committed code; commit first, or pass --allow-dirty"):
-        reproduce("cpu", notebooks_dir=tiny["notebooks"], check=False)
+        run_notebooks("cpu", notebooks_dir=tiny["notebooks"], check=False)
     assert not tiny["result"].parent.parent.joinpath("cpu").exists()  # refused before anything ran
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)  # smoke results are not committed: it runs
-    reproduce("cpu", notebooks_dir=tiny["notebooks"], check=False, allow_dirty=True)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)  # smoke results are not committed: it runs
+    run_notebooks("cpu", notebooks_dir=tiny["notebooks"], check=False, allow_dirty=True)
     record = read_manifest(tiny["result"].parent.parent / "cpu" / "manifest.json")["notebooks"]["01_tiny"]
     assert record["allow_dirty"] is True and record["commit"] == "abc123+dirty"
 
 
 def test_the_run_ends_with_the_verdict_counts_and_where_to_read_them(tiny, capsys):
     from prismlib.claims import Claim, Test, save_claims
-    from prismlib.runs.notebooks import claims_summary
+    from prismlib.runs.reproduce import claims_summary
     from prismlib.stats import Interval
 
     assert claims_summary("smoke") is None  # no notebook wrote claims
@@ -339,7 +339,7 @@ def test_the_run_ends_with_the_verdict_counts_and_where_to_read_them(tiny, capsy
         [Claim("01", "a", "p", (Test(Interval(1.0, 0.5, 1.5, 20)),)), Claim("01", "b", "p", (Test(Interval(-1.0, -1.5, -0.5, 20)),))],
         "smoke",
     )
-    reproduce("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == (
         "[smoke] claims: 1 held, 1 not held, 0 inside noise, 0 not testable of 2; every claim with its effect and gates in "

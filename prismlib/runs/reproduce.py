@@ -1,6 +1,7 @@
-"""Run the notebooks headless: papermill for ``results/<profile>/``, nbclient for nbval's copies.
+"""``python -m prismlib reproduce``: run the notebooks headless, papermill for ``results/<profile>/``,
+nbclient for nbval's copies.
 
-* :func:`reproduce` executes every ``notebooks/NN_*.py`` (the jupytext source of truth)
+* :func:`run_notebooks` executes every ``notebooks/NN_*.py`` (the jupytext source of truth)
   with papermill, profile as parameter, into ``results/<profile>/NN_*.ipynb``, and
   writes ``results/<profile>/manifest.json`` (git commit, profile, device, package
   versions, seconds per notebook, and the runs of ``python -m prismlib train`` that
@@ -65,9 +66,9 @@ def short_commit(commit: str | None) -> str:
 
 
 def check_arguments(
-    profile: str | None = None, only: list[str] | None = None, notebooks_dir: Path | None = None, allow_dirty: bool = False
+    profile_name: str | None = None, only: list[str] | None = None, notebooks_dir: Path | None = None, allow_dirty: bool = False
 ) -> tuple[Profile, list[Path], str | None]:
-    """What :func:`reproduce` refuses before anything slow (the data check, training, a
+    """What :func:`run_notebooks` refuses before anything slow (the data check, training, a
     kernel): an unknown profile, an ``only`` that matches no notebook, and uncommitted code
     on a profile whose results are committed (cpu, paper) without ``allow_dirty``.
 
@@ -77,7 +78,7 @@ def check_arguments(
     Raises:
         ValueError: one of the above, in one line naming the fix.
     """
-    prof = get_profile(profile)
+    prof = get_profile(profile_name)
     sources = notebook_sources(only, notebooks_dir)
     commit = _git_commit()
     if prof.name not in ("smoke", "dryrun") and commit is not None and commit.endswith("+dirty") and not allow_dirty:
@@ -170,8 +171,8 @@ def _stderr_to(log: Path) -> Iterator[None]:
         os.close(saved)
 
 
-def reproduce(
-    profile: str | None = None,
+def run_notebooks(
+    profile_name: str | None = None,
     only: list[str] | None = None,
     *,
     check: bool = True,
@@ -180,7 +181,7 @@ def reproduce(
     force: bool = False,
     allow_dirty: bool = False,
 ) -> Path:
-    """Execute the notebooks on ``profile`` with papermill and record each run in the manifest.
+    """Execute the notebooks on profile ``profile_name`` with papermill and record each run in the manifest.
 
     Each notebook executes into a temporary file beside its result and replaces
     ``results/<profile>/NN_name.ipynb`` only when every cell ran; a failed or interrupted
@@ -189,7 +190,7 @@ def reproduce(
     ``.cache/logs/<profile>/NN_name.log``, not into the notebook.
 
     Args:
-        profile: smoke, cpu, paper or dryrun (default ``$PRISMLIB_PROFILE`` or cpu).
+        profile_name: smoke, cpu, paper or dryrun (default ``$PRISMLIB_PROFILE`` or cpu).
         only: notebook name prefixes (default: all).
         check: run :func:`prismlib.runs.preflight.preflight_problems` first (datasets, encoder).
         notebooks_dir: where the ``NN_*.py`` sources are (default ``notebooks/``).
@@ -214,14 +215,18 @@ def reproduce(
     import papermill
 
     from prismlib.jobcache import NO_TRAIN_ENV
+    from prismlib.runs.installments import records_line
     from prismlib.runs.manifest import read_manifest, source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
 
-    prof, sources, commit = check_arguments(profile, only, notebooks_dir, allow_dirty)
+    prof, sources, commit = check_arguments(profile_name, only, notebooks_dir, allow_dirty)
     if check:
         problems = preflight_problems(prof, [s.stem for s in sources])
         if problems:
             raise PreflightError("\n".join(problems))
+    line = records_line(prof, [s.stem for s in sources])
+    if line:
+        print(f"[{prof.name}] {line}", flush=True)
     out_dir = results_dir(prof.name)
     logs = cache_dir() / "logs" / prof.name
     logs.mkdir(parents=True, exist_ok=True)
@@ -292,7 +297,7 @@ def reproduce(
     return manifest_path
 
 
-def claims_summary(profile: str) -> str | None:
+def claims_summary(profile_name: str) -> str | None:
     """One line: the verdict counts of ``figures/<profile>/claims.csv`` and where to read them
     (``None`` when no notebook wrote claims)."""
     import pandas as pd
@@ -300,14 +305,14 @@ def claims_summary(profile: str) -> str | None:
     from prismlib.claims import OUTCOMES
     from prismlib.paths import figure_dir
 
-    csv = figure_dir(profile) / "claims.csv"
+    csv = figure_dir(profile_name) / "claims.csv"
     if not csv.exists():
         return None
     counts = pd.read_csv(csv, keep_default_na=False)["verdict"].value_counts()
     verdicts = ", ".join(f"{counts.get(v, 0)} {v}" for v in OUTCOMES)
     return (
         f"claims: {verdicts} of {int(counts.sum())}; every claim with its effect and gates in "
-        f"{csv.with_suffix('.md').relative_to(output_root()).as_posix()}, the site with `make report PROFILE={profile}`"
+        f"{csv.with_suffix('.md').relative_to(output_root()).as_posix()}, the site with `make report PROFILE={profile_name}`"
     )
 
 
@@ -349,8 +354,8 @@ def current_result(record: dict[str, Any] | None, source: Path, result: Path, de
     return f"run {day} at {short_commit(record.get('commit'))}"
 
 
-def refresh_paired(only: list[str] | None = None, profile: str = "smoke") -> None:
-    """Re-execute ``notebooks/NN_*.ipynb`` from their ``.py`` sources in place, on ``profile``.
+def refresh_paired(only: list[str] | None = None, profile_name: str = "smoke") -> None:
+    """Re-execute ``notebooks/NN_*.ipynb`` from their ``.py`` sources in place, on profile ``profile_name``.
 
     The stored outputs are what nbval compares a fresh run against (``make test``); a
     notebook is written only when it ran to the end, and its progress bars go to
@@ -363,8 +368,8 @@ def refresh_paired(only: list[str] | None = None, profile: str = "smoke") -> Non
     logs.mkdir(parents=True, exist_ok=True)
     for src in notebook_sources(only):
         nb = jupytext.read(src)
-        print(f"[{profile}] executing {src.stem} in place ...", flush=True)
-        with _environ({PROFILE_ENV: profile, **_headless_env(logs / f"{src.stem}.log")}):
+        print(f"[{profile_name}] executing {src.stem} in place ...", flush=True)
+        with _environ({PROFILE_ENV: profile_name, **_headless_env(logs / f"{src.stem}.log")}):
             NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(src.parent)}}).execute()
         nb.metadata.pop("papermill", None)
         jupytext.write(nb, src.with_suffix(".ipynb"))
@@ -403,7 +408,7 @@ def main(argv: list[str]) -> int:
     if args.paired:
         refresh_paired(args.only)
         return 0
-    path = reproduce(
+    path = run_notebooks(
         args.profile, args.only, check=not args.no_check, train=not args.no_train, force=args.force, allow_dirty=args.allow_dirty
     )
     print(f"manifest: {path.relative_to(output_root()).as_posix()}")

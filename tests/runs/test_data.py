@@ -1,4 +1,4 @@
-"""``python -m prismlib data`` (prismlib.runs.datasets): a data directory without any dataset
+"""``python -m prismlib data`` (prismlib.runs.data): a data directory without any dataset
 is one line, ``fetch`` of data already there is one line (``-v``: a line per file), ``list``
 names the licences, an unknown dataset is refused. Its exit statuses on
 fetches and verifies are checked beside them in ``tests/data/test_registry.py``."""
@@ -12,7 +12,7 @@ from data_fixtures import sha, use_catalogue
 
 from prismlib.data.catalogue import DataFile, Dataset, Download
 from prismlib.data.registry import Fetched
-from prismlib.runs.datasets import fetch_line, main
+from prismlib.runs.data import fetch_line, main
 
 
 def test_verify_of_a_directory_without_any_dataset_is_one_line(data_root: Path, monkeypatch, capsys) -> None:
