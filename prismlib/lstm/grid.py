@@ -80,7 +80,7 @@ def experiment(name: str, profile: Profile) -> list[RunSpec]:
     memory = [RunSpec("baseline"), *(RunSpec(v, 70.0, fixed=True) for v in ("layerwise", "middle", "inverse"))]
     memory.append(RunSpec("pareto", fixed=True))
     if profile.lstm.records:  # the ablation reads weights: a committed record keeps them for WEIGHT_SEEDS only
-        first = [s for s in first if s in WEIGHT_SEEDS]
+        first = tuple(s for s in first if s in WEIGHT_SEEDS)
     return [replace(m, seed=s) for m in memory for s in first]
 
 
