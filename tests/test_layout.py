@@ -100,7 +100,7 @@ PROFILE_PARAMETERS_LEFT = {
     "lstm/dyck_training.py: trained_dyck",
     "lstm/job.py: jobs_for",
     "lstm/job.py: trained",
-    "prism/arms.py: mlm_corpus",
+    "prism/corpus.py: mlm_corpus",
     "prism/arms.py: section4_data",
     "prism/arms.py: arm_jobs",
     "prism/arms.py: section4_models",

@@ -302,21 +302,6 @@ def test_an_interrupted_run_to_a_stop_resumes_to_the_same_end(tmp_path, monkeypa
     assert p1 is not None and p2 is not None and all(torch.equal(p1[k], p2[k]) for k in p1)
 
 
-def test_arm_layers_and_job_keys():
-    S = get_profile("cpu").prism
-    assert continued.prism_layers("baseline", 6, S) is None and continued.prism_layers("prism", 6, S) == [5]
-    assert continued.prism_layers("prism-every", 6, S) == [4, 5]  # staged: the trained layers only
-    assert continued.prism_layers("prism-every", 12, get_profile("paper").prism) == list(range(12))
-    with pytest.raises(ValueError, match="unknown arm"):
-        continued.prism_layers("bert", 6, S)
-    a = continued.ArmJob("prism", "minilm", "cpu", 0, S, "d")
-    assert a.key != continued.ArmJob("baseline", "minilm", "cpu", 0, S, "d").key
-    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S, "other data").key
-    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S.updated(lr=2e-4), "d").key
-    assert a.key == continued.ArmJob("prism", "minilm", "cpu", 0, S.updated(bootstrap=7), "d").key
-    assert jobs.job_dir(a, None).name == a.key
-
-
 def test_first_trained_layer_is_checked():
     model = _tiny()
     assert C.first_trained(model, 1) == 2 and C.first_trained(model, 3) == 0
