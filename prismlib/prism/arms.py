@@ -62,6 +62,7 @@ from prismlib.prism.staged_recipe import (
     train_top,
     warm_up_head,
 )
+from prismlib.profiles import Profile
 
 ARMS = ("original", "prism_untrained", "baseline", "baseline_prism_untrained", "prism", "prism-every")
 """Arms of Table 1 and App. B: before continued training (App. B.2), the prism attached
@@ -327,7 +328,9 @@ def probe_encoders(models: dict[str, TrainedMLM], settings: Any) -> dict[str, An
     return {v: m.encoder(frozen) for v, m in models.items()}
 
 
-def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True) -> Section4Data:
+def section4_data(
+    profile: Profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True
+) -> Section4Data:
     """The inputs every arm reads; for the staged recipe the frozen-state cache is built
     here (once per profile, text and encoder, with every core), then reused."""
     from prismlib.devices import torch_threads
@@ -381,13 +384,13 @@ def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.dev
     return data
 
 
-def arm_jobs(profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
+def arm_jobs(profile: Profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
     """The jobs of the trained ``arms`` of ``profile`` on ``data``."""
     return [ArmJob(a, profile.encoder, profile.name, profile.seed, profile.prism, data.digest()) for a in arms]
 
 
 def section4_models(
-    profile,
+    profile: Profile,
     corpus: MLMCorpus,
     arms=ARMS,
     executor: str | None = None,

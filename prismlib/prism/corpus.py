@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from prismlib.profiles import Profile
+
 
 @dataclass
 class MLMCorpus:
@@ -65,7 +67,7 @@ def articles_line(articles: list[str], shown: int = 3) -> str:
     return f"{len(articles)} articles: {counts}; e.g. {titles}{more}" if articles else "0 articles"
 
 
-def mlm_corpus(profile, tokenizer) -> MLMCorpus:
+def mlm_corpus(profile: Profile, tokenizer) -> MLMCorpus:
     """The continued-training text of ``profile`` and the held-out Fig. 5 text.
 
     ``offline`` (cpu, smoke): train on WikiText-2 valid (60 articles; the tokenized
