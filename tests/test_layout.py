@@ -16,7 +16,8 @@ from prismlib.artifacts import load_checkpoint, save_atomic
 
 KEYS = Path(__file__).parent / "fixtures" / "job_keys.json"
 LIB = Path(__file__).resolve().parents[1] / "prismlib"
-PACKAGES = ("spectral", "probing", "prism", "lstm", "runs")
+PACKAGES = ("spectral", "probing", "prism", "lstm", "lstm.iclr", "runs")
+"""Every package with a lazy ``_EXPORTS`` table, sub-packages dotted (``lstm.iclr``)."""
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -34,7 +35,7 @@ def test_every_exported_name_resolves_to_its_module(package):
 def test_every_public_definition_is_exported(package):
     pkg = importlib.import_module(f"prismlib.{package}")
     exported = {n for names in pkg._EXPORTS.values() for n in names}
-    for path in sorted((LIB / package).glob("*.py")):
+    for path in sorted((LIB / package.replace(".", "/")).glob("*.py")):
         if path.stem == "__init__" or path.stem not in pkg._EXPORTS:
             continue
         for node in ast.parse(path.read_text()).body:
@@ -96,8 +97,8 @@ def test_a_module_over_600_lines_says_why_in_its_docstring():
 
 
 PROFILE_PARAMETERS_LEFT = {
-    "lstm/dyck_training.py: dyck_jobs",
-    "lstm/dyck_training.py: trained_dyck",
+    "lstm/iclr/dyck_training.py: dyck_jobs",
+    "lstm/iclr/dyck_training.py: trained_dyck",
     "lstm/job.py: jobs_for",
     "lstm/job.py: trained",
     "prism/arms.py: mlm_corpus",
@@ -194,6 +195,29 @@ def test_checkpoints_that_name_the_old_modules_still_load(tmp_path):
     loaded = load_checkpoint(old)
     assert loaded["history"] == history and type(loaded["result"]) is TrainResult
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_dyck_checkpoints_written_before_the_iclr_sub_package_still_load(tmp_path):
+    """A Dyck job's ``done.pt`` pickles its :class:`~prismlib.lstm.iclr.DyckHistory`; those the
+    cache holds from before ``prismlib.lstm.iclr`` existed name ``prismlib.lstm.dyck_training``."""
+    import zipfile
+
+    from prismlib.lstm.iclr import DyckHistory
+
+    history = DyckHistory(epochs=3, val_loss=[0.5, 0.25, 0.125])
+    path = tmp_path / "done.pt"
+    save_atomic(path, history=history)
+    old = tmp_path / "old.pt"
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(old, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("data.pkl"):
+                assert b"prismlib.lstm.iclr.dyck_training" in data
+                data = data.replace(b"prismlib.lstm.iclr.dyck_training", b"prismlib.lstm.dyck_training")
+            zout.writestr(item, data)
+    with pytest.raises(ModuleNotFoundError):
+        torch.load(old, weights_only=False)
+    assert load_checkpoint(old)["history"] == history
 
 
 CORE_CHECK = r"""
