@@ -97,10 +97,6 @@ def test_a_module_over_600_lines_says_why_in_its_docstring():
 
 
 PROFILE_PARAMETERS_LEFT = {
-    "lstm/iclr/dyck_training.py: dyck_jobs",
-    "lstm/iclr/dyck_training.py: trained_dyck",
-    "lstm/job.py: jobs_for",
-    "lstm/job.py: trained",
     "prism/arms.py: mlm_corpus",
     "prism/arms.py: section4_data",
     "prism/arms.py: arm_jobs",

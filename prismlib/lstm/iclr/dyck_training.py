@@ -337,9 +337,9 @@ class DyckRun:
         return self.job.label
 
 
-def dyck_jobs(s: DyckSettings, profile: str, kinds: Sequence[str] = DYCK_MODELS) -> list[DyckJob]:
-    """One job per model kind and seed of ``s`` (kind-major)."""
-    return [DyckJob(kind, seed, s, profile) for kind in kinds for seed in s.seeds]
+def dyck_jobs(s: DyckSettings, profile_name: str, kinds: Sequence[str] = DYCK_MODELS) -> list[DyckJob]:
+    """One job per model kind and seed of ``s`` (kind-major), of the profile named ``profile_name``."""
+    return [DyckJob(kind, seed, s, profile_name) for kind in kinds for seed in s.seeds]
 
 
 def load_dyck_run(job: DyckJob, cache: Path | None = None, device: str = "auto") -> DyckRun:
@@ -356,7 +356,7 @@ def load_dyck_run(job: DyckJob, cache: Path | None = None, device: str = "auto")
 
 def trained_dyck(
     s: DyckSettings,
-    profile: str,
+    profile_name: str,
     executor: str | None = None,
     workers: int | None = None,
     device: str = "auto",
@@ -366,7 +366,7 @@ def trained_dyck(
 ) -> dict[tuple[str, int], DyckRun]:
     """``(kind, seed) -> DyckRun`` of every job of ``s``: missing ones train first (``data``:
     :func:`dyck_data` of ``s``, passed to every job; built by each job when ``None``)."""
-    jobs = dyck_jobs(s, profile, kinds)
+    jobs = dyck_jobs(s, profile_name, kinds)
     run_missing(jobs, executor, workers, cache, device, data=data)
     return {(j.kind, j.seed): load_dyck_run(j, cache, device) for j in jobs}
 
