@@ -268,7 +268,8 @@ def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():
 def test_every_trainer_anneals_by_the_rule_its_settings_build(name):
     """The LSTM's, the section-4 arms' and the Dyck models' rules are the one
     :meth:`AnnealSettings.rule` builds from each profile's schedule."""
-    from prismlib.lstm import dyck_training, training
+    from prismlib.lstm import training
+    from prismlib.lstm.iclr import dyck_training
     from prismlib.prism import arms
 
     p = get_profile(name)

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from prismlib.jobcache import code_fingerprint, job_key, with_recipe
-from prismlib.lstm import dyck_training
 from prismlib.lstm import job as lstm_job
+from prismlib.lstm.iclr import dyck_training
 from prismlib.prism import arms
 
 PINNED = Path(__file__).parents[1] / "fixtures" / "recipe_fingerprints.json"
 KINDS = {
     "lstm": (lambda: lstm_job.RECIPE_VERSION, lstm_job.recipe_code, "prismlib/lstm/job.py"),
     "mlm-arm": (lambda: arms.RECIPE_VERSION, arms.recipe_code, "prismlib/prism/arms.py"),
-    "dyck": (lambda: dyck_training.DYCK_RECIPE_VERSION, dyck_training.dyck_recipe_code, "prismlib/lstm/dyck_training.py"),
+    "dyck": (lambda: dyck_training.DYCK_RECIPE_VERSION, dyck_training.dyck_recipe_code, "prismlib/lstm/iclr/dyck_training.py"),
 }
 
 
