@@ -37,6 +37,8 @@ def test_every_first_seed_comes_before_any_second_one():
     assert [(s.variant, s.seed) for s in in_priority(specs)] == [("pareto", 0), ("mod5", 0), ("mod5", 1)]  # seeds, then the grid's order
     specs.append(lstm.RunSpec("baseline", seed=0))  # a model of the doubling check comes first in its seed
     assert [(s.variant, s.seed) for s in in_priority(specs)][:2] == [("baseline", 0), ("pareto", 0)]
+    specs.append(lstm.RunSpec("official", fixed=True, seed=0))  # a model whose weights an analysis reads: before mod5
+    assert [(s.variant, s.seed) for s in in_priority(specs)][:4] == [("baseline", 0), ("pareto", 0), ("official", 0), ("mod5", 0)]
 
 
 def test_a_job_that_cannot_finish_inside_the_budget_is_not_begun(tmp_path):
