@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 import torch
 
+import prismlib.profiles
 from prismlib import lazy_exports
 from prismlib.artifacts import load_checkpoint, save_atomic
 
 KEYS = Path(__file__).parent / "fixtures" / "job_keys.json"
 LIB = Path(__file__).resolve().parents[1] / "prismlib"
+ROOT = LIB.parent
+PROFILES_DIR = LIB / "profiles"
 PACKAGES = ("spectral", "probing", "prism", "lstm", "lstm.iclr", "runs")
 """Every package with a lazy ``_EXPORTS`` table, sub-packages dotted (``lstm.iclr``)."""
 
@@ -48,6 +51,44 @@ def test_lazy_exports_refuse_a_name_twice_and_a_name_equal_to_a_module():
         lazy_exports("pkg", {"a": ("x",), "b": ("x",)})
     with pytest.raises(ValueError, match="name both a submodule and a name"):
         lazy_exports("pkg", {"a": ("b",), "b": ("y",)})
+
+
+def test_every_public_name_of_the_modules_is_exported():
+    exported = set(prismlib.profiles.__all__)
+    for path in sorted(PROFILES_DIR.glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"prismlib.profiles.{path.stem}")
+        for node in ast.parse(path.read_text()).body:
+            names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else []
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+            for name in names:
+                if name.startswith("_") or name == "get_config":
+                    continue
+                assert name in exported, f"profiles/{path.name}: {name} is not in prismlib.profiles.__all__"
+                assert getattr(prismlib.profiles, name) is getattr(module, name), name
+    assert all(hasattr(prismlib.profiles, name) for name in exported)
+
+
+def _imported_names() -> dict[str, set[str]]:
+    """Name -> files that import it from ``prismlib.profiles`` (library, tests, notebooks, benchmarks)."""
+    found: dict[str, set[str]] = {}
+    for folder in ("prismlib", "tests", "notebooks", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module == "prismlib.profiles" and not node.level:
+                    for alias in node.names:
+                        found.setdefault(alias.name, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_name_imported_from_the_package_anywhere_resolves():
+    imported = _imported_names()
+    assert {"get_profile", "PROFILES", "LSTMSettings", "until_converged", "DRY_RUN_SIZES"} <= set(imported)
+    missing = {name: sorted(files) for name, files in imported.items() if not hasattr(prismlib.profiles, name)}
+    assert not missing, missing
 
 
 def _library_modules() -> list[Path]:
