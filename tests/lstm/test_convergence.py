@@ -3,7 +3,6 @@ the curve and the half-budget snapshot recorded by training, and an open-ended r
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import pickle
 from types import SimpleNamespace
@@ -135,43 +134,6 @@ def test_training_records_the_curve_and_the_half_budget_snapshot_without_changin
     lstm.train_lm(b, corpus.train, corpus.valid, plain, seed=1, progress=False)
     for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(x, y), name
-
-
-def test_the_key_hashes_the_whole_recipe_and_no_analysis_setting():
-    """Every recipe field (its anneal schedule's included), whatever its value, moves the key; no
-    analysis setting and no profile name does."""
-    from dataclasses import fields
-
-    from prismlib.profiles import LSTMSettings
-
-    base = lstm_job.Job(lstm.RunSpec(), TINY, "test")
-    assert set(base.describe()) == {"spec", "training", "recipe"}
-    flat = TINY.recipe.flat()  # the schedule's fields beside the recipe's own, under their own names
-    assert base.describe()["training"] == flat and {"decay_factor", "decay_patience", "fixed_path"} <= set(flat)
-    assert lstm_job.Job(lstm.RunSpec(), TINY, "another profile").key == base.key
-    changed = {"optimizer": "adam", "steps_per_epoch": None, "cutoffs": (5,), "curve_every": None, "converge_share": 0.4,
-               "until_converged": True, "fixed_path": True}  # fmt: skip
-    needs = {
-        "until_converged": {"average_last": 0},
-        "fixed_path": {"optimizer": "anneal", "average_last": 0, "epochs": 40, "min_rounds": 3},
-    }
-    for name, current in flat.items():
-        value = changed.get(name, current)
-        if name not in changed:
-            value = not value if isinstance(value, bool) else (value * 2 + 1 if value is not None else 7)
-        start = TINY.recipe.updated(**needs.get(name, {}))
-        keys = {lstm_job.Job(lstm.RunSpec(), TINY.updated(recipe=r), "test").key for r in (start, start.updated(**{name: value}))}
-        assert len(keys) == 2, name
-    for f in fields(LSTMSettings):
-        if f.name != "recipe":
-            value = getattr(TINY, f.name)
-            other = {"seeds": (9,), "memory_fit": (3, 4), "memory_mode": "remove", "grid": "slides", "freeze": "all"}.get(f.name)
-            other = other if other is not None else (not value if isinstance(value, bool) else (value or 0) + 1)
-            assert lstm_job.Job(lstm.RunSpec(), dataclasses.replace(TINY, **{f.name: other}), "test").key == base.key, f.name
-    assert (
-        lstm_job.Job(lstm.RunSpec(freeze="all", fixed=True, variant="layerwise", T=20.0), TINY, "test").key
-        != lstm_job.Job(lstm.RunSpec(fixed=True, variant="layerwise", T=20.0), TINY, "test").key
-    )
 
 
 def test_the_long_twins():

@@ -1,4 +1,6 @@
-"""The training loop (prismlib.lstm.training): exact resume, paired seeds, the switch to ASGD."""
+"""The training loop (prismlib.lstm.training): exact resume, paired seeds, the switch to ASGD, and
+the annealed schedule in a real run (stopped by its rule, the best model kept, resumed with the
+same schedule state; the bigram guard)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import torch
 from lstm_fixtures import VOCAB, tiny_lstm
 
 from prismlib import lstm
+from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
 
 TINY = tiny_lstm(optimizer="ntasgd", curve_every=2, curve_tokens=1000, epochs=2, steps_per_epoch=3, cutoffs=(), average_last=0)
 
@@ -80,3 +83,51 @@ def test_average_last_switches_to_asgd_for_the_final_epochs():
     assert hist.asgd_from == 2  # switched after epoch 2: epoch 3 averages
     off = s.updated(average_last=0)
     assert lstm.train_lm(lstm.build_model(lstm.RunSpec(), VOCAB, off), train, valid, off, seed=0).asgd_from is None
+
+
+ANNEAL = tiny_lstm(
+    steps_per_epoch=None,
+    checks_per_pass=2,
+    cutoffs=(),
+    average_last=0,
+    optimizer="anneal",
+    lr=5.0,
+    epochs=8,
+    min_rounds=1,
+    decays=2,
+    decay_tolerance=0.5,
+    curve_every=None,
+)
+
+
+@pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
+def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(tmp_path):
+    train, valid = _ids(800, 1), _ids(200, 2)
+    ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    hist_ref = lstm.train_lm(ref, train, valid, ANNEAL, seed=3)
+    # a 50% tolerance: every round after the first is a failure, so 2 decays then a stop
+    assert hist_ref.stop_reason == STOPPED_BY_RULE and hist_ref.anneal.decayed_at == (2, 3)
+    assert hist_ref.epochs == 4 and hist_ref.lr_scale == [1.0, 1.0, 0.25, 0.0625]
+    assert sorted(hist_ref.val_snapshots) == [2, 3, 4]
+    assert len(hist_ref.val_snapshots[4]) == len(valid)
+    best = int(np.argmin(hist_ref.val_ppl))
+    assert lstm.perplexity(lstm.token_nll(ref, valid, 2, 8)) == pytest.approx(hist_ref.val_ppl[best], rel=1e-5)
+    # two rounds per pass: the cursor runs on, so two rounds see as many tokens as one pass
+    assert hist_ref.epoch_tokens[1] == pytest.approx(len(train) - 4, rel=0.1)
+    # killed after 3 rounds (the cap stands in for the kill), resumed from the checkpoint
+    ck = tmp_path / "ck.pt"
+    part = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    lstm.train_lm(part, train, valid, ANNEAL.updated(epochs=3), seed=3, checkpoint=ck)
+    resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    hist = lstm.train_lm(resumed, train, valid, ANNEAL, seed=3, checkpoint=ck)
+    assert hist.val_ppl == hist_ref.val_ppl and hist.anneal == hist_ref.anneal and hist.lr_scale == hist_ref.lr_scale
+    for a, b in zip(ref.state_dict().values(), resumed.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
+def test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it():
+    train, valid = _ids(800, 1), _ids(200, 2)
+    model = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
+    hist = lstm.train_lm(model, train, valid, ANNEAL, seed=3, learn_below=1.0)  # no model beats perplexity 1
+    assert hist.stop_reason == DID_NOT_LEARN and hist.anneal.decayed_at == () and set(hist.lr_scale) == {1.0}

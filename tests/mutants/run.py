@@ -72,10 +72,6 @@ _TRAINING = (
     "test_claim_gates_and_the_learning_curve_table",
     "test_train_until_converged_runs_the_jobs_with_a_projection_bar",
 )
-_SCHEDULE_TRAINING = (
-    "test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly",
-    "test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it",
-)
 MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "stats": ("prismlib.stats", ("tests/core/test_stats.py", "tests/core/test_claims_rules.py"), ()),
     "claims": ("prismlib.claims", ("tests/core/test_claims.py", "tests/core/test_claims_rules.py"), ()),
@@ -92,7 +88,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("tests/lstm/test_verdicts.py", "tests/lstm/test_convergence.py"),
         tuple(f"tests/lstm/test_convergence.py::{t}" for t in _TRAINING),
     ),
-    "schedule": ("prismlib.anneal", ("tests/core/test_anneal.py",), tuple(f"tests/core/test_anneal.py::{t}" for t in _SCHEDULE_TRAINING)),
+    "schedule": ("prismlib.anneal", ("tests/core/test_anneal.py", "tests/profiles/test_schema.py", "tests/lstm/test_job_keys.py"), ()),
     "artifacts": ("prismlib.artifacts", ("tests/core/test_artifacts.py",), ()),
 }
 """Short name -> (module, the test files that guard it, tests left out of the mutation run:
