@@ -11,7 +11,7 @@ from transformers import BertConfig, BertModel
 
 from prismlib.probing import CONDITIONS, Encoder, Unit, encode_windows, pack_units, sample_positions
 from prismlib.probing import features as encode
-from prismlib.spectral import allocate_bands, band_pass
+from prismlib.spectral import allocate_bands, band_pass, bands_for_lengths, filters
 
 
 @pytest.fixture(scope="module")
@@ -364,3 +364,21 @@ def test_label_range_keeps_the_rows_of_the_range_renumbered_and_reweighted():
     assert len(f.label_range(6, 9)) == 0
     with pytest.raises(ValueError, match="0 <= lo < hi"):
         f.label_range(3, 3)
+
+
+def test_encode_filter_conditions_decomposes_once_and_matches_band_pass(monkeypatch):
+    from prismlib.probing import CONDITIONS, filter_conditions
+
+    calls = []
+    decompose = filters.band_decomposition
+    monkeypatch.setattr(filters, "band_decomposition", lambda *a, **k: calls.append(1) or decompose(*a, **k))
+    lengths = [30, 21]
+    h = torch.randn(2, 30, 4, dtype=torch.float64)
+    for conditions, decompositions in ((CONDITIONS, 1), (("MID",), 0), (("HIGH", "ORIG", "LOW"), 1)):
+        calls.clear()
+        out = filter_conditions(h, lengths, conditions)
+        assert len(calls) == decompositions, conditions
+        assert list(out) == list(conditions)
+        for name in conditions:
+            want = h if name == "ORIG" else band_pass(h, bands_for_lengths(lengths, name), lengths=lengths)
+            torch.testing.assert_close(out[name], want, atol=1e-12, rtol=0)
