@@ -54,3 +54,14 @@ def test_a_schedule_that_cannot_stop_is_refused_naming_the_setting(change, messa
 def test_an_unknown_optimizer_is_refused():
     with pytest.raises(ValueError, match="optimizer must be"):
         LSTM.updated(optimizer="sgd")
+
+
+def test_profiles_refuse_a_bucket_that_is_empty_or_starts_before_rank_one():
+    from dataclasses import replace
+
+    s = get_profile("smoke").probe
+    assert s.mlm_buckets == ((1, 50), (51, 0)) and get_profile("paper").probe.mlm_buckets == ((1, 0),)
+    for bad in ((0, 10),), ((5, 4),), ():
+        with pytest.raises(ValueError, match="bucket"):
+            replace(s, mlm_buckets=bad)
+    assert replace(s, mlm_buckets=((3, 3), (4, 0))).mlm_buckets == ((3, 3), (4, 0))
