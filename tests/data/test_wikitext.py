@@ -18,6 +18,7 @@ from real_data import need, reads_real_data
 
 from prismlib.data import wikitext
 from prismlib.data.datadir import DataNotFoundError
+from prismlib.data.wikitext import detokenize_wikitext
 
 WIKI_LINES = [
     " = Alpha = ",
@@ -111,3 +112,7 @@ def test_wikitext2_articles() -> None:
     test = wikitext.load_wikitext("wikitext2", "test")
     assert (len(valid), len(test)) == (60, 60)
     assert valid[0].title == "Homarus gammarus"
+
+
+def test_detokenize_wikitext():
+    assert detokenize_wikitext("the 1 @,@ 000 @-@ year @-@ old 3 @.@ 5 <unk>") == "the 1,000-year-old 3.5 <unk>"
