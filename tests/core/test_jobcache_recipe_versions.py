@@ -1,8 +1,9 @@
-"""Recipe versions: the code that trains each job kind is pinned by a fingerprint beside its
-version, so a change to a training loop cannot reuse models the old loop trained.
+"""Recipe versions (prismlib.jobcache: code_fingerprint, with_recipe): the code that trains each
+job kind is pinned by a fingerprint beside its version, so a change to a training loop cannot
+reuse models the old loop trained.
 
-    python tests/core/test_recipe_versions.py --update   # pin the current fingerprints (after a bump,
-                                                    # or after confirming results stay identical)
+    python tests/core/test_jobcache_recipe_versions.py --update   # pin the current fingerprints (after a
+                                                                  # bump, or after confirming results stay identical)
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def test_the_code_of_each_recipe_matches_the_fingerprint_pinned_with_its_version
             f"the code of the {kind} recipe changed (fingerprint {now['fingerprint']}, version {now['version']}; pinned "
             f"{pinned['fingerprint']} at version {pinned['version']}): bump the recipe version (RECIPE_VERSION in "
             f"{KINDS[kind][2]}) or confirm the change keeps results identical, then pin it with "
-            "`python tests/core/test_recipe_versions.py --update`"
+            "`python tests/core/test_jobcache_recipe_versions.py --update`"
         )
 
 
