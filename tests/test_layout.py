@@ -1,5 +1,6 @@
 """The library's layout: one package per work, re-exports that resolve, no private names
-across modules, job keys and old checkpoints unchanged by the move into packages."""
+across modules, job keys and old checkpoints unchanged by the move into packages, and tests/
+that mirrors prismlib/ (with the test files the mutation runs name)."""
 
 from __future__ import annotations
 
@@ -245,6 +246,136 @@ def test_dyck_checkpoints_written_before_the_iclr_sub_package_still_load(tmp_pat
     with pytest.raises(ModuleNotFoundError):
         torch.load(old, weights_only=False)
     assert load_checkpoint(old)["history"] == history
+
+
+# ------------------------------------------------------------------ tests/ mirrors prismlib/
+
+TESTS = Path(__file__).resolve().parent
+UNTESTED: dict[str, str] = {
+    "__main__.py": "the entry point: its errors in tests/runs/test_cli.py, each command in tests/runs/test_<command>.py",
+    "paths.py": "where outputs and caches go: through every test that writes them (tests/runs/, tests/lstm/test_job.py)",
+    "progress.py": "progress bars: through tests/runs/test_reproduce.py (a headless run's bars go to its log)",
+    "profiles/smoke.py": "a table of settings: built by tests/profiles/test_registry.py, checked by the schema's checks",
+    "profiles/paper.py": "a table of settings: built by tests/profiles/test_registry.py, checked by the schema's checks",
+    "profiles/dryrun.py": "a table of settings: built by tests/profiles/test_registry.py, run by tests/test_dryrun.py",
+    "spectral/dct_backends.py": "internal DCT paths: through tests/spectral/test_transform.py and test_engine.py",
+}
+"""Library modules (paths under ``prismlib/``) without a test file of their own: where their code
+is tested instead, in one line. Every other module has one (:func:`mirror_problems`)."""
+
+
+def tested_module(test: str, modules: set[str]) -> str | None:
+    """The module a test file's name ``test_<name>`` names: ``<name>`` itself, or the longest
+    module ``<m>`` with ``<name>`` = ``<m>_<seam>`` (``test_filters_decomposition`` names
+    ``filters``; ``test_dyck_model`` names ``dyck_model``, not ``dyck``); ``None`` for no module."""
+    name = test.removeprefix("test_")
+    named = [m for m in modules if name == m or name.startswith(m + "_")]
+    return max(named, key=len) if named else None
+
+
+def mirror_problems(lib: Path, tests: Path, untested: dict[str, str]) -> list[str]:
+    """Where ``tests`` does not mirror the library ``lib``, one line each with its fix: a module
+    (``__init__`` aside) without ``tests/<package>/test_<module>.py`` or ``test_<module>_*.py``
+    (``tests/core/`` for the modules directly in ``lib``) that ``untested`` does not list; a test
+    file in a package's folder that names none of its modules (a module renamed, a test file
+    misnamed); a folder of test files that mirrors no package; an entry of ``untested`` that is
+    no module or has a test file now."""
+    packages = {p.parent.relative_to(lib).as_posix() for p in lib.rglob("__init__.py")}  # "." is lib itself
+    folders = {package: ("core" if package == "." else package) for package in packages}
+    modules = {package: {p.stem for p in (lib / package).glob("*.py") if p.stem != "__init__"} for package in packages}
+    covered: set[str] = set()
+    problems = []
+    for test in sorted(tests.rglob("test_*.py")):
+        folder = test.parent.relative_to(tests).as_posix()
+        if folder == ".":
+            continue  # the tests of the whole library
+        package = next((p for p, f in folders.items() if f == folder), None)
+        if package is None:
+            problems.append(f"tests/{folder}/ mirrors no package of prismlib/: move {test.name} to the folder of its module's package")
+            continue
+        module = tested_module(test.stem, modules[package])
+        where = "prismlib/" if package == "." else f"prismlib/{package}/"
+        if module is None:
+            problems.append(
+                f"tests/{folder}/{test.name} names no module of {where}: name it test_<module>.py (or "
+                f"test_<module>_<seam>.py) after the module it tests, or move its tests to that module's file"
+            )
+        else:
+            covered.add(f"{package}/{module}.py".removeprefix("./"))
+    for package, names in sorted(modules.items()):
+        for module in sorted(names):
+            rel = f"{package}/{module}.py".removeprefix("./")
+            test = f"tests/{folders[package]}/test_{module}.py"
+            if rel in covered and rel in untested:
+                problems.append(f"UNTESTED lists {rel}, which has {test} (or a seam of it) now: remove it from UNTESTED")
+            elif rel not in covered and rel not in untested:
+                problems.append(
+                    f"prismlib/{rel} has no {test} (nor test_{module}_<seam>.py): put its tests there, or list "
+                    f'"{rel}" in UNTESTED (tests/test_layout.py) with where it is tested instead'
+                )
+    known = {f"{p}/{m}.py".removeprefix("./") for p, names in modules.items() for m in names}
+    problems += [f"UNTESTED lists {rel}, which is no module of prismlib/: remove it" for rel in sorted(set(untested) - known)]
+    return problems
+
+
+def test_the_tests_mirror_the_library():
+    """docs/testing.md, "Where a test lives": the tests of ``prismlib/<package>/<module>.py`` are
+    ``tests/<package>/test_<module>.py`` (and ``test_<module>_<seam>.py``), so a test is found
+    from its module and a renamed module cannot leave its tests behind under the old name."""
+    problems = mirror_problems(LIB, TESTS, UNTESTED)
+    assert not problems, "tests/ does not mirror prismlib/ (docs/testing.md, Where a test lives):\n" + "\n".join(problems)
+
+
+def test_the_mirror_check_names_each_problem_and_its_fix(tmp_path):
+    lib, tests = tmp_path / "prismlib", tmp_path / "tests"
+    for path in ("__init__.py", "stats.py", "pkg/__init__.py", "pkg/dyck.py", "pkg/dyck_model.py", "pkg/table.py"):
+        (lib / path).parent.mkdir(parents=True, exist_ok=True)
+        (lib / path).touch()
+    for path in ("test_layers.py", "core/test_stats_rules.py", "pkg/test_dyck_model.py", "pkg/test_old_name.py", "other/test_x.py"):
+        (tests / path).parent.mkdir(parents=True, exist_ok=True)
+        (tests / path).touch()
+    problems = mirror_problems(lib, tests, {"pkg/table.py": "a table", "pkg/gone.py": "renamed"})
+    assert problems == [
+        "tests/other/ mirrors no package of prismlib/: move test_x.py to the folder of its module's package",
+        "tests/pkg/test_old_name.py names no module of prismlib/pkg/: name it test_<module>.py (or test_<module>_<seam>.py) "
+        "after the module it tests, or move its tests to that module's file",
+        'prismlib/pkg/dyck.py has no tests/pkg/test_dyck.py (nor test_dyck_<seam>.py): put its tests there, or list "pkg/dyck.py" '
+        "in UNTESTED (tests/test_layout.py) with where it is tested instead",
+        "UNTESTED lists pkg/gone.py, which is no module of prismlib/: remove it",
+    ]
+    (tests / "pkg" / "test_table.py").touch()
+    assert "UNTESTED lists pkg/table.py, which has tests/pkg/test_table.py (or a seam of it) now: remove it from UNTESTED" in (
+        mirror_problems(lib, tests, {"pkg/table.py": "a table"})
+    )
+
+
+def _mutation_runs() -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("mutants_run", TESTS / "mutants" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module.MODULES
+
+
+def test_the_mutation_runs_name_existing_modules_test_files_and_tests():
+    """``tests/mutants/run.py`` runs, for each module it mutates, the test files listed beside it
+    and leaves some tests out by name: after a test file or a test moves, the list must follow."""
+    root = LIB.parent
+    for name, (module, files, left_out) in _mutation_runs().items():
+        assert (root / (module.replace(".", "/") + ".py")).exists(), f"{name}: no module {module}"
+        for file in files:
+            assert (root / file).exists(), f"{name}: tests/mutants/run.py names {file}, which does not exist"
+        for test in left_out:
+            file, _, function = test.partition("::")
+            assert file in files, f"{name}: {test} leaves out a test of a file it does not run"
+            defined = {n.name for n in ast.parse((root / file).read_text()).body if isinstance(n, ast.FunctionDef)}
+            assert function in defined, f"{name}: tests/mutants/run.py leaves out {test}, which does not exist"
 
 
 CORE_CHECK = r"""
