@@ -264,7 +264,7 @@ UNTESTED: dict[str, str] = {
 is tested instead, in one line. Every other module has one (:func:`mirror_problems`)."""
 
 
-def tested_module(test: str, modules: set[str]) -> str | None:
+def module_named_by(test: str, modules: set[str]) -> str | None:
     """The module a test file's name ``test_<name>`` names: ``<name>`` itself, or the longest
     module ``<m>`` with ``<name>`` = ``<m>_<seam>`` (``test_filters_decomposition`` names
     ``filters``; ``test_dyck_model`` names ``dyck_model``, not ``dyck``); ``None`` for no module."""
@@ -293,7 +293,7 @@ def mirror_problems(lib: Path, tests: Path, untested: dict[str, str]) -> list[st
         if package is None:
             problems.append(f"tests/{folder}/ mirrors no package of prismlib/: move {test.name} to the folder of its module's package")
             continue
-        module = tested_module(test.stem, modules[package])
+        module = module_named_by(test.stem, modules[package])
         where = "prismlib/" if package == "." else f"prismlib/{package}/"
         if module is None:
             problems.append(
