@@ -194,8 +194,9 @@ plot_learning_curves(ax, runs, lambda s: "baseline" if s.variant == "baseline" e
 save_figure(fig, "exp1_learning_curves", P.name)
 plt.show()
 if doubling is not None:
-    save_table(doubling.table(), "doubling_check", P.name)
-    display(doubling.table().round(2))
+    doubling_table = doubling.table()
+    save_table(doubling_table, "doubling_check", P.name)
+    display(doubling_table.round(2))
 
 # %% [markdown]
 # ## Experiment 1, in the slides' layout

@@ -39,8 +39,8 @@
 #    reason for power-law timescales (after Lin & Tegmark 2017)?
 #
 # Decisions are stated where they are made; every size and seed is in `prismlib/profiles/`
-# (`ICLRSettings`, `DyckSettings`), the machinery in `prismlib.lstm` (`dyck`, `dyck_model`,
-# `dyck_training`, `routing`, `mutual_information`, `ablation`).
+# (`ICLRSettings`, `DyckSettings`), the machinery in `prismlib.lstm.iclr` (`dyck`, `dyck_model`,
+# `dyck_training`, `routing`, `mutual_information`) and `prismlib.lstm` (`ablation`).
 
 # %% tags=["parameters"]
 import os
@@ -62,16 +62,26 @@ from prismlib.data.published import ICLR_PTB_TEST_PPL
 from prismlib.data.registry import verify
 from prismlib.devices import torch_threads
 from prismlib.lstm import (
-    DYCK_MARGIN,
     INVGAMMA_SHAPE,
     MIN_SEEDS,
-    OFFICIAL_RECIPE,
     PARETO_EXPONENT,
-    ablated_token_nll,
     ablation,
     bigram,
-    compare_decays,
     converged_gate,
+    frequency_bins,
+    grid,
+    perplexity,
+    timescale_from_bias,
+    timescales,
+    token_nll,
+    trained,
+    untrained_model,
+)
+from prismlib.lstm.iclr import (
+    DYCK_MARGIN,
+    OFFICIAL_RECIPE,
+    ablated_token_nll,
+    compare_decays,
     correct_matrix,
     distance_distribution,
     dyck_accuracy_table,
@@ -81,8 +91,6 @@ from prismlib.lstm import (
     dyck_timescales,
     fit_mi_power_law,
     forget_gate_trajectories,
-    frequency_bins,
-    grid,
     log_ratio_contrast,
     loglog_exponent,
     long_range_difference,
@@ -90,19 +98,13 @@ from prismlib.lstm import (
     mutual_information_curve,
     official_edges,
     pair_probabilities,
-    perplexity,
     retention_curve,
     routing_ratios,
     seed_accuracy,
     shuffled_floor,
-    timescale_from_bias,
     timescale_order,
-    timescales,
-    token_nll,
-    trained,
     trained_dyck,
     unit_blocks,
-    untrained_model,
 )
 from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.profiles import get_profile
@@ -121,7 +123,7 @@ print(
 # %% [markdown]
 # ## 1 · Dyck-2
 #
-# **The data** (`prismlib.lstm.dyck`, from the official `create_dyckn.py`): the grammar
+# **The data** (`prismlib.lstm.iclr.dyck`, from the official `create_dyckn.py`): the grammar
 # $S \to (S) \mid [S] \mid SS \mid \varepsilon$, each with probability 1/4, strings of 2 to 200
 # symbols, distinct across the three splits, one seeded draw for every model. The paper draws
 # 10,000 / 2,000 / 5,000 strings; this profile's sizes are printed below. The grammar is
@@ -154,7 +156,7 @@ save_figure(fig, "dyck_distances", P.name)
 plt.show()
 
 # %% [markdown]
-# **The models and their training** (`prismlib.lstm.dyck_model`, `dyck_training`): one LSTM
+# **The models and their training** (`prismlib.lstm.iclr.dyck_model`, `dyck_training`): one LSTM
 # layer over a frozen one-hot input, a linear read-out and a sigmoid per bracket type, trained
 # with Adam on the mean squared error of the sigmoids, gradient-norm clip 1. The
 # multi-timescale model's units have the timescales $T_k$ = inverse-gamma(1.5, 1) quantiles
@@ -382,7 +384,7 @@ plt.show()
 # ## 5 · Does memory follow the mutual information of language?
 #
 # **Mutual information** $I(d)$ between a word of PTB train and the word $d$ later, for
-# $d = 1..$`mi_distances` (`prismlib.lstm.mutual_information`): Grassberger's (2003)
+# $d = 1..$`mi_distances` (`prismlib.lstm.iclr.mutual_information`): Grassberger's (2003)
 # bias-corrected entropy estimator (checked on Markov chains of known $I(d)$ in the tests), a
 # delete-one-chunk jackknife over contiguous text chunks for the intervals. No estimator removes
 # the bias of a word vocabulary: a *shuffled* PTB (same words, no dependence) still reads

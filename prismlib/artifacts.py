@@ -45,6 +45,11 @@ MOVED_MODULES: dict[str, str] = {
     "prismlib.timescales": "prismlib.lstm",
     "prismlib.lstm.schedule": "prismlib.anneal",
     "prismlib.probing.spectral_gate": "prismlib.probing",
+    "prismlib.lstm.dyck": "prismlib.lstm.iclr",  # the ICLR 2021 modules moved into a sub-package (issue 43)
+    "prismlib.lstm.dyck_model": "prismlib.lstm.iclr",
+    "prismlib.lstm.dyck_training": "prismlib.lstm.iclr",  # a Dyck job's done.pt and partial.pt hold a DyckHistory
+    "prismlib.lstm.routing": "prismlib.lstm.iclr",
+    "prismlib.lstm.mutual_information": "prismlib.lstm.iclr",
 }
 
 

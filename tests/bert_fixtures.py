@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def tiny_mlm(seed: int = 0):
+def tiny_mlm(seed: int = 0, dropout: float = 0.0):
     """A seeded ``BertForMaskedLM`` in eval mode: 2 layers of 20 units, 2 heads, 100
-    wordpieces, up to 64 tokens, no dropout."""
+    wordpieces, up to 64 tokens, no dropout (unless ``dropout``)."""
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(seed)
@@ -18,7 +18,7 @@ def tiny_mlm(seed: int = 0):
         num_attention_heads=2,
         intermediate_size=40,
         max_position_embeddings=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
     )
     return BertForMaskedLM(cfg).eval()

@@ -3,7 +3,8 @@
 The modules directly in ``prismlib/`` and the package ``profiles`` are the core (settings,
 statistics, claims, paths, artifacts, the job cache, executors and process pool, timing,
 devices, progress bars, plots) and import no other package of the library; ``data`` and
-``spectral`` import only the core; ``probing`` and ``lstm`` import those; ``prism`` may
+``spectral`` import only the core; ``probing`` and ``lstm`` import those; ``lstm.iclr`` (the
+ICLR 2021 version of work B) may import ``lstm``, never the reverse; ``prism`` may
 import ``probing``, never the reverse; ``runs`` and ``__main__`` sit on top and nothing
 below imports them. Imports inside functions and under
 ``TYPE_CHECKING`` count, and no circle may exist between any two modules.
@@ -26,11 +27,14 @@ LAYERS: dict[str, set[str]] = {
     "spectral": {"core", "spectral"},
     "probing": {"core", "data", "spectral", "probing"},
     "lstm": {"core", "data", "spectral", "lstm"},
+    "lstm.iclr": {"core", "data", "spectral", "lstm", "lstm.iclr"},
     "prism": {"core", "data", "spectral", "probing", "prism"},
-    "top": {"core", "data", "spectral", "probing", "lstm", "prism", "top"},
+    "top": {"core", "data", "spectral", "probing", "lstm", "lstm.iclr", "prism", "top"},
 }
 """Layer -> the layers its modules may import."""
 PACKAGES = {"data", "spectral", "probing", "lstm", "prism", "runs"}
+SUBPACKAGES = {"lstm.iclr"}
+"""Sub-packages that are a layer of their own (above their package)."""
 
 
 def module_name(path: Path) -> str:
@@ -39,12 +43,14 @@ def module_name(path: Path) -> str:
 
 
 def layer(module: str) -> str:
-    """``core``, a package's name, or ``top`` (``runs`` and ``__main__``)."""
+    """``core``, a package's or a sub-package's name, or ``top`` (``runs`` and ``__main__``)."""
     parts = module.split(".")
     if len(parts) == 1:
         return "core"  # prismlib/__init__.py: a docstring and the version
     if parts[1] in ("runs", "__main__"):
         return "top"
+    if ".".join(parts[1:3]) in SUBPACKAGES:
+        return ".".join(parts[1:3])
     return parts[1] if parts[1] in PACKAGES else "core"
 
 
@@ -109,6 +115,10 @@ def test_the_resolver_sees_every_import_form():
     }
     assert layer("prismlib.runs.report") == layer("prismlib.__main__") == "top"
     assert layer("prismlib.jobcache") == layer("prismlib") == "core" and layer("prismlib.prism.arms") == "prism"
+    assert layer("prismlib.lstm.iclr") == layer("prismlib.lstm.iclr.dyck") == "lstm.iclr" and layer("prismlib.lstm.job") == "lstm"
+    assert imports_of(ast.parse("from prismlib.lstm.iclr import trained_dyck\n"), "prismlib.runs.x", False) == {
+        "prismlib.lstm.iclr.dyck_training"
+    }
 
 
 def test_every_import_points_down():

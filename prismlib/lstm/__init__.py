@@ -17,16 +17,13 @@ doubling           the doubling check: is one fixed learning-rate path long enou
 slide_claims       the slides' claims of notebooks 05-08 as tests, with their gates wired in
 header             what every work-B notebook starts with: profile, PTB test tokens, trained runs
 summaries          tables and figures of trained runs: the runs table, learning curves
-dyck               the ICLR paper's Dyck-2 task: grammar sampler, legal next symbols, scoring
-mutual_information mutual information between words d apart (bias-corrected), its decay fits
-dyck_model         the Dyck-2 LSTMs: baseline and the official multi-timescale model
-dyck_training      Dyck-2 training as cached, resumable, seeded jobs; their convergence gate
-routing            routing by timescale: layer-2 unit blocks zeroed by timescale; forget-gate trajectories
+iclr               sub-package: the ICLR 2021 version's Dyck-2, routing by timescale, mutual information
 ================== ======================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import
 ...``); a module is imported on first use of one of its names, so the package imports only
-what a caller needs."""
+what a caller needs. The sub-package :mod:`prismlib.lstm.iclr` exports its own names
+(``from prismlib.lstm.iclr import ...``); nothing in this package imports it."""
 
 from __future__ import annotations
 
@@ -258,94 +255,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "control_gate",
         "power_slopes",
         "power_slope_interval",
-    ),
-    "dyck": (
-        "P_OPEN",
-        "P_SPLIT",
-        "P_EMPTY",
-        "MAX_LENGTH",
-        "MIN_LENGTH",
-        "SYMBOLS",
-        "N_TYPES",
-        "END",
-        "PAD",
-        "THRESHOLD",
-        "N_EDGES",
-        "DyckRecipe",
-        "OFFICIAL_RECIPE",
-        "encode",
-        "decode",
-        "production_probabilities",
-        "derive",
-        "sample_sequences",
-        "pair_probabilities",
-        "match_indices",
-        "bracket_distances",
-        "legal_next",
-        "closer_targets",
-        "DyckSplit",
-        "make_split",
-        "build_dataset",
-        "sequence_correct",
-        "official_edges",
-        "accuracy_by_distance",
-        "distance_distribution",
-    ),
-    "dyck_model": (
-        "DYCK_MODELS",
-        "dyck_timescales",
-        "DyckLSTM",
-        "build_dyck_model",
-    ),
-    "dyck_training": (
-        "dyck_data",
-        "epoch_batches",
-        "squared_error",
-        "dyck_outputs",
-        "validation_loss",
-        "constant_loss",
-        "DyckHistory",
-        "train_dyck",
-        "DyckJob",
-        "DyckRun",
-        "dyck_jobs",
-        "load_dyck_run",
-        "trained_dyck",
-        "dyck_converged_gate",
-        "DYCK_RECIPE_VERSION",
-        "dyck_recipe_code",
-        "DYCK_MARGIN",
-        "LEARNED_SHORT",
-        "correct_matrix",
-        "dyck_accuracy_table",
-        "seed_accuracy",
-        "long_range_difference",
-        "long_range_seed_difference",
-        "dyck_learned_gate",
-    ),
-    "mutual_information": (
-        "MI_ESTIMATORS",
-        "MI_CHUNKS",
-        "entropy_estimate",
-        "MutualInformation",
-        "mutual_information_curve",
-        "shuffled_floor",
-        "DecayFit",
-        "fit_mi_power_law",
-        "fit_mi_exponential",
-        "DecayComparison",
-        "compare_decays",
-        "retention_curve",
-        "loglog_exponent",
-    ),
-    "routing": (
-        "timescale_order",
-        "unit_blocks",
-        "ablated_token_nll",
-        "bin_ratio",
-        "routing_ratios",
-        "log_ratio_contrast",
-        "forget_gate_trajectories",
     ),
 }
 

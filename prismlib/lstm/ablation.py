@@ -318,7 +318,7 @@ def control_gate(name: str, trained: Interval, control: Interval, excess: Interv
 def power_slopes(changes: np.ndarray, fit: tuple[int, int]) -> np.ndarray:
     """Per layer the slope of ``ln(mean_k change)`` against ``ln d`` over ``fit = (d_min, d_max)``:
     ``-alpha`` of a power-law decay ``d^-alpha`` (compare the mutual information's exponent,
-    :func:`prismlib.lstm.fit_mi_power_law`). ``changes``: ``(n_contexts, n_layers, length)``;
+    :func:`prismlib.lstm.iclr.fit_mi_power_law`). ``changes``: ``(n_contexts, n_layers, length)``;
     ``(n_layers,)``, NaN where a mean change is 0 in the range."""
     d_min, d_max = fit
     if not 1 <= d_min < d_max <= changes.shape[-1]:

@@ -275,7 +275,7 @@ def bin_log_ratio_contrast(
     being ``log(ppl_model / ppl_reference)`` over the tokens of that :data:`FREQUENCY_BINS` bin
     (its mean NLL difference), paired over the same resampled chunks (the chunks that hold a
     prediction): > 0 when ``model`` is relatively worse on ``bin_a``'s words. The statistic and
-    its resampling are :func:`prismlib.lstm.routing.log_ratio_contrast`'s on the per-token NLL.
+    its resampling are :func:`prismlib.lstm.iclr.routing.log_ratio_contrast`'s on the per-token NLL.
 
     Args:
         model, reference: chunk sums with per-bin sums (seed means are taken), the same positions predicted.

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from prismlib.lstm.job import RunSpec
-from prismlib.lstm.outcome import WEIGHT_SEEDS
+from prismlib.lstm.outcome import WEIGHT_MODELS, WEIGHT_SEEDS
 from prismlib.profiles import Profile
 
 EXPERIMENTS = ("baseline", "exp1", "exp2", "exp3", "exp4", "official", "memory")
@@ -106,7 +106,9 @@ def doubling_specs(profile: Profile) -> list[RunSpec]:
 
 def in_priority(specs: list[RunSpec]) -> list[RunSpec]:
     """``specs`` in the order installments train them: every model's first seed, then the
-    second seed of every model, then the third, and within a seed the doubling check's models
-    (:data:`DOUBLING`) first, then the grid's order: the check that says whether the path is
-    long enough comes before the models it speaks for."""
-    return sorted(specs, key=lambda s: (s.seed, (s.variant, s.T, s.fixed) not in DOUBLING))
+    second seed of every model, then the third; within a seed the doubling check's models
+    (:data:`DOUBLING`) first (the check that says whether the path is long enough comes
+    before the models it speaks for), then the models whose weights an analysis reads again
+    (:data:`~prismlib.lstm.outcome.WEIGHT_MODELS`: notebook 10 needs only their first seed,
+    so it can be answered long before the grid is), then the grid's order."""
+    return sorted(specs, key=lambda s: (s.seed, (s.variant, s.T, s.fixed) not in DOUBLING, (s.variant, s.T, s.fixed) not in WEIGHT_MODELS))

@@ -437,9 +437,10 @@ def read_status(job: Job, cache: Path | None = None) -> dict[str, Any] | None:
         return None
 
 
-def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile: str) -> list[Job]:
-    """One :class:`Job` per spec (duplicates dropped, order kept)."""
-    return [Job(spec, settings, profile) for spec in dict.fromkeys(specs)]
+def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile_name: str) -> list[Job]:
+    """One :class:`Job` per spec (duplicates dropped, order kept), of the profile named
+    ``profile_name`` (a profile's ``job_profile``, or any name a test or benchmark gives its jobs)."""
+    return [Job(spec, settings, profile_name) for spec in dict.fromkeys(specs)]
 
 
 def _ptb() -> Any:
@@ -581,7 +582,7 @@ def sources_line(runs: Mapping[Any, TrainedRun]) -> str:
 def trained(
     specs: Sequence[RunSpec],
     settings: LSTMSettings,
-    profile: str,
+    profile_name: str,
     executor: str | None = None,
     workers: int | None = None,
     device: str = "auto",
@@ -591,7 +592,7 @@ def trained(
     """The trained models of ``specs``: jobs with neither a local checkpoint nor a usable committed
     record run first (:func:`run_missing`; with ``$PRISMLIB_FRESH`` set records do not count), then
     each is read from its checkpoint or its record (:func:`load_run`)."""
-    jobs = jobs_for(specs, settings, profile)
+    jobs = jobs_for(specs, settings, profile_name)
     run_missing(jobs, executor, workers, cache, device, data=corpus)
     corpus = corpus if corpus is not None else _ptb()
     return {job.spec: load_run(job, cache, device, corpus) for job in jobs}

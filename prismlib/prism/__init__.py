@@ -4,7 +4,9 @@
 layer            ``PrismLayer`` and ``attach_prism`` (hooks on a Hugging Face BERT)
 mlm_training     the paper's continued MLM training (checkpoints, exact resume)
 staged_recipe    the cpu recipe: frozen lower layers, head warm-up, top layers
-arms             Table 1's arms as jobs, section 4's text, the MLM sanity gate
+corpus           section 4's text: training, stopping and held-out Fig. 5 inputs
+arms             Table 1's arms as cached, resumable training jobs, and the trained models
+sanity           the MLM sanity gate: each trained arm's held-out MLM loss against a unigram model
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
 verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability)
 table1_claims    Table 1 and App. B's claims with their gates; the names and paper numbers of notebook 03
@@ -60,15 +62,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StopRule",
         "cached_loss",
     ),
-    "arms": (
-        "ARMS",
-        "UNTRAINED_PRISM_ON",
-        "TRAINED",
+    "corpus": (
         "MLMCorpus",
         "mlm_corpus",
         "articles_line",
         "training_inputs",
         "fig5_inputs",
+    ),
+    "arms": (
+        "ARMS",
+        "UNTRAINED_PRISM_ON",
+        "TRAINED",
         "Section4Data",
         "prism_layers",
         "stop_rule",
@@ -78,11 +82,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "arm_jobs",
         "section4_models",
         "probe_encoders",
-        "MLMSanity",
-        "mlm_sanity",
         "RECIPE_VERSION",
         "recipe_code",
         "recipe_settings",
+    ),
+    "sanity": (
+        "MLMSanity",
+        "mlm_sanity",
     ),
     "span_analysis": (
         "masked_span_logprobs",

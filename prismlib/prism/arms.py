@@ -1,4 +1,4 @@
-"""Continued MLM training of section 4: the text, the arms of Table 1 as jobs, the sanity gate.
+"""Continued MLM training of section 4: the arms of Table 1 as cached, resumable jobs.
 
 Section 4.1 trains BERT further with masked language modelling, once with a prism layer
 after its last layer and once without, and probes both (Table 1). Four *arms* are
@@ -20,13 +20,13 @@ frozen layers' input, which no cached state can follow.
 Each trained arm is a job of :mod:`prismlib.jobcache` (:class:`ArmJob`): cached under
 ``.cache/jobs/<key>/``, resumable, and run as parallel single-thread processes by
 :func:`section4_models`. A finished job also stores its held-out masked-token score
-(after the head warm-up and at the end), the sanity gate (:func:`mlm_sanity`) of every
-claim that rests on it.
+(after the head warm-up and at the end), which the sanity gate
+(:func:`prismlib.prism.mlm_sanity`) of every claim that rests on it reads. The text the
+arms train on and are scored on is :mod:`prismlib.prism.corpus`.
 
-Long: the arm job's recipe (``ArmJob.train`` and ``model``, :func:`prism_layers`,
-:func:`training_inputs`, :func:`stop_rule`) is pinned by a fingerprint that includes this
-module's name (``tests/fixtures/recipe_fingerprints.json``), so it stays here, and the
-section-4 data and sanity gate sit beside the jobs that read them.
+The code of an arm job's recipe (:func:`recipe_code`: ``ArmJob.train`` and ``model``,
+:func:`prism_layers`, :func:`stop_rule`, :func:`prismlib.prism.training_inputs`, ...) is pinned
+by a fingerprint beside :data:`RECIPE_VERSION` (``tests/fixtures/recipe_fingerprints.json``).
 """
 
 from __future__ import annotations
@@ -34,22 +34,21 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-import pandas as pd
 import torch
 from torch import Tensor, nn
 
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
-from prismlib.claims import Gate
 from prismlib.jobcache import job_key, run_missing, with_recipe
 from prismlib.paths import cache_dir
+from prismlib.prism.corpus import MLMCorpus, fig5_inputs, training_inputs
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, derived_seed, load_mlm_tokenizer, train_mlm
-from prismlib.prism.span_analysis import heldout_logprobs, heldout_mask
+from prismlib.prism.span_analysis import heldout_logprobs
 from prismlib.prism.staged_recipe import (
     FrozenPart,
     StagedEncoder,
@@ -63,7 +62,7 @@ from prismlib.prism.staged_recipe import (
     train_top,
     warm_up_head,
 )
-from prismlib.stats import Interval
+from prismlib.profiles import Profile
 
 ARMS = ("original", "prism_untrained", "baseline", "baseline_prism_untrained", "prism", "prism-every")
 """Arms of Table 1 and App. B: before continued training (App. B.2), the prism attached
@@ -73,162 +72,6 @@ MLM with the prism, and B.3."""
 UNTRAINED_PRISM_ON = {"prism_untrained": "original", "baseline_prism_untrained": "baseline"}
 """Arms that add an untrained prism after the last layer of another arm's weights."""
 TRAINED = ("baseline", "prism", "prism-every")
-
-
-# =========================================================================== the text
-
-
-@dataclass
-class MLMCorpus:
-    """Training and held-out evaluation text of the continued MLM training.
-
-    Attributes:
-        train: ``(n, seq_len)`` int64 training inputs.
-        evaluation: ``(m, seq_len)`` int64 held-out inputs for Fig. 5 (before sub-sampling).
-        train_articles: ``"<dataset>/<split>: <title>"`` of every training article.
-        eval_articles: the same for the held-out articles.
-        description: one paragraph saying exactly which text trained and which evaluated.
-        eval_article: ``(m,)`` int64 index into ``eval_articles`` of the article each
-            row of ``evaluation`` was cut from: Fig. 5's bootstrap unit (inputs of one
-            article are not independent; with ``eval_stride < seq_len - 2`` they overlap).
-        stop: ``(k, seq_len)`` int64 inputs of the stopping text (training-side articles
-            held out of training; empty for a fixed budget).
-        stop_articles: the names of the stopping text's articles.
-    """
-
-    train: Tensor
-    evaluation: Tensor
-    train_articles: list[str]
-    eval_articles: list[str]
-    description: str
-    eval_article: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    stop: Tensor = field(default_factory=lambda: torch.zeros(0, 0, dtype=torch.int64))
-    stop_articles: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.eval_article = np.asarray(self.eval_article, dtype=np.int64)
-        if len(self.eval_article) != len(self.evaluation):
-            raise ValueError(
-                f"eval_article must name the article of each of the {len(self.evaluation)} evaluation inputs, got {len(self.eval_article)}"
-            )
-
-
-def articles_line(articles: list[str], shown: int = 3) -> str:
-    """One line for a list of ``"<dataset>/<split>: <title>"`` names: how many come from
-    each source and the first ``shown`` titles (the full list stays on the corpus), e.g.
-    ``"90 articles: 60 wikitext-2/valid, 30 wikitext-103/test; e.g. A; B; C; ..."``."""
-    sources: dict[str, int] = {}
-    for name in articles:
-        source = name.split(": ", 1)[0]
-        sources[source] = sources.get(source, 0) + 1
-    counts = ", ".join(f"{n} {source}" for source, n in sources.items())
-    titles = "; ".join(name.split(": ", 1)[-1] for name in articles[:shown])
-    more = "; ..." if len(articles) > shown else ""
-    return f"{len(articles)} articles: {counts}; e.g. {titles}{more}" if articles else "0 articles"
-
-
-def mlm_corpus(profile, tokenizer) -> MLMCorpus:
-    """The continued-training text of ``profile`` and the held-out Fig. 5 text.
-
-    ``offline`` (cpu, smoke): train on WikiText-2 valid (60 articles; the tokenized
-    release, lightly detokenised by :func:`prismlib.data.wikitext.detokenize_wikitext`) plus
-    ``train_articles_103`` WikiText-103 test articles (raw release) drawn with the
-    profile's seed; evaluate on the other WikiText-103 test articles. ``stop_articles`` of
-    the WikiText-2 valid articles (a seeded draw) are held out of training as the stopping
-    text of :class:`prismlib.prism.StopRule`.  WikiText-2 valid
-    and WikiText-103 test share no article (WikiText-2's valid/test are WikiText-103's).
-    ``wikitext103-train`` (paper): train on WikiText-103 train, evaluate on WikiText-103
-    test, with inputs every ``eval_stride`` wordpieces.
-    """
-    from prismlib.data import load_wikitext
-    from prismlib.data.wikitext import detokenize_wikitext
-    from prismlib.prism.mlm_training import chunk_tokens
-
-    S = profile.prism
-    stop_parts: list = []
-    if S.train_text == "wikitext103-train":
-        if S.stop_articles:
-            raise ValueError("stop_articles is for the offline text; the paper's recipe trains a fixed 50k steps")
-        train_parts = [("wikitext103/train", a) for a in load_wikitext("wikitext103", "train")]
-        eval_parts = [("wikitext103/test", a) for a in load_wikitext("wikitext103", "test")]
-        how = "WikiText-103 train (all articles)"
-    elif S.train_text == "offline":
-        w103 = load_wikitext("wikitext103", "test")
-        if not 0 < S.train_articles_103 < len(w103):
-            raise ValueError(f"train_articles_103 must be in 1..{len(w103) - 1}, got {S.train_articles_103}")
-        order = np.random.default_rng([profile.seed, 403]).permutation(len(w103))
-        train_idx = sorted(order[: S.train_articles_103].tolist())
-        eval_idx = sorted(order[S.train_articles_103 :].tolist())
-        w2 = load_wikitext("wikitext2", "valid")
-        if not 0 <= S.stop_articles < len(w2):
-            raise ValueError(f"stop_articles must be in 0..{len(w2) - 1}, got {S.stop_articles}")
-        held = set(np.random.default_rng([profile.seed, 405]).permutation(len(w2))[: S.stop_articles].tolist())
-        stop_parts = [("wikitext2/valid", a) for i, a in enumerate(w2) if i in held]
-        train_parts = [("wikitext2/valid", a) for i, a in enumerate(w2) if i not in held]
-        train_parts += [("wikitext103/test", w103[i]) for i in train_idx]
-        eval_parts = [("wikitext103/test", w103[i]) for i in eval_idx]
-        how = (
-            f"WikiText-2 valid ({len(train_parts) - len(train_idx)} of its {len(w2)} articles, detokenised) + "
-            f"{len(train_idx)} of the 60 WikiText-103 test articles (raw)"
-        )
-    else:
-        raise ValueError(f"unknown train_text {S.train_text!r}; expected 'offline' or 'wikitext103-train'")
-    train_titles = {a.title for _, a in train_parts}
-    overlap = [a.title for _, a in eval_parts + stop_parts if a.title in train_titles]
-    overlap += [a.title for _, a in eval_parts if a.title in {b.title for _, b in stop_parts}]
-    if overlap:
-        raise RuntimeError(f"articles in two of the training, stopping and evaluation texts: {overlap[:5]}")
-    clean = detokenize_wikitext
-    train, _ = chunk_tokens(tokenizer, [clean(a.text) for _, a in train_parts], S.seq_len)
-    evaluation, eval_doc = chunk_tokens(tokenizer, [clean(a.text) for _, a in eval_parts], S.seq_len, stride=S.eval_stride)
-    stop = chunk_tokens(tokenizer, [clean(a.text) for _, a in stop_parts], S.seq_len)[0] if stop_parts else None
-    stopping = (
-        f" Stopping text (held-out MLM loss that decides when training stops): {len(stop_parts)} WikiText-2 valid "
-        f"articles held out of training, {0 if stop is None else len(stop)} inputs."
-        if stop_parts
-        else ""
-    )
-    description = (
-        f"Training text: {how}, cut into {len(train)} inputs of {S.seq_len} tokens (no input crosses two "
-        f"articles; each article's last partial piece is dropped). Held-out text for Fig. 5: "
-        f"{len(eval_parts)} WikiText-103 test articles not used in training, {len(evaluation)} inputs of "
-        f"{S.seq_len} tokens starting every {S.eval_stride} wordpieces.{stopping}"
-    )
-    return MLMCorpus(
-        train,
-        evaluation,
-        [f"{src}: {a.title}" for src, a in train_parts],
-        [f"{src}: {a.title}" for src, a in eval_parts],
-        description,
-        np.asarray(eval_doc, dtype=np.int64),
-        *(() if stop is None else (stop, [f"{src}: {a.title}" for src, a in stop_parts])),
-    )
-
-
-def training_inputs(corpus: MLMCorpus, S, seed: int) -> Tensor:
-    """The ``(n, seq_len)`` inputs continued training uses: all of ``corpus.train``, or a
-    seeded subset of ``S.train_inputs`` of them (in corpus order)."""
-    if S.train_inputs is None or S.train_inputs >= len(corpus.train):
-        return corpus.train
-    pick = np.sort(np.random.default_rng([seed, 404]).choice(len(corpus.train), size=S.train_inputs, replace=False))
-    return corpus.train[torch.from_numpy(pick)]
-
-
-def fig5_inputs(corpus: MLMCorpus, S, seed: int) -> tuple[Tensor, np.ndarray]:
-    """The held-out inputs of Fig. 5 and of the sanity gate: ``S.eval_inputs`` of
-    ``corpus.evaluation`` drawn with ``seed`` (without replacement, in corpus order).
-
-    Returns:
-        ``(inputs (N, seq_len) int64, articles (N,) int64)``: the inputs and the article
-        each was cut from (the bootstrap unit).
-    """
-    pool = corpus.evaluation
-    n = min(S.eval_inputs, len(pool))
-    pick = np.sort(np.random.default_rng([seed, 5]).choice(len(pool), size=n, replace=False))
-    return pool[torch.from_numpy(pick)], corpus.eval_article[pick]
-
-
-# =========================================================================== the arms as jobs
 
 
 @dataclass
@@ -485,7 +328,9 @@ def probe_encoders(models: dict[str, TrainedMLM], settings: Any) -> dict[str, An
     return {v: m.encoder(frozen) for v, m in models.items()}
 
 
-def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True) -> Section4Data:
+def section4_data(
+    profile: Profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True
+) -> Section4Data:
     """The inputs every arm reads; for the staged recipe the frozen-state cache is built
     here (once per profile, text and encoder, with every core), then reused."""
     from prismlib.devices import torch_threads
@@ -539,13 +384,13 @@ def section4_data(profile, corpus: MLMCorpus, tokenizer, device: str | torch.dev
     return data
 
 
-def arm_jobs(profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
+def arm_jobs(profile: Profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
     """The jobs of the trained ``arms`` of ``profile`` on ``data``."""
     return [ArmJob(a, profile.encoder, profile.name, profile.seed, profile.prism, data.digest()) for a in arms]
 
 
 def section4_models(
-    profile,
+    profile: Profile,
     corpus: MLMCorpus,
     arms=ARMS,
     executor: str | None = None,
@@ -611,131 +456,3 @@ def section4_models(
         model.eval()
         models[arm] = TrainedMLM(arm, name, tok, model, handle, result, record, dev)
     return models, data
-
-
-# =========================================================================== the sanity gate
-
-
-@dataclass
-class MLMSanity:
-    """The MLM sanity check of section 4's trained arms (:func:`mlm_sanity`).
-
-    Attributes:
-        table: one row per arm and stage (columns arm, stage, steps, heldout_loss,
-            unigram_loss, gain, ci_low, ci_high, articles).
-        intervals: per arm, model minus unigram log p (nats per masked held-out token)
-            at the final stage, with its interval over articles.
-        improved: per arm (staged recipe), final minus head-warm-up log p on the same
-            held-out tokens: what training the top layers added over the encoder before it.
-        results: per arm, its training record (why it stopped, its held-out curve).
-    """
-
-    table: pd.DataFrame
-    intervals: dict[str, Interval]
-    improved: dict[str, Interval] = field(default_factory=dict)
-    results: dict[str, TrainResult] = field(default_factory=dict)
-
-    def curves(self) -> pd.DataFrame:
-        """The stopping text's held-out loss at every check of every arm trained to a stop
-        (columns arm, step, heldout_loss, lr_scale, kept: whether it is the kept checkpoint,
-        earlier: whether it is the earlier checkpoint of the stability gates)."""
-        rows = [
-            {
-                "arm": arm,
-                "step": step,
-                "heldout_loss": loss,
-                "lr_scale": scale,
-                "kept": step == r.best_step,
-                "earlier": step == r.previous_step,
-            }
-            for arm, r in self.results.items()
-            for step, loss, scale in (r.heldout or [])
-        ]
-        return pd.DataFrame(rows, columns=["arm", "step", "heldout_loss", "lr_scale", "kept", "earlier"])
-
-    def converged_gate(self, arm: str, model: str) -> Gate:
-        """Gate: ``arm`` trained until its schedule's rule stopped it (not at its cap, and
-        not a fixed budget)."""
-        r = self.results.get(arm)
-        name = f"converged: {model} trained until its rule stopped it"
-        if r is None or r.anneal is None:
-            return Gate(name, False, "not converged: a fixed budget of steps (this profile does not train to a stop)")
-        best = "" if r.best_step is None else f", best held-out check at step {r.best_step} (kept)"
-        detail = f"stopped: {r.anneal.stop} after {r.steps} steps, decays at rounds {list(r.anneal.decayed_at)}{best}"
-        return Gate(name, r.converged, detail if r.converged else f"not converged: {detail}")
-
-    def improved_gate(self, arm: str, model: str) -> Gate:
-        """Gate: ``arm``'s held-out MLM loss is below that of the encoder before training
-        (after the head warm-up, on the same tokens), its interval above 0."""
-        iv = self.improved.get(arm)
-        name = f"{model}'s held-out MLM loss is below the encoder's before training"
-        if iv is None:
-            return Gate(name, False, "no held-out score of the encoder before training (full recipe)")
-        return Gate.from_interval(name, iv, detail=f"trained - before log p {iv} nats per masked held-out token")
-
-    def gate(self, arm: str, model: str) -> Gate:
-        """Gate: ``arm``'s MLM head (called ``model`` in the row) beats the unigram model
-        on held-out text, its interval above 0."""
-        row = self.table[(self.table["arm"] == arm) & (self.table["stage"] == "final")].iloc[0]
-        iv = self.intervals[arm]
-        return Gate.from_interval(
-            f"{model}'s MLM head beats a unigram model on held-out text",
-            iv,
-            detail=f"held-out loss {row.heldout_loss:.3f} vs unigram {row.unigram_loss:.3f} nats/token; model - unigram log p {iv}",
-        )
-
-
-def mlm_sanity(
-    models: dict[str, TrainedMLM],
-    data: Section4Data,
-    articles: np.ndarray,
-    unigram: np.ndarray,
-    mask_id: int,
-    special_ids,
-    seed: int,
-    n_boot: int,
-) -> MLMSanity:
-    """Held-out masked-token loss of every trained arm against a unigram model of the training text.
-
-    The held-out score of :func:`prismlib.prism.heldout_logprobs` (15% of the tokens of
-    every held-out input masked, seeded) was stored by each job after the head warm-up
-    (staged recipe) and at the end; ``unigram`` (``(vocab,)`` log-probabilities,
-    :func:`prismlib.prism.unigram_logprobs` of the training inputs) scores the same tokens.
-    The interval of model minus unigram log p (nats per masked token) resamples articles.
-
-    Returns:
-        :class:`MLMSanity`: the table of every arm and stage, and the final intervals
-        behind each arm's gate.
-    """
-    from prismlib.prism.span_analysis import article_mean
-
-    _, selected = heldout_mask(data.heldout, mask_id, special_ids, seed)
-    uni = (unigram[data.heldout.numpy()] * selected.numpy()).sum(1)
-    rows, gates, improved = [], {}, {}
-    for arm, m in models.items():
-        if "heldout_head" in m.record and "heldout_final" in m.record:
-            final, counts = (np.asarray(x, dtype=np.float64) for x in m.record["heldout_final"])
-            before = np.asarray(m.record["heldout_head"][0], dtype=np.float64)
-            improved[arm] = article_mean(final, articles, before, weights=counts, n_boot=n_boot, seed=seed)
-        for stage, key, steps in (("head warm-up", "heldout_head", 0), ("final", "heldout_final", m.result.steps if m.result else 0)):
-            if key not in m.record:
-                continue
-            sums, counts = (np.asarray(x, dtype=np.float64) for x in m.record[key])
-            iv = article_mean(sums, articles, uni, weights=counts, n_boot=n_boot, seed=seed)
-            rows.append(
-                {
-                    "arm": arm,
-                    "stage": stage,
-                    "steps": steps,
-                    "heldout_loss": -sums.sum() / counts.sum(),
-                    "unigram_loss": -uni.sum() / counts.sum(),
-                    "gain": iv.effect,
-                    "ci_low": iv.low,
-                    "ci_high": iv.high,
-                    "articles": iv.units,
-                }
-            )
-            if stage == "final":
-                gates[arm] = iv
-    results = {arm: m.result for arm, m in models.items() if m.result is not None}
-    return MLMSanity(pd.DataFrame(rows), gates, improved, results)

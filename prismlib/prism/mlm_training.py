@@ -9,6 +9,7 @@ trains Table 1's arms with either.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Sequence
@@ -109,12 +110,21 @@ def load_mlm_model(name: str, seed: int, device: str | torch.device = "cpu"):
 
 
 def load_mlm_tokenizer(name: str):
-    """The tokenizer of :func:`load_mlm_model` ``(name, ...)``, without loading the model."""
-    from transformers import AutoTokenizer
+    """The tokenizer of :func:`load_mlm_model` ``(name, ...)``, without loading the model.
 
+    Loaded once per process and encoder location, then shared: a run's corpus, its frozen-state
+    caches and every arm's model (:func:`load_mlm_model`) read the same tokenizer object, which
+    nothing changes. A load that fails is not kept (the next call tries again)."""
     from prismlib.probing.encoders import encoder_location
 
-    location = encoder_location(name)
+    return _tokenizer_at(encoder_location(name), name)
+
+
+@functools.cache
+def _tokenizer_at(location: str, name: str):
+    """The tokenizer at ``location`` (of encoder ``name``, for the error), loaded on the first call."""
+    from transformers import AutoTokenizer
+
     try:
         return AutoTokenizer.from_pretrained(location)
     except OSError as err:

@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from prismlib.claims import Gate, Test, effect_stability_gate, stability_margin
-from prismlib.prism.arms import TRAINED, UNTRAINED_PRISM_ON, MLMSanity
+from prismlib.prism.arms import TRAINED, UNTRAINED_PRISM_ON
+from prismlib.prism.sanity import MLMSanity
 from prismlib.probing.probes import MAJORITY, ProbeComparison
 
 EARLIER = "@previous"

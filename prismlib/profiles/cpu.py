@@ -117,7 +117,7 @@ def get_config() -> Profile:
         beyond=BeyondSettings(runs=2),
         # Notebook 10's budget is 45 minutes from an empty cache, and Dyck training dominates it.
         # Measured on this 2-core machine under load (one thread, smoke-sized runs of
-        # prismlib.lstm.train_dyck): a bucketed step of 32 strings takes 0.046 s at 64 units and
+        # prismlib.lstm.iclr.train_dyck): a bucketed step of 32 strings takes 0.046 s at 64 units and
         # 0.077 s at 128 (the official 256 units, random batches: 0.68 s, i.e. 210 s per pass over
         # the official 10,000 strings). At 128 units and 2,000 training strings a pass is 63 steps,
         # about 5 s, plus about 1 s of validation on 500. One accidental start of this profile's

@@ -74,7 +74,7 @@ def get_config() -> Profile:
         # than the 1 degree of freedom of two runs (cpu keeps 2 runs of each fixed filter, 5 of
         # the learned gate and of its all-pass control).
         beyond=BeyondSettings(runs=5),
-        # Notebook 10: the official Dyck recipe (prismlib.lstm.OFFICIAL_RECIPE) and 23 blocks of
+        # Notebook 10: the official Dyck recipe (prismlib.lstm.iclr.OFFICIAL_RECIPE) and 23 blocks of
         # 50 layer-2 units.
         iclr=ICLRSettings(
             dyck=DyckSettings(

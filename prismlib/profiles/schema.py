@@ -445,10 +445,10 @@ class BeyondSettings:
 
 @dataclass(frozen=True)
 class DyckRecipe(Nested):
-    """How notebook 10 trains a Dyck-2 model (:mod:`prismlib.lstm.dyck_training`): everything
+    """How notebook 10 trains a Dyck-2 model (:mod:`prismlib.lstm.iclr.dyck_training`): everything
     that changes a trained model, and nothing else; a Dyck job's key hashes it whole
-    (:meth:`prismlib.lstm.DyckJob.describe`, :meth:`~prismlib.profiles.Nested.flat`). The official recipe is
-    :data:`prismlib.lstm.OFFICIAL_RECIPE` (256 units, batch 32, Adam 1e-4, clip 1, MSE, stop at
+    (:meth:`prismlib.lstm.iclr.DyckJob.describe`, :meth:`~prismlib.profiles.Nested.flat`). The official recipe is
+    :data:`prismlib.lstm.iclr.OFFICIAL_RECIPE` (256 units, batch 32, Adam 1e-4, clip 1, MSE, stop at
     validation loss < 1e-4 or 2000 epochs, 10,000 / 2,000 / 5,000 strings, 20 seeds).
 
     Attributes:

@@ -44,7 +44,8 @@ SECTION4 = "section4"
 
 def _section4(profile: Profile, executor: str | None, slurm: dict) -> int:
     """Train section 4's arms (the corpus is tokenised here, once); returns how many."""
-    from prismlib.prism.arms import TRAINED, mlm_corpus, section4_models
+    from prismlib.prism.arms import TRAINED, section4_models
+    from prismlib.prism.corpus import mlm_corpus
     from prismlib.prism.mlm_training import load_mlm_tokenizer
 
     corpus = mlm_corpus(profile, load_mlm_tokenizer(profile.encoder))

@@ -1,6 +1,7 @@
-"""The annealed schedule of work B's cpu recipe: synthetic validation curves with known
-decisions, the settings that cannot stop are refused, and a real run killed mid-way resumes
-with the same schedule state."""
+"""The annealed schedule of work B's cpu recipe (prismlib.anneal): synthetic validation curves
+with known decisions, the settings that cannot stop are refused, and every trainer anneals by
+the rule its settings build. (A real annealed run, killed mid-way and resumed, is in
+``tests/lstm/test_training.py``.)"""
 
 from __future__ import annotations
 
@@ -8,10 +9,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-import torch
-from lstm_fixtures import VOCAB, tiny_lstm
 
-from prismlib import lstm
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealSettings, AnnealState, anneal_check
 from prismlib.profiles import get_profile
 
@@ -135,82 +133,6 @@ def test_on_a_fixed_path_the_rule_decays_after_each_round_past_min_rounds_and_st
     assert state.decayed_at == (4, 5) and state.stop == STOPPED_BY_RULE and state.scale == pytest.approx(1 / 16)
 
 
-LSTM = get_profile("smoke").lstm
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"decays": 0}, "decays must be >= 1"),
-        ({"decay_tolerance": 0.0}, "decay_tolerance must be > 0"),
-        ({"decay_factor": 1.0}, "decay_factor must be > 1"),
-        ({"epochs": 4, "min_rounds": 4}, r"cap \(epochs = 4 rounds\) must exceed min_rounds \(4\)"),
-        ({"checks_per_pass": 0}, "checks_per_pass must be >= 1"),
-        ({"average_last": 1}, "stops by its own rule"),
-    ],
-)
-def test_a_schedule_that_cannot_stop_is_refused_naming_the_setting(change, message):
-    with pytest.raises(ValueError, match=message):
-        LSTM.updated(**{"optimizer": "anneal", "average_last": 0, "min_rounds": 1, "epochs": 5, **change})
-
-
-def test_an_unknown_optimizer_is_refused():
-    with pytest.raises(ValueError, match="optimizer must be"):
-        LSTM.updated(optimizer="sgd")
-
-
-ANNEAL = tiny_lstm(
-    steps_per_epoch=None,
-    checks_per_pass=2,
-    cutoffs=(),
-    average_last=0,
-    optimizer="anneal",
-    lr=5.0,
-    epochs=8,
-    min_rounds=1,
-    decays=2,
-    decay_tolerance=0.5,
-    curve_every=None,
-)
-
-
-def _ids(n: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, VOCAB, n)
-
-
-@pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
-def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(tmp_path):
-    train, valid = _ids(800, 1), _ids(200, 2)
-    ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
-    hist_ref = lstm.train_lm(ref, train, valid, ANNEAL, seed=3)
-    # a 50% tolerance: every round after the first is a failure, so 2 decays then a stop
-    assert hist_ref.stop_reason == STOPPED_BY_RULE and hist_ref.anneal.decayed_at == (2, 3)
-    assert hist_ref.epochs == 4 and hist_ref.lr_scale == [1.0, 1.0, 0.25, 0.0625]
-    assert sorted(hist_ref.val_snapshots) == [2, 3, 4]
-    assert len(hist_ref.val_snapshots[4]) == len(valid)
-    best = int(np.argmin(hist_ref.val_ppl))
-    assert lstm.perplexity(lstm.token_nll(ref, valid, 2, 8)) == pytest.approx(hist_ref.val_ppl[best], rel=1e-5)
-    # two rounds per pass: the cursor runs on, so two rounds see as many tokens as one pass
-    assert hist_ref.epoch_tokens[1] == pytest.approx(len(train) - 4, rel=0.1)
-    # killed after 3 rounds (the cap stands in for the kill), resumed from the checkpoint
-    ck = tmp_path / "ck.pt"
-    part = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
-    lstm.train_lm(part, train, valid, ANNEAL.updated(epochs=3), seed=3, checkpoint=ck)
-    resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
-    hist = lstm.train_lm(resumed, train, valid, ANNEAL, seed=3, checkpoint=ck)
-    assert hist.val_ppl == hist_ref.val_ppl and hist.anneal == hist_ref.anneal and hist.lr_scale == hist_ref.lr_scale
-    for a, b in zip(ref.state_dict().values(), resumed.state_dict().values()):
-        assert torch.equal(a, b)
-
-
-@pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
-def test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it():
-    train, valid = _ids(800, 1), _ids(200, 2)
-    model = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
-    hist = lstm.train_lm(model, train, valid, ANNEAL, seed=3, learn_below=1.0)  # no model beats perplexity 1
-    assert hist.stop_reason == DID_NOT_LEARN and hist.anneal.decayed_at == () and set(hist.lr_scale) == {1.0}
-
-
 def test_the_boundaries_exactly_at_the_tolerance_and_at_the_bigram_count_as_failures():
     # an improvement of exactly the tolerance is not enough; a best exactly at the bigram has not beaten it
     _, actions = _replay([600, 250, 200, 200 * (1 - RULE.tolerance)])
@@ -246,17 +168,6 @@ def test_a_state_pickled_before_patience_existed_loads_with_no_stall():
     assert loaded.stalled == 0 and dataclasses.replace(loaded, rounds=4).rounds == 4
 
 
-def test_patience_is_part_of_the_recipe_and_must_be_at_least_one():
-    from prismlib.lstm.job import Job
-
-    s = get_profile("cpu").lstm.updated(decay_patience=1)
-    assert Job(lstm.RunSpec(), s, "cpu").describe()["training"]["decay_patience"] == 1
-    two = s.updated(decay_patience=2)
-    assert Job(lstm.RunSpec(), two, "cpu").key != Job(lstm.RunSpec(), s, "cpu").key
-    with pytest.raises(ValueError, match="decay_patience must be >= 1"):
-        s.updated(decay_patience=0)
-
-
 def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():
     rule = AnnealRule(factor=4.0, tolerance=0.002, decays=2, min_rounds=0, cap=30, learn_below=None, patience=2)
     state, first = anneal_check(AnnealState(), float("nan"), rule)  # one failed check: not yet a stall
@@ -268,7 +179,8 @@ def test_a_fresh_state_has_no_stall_so_patience_counts_from_the_first_check():
 def test_every_trainer_anneals_by_the_rule_its_settings_build(name):
     """The LSTM's, the section-4 arms' and the Dyck models' rules are the one
     :meth:`AnnealSettings.rule` builds from each profile's schedule."""
-    from prismlib.lstm import dyck_training, training
+    from prismlib.lstm import training
+    from prismlib.lstm.iclr import dyck_training
     from prismlib.prism import arms
 
     p = get_profile(name)

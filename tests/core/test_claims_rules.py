@@ -143,11 +143,6 @@ def test_intervals_over_runs_and_exact_values_are_not_counted_as_test_units():
     assert Test.exact(1.0).interval.resampled == "none"
 
 
-def test_scaled_intervals_keep_what_they_resampled():
-    runs = welch_difference([0.42, 0.41, 0.43], [0.0, 0.01, 0.02])
-    assert runs.scaled(100).resampled == "runs"
-
-
 def test_rows_name_the_model_and_the_control_and_replace_keeps_one_units_gate():
     c = claim(
         Test(iv(0.5, 0.2, 0.8, units=5)),
@@ -163,35 +158,3 @@ def test_rows_name_the_model_and_the_control_and_replace_keeps_one_units_gate():
     assert list(frame.columns)[-2:] == ["model", "control"]
     md = render([c])
     assert "<br>model: all-MiniLM-L6-v2" in md and "<br>control: the untrained prism" in md
-
-
-def test_mean_interval_is_student_t_over_runs():
-    import numpy as np
-    from scipy import stats as scipy_stats
-
-    from prismlib.stats import mean_interval
-
-    x = [0.61, 0.58, 0.66, 0.63]
-    got = mean_interval(x)
-    low, high = scipy_stats.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=scipy_stats.sem(x))
-    assert got.effect == pytest.approx(np.mean(x)) and got.low == pytest.approx(low) and got.high == pytest.approx(high)
-    assert got.resampled == "runs" and got.units == 4
-    with pytest.raises(ValueError, match="at least two runs"):
-        mean_interval([0.5])
-    with pytest.raises(ValueError, match="same value"):
-        mean_interval([0.5, 0.5])
-
-
-def test_a_flat_gate_has_no_spread_and_no_centre():
-    import numpy as np
-    import pandas as pd
-
-    from prismlib.probing import band_spread, spectral_centre
-
-    bands = ["LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH"]
-    d = pd.DataFrame([[0.95, 0.97, 0.98, 0.99, 1.0], [0.5] * 5, [0.9, 0.2, 0.2, 0.2, 0.2], [0.2, 0.2, 0.2, 0.2, 0.9]], columns=bands)
-    spread, centre = band_spread(d), spectral_centre(d)
-    np.testing.assert_allclose(spread, [0.05, 0.0, 0.7, 0.7])
-    assert np.isnan(centre[1]) and centre[2] == pytest.approx(0.0) and centre[3] == pytest.approx(4.0)
-    # an all-pass gate and an untrained one both fail a spread margin of 0.2; a low-pass one passes
-    assert (spread > 0.2).tolist() == [False, False, True, True]

@@ -43,16 +43,6 @@ def _weights(folder: str) -> dict[str, torch.Tensor]:
     return torch.load(f"{folder}/done.pt", weights_only=False)["model"]
 
 
-def test_key_hashes_what_changes_the_model():
-    job = _job()
-    assert job.key == _job().key and len(job.key) == 16
-    assert job.key != _job(seed=2).key  # seed
-    assert job.key != lstm_job.Job(job.spec, TINY.updated(lr=1.0), "test").key  # a training setting
-    assert job.key == lstm_job.Job(job.spec, TINY, "cpu").key  # not the profile's name: one recipe, one model
-    # evaluation-only settings do not retrain
-    assert job.key == lstm_job.Job(job.spec, TINY.updated(seeds=(7,), memory_contexts=3, threads=None), "test").key
-
-
 def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
     corpus = _corpus()
     runs = lstm_job.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib.stats import Interval, bootstrap_distribution, group_sums, paired_bootstrap, ratio, ratio_difference
+from prismlib.stats import Interval, bootstrap_distribution, group_sums, paired_bootstrap, ratio, ratio_difference, welch_difference
 
 
 def test_group_sums_matches_a_loop():
@@ -371,3 +371,25 @@ def test_independent_difference_refuses_what_has_no_interval():
     some_zero = (np.array([1.0, 1.0, 1.0]), np.array([1.0, 0.0, 0.0]))  # a resample of the last two units divides by 0
     with np.errstate(divide="ignore", invalid="ignore"), pytest.raises(ValueError, match="resamples"):
         independent_difference(_ratio, some_zero, mean, x, n_boot=200)
+
+
+def test_scaled_intervals_keep_what_they_resampled():
+    runs = welch_difference([0.42, 0.41, 0.43], [0.0, 0.01, 0.02])
+    assert runs.scaled(100).resampled == "runs"
+
+
+def test_mean_interval_is_student_t_over_runs():
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from prismlib.stats import mean_interval
+
+    x = [0.61, 0.58, 0.66, 0.63]
+    got = mean_interval(x)
+    low, high = scipy_stats.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=scipy_stats.sem(x))
+    assert got.effect == pytest.approx(np.mean(x)) and got.low == pytest.approx(low) and got.high == pytest.approx(high)
+    assert got.resampled == "runs" and got.units == 4
+    with pytest.raises(ValueError, match="at least two runs"):
+        mean_interval([0.5])
+    with pytest.raises(ValueError, match="same value"):
+        mean_interval([0.5, 0.5])

@@ -11,7 +11,7 @@ import pytest
 from prismlib import lstm
 from prismlib.lstm import outcome
 from prismlib.lstm.chunks import ChunkNLL, MissingBins, as_chunks, paired_chunks
-from prismlib.lstm.routing import log_ratio_contrast
+from prismlib.lstm.iclr.routing import log_ratio_contrast
 from prismlib.stats import ratio_difference
 
 N = 2_345  # not a multiple of 100 or 70: a partial last chunk and block

@@ -1,31 +1,18 @@
-"""Learning curves and the two convergence gates of work B: synthetic curves with known answers,
-the curve and the half-budget snapshot recorded by training, and an open-ended run that resumes."""
+"""Learning curves, power-law budgets and the model gate of work B (prismlib.lstm.convergence):
+synthetic curves with known answers. (What training records for them is tested in
+``test_training_curves.py``, the gates a claim carries in ``test_verdicts_claim_gates.py``.)"""
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import pickle
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lstm_fixtures import VOCAB, tiny_lstm
 
-from prismlib import jobcache as jobs
-from prismlib import lstm, paths
-from prismlib.claims import effect_stability_gate
 from prismlib.lstm import convergence as cv
-from prismlib.lstm import job as lstm_job
-from prismlib.lstm import summaries, training, verdicts
-from prismlib.profiles import PROFILES, until_converged
-from prismlib.runs.train import projection
-from prismlib.stats import Interval
-
-TINY = tiny_lstm(optimizer="ntasgd", average_last=1, epochs=2, steps_per_epoch=3, cutoffs=(10, 20), curve_every=1, curve_tokens=100)
 
 
 @pytest.fixture(autouse=True)
@@ -34,16 +21,6 @@ def _one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
-
-
-def _corpus() -> SimpleNamespace:
-    rng = np.random.default_rng(0)
-    return SimpleNamespace(
-        vocab=[str(i) for i in range(VOCAB)],
-        train=rng.integers(0, VOCAB, 600),
-        valid=rng.integers(0, VOCAB, 200),
-        test=rng.integers(0, VOCAB, 200),
-    )
 
 
 def _power(a: float, b: float, c: float, tokens: np.ndarray) -> cv.LearningCurve:
@@ -108,183 +85,6 @@ def test_stable_budget_and_extrapolation_sentence():
     note = cv.extrapolation([a, b], trained=1e5, stable=B)
     assert note.startswith("extrapolation by power-law fits") and "times the 100,000 trained" in note
     assert "too few curve points" in cv.extrapolation([a, None], trained=1e5)
-
-
-def test_old_histories_load_without_curves():
-    old = training.TrainHistory(epochs=2, val_ppl=[300.0, 200.0], tokens=10)
-    for name in ("steps", "epoch_tokens", "curve_tokens", "curve_ppl", "snapshots", "curve_source"):
-        del old.__dict__[name]  # as pickled before these fields existed
-    back = pickle.loads(pickle.dumps(old))
-    assert back.learning_curve() is None and back.snapshot_near(5) is None and back.steps == 0
-
-
-def test_training_records_the_curve_and_the_half_budget_snapshot_without_changing_the_weights():
-    corpus, s = _corpus(), TINY.updated(epochs=4, curve_every=2)
-    spec = lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)
-    a = lstm.build_model(spec, VOCAB, s)
-    hist = lstm.train_lm(a, corpus.train, corpus.valid, s, seed=1, progress=False, test_ids=corpus.test)
-    assert hist.steps == 12 and len(hist.curve_tokens) == 6 and hist.curve_tokens[-1] == hist.tokens
-    assert hist.epoch_tokens[-1] == hist.tokens and len(hist.epoch_tokens) == 4
-    curve = hist.learning_curve()
-    assert curve.source == "first 100 tokens of the validation split" and (curve.valid_ppl > 1).all()
-    ((t_half, nll),) = hist.snapshots.items()
-    assert t_half == hist.curve_tokens[2] and nll.dtype == np.float32 and nll.shape == corpus.test.shape
-    assert hist.snapshot_near(hist.tokens / 2)[0] == t_half
-    plain = s.updated(curve_every=None)
-    b = lstm.build_model(spec, VOCAB, plain)
-    lstm.train_lm(b, corpus.train, corpus.valid, plain, seed=1, progress=False)
-    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
-        assert torch.equal(x, y), name
-
-
-def test_the_key_hashes_the_whole_recipe_and_no_analysis_setting():
-    """Every recipe field (its anneal schedule's included), whatever its value, moves the key; no
-    analysis setting and no profile name does."""
-    from dataclasses import fields
-
-    from prismlib.profiles import LSTMSettings
-
-    base = lstm_job.Job(lstm.RunSpec(), TINY, "test")
-    assert set(base.describe()) == {"spec", "training", "recipe"}
-    flat = TINY.recipe.flat()  # the schedule's fields beside the recipe's own, under their own names
-    assert base.describe()["training"] == flat and {"decay_factor", "decay_patience", "fixed_path"} <= set(flat)
-    assert lstm_job.Job(lstm.RunSpec(), TINY, "another profile").key == base.key
-    changed = {"optimizer": "adam", "steps_per_epoch": None, "cutoffs": (5,), "curve_every": None, "converge_share": 0.4,
-               "until_converged": True, "fixed_path": True}  # fmt: skip
-    needs = {
-        "until_converged": {"average_last": 0},
-        "fixed_path": {"optimizer": "anneal", "average_last": 0, "epochs": 40, "min_rounds": 3},
-    }
-    for name, current in flat.items():
-        value = changed.get(name, current)
-        if name not in changed:
-            value = not value if isinstance(value, bool) else (value * 2 + 1 if value is not None else 7)
-        start = TINY.recipe.updated(**needs.get(name, {}))
-        keys = {lstm_job.Job(lstm.RunSpec(), TINY.updated(recipe=r), "test").key for r in (start, start.updated(**{name: value}))}
-        assert len(keys) == 2, name
-    for f in fields(LSTMSettings):
-        if f.name != "recipe":
-            value = getattr(TINY, f.name)
-            other = {"seeds": (9,), "memory_fit": (3, 4), "memory_mode": "remove", "grid": "slides", "freeze": "all"}.get(f.name)
-            other = other if other is not None else (not value if isinstance(value, bool) else (value or 0) + 1)
-            assert lstm_job.Job(lstm.RunSpec(), dataclasses.replace(TINY, **{f.name: other}), "test").key == base.key, f.name
-    assert (
-        lstm_job.Job(lstm.RunSpec(freeze="all", fixed=True, variant="layerwise", T=20.0), TINY, "test").key
-        != lstm_job.Job(lstm.RunSpec(fixed=True, variant="layerwise", T=20.0), TINY, "test").key
-    )
-
-
-def test_the_long_twins():
-    paper_long = until_converged(PROFILES["paper"])  # an NT-ASGD profile's twin trains until the model gate passes
-    assert paper_long.name == "paper-long" and paper_long.lstm.until_converged and paper_long.lstm.average_last == 0
-    assert paper_long.job_profile == "paper-long" and paper_long.lstm.seeds == PROFILES["paper"].lstm.seeds
-    long = until_converged(PROFILES["cpu"])  # an annealed profile's twin adds seeds and shares the first seed's models
-    assert long.name == "cpu-long" and not long.lstm.until_converged and long.lstm.all_seeds and long.job_profile == "cpu"
-    assert PROFILES["cpu-long"].lstm == long.lstm and long.lstm.seeds == (0, 1, 2)
-    assert long.lstm.updated(seeds=(0,), all_seeds=False) == PROFILES["cpu"].lstm
-    with pytest.raises(ValueError, match="average_last=0"):
-        TINY.updated(until_converged=True, average_last=1)
-
-
-LONG = TINY.updated(
-    epochs=12,
-    steps_per_epoch=4,
-    curve_every=2,
-    until_converged=True,
-    average_last=0,
-    converge_share=0.5,
-    converge_tolerance=0.1,
-    optimizer="adam",
-    lr=3e-2,
-)
-
-
-def _long_job() -> lstm_job.Job:
-    return lstm_job.Job(lstm.RunSpec(seed=5), LONG, "test")
-
-
-def test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate(tmp_path):
-    corpus, job = _corpus(), _long_job()
-    jobs.run_job(job, tmp_path, "cpu", False, corpus)
-    hist = torch.load(jobs.job_dir(job, tmp_path) / "done.pt", weights_only=False)["history"]
-    assert 1 < hist.epochs < LONG.epochs
-    assert cv.model_gate("m", hist.learning_curve(), 0.5, 0.1).passed
-    n = hist.epochs * LONG.steps_per_epoch // LONG.curve_every  # the curve as it was one epoch earlier
-    before = cv.LearningCurve(np.array(hist.curve_tokens[: n - 2]), np.array(hist.curve_ppl[: n - 2]))
-    assert not cv.model_gate("m", before, 0.5, 0.1).passed
-    assert set(hist.snapshots) == {t for e, t in enumerate(hist.epoch_tokens, 1) if e in (1, 2, 3, 4, 6, 8, 12)}
-    status = lstm_job.read_status(job, tmp_path)
-    assert status["tokens"] == hist.tokens and status["epochs"] == hist.epochs
-
-
-@pytest.mark.slow
-def test_a_resumed_until_converged_run_continues_its_curve(tmp_path, monkeypatch):
-    corpus, job = _corpus(), _long_job()
-    straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
-    real_save, saves = training.save_atomic, []
-
-    def save_then_die(path, **obj):  # dies right after the second epoch's checkpoint
-        real_save(path, **obj)
-        saves.append(path)
-        if len(saves) == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(training, "save_atomic", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
-        jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
-    monkeypatch.setattr(training, "save_atomic", real_save)
-    folder = jobs.job_dir(job, tmp_path / "killed")
-    partial = torch.load(folder / "partial.pt", weights_only=False)["history"]
-    assert partial.epochs == 2 and len(partial.curve_tokens) == 4
-    done_tokens, total, _ = projection([job], 1, tmp_path / "killed")  # status.json: written after each checkpoint
-    assert 0 < done_tokens <= partial.tokens and total >= done_tokens
-    jobs.run_job(job, tmp_path / "killed", "cpu", False, corpus)
-    a = torch.load(f"{straight}/done.pt", weights_only=False)
-    b = torch.load(folder / "done.pt", weights_only=False)
-    assert b["history"].curve_tokens[:4] == partial.curve_tokens  # continued, not restarted
-    assert b["history"].curve_tokens == a["history"].curve_tokens and b["history"].curve_ppl == a["history"].curve_ppl
-    np.testing.assert_array_equal(b["test_nll"], a["test_nll"])
-
-
-def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
-    monkeypatch.setenv(paths.OUTPUT_ENV, str(tmp_path))
-    corpus = _corpus()
-    specs = [lstm.RunSpec(seed=1), lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)]
-    runs = lstm.trained(specs, TINY.updated(epochs=4), "test", executor="inline", cache=tmp_path, corpus=corpus)
-    end = lstm.seed_means(runs, lambda s: s.label, "baseline")
-    half = lstm.seed_means(runs, lambda s: s.label, "baseline", at="half")
-    key = specs[1].label
-    later = end.delta(key)
-    earlier = half.perplexity(key) - half.perplexity("baseline")
-    model, stable = verdicts.claim_gates(
-        {"baseline": [runs[specs[0]]], key: [runs[specs[1]]]},
-        "d",
-        later,
-        earlier,
-        margin=1e-6,
-        pair=("baseline", key),
-        share=0.25,
-        tolerance=1e-9,
-    )
-    assert not model.passed and ("extrapolation" in model.detail or "no budget" in model.detail)
-    assert stable.passed == (abs(later.effect - earlier) <= 5e-7 or later.contains(earlier))
-    table = summaries.save_learning_curves(runs, "test")
-    assert list(table.columns) == list(summaries.CURVE_COLUMNS) and set(table.model) == {s.label for s in specs}
-    assert len(table) == sum(len(r.history.curve_tokens) for r in runs.values())
-    again = summaries.save_learning_curves({specs[0]: runs[specs[0]]}, "test")  # replaces its own rows only
-    assert again.equals(table)
-
-
-def test_train_until_converged_runs_the_jobs_with_a_projection_bar(tmp_path):
-    from prismlib.runs.train import train_until_converged
-
-    corpus, job = _corpus(), _long_job()
-    ran = train_until_converged([job], "inline", 1, "cpu", {}, cache=tmp_path, poll=0.05, data=corpus)
-    assert ran == [job] and jobs.is_done(job, tmp_path)
-    done_tokens, total, seconds = projection([job], 1, tmp_path)
-    assert done_tokens == total == lstm_job.read_status(job, tmp_path)["tokens"] and seconds == 0
-    with pytest.raises(ValueError, match="until_converged settings"):
-        train_until_converged([lstm_job.Job(lstm.RunSpec(), TINY, "test")], "inline", 1, "cpu", {}, cache=tmp_path)
 
 
 # -- exact gates, boundaries and details on synthetic curves (issue 23: the mutants of convergence are killed) --
@@ -485,62 +285,6 @@ def test_models_gate_details():
     assert failed.detail == "not converged: b: " + cv.model_gate("b", moving).detail.removeprefix("not converged: ")
     with pytest.raises(ValueError, match="at least one"):
         cv.models_gate({})
-
-
-def _run(label: str, seed: int, curve):
-    return SimpleNamespace(spec=SimpleNamespace(label=label, seed=seed), curve=curve)
-
-
-def test_claim_gates_on_synthetic_runs():
-    short = np.geomspace(1e4, 5e5, 30)
-    base = [_run("base", 0, _power(100.0, 1e4, 0.5, TOKENS))]
-    x = [_run("x", 0, _power(90.0, 1e4, 0.5, short))]
-    later = Interval(-10.0, -11.0, -9.0, 40)
-    model, stable = verdicts.claim_gates({"base": base, "x": x}, "ppl(x) - ppl(base)", later, -9.5, 20.0)
-    fits = [cv.fit_power_law(r.curve) for r in (*base, *x)]
-    note = cv.extrapolation(fits, 1e6)
-    assert not model.passed and model.detail.endswith(f"; {note}") and "times the 1 million trained" in note
-    assert stable.passed and stable.detail == effect_stability_gate("ppl(x) - ppl(base)", later, -9.5, 20.0).detail
-    model, stable = verdicts.claim_gates({"base": base, "x": x}, "d", later, -2.0, 1.0, pair=("base", "x"))
-    both = cv.extrapolation(fits, 1e6, stable=cv.stable_budget(fits[0], fits[1], 1.0))
-    assert "the model and effect-stability gates" in both and model.detail.endswith(f"; {both}")
-    assert not stable.passed and stable.detail.endswith(f"; {both}")
-    model, stable = verdicts.claim_gates({"base": base, "x": x}, "d", later, None, 1.0)
-    assert not stable.passed and stable.name == "stable: d moved <= half its margin since half the budget"
-    assert stable.detail.startswith("not converged: no test NLL stored at half the budget")
-    few = [_run("x", 0, cv.LearningCurve(TOKENS[:3], np.array([300.0, 200.0, 150.0])))]  # too few points to fit
-    model, _ = verdicts.claim_gates({"base": base, "x": few}, "d", later, -10.0, 1.0, pair=("base", "x"))
-    assert model.detail.endswith("; no budget extrapolated (a model has too few curve points for a fit)")
-    none = [_run("x", 0, None)]
-    model, stable = verdicts.claim_gates({"x": none}, "d", later, -10.0, 1.0)
-    assert not model.passed and model.detail.endswith("no budget extrapolated (a model has too few curve points for a fit)")
-    assert stable.passed
-
-
-def test_curves_frame_and_save_learning_curves_on_synthetic_runs(tmp_path, monkeypatch):
-    monkeypatch.setenv(paths.OUTPUT_ENV, str(tmp_path))
-    c1 = cv.LearningCurve(np.array([10.0, 20.0]), np.array([5.0, 4.0]))
-    runs = {1: _run("b", 0, c1), 2: _run("a", 1, cv.LearningCurve(np.array([10.0]), np.array([6.0]))), 3: _run("c", 0, None)}
-    frame = summaries.curves_frame(runs)
-    assert frame.to_dict("records") == [
-        {"model": "b", "seed": 0, "tokens": 10, "valid_ppl": 5.0},
-        {"model": "b", "seed": 0, "tokens": 20, "valid_ppl": 4.0},
-        {"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0},
-    ]
-    assert list(summaries.curves_frame({}).columns) == list(summaries.CURVE_COLUMNS)
-    table = summaries.save_learning_curves(runs, "test")
-    assert list(table["model"]) == ["a", "b", "b"] and list(table.index) == [0, 1, 2]
-    again = summaries.save_learning_curves({1: _run("b", 0, cv.LearningCurve(np.array([30.0]), np.array([3.0])))}, "test")
-    csv = paths.figure_dir("test") / f"{summaries.CURVES_TABLE}.csv"
-    import pandas as pd
-
-    stored = pd.read_csv(csv)
-    assert list(stored.columns) == list(summaries.CURVE_COLUMNS)
-    assert (
-        stored.to_dict("records")
-        == again.to_dict("records")
-        == [{"model": "a", "seed": 1, "tokens": 10, "valid_ppl": 6.0}, {"model": "b", "seed": 0, "tokens": 30, "valid_ppl": 3.0}]
-    )
 
 
 def test_token_counts_are_written_short():

@@ -1,4 +1,5 @@
-"""The experiment grid: which models each profile trains, and that every one can be built."""
+"""The experiment grid (prismlib.lstm.grid): which models each profile trains, that every one can
+be built, and the order they train in."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from prismlib import lstm
 from prismlib.lstm import grid
+from prismlib.lstm.grid import in_priority
 from prismlib.profiles import get_profile
 
 
@@ -86,3 +88,12 @@ def test_the_memory_models_are_the_seeds_whose_records_keep_weights():
     assert sorted({s.seed for s in grid.experiment("memory", long)}) == list(WEIGHT_SEEDS)
     without = replace(long, lstm=long.lstm.updated(records=False))  # local checkpoints keep every model's weights
     assert sorted({s.seed for s in grid.experiment("memory", without)}) == list(long.lstm.seeds)
+
+
+def test_every_first_seed_comes_before_any_second_one():
+    specs = [lstm.RunSpec("mod5", fixed=True, seed=1), lstm.RunSpec("pareto", fixed=True, seed=0), lstm.RunSpec("mod5", fixed=True, seed=0)]
+    assert [(s.variant, s.seed) for s in in_priority(specs)] == [("pareto", 0), ("mod5", 0), ("mod5", 1)]  # seeds, then the grid's order
+    specs.append(lstm.RunSpec("baseline", seed=0))  # a model of the doubling check comes first in its seed
+    assert [(s.variant, s.seed) for s in in_priority(specs)][:2] == [("baseline", 0), ("pareto", 0)]
+    specs.append(lstm.RunSpec("official", fixed=True, seed=0))  # a model whose weights an analysis reads: before mod5
+    assert [(s.variant, s.seed) for s in in_priority(specs)][:4] == [("baseline", 0), ("pareto", 0), ("official", 0), ("mod5", 0)]

@@ -50,8 +50,8 @@ def test_trained_with_references_trains_the_specs_and_writes_lm_references(monke
     P = get_profile("smoke")
     calls, saved = [], {}
 
-    def trained(specs, s, profile, executor, device):
-        calls.append((specs, s, profile, executor, device))
+    def trained(specs, s, profile_name, executor, device):
+        calls.append((specs, s, profile_name, executor, device))
         return _runs()
 
     monkeypatch.setattr(header, "trained", trained)

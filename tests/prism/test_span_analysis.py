@@ -1,4 +1,5 @@
-"""Fig. 5's statistics: the unigram baseline, the held-out MLM score, and intervals over articles."""
+"""Fig. 5's evaluation and statistics (prismlib.prism.span_analysis): the masked span's scores, the
+unigram baseline, the held-out MLM score, intervals over articles, span minus outside."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import pytest
 import torch
 from bert_fixtures import tiny_mlm
 
-from prismlib.prism import article_mean, heldout_logprobs, per_article, unigram_logprobs
+from prism.test_mlm_training import sequences
+from prismlib.prism import (
+    article_mean,
+    bootstrap_ci,
+    heldout_logprobs,
+    masked_span_logprobs,
+    per_article,
+    span_minus_outside,
+    unigram_logprobs,
+)
 from prismlib.stats import ratio_difference
 
 CLS, SEP, MASK, VOCAB = 1, 2, 3, 100
@@ -125,3 +135,60 @@ def test_fig5_summary_contrasts_are_paired_per_input():
     assert out[("prism - baseline", "span - masked 15%")].effect == pytest.approx(0.5)
     assert out[("prism - baseline", "span - outside")].effect == pytest.approx(0.5)
     assert out[("prism - baseline", "dip")].effect == pytest.approx(0.0) and out[("baseline", "dip")].units == 6
+
+
+def test_masked_span_logprobs_masks_only_the_span():
+    model = tiny_mlm(dropout=0.0).eval()
+    x = sequences(n=3, length=40)
+    logp = masked_span_logprobs(model, x, MASK, span=(10, 20), batch_size=2)
+    assert logp.shape == (3, 40) and torch.all(logp <= 0)
+    masked = x.clone()
+    masked[:, 10:20] = MASK
+    with torch.no_grad():
+        ref = torch.log_softmax(model(input_ids=masked).logits, -1).gather(-1, x[..., None])[..., 0]
+    torch.testing.assert_close(logp, ref, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="does not fit"):
+        masked_span_logprobs(model, x, MASK, span=(30, 50))
+
+
+def test_bootstrap_ci_per_position_resamples_articles():
+    rng = np.random.default_rng(0)
+    true_mean = np.linspace(-2, 2, 50)
+    articles = np.repeat(np.arange(100), 2)  # 100 articles, two inputs each
+    values = true_mean + rng.normal(0, 1, size=(200, 50))  # independent inputs
+    mean, low, high = bootstrap_ci(values, articles, n_boot=1000, seed=1)
+    np.testing.assert_allclose(mean, values.mean(0))
+    assert np.all(low <= mean) and np.all(mean <= high)
+    coverage = np.mean((low <= true_mean) & (true_mean <= high))
+    assert coverage >= 0.86  # nominal 95% (50 columns)
+    assert np.mean(high - low) == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.15)
+    # inputs of one article that are copies of each other carry one article's information:
+    # the interval is that of 100 units, not of 200
+    copies = np.repeat(values[::2], 2, axis=0)
+    m2, lo2, hi2 = bootstrap_ci(copies, articles, n_boot=1000, seed=1)
+    assert np.mean(hi2 - lo2) == pytest.approx(2 * 1.96 / np.sqrt(100), rel=0.15)
+    # 1-D input gives scalars; the same seed gives the same interval
+    m, lo, hi = bootstrap_ci(values[:, 0], articles, n_boot=500, seed=3)
+    assert np.ndim(m) == 0 and lo <= m <= hi
+    assert bootstrap_ci(values[:, 0], articles, n_boot=500, seed=3)[1] == lo
+    with pytest.raises(ValueError, match="one article per row"):
+        bootstrap_ci(values, articles[:-1])
+    with pytest.raises(ValueError, match="at least two units"):
+        bootstrap_ci(values, np.zeros(200, dtype=int))
+
+
+def test_span_minus_outside_removes_a_global_offset_and_finds_the_span_effect():
+    rng = np.random.default_rng(0)
+    n, length = 40, 30
+    b = rng.normal(-5, 1, (n, length))
+    articles = np.repeat(np.arange(10), 4)
+    span, outside = np.arange(10, 20), np.r_[0:10, 20:30]
+    offset = b + 0.7  # better everywhere by the same amount: no span effect
+    iv = span_minus_outside(offset, b, articles, span, outside, n_boot=500)
+    assert abs(iv.effect) < 1e-12 and abs(iv.low) < 1e-12 and abs(iv.high) < 1e-12
+    gain = offset.copy()
+    gain[:, span] += 0.25 + rng.normal(0, 0.05, (n, len(span)))  # and 0.25 more inside the span
+    iv = span_minus_outside(gain, b, articles, span, outside, n_boot=500)
+    assert iv.low < 0.25 < iv.high and 0.2 < iv.effect < 0.3 and iv.units == 10
+    with pytest.raises(ValueError, match="share positions"):
+        span_minus_outside(gain, b, articles, span, np.arange(15, 30))

@@ -9,7 +9,7 @@ import torch
 from prismlib import jobcache as jobs
 from prismlib.anneal import AnnealRule
 from prismlib.prism import arms as continued
-from prismlib.prism import attach_prism, span_minus_outside
+from prismlib.prism import attach_prism
 from prismlib.prism import staged_recipe as C
 from prismlib.probing import LOSS_IGNORE
 from prismlib.profiles import get_profile
@@ -302,43 +302,11 @@ def test_an_interrupted_run_to_a_stop_resumes_to_the_same_end(tmp_path, monkeypa
     assert p1 is not None and p2 is not None and all(torch.equal(p1[k], p2[k]) for k in p1)
 
 
-def test_arm_layers_and_job_keys():
-    S = get_profile("cpu").prism
-    assert continued.prism_layers("baseline", 6, S) is None and continued.prism_layers("prism", 6, S) == [5]
-    assert continued.prism_layers("prism-every", 6, S) == [4, 5]  # staged: the trained layers only
-    assert continued.prism_layers("prism-every", 12, get_profile("paper").prism) == list(range(12))
-    with pytest.raises(ValueError, match="unknown arm"):
-        continued.prism_layers("bert", 6, S)
-    a = continued.ArmJob("prism", "minilm", "cpu", 0, S, "d")
-    assert a.key != continued.ArmJob("baseline", "minilm", "cpu", 0, S, "d").key
-    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S, "other data").key
-    assert a.key != continued.ArmJob("prism", "minilm", "cpu", 0, S.updated(lr=2e-4), "d").key
-    assert a.key == continued.ArmJob("prism", "minilm", "cpu", 0, S.updated(bootstrap=7), "d").key
-    assert jobs.job_dir(a, None).name == a.key
-
-
 def test_first_trained_layer_is_checked():
     model = _tiny()
     assert C.first_trained(model, 1) == 2 and C.first_trained(model, 3) == 0
     with pytest.raises(ValueError, match="train_layers must be in 1..3"):
         C.first_trained(model, 4)
-
-
-def test_span_minus_outside_removes_a_global_offset_and_finds_the_span_effect():
-    rng = np.random.default_rng(0)
-    n, length = 40, 30
-    b = rng.normal(-5, 1, (n, length))
-    articles = np.repeat(np.arange(10), 4)
-    span, outside = np.arange(10, 20), np.r_[0:10, 20:30]
-    offset = b + 0.7  # better everywhere by the same amount: no span effect
-    iv = span_minus_outside(offset, b, articles, span, outside, n_boot=500)
-    assert abs(iv.effect) < 1e-12 and abs(iv.low) < 1e-12 and abs(iv.high) < 1e-12
-    gain = offset.copy()
-    gain[:, span] += 0.25 + rng.normal(0, 0.05, (n, len(span)))  # and 0.25 more inside the span
-    iv = span_minus_outside(gain, b, articles, span, outside, n_boot=500)
-    assert iv.low < 0.25 < iv.high and 0.2 < iv.effect < 0.3 and iv.units == 10
-    with pytest.raises(ValueError, match="share positions"):
-        span_minus_outside(gain, b, articles, span, np.arange(15, 30))
 
 
 class _Tokenizer:

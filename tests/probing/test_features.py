@@ -1,4 +1,6 @@
-"""Features of windows: one pass, filtering per real length, position sampling, cache."""
+"""Features of windows (prismlib.probing.features): one pass, filtering per real length, position
+sampling, the smooth, Haar and DC conditions. (Features from the states cache are tested in
+``test_states.py``.)"""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from transformers import BertConfig, BertModel
 
 from prismlib.probing import CONDITIONS, Encoder, Unit, encode_windows, pack_units, sample_positions
 from prismlib.probing import features as encode
-from prismlib.spectral import allocate_bands, band_pass
+from prismlib.spectral import allocate_bands, band_pass, bands_for_lengths, filters
 
 
 @pytest.fixture(scope="module")
@@ -66,55 +68,6 @@ def test_positions_are_labelled_seeded_and_capped():
     assert all((wins[i].labels[p] >= 0).all() for i, p in enumerate(a))
     assert not np.array_equal(a[0], sample_positions(wins, 8, 1)[0])
     assert len(sample_positions(wins, 0, 0)[0]) == 40
-
-
-def test_one_encoder_pass_per_window_serves_every_layer_placement_and_notebook(tiny_encoder, tmp_path, monkeypatch):
-    from prismlib.probing import states as st
-
-    wins = {"train": windows([30, 12]), "test": windows([20], seed=1)}
-    kwargs = dict(task="t", profile_name="smoke", positions=4, seed=0)
-    monkeypatch.setattr(st, "cache_dir", lambda: tmp_path)
-    calls = []
-    real = st.encode_layer_states
-    monkeypatch.setattr(st, "encode_layer_states", lambda *a, **k: calls.append(tuple(a[2])) or real(*a, **k))
-    layers = {-1: CONDITIONS + ("LOW|outside",), 1: ("ORIG", "LOW")}
-    feats = st.encode_splits(tiny_encoder, wins, layers, **kwargs)
-    last = tiny_encoder.num_layers  # the cache keys -1 by its index
-    assert calls == [(last, 1), (last, 1)]  # one pass per split, both layers
-    # the features equal the direct (uncached, float32) filtering up to the float16 rounding of the states
-    direct = encode_windows(tiny_encoder, wins["train"], layers, positions=4, seed=0)
-    for layer, conds in layers.items():
-        for c in conds:
-            torch.testing.assert_close(feats[layer]["train"].x[c].float(), direct[layer].x[c].float(), atol=2e-2, rtol=1e-2)
-        assert torch.equal(feats[layer]["train"].labels, direct[layer].labels)
-        assert torch.equal(feats[layer]["train"].weights, direct[layer].weights)
-    # the learned gate's states (notebook 09) and another condition set read the same cache
-    again = st.encode_splits(tiny_encoder, wins, {-1: ("MID",)}, **kwargs)
-    gate_states = st.cached_states(tiny_encoder, wins["train"], -1, split="train", **kwargs)
-    by_number = st.encode_splits(tiny_encoder, wins, {last: ("MID",)}, **kwargs)  # notebook 02 names the last layer
-    assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 4
-    # MID alone is filtered on another path than MID in the shared decomposition of all six bands
-    # (float32 results some 1e-7 apart): equal up to float16 rounding, not bit for bit on every CPU
-    torch.testing.assert_close(again[-1]["train"].x["MID"].float(), feats[-1]["train"].x["MID"].float(), **FP16)
-    # the same states through the same filter: bit for bit
-    assert torch.equal(by_number[last]["train"].x["MID"], again[-1]["train"].x["MID"])
-    assert torch.equal(gate_states.features(("MID",)).x["MID"], again[-1]["train"].x["MID"])
-    # other positions -> another key
-    st.encode_splits(tiny_encoder, wins, {-1: ("ORIG",)}, **{**kwargs, "positions": 5})
-    assert len(calls) == 4
-
-
-def test_outside_placement_filters_the_real_tokens_only(tiny_encoder):
-    from prismlib.probing import encode_states
-
-    wins = windows([30, 12])
-    inside = encode_states(tiny_encoder, wins, -1, positions=4, seed=0)
-    outside = encode_states(tiny_encoder, wins, -1, positions=4, seed=0, specials="outside")
-    a, b = inside.features(("LOW|outside", "HIGH|outside")), outside.features(("LOW", "HIGH"))
-    for c in ("LOW", "HIGH"):
-        assert torch.equal(a.x[f"{c}|outside"], b.x[c])
-    with pytest.raises(ValueError, match="specials='inside'"):
-        outside.features(("LOW|inside",))
 
 
 def test_unknown_condition(tiny_encoder):
@@ -229,76 +182,6 @@ def test_smooth_and_haar_conditions_in_encode_windows(tiny_encoder):
         encode_windows(tiny_encoder, wins, {-1: ("smooth:ULTRA|outside",)}, positions=0, seed=0)
 
 
-def test_smooth_conditions_follow_the_current_edge_settings(tiny_encoder, tmp_path, monkeypatch):
-    """Features are filtered from the cached states at every call: a changed smooth edge
-    can never be served from a stale cache.
-
-    The band is MID, not LOW: on windows this short (32 and 14 tokens) LOW is DCT index 0
-    alone (:func:`allocate_bands`) and the Haar LOW its coarsest level, so brick-wall,
-    smooth and Haar LOW are all the window mean, equal in exact arithmetic and apart only
-    by float16 rounding, which depends on the CPU's kernels. MID's three filters, and its
-    two edge widths, differ by 0.04 or more on every row here: far beyond the float16
-    rounding the comparisons allow (``FP16``), so they differ by construction."""
-    from prismlib.probing import states as st
-
-    monkeypatch.setattr(st, "cache_dir", lambda: tmp_path)
-    wins = {"train": windows([30, 12])}
-    kwargs = dict(task="t", profile_name="smoke", positions=4, seed=0)
-
-    def direct() -> torch.Tensor:  # uncached, from the float32 states, with the current edge width
-        return encode_windows(tiny_encoder, wins["train"], {-1: ("smooth:MID",)}, positions=4, seed=0)[-1].x["smooth:MID"].float()
-
-    def apart(a: torch.Tensor, b: torch.Tensor) -> bool:
-        return bool((a.float() - b.float()).abs().amax() > 10 * FP16["atol"])
-
-    narrow = st.encode_splits(tiny_encoder, wins, {-1: ("MID", "smooth:MID", "haar:MID")}, **kwargs)[-1]["train"]
-    assert apart(narrow.x["MID"], narrow.x["smooth:MID"]) and apart(narrow.x["MID"], narrow.x["haar:MID"])
-    torch.testing.assert_close(narrow.x["smooth:MID"].float(), direct(), **FP16)
-    monkeypatch.setattr(encode, "SMOOTH_WIDTH", 2 * encode.SMOOTH_WIDTH)
-    wide = st.encode_splits(tiny_encoder, wins, {-1: ("smooth:MID",)}, **kwargs)[-1]["train"]
-    torch.testing.assert_close(wide.x["smooth:MID"].float(), direct(), **FP16)  # the new width's features
-    assert apart(wide.x["smooth:MID"], narrow.x["smooth:MID"])  # not the old width's
-    assert len(list(tmp_path.rglob("*.pt"))) == 1  # one states file; features are never cached
-
-
-def test_loading_the_encoder_prints_no_weight_loading_bar(capfd):
-    from prismlib.probing import load_encoder
-
-    load_encoder("minilm", "cpu")
-    out, err = capfd.readouterr()
-    assert "Loading weights" not in out + err and "it/s]" not in err, err[-300:]
-
-
-def test_a_states_file_from_another_encoder_or_truncated_is_moved_aside_and_encoded_again(tiny_encoder, tmp_path, capsys):
-    import shutil
-
-    from prismlib.probing import states as st
-
-    wins = windows([20, 9])
-    kwargs = dict(task="t", split="train", profile_name="smoke", positions=4, seed=0, cache=tmp_path / "states")
-    torch.manual_seed(1)
-    cfg = BertConfig(vocab_size=300, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
-    other = Encoder(name="other-bert", tokenizer=None, model=BertModel(cfg).eval(), device=torch.device("cpu"))
-    mine = st.cached_states(other, wins, -1, **kwargs).features(("ORIG",)).x["ORIG"]
-    theirs = st.cached_states(tiny_encoder, wins, -1, **kwargs)
-    [path] = (tmp_path / "states" / "other-bert").rglob("*.pt")
-    [tiny_path] = (tmp_path / "states" / "tiny-bert").rglob("*.pt")
-    for damage in ("other encoder", "truncated"):
-        if damage == "other encoder":
-            shutil.copy(tiny_path, path)
-            shutil.copy(st_digest := tiny_path.with_name(tiny_path.name + ".sha256"), path.with_name(path.name + ".sha256"))
-            assert st_digest.exists()
-        else:
-            path.write_bytes(path.read_bytes()[:500])
-        capsys.readouterr()
-        again = st.cached_states(other, wins, -1, **kwargs).features(("ORIG",)).x["ORIG"]
-        err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("prismlib:")]  # (not the bar)
-        assert len(err) == 1 and "moved aside" in err[0], err
-        assert ("tiny-bert" in err[0]) == (damage == "other encoder")
-        assert torch.equal(again, mine) and not torch.equal(again, theirs.features(("ORIG",)).x["ORIG"])
-    assert len(list((tmp_path / "quarantine").glob("*.pt"))) == 2
-
-
 def _feats(x: torch.Tensor, labels=(0, 1, 1)) -> encode.Features:
     n = len(labels)
     rows = torch.arange(n)
@@ -334,19 +217,6 @@ def test_dc_condition_is_each_rows_mean_over_its_real_length(lengths, hidden, se
     assert encode.parse_condition("DC") == ("dc", "DC")
 
 
-def test_dc_condition_from_the_states_cache(tiny_encoder):
-    from prismlib.probing import encode_states
-
-    wins = windows([30, 12])
-    states = encode_states(tiny_encoder, wins, -1, positions=4, seed=0)
-    f = states.features(("DC", "DC|outside"))
-    for i in range(len(wins)):
-        rows = f.window == i
-        h = states.hidden[i].float()
-        torch.testing.assert_close(f.x["DC"][rows].float(), h.mean(0).expand(int(rows.sum()), -1), atol=2e-3, rtol=1e-2)
-        torch.testing.assert_close(f.x["DC|outside"][rows].float(), h[1:-1].mean(0).expand(int(rows.sum()), -1), atol=2e-3, rtol=1e-2)
-
-
 def test_label_range_keeps_the_rows_of_the_range_renumbered_and_reweighted():
     n = 12
     x = torch.arange(n * 2, dtype=torch.float16).reshape(n, 2)
@@ -364,3 +234,21 @@ def test_label_range_keeps_the_rows_of_the_range_renumbered_and_reweighted():
     assert len(f.label_range(6, 9)) == 0
     with pytest.raises(ValueError, match="0 <= lo < hi"):
         f.label_range(3, 3)
+
+
+def test_encode_filter_conditions_decomposes_once_and_matches_band_pass(monkeypatch):
+    from prismlib.probing import CONDITIONS, filter_conditions
+
+    calls = []
+    decompose = filters.band_decomposition
+    monkeypatch.setattr(filters, "band_decomposition", lambda *a, **k: calls.append(1) or decompose(*a, **k))
+    lengths = [30, 21]
+    h = torch.randn(2, 30, 4, dtype=torch.float64)
+    for conditions, decompositions in ((CONDITIONS, 1), (("MID",), 0), (("HIGH", "ORIG", "LOW"), 1)):
+        calls.clear()
+        out = filter_conditions(h, lengths, conditions)
+        assert len(calls) == decompositions, conditions
+        assert list(out) == list(conditions)
+        for name in conditions:
+            want = h if name == "ORIG" else band_pass(h, bands_for_lengths(lengths, name), lengths=lengths)
+            torch.testing.assert_close(out[name], want, atol=1e-12, rtol=0)

@@ -1,12 +1,11 @@
-"""The learnable spectral probe (prismlib.probing.learned_filter): states, gate, joint training, runs,
-the all-pass control, matched bands."""
+"""The learnable spectral probe (prismlib.probing.learned_filter): gate, joint training, runs,
+the all-pass control, matched bands. (The states it trains on are tested in ``test_states.py``.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertModel
 
 from prismlib.probing import (
     ALL_PASS,
@@ -14,20 +13,13 @@ from prismlib.probing import (
     MAJORITY,
     MATCHED_HAAR_CONDITIONS,
     MATCHED_SMOOTH_CONDITIONS,
-    Encoder,
     SpectralGate,
     States,
-    Unit,
     beyond_features,
-    cached_layer_states,
-    cached_states,
     combine_runs,
     compare_accuracy,
-    encode_states,
-    encode_windows,
     gate_and_control_runs,
     gated_probe_runs,
-    pack_units,
     probe_conditions,
     summarise,
     train_gated_probe,
@@ -38,82 +30,7 @@ from prismlib.spectral import dct, dct_matrix, idct, matched_bands
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-@pytest.fixture(scope="module")
-def tiny_encoder() -> Encoder:
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=300, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-    return Encoder(name="tiny-bert", tokenizer=None, model=BertModel(cfg).eval(), device=torch.device("cpu"))
-
-
-def windows(lengths, seed=0, classes=4):
-    """Windows (no tokenizer): units of one or two wordpieces, so 1/|N| weights vary."""
-    rng = np.random.default_rng(seed)
-    sources = []
-    for s, n in enumerate(lengths):
-        units = [
-            Unit(rng.integers(5, 299, size=int(rng.integers(1, 3))).tolist(), int(rng.integers(0, classes)), s * 1000 + i) for i in range(n)
-        ]
-        sources.append((f"src{s}", units))
-    return pack_units(sources, 1, 2, window=48)
-
-
 # --------------------------------------------------------------------------- states
-
-
-@pytest.mark.parametrize("specials", ["inside", "outside"])
-def test_states_rows_line_up_with_encode_windows(tiny_encoder, specials):
-    wins = windows([30, 7, 50, 12, 3])
-    feats = encode_windows(tiny_encoder, wins, {1: ("ORIG",)}, positions=6, seed=3, batch_size=2, specials=specials)[1]
-    states = encode_states(tiny_encoder, wins, 1, positions=6, seed=3, batch_size=2, specials=specials, progress=False)
-    for name in ("labels", "weights", "window", "unit", "position"):
-        assert torch.equal(getattr(states, name), getattr(feats, name)), name
-    assert torch.equal(states.features().x["ORIG"], feats.x["ORIG"])  # same batches: bit for bit
-    cut = 1 if specials == "outside" else 0
-    assert [len(h) for h in states.hidden] == [len(w) - 2 * cut for w in wins]
-    assert all(h.dtype == torch.float16 for h in states.hidden)
-    conditions = ("LOW", "smooth:MID", "haar:HIGH")
-    filtered = encode_windows(tiny_encoder, wins, {1: conditions}, positions=6, seed=3, batch_size=2, specials=specials)[1]
-    from_states = states.features(conditions, batch_windows=3)
-    for c in conditions:  # filtered from the stored float16 states: equal up to float16 rounding
-        scale = filtered.x[c].float().abs().max()
-        assert torch.allclose(from_states.x[c].float(), filtered.x[c].float(), atol=2e-3 * float(scale)), c
-    with torch.no_grad():  # the whole window's states, not only the sampled rows
-        alone = tiny_encoder.model(input_ids=torch.from_numpy(wins[2].input_ids)[None], output_hidden_states=True).hidden_states[1][0]
-    torch.testing.assert_close(states.hidden[2].float(), alone[cut : len(alone) - cut], atol=2e-3, rtol=1e-2)
-
-
-def test_states_cache_is_reused_and_keyed(tiny_encoder, tmp_path, monkeypatch):
-    wins = windows([20, 9])
-    kwargs = dict(task="t", split="train", profile_name="smoke", positions=4, seed=0, cache=tmp_path)
-    first = cached_states(tiny_encoder, wins, -1, **kwargs)
-    calls = []
-    from prismlib.probing import states as st
-
-    real = st.encode_layer_states
-    monkeypatch.setattr(st, "encode_layer_states", lambda *a, **k: calls.append(1) or real(*a, **k))
-    again = cached_states(tiny_encoder, wins, -1, **kwargs)
-    assert calls == []
-    assert all(torch.equal(a, b) for a, b in zip(again.hidden, first.hidden))
-    assert torch.equal(again.position, first.position) and again.offset == first.offset
-    cached_states(tiny_encoder, wins, -1, **{**kwargs, "positions": 5})
-    cached_states(tiny_encoder, wins, -1, **{**kwargs, "specials": "outside"})
-    assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 3
-    last = tiny_encoder.num_layers  # the last layer by number (notebook 02) is the file of -1 (notebook 09)
-    by_number = cached_layer_states(tiny_encoder, wins, (last, -1), **kwargs)
-    assert len(calls) == 2 and len(list(tmp_path.rglob("*.pt"))) == 3
-    assert by_number[last] is by_number[-1] and torch.equal(by_number[last].hidden[0], first.hidden[0])
-    with pytest.raises(ValueError, match=rf"out of range: .* hidden states 0\.\.{last}"):
-        cached_layer_states(tiny_encoder, wins, (last + 1,), **kwargs)
-
-
-def test_states_reject_inconsistent_rows():
-    h = [torch.zeros(5, 3), torch.zeros(4, 3)]
-    ok = dict(labels=torch.zeros(2, dtype=torch.long), weights=torch.ones(2), unit=torch.arange(2))
-    States(h, **ok, window=torch.tensor([0, 1]), position=torch.tensor([4, 3]))
-    with pytest.raises(ValueError, match="non-decreasing"):
-        States(h, **ok, window=torch.tensor([1, 0]), position=torch.tensor([0, 0]))
-    with pytest.raises(ValueError, match="outside its window"):
-        States(h, **ok, window=torch.tensor([0, 1]), position=torch.tensor([0, 4]))
 
 
 def test_matched_windows_hold_the_rows_of_a_probe_step():

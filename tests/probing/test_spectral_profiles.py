@@ -60,3 +60,18 @@ def test_smoothed_profile_averages_octave_bins_and_keeps_frequency_zero():
     assert len(smoothed_profile(gates, grid, per_octave=4)) > len(p)
     with pytest.raises(ValueError, match="grid"):
         smoothed_profile(gates, grid[:5])
+
+
+def test_a_flat_gate_has_no_spread_and_no_centre():
+    import numpy as np
+    import pandas as pd
+
+    from prismlib.probing import band_spread, spectral_centre
+
+    bands = ["LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH"]
+    d = pd.DataFrame([[0.95, 0.97, 0.98, 0.99, 1.0], [0.5] * 5, [0.9, 0.2, 0.2, 0.2, 0.2], [0.2, 0.2, 0.2, 0.2, 0.9]], columns=bands)
+    spread, centre = band_spread(d), spectral_centre(d)
+    np.testing.assert_allclose(spread, [0.05, 0.0, 0.7, 0.7])
+    assert np.isnan(centre[1]) and centre[2] == pytest.approx(0.0) and centre[3] == pytest.approx(4.0)
+    # an all-pass gate and an untrained one both fail a spread margin of 0.2; a low-pass one passes
+    assert (spread > 0.2).tolist() == [False, False, True, True]

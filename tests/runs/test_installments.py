@@ -8,20 +8,11 @@ from lstm_fixtures import tiny_lstm, zipf_corpus
 from prismlib import lstm
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import experiment, in_priority
+from prismlib.lstm.grid import experiment
 from prismlib.profiles import get_profile
 from prismlib.runs import installments
-from prismlib.runs.train import main as train_main
 
 TINY = tiny_lstm(optimizer="anneal", epochs=5, steps_per_epoch=3, min_rounds=1, decays=1, fixed_path=True, cutoffs=(10, 20))
-
-
-@pytest.mark.parametrize("minutes", ["0", "-5", "nan"])
-def test_a_budget_that_is_not_a_positive_number_of_minutes_is_one_line(minutes, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        train_main(["--profile", "smoke", "--minutes", minutes])
-    err = capsys.readouterr().err
-    assert exit_.value.code == 2 and err.count("\n") == 1 and "--minutes must be a positive number" in err
 
 
 def test_a_fixed_path_job_reads_its_rounds_times_a_round_of_tokens():
@@ -30,13 +21,6 @@ def test_a_fixed_path_job_reads_its_rounds_times_a_round_of_tokens():
     cpu = lstm_job.Job(lstm.RunSpec(), tiny_lstm(steps_per_epoch=None, checks_per_pass=4, optimizer="anneal", fixed_path=True,
                                                   min_rounds=10, decays=2, epochs=20), "test")  # fmt: skip
     assert installments.job_tokens(cpu, 1000) == 13 * 250
-
-
-def test_every_first_seed_comes_before_any_second_one():
-    specs = [lstm.RunSpec("mod5", fixed=True, seed=1), lstm.RunSpec("pareto", fixed=True, seed=0), lstm.RunSpec("mod5", fixed=True, seed=0)]
-    assert [(s.variant, s.seed) for s in in_priority(specs)] == [("pareto", 0), ("mod5", 0), ("mod5", 1)]  # seeds, then the grid's order
-    specs.append(lstm.RunSpec("baseline", seed=0))  # a model of the doubling check comes first in its seed
-    assert [(s.variant, s.seed) for s in in_priority(specs)][:2] == [("baseline", 0), ("pareto", 0)]
 
 
 def test_a_job_that_cannot_finish_inside_the_budget_is_not_begun(tmp_path):
@@ -52,7 +36,9 @@ def test_a_job_that_cannot_finish_inside_the_budget_is_not_begun(tmp_path):
 def test_an_installment_trains_what_fits_in_worker_processes_and_a_second_one_has_nothing_left(tmp_path):
     jobs = [lstm_job.Job(lstm.RunSpec(seed=s), TINY, "test") for s in (0, 1)]
     corpus = zipf_corpus()
-    result = installments.train_installment(jobs, 5, 2, 10_000, cache=tmp_path, data=corpus, poll=0.2)
+    # a budget far above the tiny jobs' seconds: a machine starved by other work (two trainings
+    # beside this test, niced) stopped one of them at a 5-minute budget; the call returns when both end
+    result = installments.train_installment(jobs, 60, 2, 10_000, cache=tmp_path, data=corpus, poll=0.2)
     assert sorted(j.key for j in result.finished) == sorted(j.key for j in jobs) and result.left == []
     assert all((tmp_path / "jobs" / j.key / "done.pt").exists() for j in jobs)
     again = installments.train_installment(jobs, 5, 2, 10_000, cache=tmp_path, data=corpus)

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from prismlib.paths import OUTPUT_ENV, project_root
-from prismlib.runs.manifest import changed_sources, notebook_records, read_manifest
+from prismlib.runs.manifest import changed_sources, read_manifest
 from prismlib.runs.reproduce import NotebookFailed, current_result, incomplete, run_notebooks, short_commit
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves these out (notebooks, subprocesses, a browser, real data)
@@ -161,93 +161,6 @@ def test_incomplete_finds_errors_and_cells_that_never_ran():
     assert incomplete(nb) is None
     nb.cells[1].outputs = [nbformat.v4.new_output("error", ename="KeyError", evalue="'x'", traceback=[])]
     assert incomplete(nb) == "code cell 2 of 2 raised KeyError: 'x'"
-
-
-def test_an_old_manifest_gives_every_notebook_its_commit_flagged_inherited():
-    old = {  # the format before per-notebook records: one commit, start and packages for the profile
-        "profile": "cpu",
-        "git_commit": "9d36e98",
-        "started": "2026-11-22T01:00:00+00:00",
-        "device": "cpu",
-        "packages": {"torch": "2.13.0"},
-        "seconds": {"01_spectral_filters": 171.0, "02_probing_filtered": 1344.2},
-    }
-    records = notebook_records(old)
-    assert set(records) == {"01_spectral_filters", "02_probing_filtered"}
-    for stem, r in records.items():
-        assert r["inherited"] is True and r["commit"] == "9d36e98" and r["seconds"] == old["seconds"][stem]
-        assert r["started"] == old["started"] and r["packages"] == {"torch": "2.13.0"} and "git_commit" not in r
-    new = {"notebooks": {"01_spectral_filters": {"commit": "abc", "seconds": 1.0}}}
-    assert notebook_records(new) == {"01_spectral_filters": {"commit": "abc", "seconds": 1.0}}  # kept, not inherited
-
-
-@pytest.mark.parametrize(
-    "argv, message",
-    [
-        (["reproduce", "--profile", "nosuch"], "prismlib reproduce: error: unknown profile 'nosuch'; choose one of smoke"),
-        (["report", "--profile", "nosuch"], "prismlib report: error: unknown profile 'nosuch'"),
-        (["reproduce", "--only", "99"], "prismlib reproduce: error: no notebook matches --only 99; choose from 01, 02"),
-        (["train", "--profile", "nosuch"], "prismlib train: error: unknown profile 'nosuch'; choose one of smoke"),
-        (["plan", "--profile", "nosuch"], "prismlib plan: error: unknown profile 'nosuch'"),
-        (["data", "fetch", "--profile", "nosuch"], "prismlib data: error: unknown profile 'nosuch'"),  # before any download
-    ],
-)
-def test_user_errors_are_one_line_and_debug_shows_the_traceback(argv, message, capsys):
-    from prismlib.__main__ import main
-
-    assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert err.strip().splitlines() == [err.strip()] and err.startswith(message), err
-    with pytest.raises(ValueError):
-        main([*argv, "--debug"])
-
-
-def test_a_gpu_profile_is_refused_in_one_line_that_names_the_device_setting(capsys):
-    from prismlib.__main__ import main
-
-    for argv in (["train", "--profile", "gpu"], ["reproduce", "--profile", "gpu"], ["data", "fetch", "--profile", "GPU"]):
-        assert main(argv) == 1
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and "unknown profile" in err and "set PRISMLIB_DEVICE=cuda with any profile" in err, err
-
-
-def test_without_its_dependencies_the_command_says_to_use_the_venv(monkeypatch, capsys):
-    import importlib.util
-
-    from prismlib.__main__ import main
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
-    assert main(["train"]) == 1
-    err = capsys.readouterr().err.strip()
-    assert err.splitlines() == [err] and "has no torch" in err and ".venv/bin/python -m prismlib" in err, err
-
-
-def test_preflight_names_each_problem_and_its_fix(tmp_path, monkeypatch, capsys):
-    from prismlib.__main__ import main
-    from prismlib.profiles import get_profile
-    from prismlib.runs.preflight import needs, preflight_problems
-
-    assert needs(["05_chrono_init", "06_fixed_bias"]) == (["ptb"], False)
-    assert needs(["01_spectral_filters"]) == (["wikitext103"], True)
-    monkeypatch.setenv("PRISMLIB_DATA", str(tmp_path / "nowhere"))
-    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path / "out"))
-    [line] = preflight_problems(get_profile("smoke"), ["05_chrono_init"])
-    assert "nowhere does not exist" in line and "PRISMLIB_DATA" in line and "data fetch" in line
-    (tmp_path / "nowhere").mkdir()
-    lines = preflight_problems(get_profile("smoke"), ["05_chrono_init"])
-    assert [ln.split(" ")[0] for ln in lines] == ["ptb/ptb.train.txt", "ptb/ptb.valid.txt", "ptb/ptb.test.txt"]
-    assert all(ln.endswith("run `python -m prismlib data fetch ptb`") for ln in lines)
-    import papermill
-
-    def no_kernel(*args, **kwargs):
-        raise AssertionError("a notebook ran before the pre-flight check stopped the run")
-
-    monkeypatch.setattr(papermill, "execute_notebook", no_kernel)  # (was: done within 10 s, a guess on a busy machine)
-    assert main(["reproduce", "--profile", "smoke", "--only", "05"]) == 1  # before any kernel starts
-    err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("prismlib reproduce: error: ptb/ptb.train.txt is missing") and len(err) == 3
-    assert not (tmp_path / "out" / "results" / "smoke").exists()
 
 
 def test_a_current_result_is_said_in_a_few_words_with_the_short_commit(tmp_path):

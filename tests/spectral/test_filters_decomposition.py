@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prismlib import spectral
-from prismlib.spectral import Band, allocate_bands, band_decomposition, band_pass, bands_for_lengths, cost, filters
+from prismlib.spectral import Band, allocate_bands, band_decomposition, band_pass, bands_for_lengths, cost
 
 SETTINGS = settings(max_examples=30, deadline=None)
 # FFT_WIDTH settings that force each path: FFTs for every band wider than one row, the
@@ -112,31 +112,3 @@ def test_bands_that_do_not_partition_are_filtered_one_by_one():
         band_decomposition(x, [Band("a", 0, 41)])
     with pytest.raises(ValueError, match="batch axis"):
         band_decomposition(x, dim=0, lengths=[40, 40])
-
-
-def test_plans_count_their_flops():
-    n = 512
-    spans = tuple((b.lo, b.hi) for b in allocate_bands(n))
-    matmul = spectral.split_plan(n, spans, 10**9)
-    assert not matmul.fft and spans[matmul.rest] == (130, 512)
-    assert matmul.flops() == 4 * n * 130  # thin rows of LOW..MID-HIGH, there and back
-    fft = spectral.split_plan(n, spans, 1)
-    assert fft.fft and fft.flops() == pytest.approx(5 * 2.5 * n * 9)  # one DCT and four inverse DCTs
-
-
-def test_encode_filter_conditions_decomposes_once_and_matches_band_pass(monkeypatch):
-    from prismlib.probing import CONDITIONS, filter_conditions
-
-    calls = []
-    decompose = filters.band_decomposition
-    monkeypatch.setattr(filters, "band_decomposition", lambda *a, **k: calls.append(1) or decompose(*a, **k))
-    lengths = [30, 21]
-    h = torch.randn(2, 30, 4, dtype=torch.float64)
-    for conditions, decompositions in ((CONDITIONS, 1), (("MID",), 0), (("HIGH", "ORIG", "LOW"), 1)):
-        calls.clear()
-        out = filter_conditions(h, lengths, conditions)
-        assert len(calls) == decompositions, conditions
-        assert list(out) == list(conditions)
-        for name in conditions:
-            want = h if name == "ORIG" else band_pass(h, bands_for_lengths(lengths, name), lengths=lengths)
-            torch.testing.assert_close(out[name], want, atol=1e-12, rtol=0)

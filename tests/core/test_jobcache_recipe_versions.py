@@ -1,8 +1,9 @@
-"""Recipe versions: the code that trains each job kind is pinned by a fingerprint beside its
-version, so a change to a training loop cannot reuse models the old loop trained.
+"""Recipe versions (prismlib.jobcache: code_fingerprint, with_recipe): the code that trains each
+job kind is pinned by a fingerprint beside its version, so a change to a training loop cannot
+reuse models the old loop trained.
 
-    python tests/core/test_recipe_versions.py --update   # pin the current fingerprints (after a bump,
-                                                    # or after confirming results stay identical)
+    python tests/core/test_jobcache_recipe_versions.py --update   # pin the current fingerprints (after a
+                                                                  # bump, or after confirming results stay identical)
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from prismlib.jobcache import code_fingerprint, job_key, with_recipe
-from prismlib.lstm import dyck_training
 from prismlib.lstm import job as lstm_job
+from prismlib.lstm.iclr import dyck_training
 from prismlib.prism import arms
 
 PINNED = Path(__file__).parents[1] / "fixtures" / "recipe_fingerprints.json"
 KINDS = {
     "lstm": (lambda: lstm_job.RECIPE_VERSION, lstm_job.recipe_code, "prismlib/lstm/job.py"),
     "mlm-arm": (lambda: arms.RECIPE_VERSION, arms.recipe_code, "prismlib/prism/arms.py"),
-    "dyck": (lambda: dyck_training.DYCK_RECIPE_VERSION, dyck_training.dyck_recipe_code, "prismlib/lstm/dyck_training.py"),
+    "dyck": (lambda: dyck_training.DYCK_RECIPE_VERSION, dyck_training.dyck_recipe_code, "prismlib/lstm/iclr/dyck_training.py"),
 }
 
 
@@ -39,7 +40,7 @@ def test_the_code_of_each_recipe_matches_the_fingerprint_pinned_with_its_version
             f"the code of the {kind} recipe changed (fingerprint {now['fingerprint']}, version {now['version']}; pinned "
             f"{pinned['fingerprint']} at version {pinned['version']}): bump the recipe version (RECIPE_VERSION in "
             f"{KINDS[kind][2]}) or confirm the change keeps results identical, then pin it with "
-            "`python tests/core/test_recipe_versions.py --update`"
+            "`python tests/core/test_jobcache_recipe_versions.py --update`"
         )
 
 

@@ -4,7 +4,7 @@ Read from the official code (HuthLab/multi-timescale-LSTM-LMs, ``model_dyckn.py`
 ``run_dyckn.py``), written anew. Both models are one LSTM layer over a *frozen one-hot* input
 (``nn.Embedding.from_pretrained(eye(V), freeze=True)``), a linear read-out to one output per
 bracket type and a sigmoid: output ``t`` at position ``i`` says whether the closer of type
-``t`` may come next (:func:`prismlib.lstm.dyck.closer_targets`).
+``t`` may come next (:func:`prismlib.lstm.iclr.dyck.closer_targets`).
 
 **Multi-timescale** (``MTSLSTMModel`` with ``LSTMBiasInvGammaInitializer``): every unit gets a
 timescale, the inverse-gamma (shape ``alpha``, scale ``scale``; the paper: 1.5, 1.0) quantiles
@@ -19,7 +19,7 @@ is a :class:`prismlib.lstm.LSTMLayer` and the freezing is its fixed bias entries
 (:func:`prismlib.lstm.apply_official`): exact under any optimiser.
 
 The baseline is the same network with PyTorch's default initialisation and every bias trained.
-Shapes: tokens ``(batch, length)`` int64 with :data:`prismlib.lstm.dyck.PAD` (-1) past each
+Shapes: tokens ``(batch, length)`` int64 with :data:`prismlib.lstm.iclr.dyck.PAD` (-1) past each
 string's end; outputs ``(batch, length, n_types)``.
 """
 
@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from prismlib.lstm.dyck import N_TYPES, OFFICIAL_RECIPE
+from prismlib.lstm.iclr.dyck import N_TYPES, OFFICIAL_RECIPE
 from prismlib.lstm.model import LSTMLayer
 from prismlib.lstm.timescales import apply_official, bias_from_timescale, inverse_gamma_timescales
 

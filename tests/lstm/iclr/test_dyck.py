@@ -1,4 +1,4 @@
-"""The Dyck-2 task (prismlib.lstm.dyck): matching, legal next symbols, the grammar's law, scoring."""
+"""The Dyck-2 task (prismlib.lstm.iclr.dyck): matching, legal next symbols, the grammar's law, scoring."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prismlib.lstm import dyck
+from prismlib.lstm.iclr import dyck
 
 N_DERIVATIONS = 6000
 

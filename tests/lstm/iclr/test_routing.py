@@ -1,4 +1,4 @@
-"""Routing by timescale (prismlib.lstm.routing) on tiny language models with known structure."""
+"""Routing by timescale (prismlib.lstm.iclr.routing) on tiny language models with known structure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from prismlib import lstm
-from prismlib.lstm import routing
+from prismlib.lstm.iclr import routing
 
 VOCAB = 30
 

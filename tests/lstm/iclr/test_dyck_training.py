@@ -1,4 +1,4 @@
-"""Dyck-2 training as a job (prismlib.lstm.dyck_training): batches, stopping, exact resume, the cache."""
+"""Dyck-2 training as a job (prismlib.lstm.iclr.dyck_training): batches, stopping, exact resume, the cache."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import torch
 
 from prismlib.anneal import STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealSettings
 from prismlib.jobcache import job_dir
-from prismlib.lstm import dyck
-from prismlib.lstm.dyck_model import build_dyck_model
-from prismlib.lstm.dyck_training import (
+from prismlib.lstm.iclr import dyck
+from prismlib.lstm.iclr.dyck_model import build_dyck_model
+from prismlib.lstm.iclr.dyck_training import (
     DyckJob,
     constant_loss,
     dyck_converged_gate,
@@ -155,13 +155,13 @@ def test_jobs_train_once_into_the_cache_and_load(data, tmp_path):
 
 
 def _run(kind: str, seed: int, correct: np.ndarray):
-    from prismlib.lstm.dyck_training import DyckHistory, DyckRun
+    from prismlib.lstm.iclr.dyck_training import DyckHistory, DyckRun
 
     return DyckRun(DyckJob(kind, seed, TINY, "test"), None, DyckHistory(), np.asarray(correct, dtype=bool))  # type: ignore[arg-type]
 
 
 def test_the_claims_statistics_on_made_up_correctness():
-    from prismlib.lstm.dyck_training import (
+    from prismlib.lstm.iclr.dyck_training import (
         correct_matrix,
         dyck_accuracy_table,
         dyck_learned_gate,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from prismlib.lstm import mutual_information as mi
+from prismlib.lstm.iclr import mutual_information as mi
 
 
 def _chain(n: int, p: float, k: int, seed: int) -> np.ndarray:
@@ -203,7 +203,7 @@ def test_the_estimate_is_symmetric_under_reversal(x, d, estimator):
 def test_inverse_gamma_timescales_retain_a_power_law():
     from scipy.stats import invgamma
 
-    from prismlib.lstm import loglog_exponent, retention_curve
+    from prismlib.lstm.iclr import loglog_exponent, retention_curve
 
     d = np.arange(1, 101)
     T = invgamma.ppf((np.arange(1, 20_001)) / 20_001, 0.56)

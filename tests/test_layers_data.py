@@ -1,4 +1,5 @@
-"""The import graph of prismlib.data, read from the source with ``ast`` (no import).
+"""The import graph of prismlib.data, read from the source with ``ast`` (no import): its layers,
+as ``test_layers.py`` checks the library's.
 
 The catalogue (each dataset's files, sources and checksums) imports the dataset modules'
 checks; the dataset modules import only the data directory; the registry (fetch, verify)

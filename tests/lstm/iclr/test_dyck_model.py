@@ -1,4 +1,4 @@
-"""The Dyck-2 LSTMs (prismlib.lstm.dyck_model): the official multi-timescale assignment, frozen."""
+"""The Dyck-2 LSTMs (prismlib.lstm.iclr.dyck_model): the official multi-timescale assignment, frozen."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 import torch
 from scipy.stats import invgamma
 
-from prismlib.lstm import dyck
-from prismlib.lstm.dyck_model import DyckLSTM, build_dyck_model, dyck_timescales
+from prismlib.lstm.iclr import dyck
+from prismlib.lstm.iclr.dyck_model import DyckLSTM, build_dyck_model, dyck_timescales
 
 
 def test_timescales_are_the_official_inverse_gamma_grid_longest_first():

@@ -1,4 +1,4 @@
-"""Training the Dyck-2 LSTMs (:mod:`prismlib.lstm.dyck_model`) as cached, resumable, seeded jobs.
+"""Training the Dyck-2 LSTMs (:mod:`prismlib.lstm.iclr.dyck_model`) as cached, resumable, seeded jobs.
 
 The official recipe (``experiments.py``, ``run_dyckn.py``): Adam, batches of 32 strings, one
 truncated-BPTT chunk of 200 steps per string (every string fits in it), gradient-norm clip 1,
@@ -47,8 +47,8 @@ from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_at
 from prismlib.claims import Gate
 from prismlib.devices import resolve_device, torch_threads
 from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
-from prismlib.lstm.dyck import DyckSplit, accuracy_by_distance, build_dataset, sequence_correct
-from prismlib.lstm.dyck_model import DYCK_MODELS, DyckLSTM, build_dyck_model
+from prismlib.lstm.iclr.dyck import DyckSplit, accuracy_by_distance, build_dataset, sequence_correct
+from prismlib.lstm.iclr.dyck_model import DYCK_MODELS, DyckLSTM, build_dyck_model
 from prismlib.profiles import DyckSettings
 from prismlib.progress import progress_bar
 from prismlib.stats import N_BOOT, Interval, mean_interval, paired_bootstrap, welch_difference
@@ -59,7 +59,7 @@ DYCK_RECIPE_VERSION = 1
 
 def dyck_data(s: DyckSettings) -> dict[str, DyckSplit]:
     """The profile's ``train`` / ``validation`` / ``test`` splits: one draw from ``s.data_seed``
-    (:func:`prismlib.lstm.dyck.build_dataset`, official grammar; distinct strings)."""
+    (:func:`prismlib.lstm.iclr.dyck.build_dataset`, official grammar; distinct strings)."""
     return build_dataset(np.random.default_rng(s.data_seed), s.n_train, s.n_validation, s.n_test, max_length=s.max_length)
 
 
@@ -134,7 +134,7 @@ class DyckHistory:
     Attributes:
         epochs: completed epochs; ``steps``: optimiser steps; ``seconds``: training time.
         train_loss, val_loss: mean loss per output on the epoch's batches and on validation.
-        val_accuracy: share of validation strings entirely right (:func:`~prismlib.lstm.dyck.sequence_correct`).
+        val_accuracy: share of validation strings entirely right (:func:`~prismlib.lstm.iclr.dyck.sequence_correct`).
         lr_scale: the rate of each epoch over the initial one.
         anneal: the annealed rule's state (``None`` without it).
         stop: why the run ended: ``rule`` (threshold or annealed rule), ``cap``, ``did not learn``
@@ -311,7 +311,8 @@ class DyckJob:
 
 def dyck_recipe_code() -> list[Any]:
     """The code that defines what a Dyck job trains (pinned beside :data:`DYCK_RECIPE_VERSION`)."""
-    from prismlib.lstm import dyck, dyck_model, timescales
+    from prismlib.lstm import timescales
+    from prismlib.lstm.iclr import dyck, dyck_model
 
     return [
         dyck.derive, dyck.sample_sequences, dyck.build_dataset, dyck.make_split, dyck.legal_next, dyck_model.DyckLSTM,
@@ -336,9 +337,9 @@ class DyckRun:
         return self.job.label
 
 
-def dyck_jobs(s: DyckSettings, profile: str, kinds: Sequence[str] = DYCK_MODELS) -> list[DyckJob]:
-    """One job per model kind and seed of ``s`` (kind-major)."""
-    return [DyckJob(kind, seed, s, profile) for kind in kinds for seed in s.seeds]
+def dyck_jobs(s: DyckSettings, profile_name: str, kinds: Sequence[str] = DYCK_MODELS) -> list[DyckJob]:
+    """One job per model kind and seed of ``s`` (kind-major), of the profile named ``profile_name``."""
+    return [DyckJob(kind, seed, s, profile_name) for kind in kinds for seed in s.seeds]
 
 
 def load_dyck_run(job: DyckJob, cache: Path | None = None, device: str = "auto") -> DyckRun:
@@ -355,7 +356,7 @@ def load_dyck_run(job: DyckJob, cache: Path | None = None, device: str = "auto")
 
 def trained_dyck(
     s: DyckSettings,
-    profile: str,
+    profile_name: str,
     executor: str | None = None,
     workers: int | None = None,
     device: str = "auto",
@@ -365,7 +366,7 @@ def trained_dyck(
 ) -> dict[tuple[str, int], DyckRun]:
     """``(kind, seed) -> DyckRun`` of every job of ``s``: missing ones train first (``data``:
     :func:`dyck_data` of ``s``, passed to every job; built by each job when ``None``)."""
-    jobs = dyck_jobs(s, profile, kinds)
+    jobs = dyck_jobs(s, profile_name, kinds)
     run_missing(jobs, executor, workers, cache, device, data=data)
     return {(j.kind, j.seed): load_dyck_run(j, cache, device) for j in jobs}
 
@@ -409,7 +410,7 @@ def correct_matrix(runs: Mapping[tuple[str, int], DyckRun], kind: str) -> np.nda
 def dyck_accuracy_table(
     runs: Mapping[tuple[str, int], DyckRun], longest: np.ndarray, edges: np.ndarray, n_boot: int = N_BOOT
 ) -> pd.DataFrame:
-    """Accuracy by longest distance of every run (:func:`prismlib.lstm.accuracy_by_distance`: an
+    """Accuracy by longest distance of every run (:func:`prismlib.lstm.iclr.accuracy_by_distance`: an
     interval over the bin's strings), one row per run and bin, with ``model`` and ``seed``."""
     frames = [
         accuracy_by_distance(r.test_correct, longest, edges, n_boot).assign(model=kind, seed=seed) for (kind, seed), r in runs.items()

@@ -1,0 +1,67 @@
+"""The settings classes (prismlib.profiles.schema): a schema without values, and the checks that
+refuse settings that cannot work (an LSTM schedule that cannot stop, an unknown optimizer, an
+empty MLM bucket)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from prismlib.profiles import get_profile
+from prismlib.profiles import schema as schema_module
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "prismlib" / "profiles"
+
+
+def test_the_schema_holds_classes_and_no_profile_values():
+    tree = ast.parse((PACKAGE / "schema.py").read_text())
+    loose = [
+        ast.unparse(node).splitlines()[0]
+        for node in tree.body
+        if not isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef))
+        and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+    ]
+    assert not loose, f"schema.py is the settings classes only; values go in a profile module: {loose}"
+    for cls in vars(schema_module).values():
+        if dataclasses.is_dataclass(cls) and cls.__module__ == schema_module.__name__:
+            nested = [f.name for f in dataclasses.fields(cls) if dataclasses.is_dataclass(f.default)]
+            assert not nested, f"{cls.__name__}: a default that is settings ({nested}) is a profile's value"
+
+
+LSTM = get_profile("smoke").lstm
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"decays": 0}, "decays must be >= 1"),
+        ({"decay_tolerance": 0.0}, "decay_tolerance must be > 0"),
+        ({"decay_factor": 1.0}, "decay_factor must be > 1"),
+        ({"epochs": 4, "min_rounds": 4}, r"cap \(epochs = 4 rounds\) must exceed min_rounds \(4\)"),
+        ({"checks_per_pass": 0}, "checks_per_pass must be >= 1"),
+        ({"average_last": 1}, "stops by its own rule"),
+    ],
+)
+def test_a_schedule_that_cannot_stop_is_refused_naming_the_setting(change, message):
+    with pytest.raises(ValueError, match=message):
+        LSTM.updated(**{"optimizer": "anneal", "average_last": 0, "min_rounds": 1, "epochs": 5, **change})
+
+
+def test_an_unknown_optimizer_is_refused():
+    with pytest.raises(ValueError, match="optimizer must be"):
+        LSTM.updated(optimizer="sgd")
+
+
+def test_profiles_refuse_a_bucket_that_is_empty_or_starts_before_rank_one():
+    from dataclasses import replace
+
+    s = get_profile("smoke").probe
+    assert s.mlm_buckets == ((1, 50), (51, 0)) and get_profile("paper").probe.mlm_buckets == ((1, 0),)
+    for bad in ((0, 10),), ((5, 4),), ():
+        with pytest.raises(ValueError, match="bucket"):
+            replace(s, mlm_buckets=bad)
+    assert replace(s, mlm_buckets=((3, 3), (4, 0))).mlm_buckets == ((3, 3), (4, 0))

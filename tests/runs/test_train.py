@@ -1,0 +1,34 @@
+"""``python -m prismlib train`` (prismlib.runs.train): a budget that is not a positive number of
+minutes, and jobs trained until converged behind a projection bar."""
+
+from __future__ import annotations
+
+import pytest
+from lstm.test_training_curves import TINY, _corpus, _long_job
+
+from prismlib import jobcache as jobs
+from prismlib import lstm
+from prismlib.lstm import job as lstm_job
+from prismlib.runs.train import main as train_main
+from prismlib.runs.train import projection
+
+
+@pytest.mark.usefixtures("one_torch_thread")  # (test_convergence.py ran it on one thread)
+def test_train_until_converged_runs_the_jobs_with_a_projection_bar(tmp_path):
+    from prismlib.runs.train import train_until_converged
+
+    corpus, job = _corpus(), _long_job()
+    ran = train_until_converged([job], "inline", 1, "cpu", {}, cache=tmp_path, poll=0.05, data=corpus)
+    assert ran == [job] and jobs.is_done(job, tmp_path)
+    done_tokens, total, seconds = projection([job], 1, tmp_path)
+    assert done_tokens == total == lstm_job.read_status(job, tmp_path)["tokens"] and seconds == 0
+    with pytest.raises(ValueError, match="until_converged settings"):
+        train_until_converged([lstm_job.Job(lstm.RunSpec(), TINY, "test")], "inline", 1, "cpu", {}, cache=tmp_path)
+
+
+@pytest.mark.parametrize("minutes", ["0", "-5", "nan"])
+def test_a_budget_that_is_not_a_positive_number_of_minutes_is_one_line(minutes, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train_main(["--profile", "smoke", "--minutes", minutes])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and "--minutes must be a positive number" in err
