@@ -32,3 +32,28 @@ def zipf_corpus(seed: int = 0) -> SimpleNamespace:
         valid=rng.choice(VOCAB, 250, p=p),
         test=rng.choice(VOCAB, 230, p=p),
     )
+
+
+def random_ids(n: int, seed: int = 0) -> np.ndarray:
+    """``n`` word ids drawn uniformly from the :data:`VOCAB` words (seeded)."""
+    return np.random.default_rng(seed).integers(0, VOCAB, n)
+
+
+MEMORY_VOCAB = 20
+
+
+def memory_model(forget_bias: float):
+    """A tiny 2-layer :class:`~prismlib.lstm.LSTMLM` over :data:`MEMORY_VOCAB` words whose memory
+    is known: all of layer 1's forget gates fixed at ``sigmoid(forget_bias)`` (input gates at
+    ``sigmoid(-forget_bias)``), no recurrence except through the cell state; in eval mode."""
+    import torch
+
+    from prismlib import lstm
+
+    torch.manual_seed(0)
+    model = lstm.LSTMLM(MEMORY_VOCAB, 6, 8, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
+    lstm.apply_timescales(list(model.rnns), [torch.full((8,), forget_bias), None], fixed=True)
+    with torch.no_grad():  # forget gate = its bias; no recurrence except through c
+        model.rnns[0].weight_ih_l0[8:16].zero_()
+        model.rnns[0].weight_hh_l0_raw.zero_()
+    return model.eval()

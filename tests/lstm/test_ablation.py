@@ -5,36 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from lstm_fixtures import MEMORY_VOCAB, memory_model
 
 from prismlib import lstm
 from prismlib.lstm import ablation as memory
-from prismlib.lstm import apply_timescales
 
-VOCAB = 20
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+VOCAB = MEMORY_VOCAB
 
 
-def _model(forget_bias: float) -> lstm.LSTMLM:
-    torch.manual_seed(0)
-    model = lstm.LSTMLM(VOCAB, 6, 8, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
-    # all of layer 1's forget gates at sigmoid(forget_bias); input gate at sigmoid(-forget_bias)
-    apply_timescales(list(model.rnns), [torch.full((8,), forget_bias), None], fixed=True)
-    with torch.no_grad():  # forget gate = its bias; no recurrence except through c
-        model.rnns[0].weight_ih_l0[8:16].zero_()
-        model.rnns[0].weight_hh_l0_raw.zero_()
-    return model.eval()
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def test_shape_and_memoryless_layer():
     ids = np.random.default_rng(0).integers(1, VOCAB, 400)
-    model = _model(-30.0)  # forget gate 0: layer 1's cell state is only the last word's
+    model = memory_model(-30.0)  # forget gate 0: layer 1's cell state is only the last word's
     changes = memory.cell_state_change(model, ids, n_contexts=5, length=12, replacement=0)
     assert changes.shape == (5, 2, 12)
     assert np.all(changes[:, 0, 0] > 1e-3)  # d = 1: the last word itself
@@ -44,8 +28,8 @@ def test_shape_and_memoryless_layer():
 
 def test_long_memory_layer_keeps_distant_words():
     ids = np.random.default_rng(1).integers(1, VOCAB, 400)
-    short = memory.cell_state_change(_model(-30.0), ids, n_contexts=4, length=12, replacement=0)
-    long_ = memory.cell_state_change(_model(8.0), ids, n_contexts=4, length=12, replacement=0)
+    short = memory.cell_state_change(memory_model(-30.0), ids, n_contexts=4, length=12, replacement=0)
+    long_ = memory.cell_state_change(memory_model(8.0), ids, n_contexts=4, length=12, replacement=0)
     assert long_[:, 0, 6:].mean() > 100 * short[:, 0, 6:].mean()
 
 
@@ -56,8 +40,8 @@ def test_ablation_changes_exactly_the_positions_whose_word_changes():
     ids = rng.integers(1, VOCAB, 400)
     ids[::3] = 0
     n, length, warmup = 4, 12, 100
-    changes = memory.cell_state_change(_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup, skip_same=False)
-    skipped = memory.cell_state_change(_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup)
+    changes = memory.cell_state_change(memory_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup, skip_same=False)
+    skipped = memory.cell_state_change(memory_model(8.0), ids, n, length, replacement=0, seed=5, warmup=warmup)
     starts = memory.context_starts(len(ids), n, length, seed=5, offset=warmup + 1)
     for k, start in enumerate(starts):
         for d in range(1, length + 1):
@@ -78,7 +62,7 @@ def test_ablation_changes_exactly_the_positions_whose_word_changes():
 
 def test_warmup_and_removal():
     ids = np.random.default_rng(3).integers(1, VOCAB, 400)
-    model = _model(-30.0)  # layer 1 keeps only the last word
+    model = memory_model(-30.0)  # layer 1 keeps only the last word
     cold = memory.cell_state_change(model, ids, 3, 10, replacement=0, warmup=0)
     warm = memory.cell_state_change(model, ids, 3, 10, replacement=0, warmup=50)
     assert not np.allclose(cold[:, 1], warm[:, 1])  # layer 2 carries the warm-up words
@@ -168,7 +152,7 @@ def test_untrained_control_and_control_gate(tmp_path):
 
     # controls explain an effect when they show it as strongly as the trained models
     ids = np.random.default_rng(5).integers(1, VOCAB, 600)
-    long_, short = _model(8.0), _model(0.0)
+    long_, short = memory_model(8.0), memory_model(0.0)
     c_long = memory.cell_state_change(long_, ids, 6, 10, replacement=0)
     c_short = memory.cell_state_change(short, ids, 6, 10, replacement=0)
 

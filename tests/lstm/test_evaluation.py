@@ -9,30 +9,20 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from lstm_fixtures import VOCAB
+from lstm_fixtures import VOCAB, random_ids
 
 from prismlib import lstm
 from prismlib.stats import ratio_difference
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def _ids(n: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, VOCAB, n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 @pytest.mark.parametrize("cutoffs", [(), (8, 20)])
 def test_token_nll_matches_direct_computation(cutoffs):
     torch.manual_seed(0)
-    rank = lstm.frequency_rank(np.bincount(_ids(500, 9), minlength=VOCAB)) if cutoffs else None
+    rank = lstm.frequency_rank(np.bincount(random_ids(500, 9), minlength=VOCAB)) if cutoffs else None
     model = lstm.LSTMLM(VOCAB, 6, 10, 3, cutoffs=cutoffs, rank=rank).eval()
-    ids = _ids(53)
+    ids = random_ids(53)
     nll = lstm.token_nll(model, ids, batch_size=2, bptt=5)
     assert nll.shape == (53,)
     n = 53 // 2
@@ -85,7 +75,7 @@ def test_predicted_mask_is_what_token_nll_predicts():
     torch.manual_seed(0)
     model = lstm.LSTMLM(VOCAB, 6, 10, 2).eval()
     for n, batch in [(53, 2), (60, 3), (41, 1)]:
-        nll = lstm.token_nll(model, _ids(n), batch_size=batch, bptt=4)
+        nll = lstm.token_nll(model, random_ids(n), batch_size=batch, bptt=4)
         np.testing.assert_array_equal(np.isfinite(nll), lstm.predicted_mask(n, batch))
     with pytest.raises(ValueError, match="too few"):
         lstm.predicted_mask(5, 4)
@@ -122,7 +112,7 @@ def test_perplexity_contrast():
 def test_forget_gate_means_match_a_step_by_step_lstm_cell():
     torch.manual_seed(0)
     model = lstm.LSTMLM(VOCAB, 6, 8, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0).eval()
-    ids = _ids(60, 4)
+    ids = random_ids(60, 4)
     means = lstm.forget_gate_means(model, ids, batch_size=1, bptt=7)  # one stream, state carried over chunks
     x = model.encoder.weight[torch.as_tensor(ids)][None]
     for layer, rnn in enumerate(model.rnns):

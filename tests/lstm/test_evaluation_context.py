@@ -6,30 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from lstm_fixtures import MEMORY_VOCAB, memory_model
 
 from prismlib import lstm
 from prismlib.lstm import apply_timescales
 
-VOCAB = 20
+VOCAB = MEMORY_VOCAB
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def _model(forget_bias: float) -> lstm.LSTMLM:
-    torch.manual_seed(0)
-    model = lstm.LSTMLM(VOCAB, 6, 8, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0)
-    # all of layer 1's forget gates at sigmoid(forget_bias); input gate at sigmoid(-forget_bias)
-    apply_timescales(list(model.rnns), [torch.full((8,), forget_bias), None], fixed=True)
-    with torch.no_grad():  # forget gate = its bias; no recurrence except through c
-        model.rnns[0].weight_ih_l0[8:16].zero_()
-        model.rnns[0].weight_hh_l0_raw.zero_()
-    return model.eval()
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def _copy_corpus(n: int = 4000, period: int = 7, seed: int = 0) -> np.ndarray:
@@ -62,7 +47,7 @@ def test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one
     gate = lstm.context_use_gate("copy model", used)
     assert used.effect < 0 and gate.passed and "reset every 5" in gate.name
     # a memoryless model (forget gate 0, no recurrence) predicts the same with and without its past
-    blind = _model(-30.0)
+    blind = memory_model(-30.0)
     for layer in blind.rnns:
         with torch.no_grad():
             layer.weight_hh_l0_raw.zero_()
@@ -73,7 +58,7 @@ def test_context_use_gate_passes_for_a_model_that_uses_context_and_fails_for_one
 
 def test_reset_every_predicts_the_same_positions_and_one_word_resets_everything():
     ids = np.random.default_rng(4).integers(1, VOCAB, 300)
-    model = _model(8.0)
+    model = memory_model(8.0)
     full = lstm.token_nll(model, ids, 4, 10)
     reset = lstm.token_nll(model, ids, 4, 10, reset_every=5)
     np.testing.assert_array_equal(np.isnan(full), np.isnan(reset))

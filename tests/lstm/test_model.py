@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from lstm_fixtures import VOCAB, tiny_lstm
+from lstm_fixtures import VOCAB, random_ids, tiny_lstm
 
 from prismlib import lstm
 from prismlib.lstm import forget_gate_biases
@@ -14,16 +14,7 @@ from prismlib.lstm import forget_gate_biases
 TINY = tiny_lstm(optimizer="ntasgd", curve_every=2, curve_tokens=1000, epochs=2, steps_per_epoch=3, cutoffs=(), average_last=0)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def _ids(n: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, VOCAB, n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def _fixed_entries(model: lstm.LSTMLM) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -41,7 +32,7 @@ def test_fixed_biases_stay_bit_identical_under_weight_decay(optimizer):
         "adam": lambda p: torch.optim.Adam(p, lr=0.05, weight_decay=0.1),
         "asgd": lambda p: torch.optim.ASGD(p, lr=1.0, t0=0, lambd=0.0, weight_decay=0.1),
     }[optimizer](model.parameters())
-    x = torch.as_tensor(_ids(4 * 9)).view(4, 9)
+    x = torch.as_tensor(random_ids(4 * 9)).view(4, 9)
     for _ in range(5):
         out = model(x[:, :-1])
         loss = model.nll(out.last_dropped, x[:, 1:]).mean()
@@ -62,7 +53,7 @@ def test_initialised_biases_do_train():
     model = lstm.build_model(lstm.RunSpec("layerwise", 20.0, fixed=False), VOCAB, TINY)
     b0 = forget_gate_biases(list(model.rnns))
     opt = torch.optim.SGD(model.parameters(), lr=1.0)
-    x = torch.as_tensor(_ids(40)).view(4, 10)
+    x = torch.as_tensor(random_ids(40)).view(4, 10)
     out = model(x[:, :-1])
     model.nll(out.last_dropped, x[:, 1:]).mean().backward()
     opt.step()
@@ -73,7 +64,7 @@ def test_initialised_biases_do_train():
 def test_uses_fused_lstm_kernel(fixed):
     model = lstm.build_model(lstm.RunSpec("gradient", 20.0, fixed=fixed), VOCAB, TINY)
     model.train()
-    x = torch.as_tensor(_ids(4 * 12)).view(4, 12)
+    x = torch.as_tensor(random_ids(4 * 12)).view(4, 12)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         model.log_probs(model(x).last_dropped).sum().backward()
     names = [e.name for e in prof.events()]
@@ -83,7 +74,7 @@ def test_uses_fused_lstm_kernel(fixed):
 
 def test_weight_drop_is_random_in_training_and_off_in_eval():
     model = lstm.LSTMLM(VOCAB, 6, 10, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0.5)
-    x = torch.as_tensor(_ids(2 * 7)).view(2, 7)
+    x = torch.as_tensor(random_ids(2 * 7)).view(2, 7)
     torch.manual_seed(0)
     a, b = model(x).last_dropped, model(x).last_dropped
     assert not torch.allclose(a, b)
@@ -94,12 +85,12 @@ def test_weight_drop_is_random_in_training_and_off_in_eval():
 
 
 def test_adaptive_softmax_is_normalised_tied_and_frequency_ordered():
-    counts = np.bincount(_ids(500, 9), minlength=VOCAB)
+    counts = np.bincount(random_ids(500, 9), minlength=VOCAB)
     rank = lstm.frequency_rank(counts)
     assert counts[rank.argsort().numpy()].tolist() == sorted(counts, reverse=True)  # rank 0 = most frequent
     torch.manual_seed(0)
     model = lstm.LSTMLM(VOCAB, 6, 10, 2, dropout=0, dropouth=0, dropouti=0, dropoute=0, wdrop=0, cutoffs=(8, 20), rank=rank)
-    x = torch.as_tensor(_ids(2 * 9)).view(2, 9)
+    x = torch.as_tensor(random_ids(2 * 9)).view(2, 9)
     logp = model.log_probs(model(x).last_dropped)
     torch.testing.assert_close(logp.exp().sum(-1), torch.ones(2, 9))
     # tied: the input embedding of word w is its output row (head row or cluster row, by rank)
@@ -119,7 +110,7 @@ def test_each_freeze_convention_freezes_exactly_its_entries_and_keeps_the_fused_
     spec = lstm.RunSpec("layerwise", 20.0, fixed=True, seed=0, freeze=freeze)
     model = lstm.build_model(spec, VOCAB, TINY)
     model.train()
-    x = torch.as_tensor(_ids(4 * 12)).view(4, 12)
+    x = torch.as_tensor(random_ids(4 * 12)).view(4, 12)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         model.nll(model(x[:, :-1]).last_dropped, x[:, 1:]).mean().backward()
     names = [e.name for e in prof.events()]

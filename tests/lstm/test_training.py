@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from lstm_fixtures import VOCAB, tiny_lstm
+from lstm_fixtures import VOCAB, random_ids, tiny_lstm
 
 from prismlib import lstm
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
@@ -15,20 +15,11 @@ from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
 TINY = tiny_lstm(optimizer="ntasgd", curve_every=2, curve_tokens=1000, epochs=2, steps_per_epoch=3, cutoffs=(), average_last=0)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
-def _ids(n: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, VOCAB, n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def test_training_resumes_exactly_from_checkpoint(tmp_path):
-    train, valid = _ids(600, 1), _ids(200, 2)
+    train, valid = random_ids(600, 1), random_ids(200, 2)
     one = TINY.updated(epochs=1)
     ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY)
     hist_ref = lstm.train_lm(ref, train, valid, TINY, seed=3)
@@ -58,7 +49,7 @@ def test_seed_k_of_every_model_draws_the_same_data_order_and_dropout_masks(monke
         return out
 
     monkeypatch.setattr(lstm_model, "locked_dropout", recorded)
-    train, valid = _ids(600, 1), _ids(200, 2)
+    train, valid = random_ids(600, 1), random_ids(200, 2)
     s = TINY.updated(dropout=0.3, dropouth=0.3, dropouti=0.3, epochs=1)
     seen = {}
     for spec in (
@@ -77,7 +68,7 @@ def test_seed_k_of_every_model_draws_the_same_data_order_and_dropout_masks(monke
 
 
 def test_average_last_switches_to_asgd_for_the_final_epochs():
-    train, valid = _ids(600, 1), _ids(200, 2)
+    train, valid = random_ids(600, 1), random_ids(200, 2)
     s = TINY.updated(optimizer="ntasgd", lr=1.0, epochs=3, average_last=1)
     hist = lstm.train_lm(lstm.build_model(lstm.RunSpec(), VOCAB, s), train, valid, s, seed=0)
     assert hist.asgd_from == 2  # switched after epoch 2: epoch 3 averages
@@ -102,7 +93,7 @@ ANNEAL = tiny_lstm(
 
 @pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
 def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(tmp_path):
-    train, valid = _ids(800, 1), _ids(200, 2)
+    train, valid = random_ids(800, 1), random_ids(200, 2)
     ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
     hist_ref = lstm.train_lm(ref, train, valid, ANNEAL, seed=3)
     # a 50% tolerance: every round after the first is a failure, so 2 decays then a stop
@@ -127,7 +118,7 @@ def test_an_annealed_run_stops_by_rule_keeps_the_best_model_and_resumes_exactly(
 
 @pytest.mark.usefixtures("one_torch_thread")  # restored after the module: no state left behind
 def test_the_bigram_guard_holds_the_rate_of_a_model_that_has_not_beaten_it():
-    train, valid = _ids(800, 1), _ids(200, 2)
+    train, valid = random_ids(800, 1), random_ids(200, 2)
     model = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, ANNEAL)
     hist = lstm.train_lm(model, train, valid, ANNEAL, seed=3, learn_below=1.0)  # no model beats perplexity 1
     assert hist.stop_reason == DID_NOT_LEARN and hist.anneal.decayed_at == () and set(hist.lr_scale) == {1.0}

@@ -7,7 +7,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
 
 from lstm.test_convergence import TOKENS, _power
 from lstm.test_training_curves import TINY, _corpus
@@ -17,13 +16,7 @@ from prismlib.lstm import convergence as cv
 from prismlib.lstm import summaries, verdicts
 from prismlib.stats import Interval
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
