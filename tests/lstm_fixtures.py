@@ -34,6 +34,17 @@ def zipf_corpus(seed: int = 0) -> SimpleNamespace:
     )
 
 
+def uniform_corpus() -> SimpleNamespace:
+    """A :data:`VOCAB`-word corpus (train 600, valid 200, test 200 tokens) drawn uniformly (seed 0)."""
+    rng = np.random.default_rng(0)
+    return SimpleNamespace(
+        vocab=[str(i) for i in range(VOCAB)],
+        train=rng.integers(0, VOCAB, 600),
+        valid=rng.integers(0, VOCAB, 200),
+        test=rng.integers(0, VOCAB, 200),
+    )
+
+
 def random_ids(n: int, seed: int = 0) -> np.ndarray:
     """``n`` word ids drawn uniformly from the :data:`VOCAB` words (seeded)."""
     return np.random.default_rng(seed).integers(0, VOCAB, n)

@@ -8,12 +8,11 @@ import json
 import math
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
-from lstm_fixtures import VOCAB, tiny_lstm
+from lstm_fixtures import tiny_lstm, uniform_corpus
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
@@ -25,16 +24,6 @@ from prismlib.lstm import training
 TINY = tiny_lstm(optimizer="ntasgd", average_last=1, curve_every=2, curve_tokens=1000, epochs=2, steps_per_epoch=3, cutoffs=(10, 20))
 
 
-def _corpus() -> SimpleNamespace:
-    rng = np.random.default_rng(0)
-    return SimpleNamespace(
-        vocab=[str(i) for i in range(VOCAB)],
-        train=rng.integers(0, VOCAB, 600),
-        valid=rng.integers(0, VOCAB, 200),
-        test=rng.integers(0, VOCAB, 200),
-    )
-
-
 def _job(seed: int = 1, variant: str = "layer2", T: float | None = 5.0) -> lstm_job.Job:
     return lstm_job.Job(lstm.RunSpec(variant, T, fixed=T is not None, seed=seed), TINY, "test")
 
@@ -44,7 +33,7 @@ def _weights(folder: str) -> dict[str, torch.Tensor]:
 
 
 def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
-    corpus = _corpus()
+    corpus = uniform_corpus()
     runs = lstm_job.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)
     run = runs[_job().spec]
     h = run.model.sizes[1]
@@ -67,7 +56,7 @@ def test_two_jobs_in_parallel_workers_match_inline(tmp_path):
     """Bit for bit: each worker trains with one torch thread (``run_pool``), and so does the
     inline run here, so both are the same computation on this machine (with another thread
     count a matrix product may sum in another order)."""
-    corpus, both = _corpus(), [_job(seed=1), _job(seed=2, variant="baseline", T=None)]
+    corpus, both = uniform_corpus(), [_job(seed=1), _job(seed=2, variant="baseline", T=None)]
     ran = jobs.run_missing(both, "local", workers=2, cache=tmp_path / "pool", data=corpus)
     assert ran == both
     with torch_threads(1):
@@ -80,7 +69,7 @@ def test_two_jobs_in_parallel_workers_match_inline(tmp_path):
 
 
 def test_interrupted_job_resumes_to_the_same_weights(tmp_path, monkeypatch):
-    corpus, job = _corpus(), _job(seed=3)
+    corpus, job = uniform_corpus(), _job(seed=3)
     straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
     saves = []
     real_save = training.save_atomic
@@ -108,7 +97,7 @@ def test_interrupted_job_resumes_to_the_same_weights(tmp_path, monkeypatch):
 @pytest.mark.parametrize("cluster", ["debug", "local"])
 def test_slurm_path_through_submitit(tmp_path, cluster):
     pytest.importorskip("submitit")
-    corpus, job = _corpus(), _job(seed=4)
+    corpus, job = uniform_corpus(), _job(seed=4)
     ran = jobs.run_missing([job], "slurm", cache=tmp_path, data=corpus, slurm={"cluster": cluster, "timeout_min": 5})
     assert ran == [job] and jobs.is_done(job, tmp_path)
     assert (tmp_path / "submitit").is_dir()
@@ -118,11 +107,11 @@ def test_bad_executor_and_untrained_job_are_named(tmp_path):
     with pytest.raises(ValueError, match="executor must be one of"):
         jobs.run_missing([_job()], "threads", cache=tmp_path)
     with pytest.raises(FileNotFoundError, match="has not been trained"):
-        lstm_job.load_run(_job(), cache=tmp_path, corpus=_corpus())
+        lstm_job.load_run(_job(), cache=tmp_path, corpus=uniform_corpus())
 
 
 def test_a_truncated_or_bit_flipped_done_checkpoint_is_moved_aside_and_the_job_retrains(tmp_path, capsys):
-    corpus, job = _corpus(), _job(seed=4)
+    corpus, job = uniform_corpus(), _job(seed=4)
     first = _weights(jobs.run_job(job, tmp_path, "cpu", False, corpus))
     folder = jobs.job_dir(job, tmp_path)
     for damage in ("truncate", "flip"):
@@ -145,7 +134,7 @@ def test_a_truncated_or_bit_flipped_done_checkpoint_is_moved_aside_and_the_job_r
 
 
 def test_a_spec_json_that_does_not_match_its_folder_is_moved_aside(tmp_path, capsys):
-    corpus, job = _corpus(), _job(seed=5)
+    corpus, job = uniform_corpus(), _job(seed=5)
     jobs.run_job(job, tmp_path, "cpu", False, corpus)
     folder = jobs.job_dir(job, tmp_path)
     spec = json.loads((folder / "spec.json").read_text())
@@ -157,7 +146,7 @@ def test_a_spec_json_that_does_not_match_its_folder_is_moved_aside(tmp_path, cap
 
 
 def test_a_corrupt_partial_checkpoint_starts_the_job_over(tmp_path, monkeypatch, capsys):
-    corpus, job = _corpus(), _job(seed=3)
+    corpus, job = uniform_corpus(), _job(seed=3)
     straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
     real_save = training.save_atomic
 
@@ -181,7 +170,7 @@ def test_a_corrupt_partial_checkpoint_starts_the_job_over(tmp_path, monkeypatch,
 def test_two_processes_asking_for_the_same_job_train_it_once(tmp_path):
     import threading
 
-    corpus, calls, barrier = _corpus(), [], threading.Barrier(2)
+    corpus, calls, barrier = uniform_corpus(), [], threading.Barrier(2)
 
     @dataclasses.dataclass(frozen=True)
     class Counted(lstm_job.Job):
@@ -214,11 +203,11 @@ def test_a_run_that_may_not_train_stops_naming_the_command_that_trains(tmp_path,
         match=r"1 model\(s\) are not in the cache .*layer2 X=5 \(fixed\) seed 1.*"
         r"`python -m prismlib train --profile test`",
     ):
-        jobs.run_missing([_job()], "inline", cache=tmp_path, data=_corpus())
+        jobs.run_missing([_job()], "inline", cache=tmp_path, data=uniform_corpus())
 
 
 def test_an_entry_cached_before_digests_is_adopted_when_it_loads_and_moved_aside_when_it_does_not(tmp_path, capsys):
-    corpus, job = _corpus(), _job(seed=8)
+    corpus, job = uniform_corpus(), _job(seed=8)
     jobs.run_job(job, tmp_path, "cpu", False, corpus)
     folder = jobs.job_dir(job, tmp_path)
     side = folder / "done.pt.sha256"

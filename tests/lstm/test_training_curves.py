@@ -5,12 +5,11 @@ an open-ended run (until converged) that stops at the model gate and resumes its
 from __future__ import annotations
 
 import pickle
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
-from lstm_fixtures import VOCAB, tiny_lstm
+from lstm_fixtures import VOCAB, tiny_lstm, uniform_corpus
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
@@ -25,16 +24,6 @@ TINY = tiny_lstm(optimizer="ntasgd", average_last=1, epochs=2, steps_per_epoch=3
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
-def _corpus() -> SimpleNamespace:
-    rng = np.random.default_rng(0)
-    return SimpleNamespace(
-        vocab=[str(i) for i in range(VOCAB)],
-        train=rng.integers(0, VOCAB, 600),
-        valid=rng.integers(0, VOCAB, 200),
-        test=rng.integers(0, VOCAB, 200),
-    )
-
-
 def test_old_histories_load_without_curves():
     old = training.TrainHistory(epochs=2, val_ppl=[300.0, 200.0], tokens=10)
     for name in ("steps", "epoch_tokens", "curve_tokens", "curve_ppl", "snapshots", "curve_source"):
@@ -44,7 +33,7 @@ def test_old_histories_load_without_curves():
 
 
 def test_training_records_the_curve_and_the_half_budget_snapshot_without_changing_the_weights():
-    corpus, s = _corpus(), TINY.updated(epochs=4, curve_every=2)
+    corpus, s = uniform_corpus(), TINY.updated(epochs=4, curve_every=2)
     spec = lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)
     a = lstm.build_model(spec, VOCAB, s)
     hist = lstm.train_lm(a, corpus.train, corpus.valid, s, seed=1, progress=False, test_ids=corpus.test)
@@ -80,7 +69,7 @@ def _long_job() -> lstm_job.Job:
 
 
 def test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate(tmp_path):
-    corpus, job = _corpus(), _long_job()
+    corpus, job = uniform_corpus(), _long_job()
     jobs.run_job(job, tmp_path, "cpu", False, corpus)
     hist = torch.load(jobs.job_dir(job, tmp_path) / "done.pt", weights_only=False)["history"]
     assert 1 < hist.epochs < LONG.epochs
@@ -95,7 +84,7 @@ def test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate(tmp
 
 @pytest.mark.slow
 def test_a_resumed_until_converged_run_continues_its_curve(tmp_path, monkeypatch):
-    corpus, job = _corpus(), _long_job()
+    corpus, job = uniform_corpus(), _long_job()
     straight = jobs.run_job(job, tmp_path / "straight", "cpu", False, corpus)
     real_save, saves = training.save_atomic, []
 
