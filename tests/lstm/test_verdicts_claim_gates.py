@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from lstm_fixtures import uniform_corpus
 
 from lstm.test_convergence import TOKENS, _power
-from lstm.test_training_curves import TINY, _corpus
+from lstm.test_training_curves import TINY
 from prismlib import lstm, paths
 from prismlib.claims import effect_stability_gate
 from prismlib.lstm import convergence as cv
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 def test_claim_gates_and_the_learning_curve_table(tmp_path, monkeypatch):
     monkeypatch.setenv(paths.OUTPUT_ENV, str(tmp_path))
-    corpus = _corpus()
+    corpus = uniform_corpus()
     specs = [lstm.RunSpec(seed=1), lstm.RunSpec("layer2", 5.0, fixed=True, seed=1)]
     runs = lstm.trained(specs, TINY.updated(epochs=4), "test", executor="inline", cache=tmp_path, corpus=corpus)
     end = lstm.seed_means(runs, lambda s: s.label, "baseline")

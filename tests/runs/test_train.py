@@ -4,7 +4,8 @@ minutes, and jobs trained until converged behind a projection bar."""
 from __future__ import annotations
 
 import pytest
-from lstm.test_training_curves import TINY, _corpus, _long_job
+from lstm.test_training_curves import TINY, _long_job
+from lstm_fixtures import uniform_corpus
 
 from prismlib import jobcache as jobs
 from prismlib import lstm
@@ -17,7 +18,7 @@ from prismlib.runs.train import projection
 def test_train_until_converged_runs_the_jobs_with_a_projection_bar(tmp_path):
     from prismlib.runs.train import train_until_converged
 
-    corpus, job = _corpus(), _long_job()
+    corpus, job = uniform_corpus(), _long_job()
     ran = train_until_converged([job], "inline", 1, "cpu", {}, cache=tmp_path, poll=0.05, data=corpus)
     assert ran == [job] and jobs.is_done(job, tmp_path)
     done_tokens, total, seconds = projection([job], 1, tmp_path)
