@@ -432,7 +432,9 @@ specialisation_table(specialisation).round(2)
 # scale (a column of the matrix above). The claim tested, in each MLM bucket: MLM's
 # profile is nearer part of speech's than dialog acts' and topic's, with $d$ the
 # Euclidean distance between two profiles:
-# $\min(d(\text{MLM}, \text{swda}), d(\text{MLM}, \text{topic})) - d(\text{MLM}, \text{pos}) > 0$.
+# $\min(d(\text{MLM}, \text{swda}), d(\text{MLM}, \text{topic})) - d(\text{MLM}, \text{pos}) >$
+# `PROFILE_GAP` (0.25 score units, a prior fixed before the run: a sign test alone would
+# credit any difference, however small).
 # The four tasks have different test sets, so each task's test units are resampled on
 # their own (one resample for all five bands of a task), and the interval is the 2.5-97.5%
 # range of the statistic over the joint draws (`prismlib.probing.nearer_profile`). The

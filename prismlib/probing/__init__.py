@@ -139,6 +139,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DC_TASKS",
         "TASK_PHRASES",
         "PROFILE_TASKS",
+        "PROFILE_GAP",
         "DC_READING",
         "task_phrase",
         "masked_lm_gate",

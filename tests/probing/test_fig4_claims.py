@@ -15,6 +15,7 @@ from prismlib.probing import (
     DC_READING,
     MAJORITY,
     MASKED_LM_PREMISE,
+    PROFILE_GAP,
     Features,
     ProbeComparison,
     ProbeRuns,
@@ -85,7 +86,7 @@ PAPER_PATTERN = {  # task -> rates: every claim of the paper (and our DC control
     "topic": {"ORIG": 0.5, "LOW": 0.9, DC: 0.6, "MID-LOW": 0.3, "MID": 0.25, "MID-HIGH": 0.2, "HIGH": 0.15, MAJORITY: 0.05},
     "pos": {"ORIG": 0.95, "LOW": 0.2, "MID-LOW": 0.3, "MID": 0.35, "MID-HIGH": 0.5, "HIGH": 0.8, MAJORITY: 0.1},
     "swda": {"ORIG": 0.6, "LOW": 0.3, DC: 0.2, "MID-LOW": 0.4, "MID": 0.6, "MID-HIGH": 0.45, "HIGH": 0.35, MAJORITY: 0.1},
-    "mlm 1-500": {"ORIG": 0.7, "LOW": 0.2, "MID-LOW": 0.25, "MID": 0.3, "MID-HIGH": 0.35, "HIGH": 0.5, MAJORITY: 0.05},
+    "mlm 1-500": {"ORIG": 0.7, "LOW": 0.12, "MID-LOW": 0.2, "MID": 0.25, "MID-HIGH": 0.35, "HIGH": 0.55, MAJORITY: 0.05},
 }
 
 
@@ -135,7 +136,7 @@ def test_every_claim_of_notebook_02_in_its_order(paper):
     ]
     assert [[t.describe() for t in c.tests] for c in paper[:10]] == [
         ["LOW - MID-LOW > 1"], ["LOW - ORIG > 1"], ["LOW - DC > 1"], ["HIGH - MID-HIGH > 1"], ["HIGH - ORIG < -1"],
-        ["MID - MID-HIGH > 1"], ["|MID - ORIG| < 5"], ["LOW - DC > 1"], ["HIGH - MID-HIGH > 1"], [f"{PROFILE_LABEL} > 0"],
+        ["MID - MID-HIGH > 1"], ["|MID - ORIG| < 5"], ["LOW - DC > 1"], ["HIGH - MID-HIGH > 1"], [f"{PROFILE_LABEL} > {PROFILE_GAP:g}"],
     ]  # fmt: skip
     assert all(c.notebook == "02" and c.unit == "points" for c in paper[:9]) and paper[9].unit == "score distance"
     assert paper[-1].unit == "score (0 majority, 1 ORIG)"
@@ -226,7 +227,8 @@ def test_mlm_with_topics_band_profile_is_not_nearest_part_of_speech():
     like_topic = claims_of(**{"mlm 1-500": PAPER_PATTERN["topic"]})[9]
     assert like_topic.tests[0].interval.high < 0 and like_topic.verdict == "not held"
     like_pos = claims_of(**{"mlm 1-500": PAPER_PATTERN["pos"]})[9]
-    assert like_pos.tests[0].interval.low > 0.2 and like_pos.verdict == "held"
+    assert like_pos.tests[0].interval.low > PROFILE_GAP and like_pos.verdict == "held"
+    assert like_pos.tests[0].threshold == PROFILE_GAP > 0  # "most similar" needs a stated gap, not just the sign
     assert like_pos.win_gates == ()  # no band is credited: the profile as a whole is compared
 
 
