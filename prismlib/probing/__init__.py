@@ -149,6 +149,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "gate_and_control_runs",
         "MATCHED_SMOOTH_CONDITIONS",
         "MATCHED_HAAR_CONDITIONS",
+        "ENERGY_TWIN_CONDITIONS",
+        "energy_twin_condition",
         "beyond_features",
     ),
     "spectral_profiles": (
