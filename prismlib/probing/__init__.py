@@ -14,6 +14,7 @@ study             notebook 02's procedures: probe a task, the measured choices
 fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
 learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
 spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
+beyond_claims     notebook 09's claims per task: matched bands, energy twins, the learned gate
 ================= =================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.probing import
@@ -160,6 +161,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "runs_gate",
         "spread_gate",
         "smoothed_profile",
+    ),
+    "beyond_claims": (
+        "PipelineCheck",
+        "pipeline_check",
+        "matched_band_claim",
+        "learned_gate_claims",
+        "task_claims",
     ),
 }
 
