@@ -32,8 +32,9 @@ The rules every claim follows:
   when the whole interval lies inside the margin, ``not held`` when it lies outside).
 * **Gate what decides the verdict.** ``gates`` must pass for any verdict; ``win_gates``
   belong to the conditions a ``held`` verdict would credit (a probe at the majority class
-  can lose a comparison but never win one): a failed win gate turns ``held`` into
-  ``not testable`` and leaves the other verdicts as they are.
+  can lose a comparison but never win one), or to a premise only a ``held`` verdict leans on
+  (notebook 09: the all-pass control's check where that control is the rival): a failed win
+  gate turns ``held`` into ``not testable`` and leaves the other verdicts as they are.
 * **Enough independent units.** A test whose interval resamples fewer than
   :data:`MIN_UNITS` independent test units makes the claim ``not testable``, the count named.
 * **Controls and models.** A row names the model that produced it (``model``) and, where
@@ -203,8 +204,9 @@ class Claim:
         gates: sanity checks; one failure makes the claim ``not testable``.
         unit: unit of the effect (``"points"``, ``"ppl"``, ...).
         win_gates: checks of the conditions a ``held`` verdict would credit (e.g. the
-            claimed best band above the majority class): a failure turns ``held`` into
-            ``not testable``; ``not held`` and ``inside noise`` stand.
+            claimed best band above the majority class), or of a premise only a ``held``
+            verdict leans on: a failure turns ``held`` into ``not testable``; ``not held``
+            and ``inside noise`` stand.
         model: the model that produced the numbers (e.g. ``"all-MiniLM-L6-v2"``, not the
             paper's BERT, at cpu scale).
         control: whether a control accounts for the effect (e.g. "the untrained prism
@@ -278,7 +280,7 @@ class Claim:
             gate = "passed: " + "; ".join(g.name for g in (*self.gates, *self.win_gates) if g.passed)
             lost = [str(g) for g in self.win_gates if not g.passed]
             if lost:
-                gate += "; failed, not deciding (a condition that cannot win lost): " + "; ".join(lost)
+                gate += "; failed, not deciding (a win gate takes away only a held verdict): " + "; ".join(lost)
         else:
             gate = ""
         test = t.describe()

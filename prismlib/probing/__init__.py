@@ -16,6 +16,7 @@ study             notebook 02's procedures: probe a task, the measured choices
 fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
 learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
 spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
+beyond_claims     notebook 09's claims per task: matched bands, energy twins, the learned gate
 ================= =================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.probing import
@@ -162,6 +163,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "gate_and_control_runs",
         "MATCHED_SMOOTH_CONDITIONS",
         "MATCHED_HAAR_CONDITIONS",
+        "ENERGY_TWIN_CONDITIONS",
+        "energy_twin_condition",
         "beyond_features",
     ),
     "spectral_profiles": (
@@ -171,6 +174,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "runs_gate",
         "spread_gate",
         "smoothed_profile",
+    ),
+    "beyond_claims": (
+        "PipelineCheck",
+        "pipeline_check",
+        "matched_band_claim",
+        "learned_gate_claims",
+        "task_claims",
     ),
 }
 

@@ -107,7 +107,7 @@ def test_a_condition_that_cannot_win_is_not_credited_but_can_lose():
     only_wins = claim(Test(iv(3.0, 1.0, 5.0)), win_gates=(Gate("HIGH probe beats the majority class", True),))
     assert only_wins.row()["gate"] == "passed: HIGH probe beats the majority class"
     assert loses.row()["gate"] == (
-        "passed: ; failed, not deciding (a condition that cannot win lost): HIGH probe beats "
+        "passed: ; failed, not deciding (a win gate takes away only a held verdict): HIGH probe beats "
         "the majority class (HIGH 14.1% vs majority 14.1%)"
     )
     passed = claim(
