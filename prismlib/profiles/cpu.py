@@ -86,6 +86,12 @@ def get_config() -> Profile:
             # threads=None: the notebook process encodes and scores with both cores (the arms train in
             # single-thread processes of their own; meanwhile the notebook waits)
             span=(200, 300), eval_inputs=64, eval_stride=510, eval_batch=8, bootstrap=1000, threads=None,
+            # Three training seeds of every trained arm (the seeds rule's minimum, the paper's 3 trials);
+            # seed 0 is the one the 51.5-minute run of 937c898 trained. Each seed adds a masking of the
+            # training inputs through the frozen layers (about a minute), the three arms' training
+            # (about 30 minutes on 2 cores), 8 more models to encode (about 4.5 minutes) and 12 more
+            # conditions to probe per task (about 7 minutes); docs/benchmarks.md gives the estimate.
+            seeds=(0, 1, 2),
         ),
         # Notebooks 05-08 (work B): the model chosen by the recipe study (benchmarks/lstm_budget.py
         # study): 3 layers 96/96/96, embeddings tied to the adaptive softmax (cutoffs 2000/6000),

@@ -388,6 +388,12 @@ class PrismSettings(Nested):
         eval_stride: wordpieces between the starts of consecutive Fig. 5 inputs of an article.
         eval_batch: inputs per forward pass in the Fig. 5 evaluation.
         bootstrap: bootstrap resamples of the Fig. 5 intervals.
+        seeds: training seeds of every trained arm (:mod:`prismlib.prism.seeds`): seed ``s``
+            of an arm has its own MLM-head initialisation, head warm-up order, data order,
+            masks and dropout, and shares them with seed ``s`` of every other arm (the arms
+            are paired by seed). The first is the one an arm job had before seeds existed
+            (the profile's ``seed``), so its key did not move. A contrast between trained
+            arms needs :data:`prismlib.claims.MIN_SEEDS` of them (the paper: 3 trials).
         threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
             shared cores one thread is faster).
     """
@@ -401,7 +407,12 @@ class PrismSettings(Nested):
     eval_stride: int
     eval_batch: int
     bootstrap: int
+    seeds: tuple[int, ...]
     threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds) or min(self.seeds) < 0:
+            raise ValueError(f"seeds must be distinct integers >= 0, at least one, got {self.seeds}")
 
 
 @dataclass(frozen=True)
