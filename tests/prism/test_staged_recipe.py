@@ -336,7 +336,7 @@ def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_
     )
     data = continued.Section4Data(_inputs(6), _inputs(3, seed=1))
     if recipe != "full":
-        data.states = str(_cache(_tiny(0), tmp_path, start=2, versions=1).folder)
+        data.states = {0: str(_cache(_tiny(0), tmp_path, start=2, versions=1).folder)}
     if recipe == "stop":
         data.stop = _inputs(4, seed=9)
         data.stop_states = str(_stop(_tiny(0), tmp_path, AnnealRule(2.0, 0.01, 1, 0, 2)).heldout.folder)
@@ -352,3 +352,30 @@ def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_
     if recipe == "stop" and "previous" in done:  # the earlier checkpoint is scored like the final one
         assert done["record"]["heldout_previous"][0].shape == (3,)
     assert ("heldout_head" in done["record"]) == (recipe != "full")
+
+
+def test_each_seeds_arm_job_reads_its_own_seeds_maskings(tmp_path, monkeypatch):
+    """Training seeds: seed s's job trains on seed s's cached maskings (its own masks), and one
+    whose maskings were not built says so rather than reading another seed's."""
+    import prismlib.prism.mlm_training
+
+    monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
+    opened = []
+    monkeypatch.setattr(continued, "open_state_cache", lambda folder: opened.append(folder) or C.open_state_cache(folder))
+    S = get_profile("smoke").prism.updated(
+        steps=2, batch_size=2, train_layers=1, head_epochs=1, head_batch=8, eval_batch=2, checkpoint_every=1, stop_articles=0
+    )
+    caches = {
+        s: C.build_state_cache(_tiny(0), _inputs(6), 2, 1, s, SPECIAL, MASK, VOCAB, tmp_path / f"states-{s}", batch_size=4, progress=False)
+        for s in (0, 1)
+    }
+    assert not np.array_equal(caches[0].labels, caches[1].labels)  # each seed masks other tokens
+    data = continued.Section4Data(_inputs(6), _inputs(3, seed=1), states={0: str(caches[0].folder)})
+    job = continued.ArmJob("prism", "tiny", "test", 1, S, data.digest())
+    assert job.key != continued.ArmJob("prism", "tiny", "test", 0, S, data.digest()).key
+    with pytest.raises(RuntimeError, match=r"no frozen-state cache of training seed 1 \(built: \[0\]\)"):
+        job.train(tmp_path / "job", torch.device("cpu"), False, data)
+    data.states[1] = str(caches[1].folder)
+    opened.clear()
+    jobs.run_job(job, tmp_path / "cache", "cpu", False, data)
+    assert opened == [str(caches[1].folder)]
