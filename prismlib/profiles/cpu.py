@@ -87,10 +87,11 @@ def get_config() -> Profile:
             # single-thread processes of their own; meanwhile the notebook waits)
             span=(200, 300), eval_inputs=64, eval_stride=510, eval_batch=8, bootstrap=1000, threads=None,
             # Three training seeds of every trained arm (the seeds rule's minimum, the paper's 3 trials);
-            # seed 0 is the one the 51.5-minute run of 937c898 trained. Each seed adds a masking of the
-            # training inputs through the frozen layers (about a minute), the three arms' training
-            # (about 30 minutes on 2 cores), 8 more models to encode (about 4.5 minutes) and 12 more
-            # conditions to probe per task (about 7 minutes); docs/benchmarks.md gives the estimate.
+            # seed 0 is the one the 51.5-minute run of 937c898 trained. Scaled from that run's parts, each
+            # seed adds a masking of the training inputs through the frozen layers (about 1 minute), its
+            # three arms' training (about 31 minutes on 2 cores), about 7.5 models to encode (5 minutes),
+            # 108 probes (6 minutes) and 4 models to score in notebook 04 (3 minutes): 03 + 04 about 145
+            # minutes from an empty cache (docs/benchmarks.md, "Training seeds").
             seeds=(0, 1, 2),
         ),
         # Notebooks 05-08 (work B): the model chosen by the recipe study (benchmarks/lstm_budget.py
