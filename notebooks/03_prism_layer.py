@@ -161,7 +161,7 @@ print("MiniLM (384):", sector_sizes(384))
 #    one cache serves every arm;
 # 2. the MLM head (the offline MiniLM ships without one; a standard BERT head, dense +
 #    GELU + LayerNorm + decoder tied to the input embeddings, is initialised from the
-#    profile seed) is **warmed up** with the whole encoder frozen, on the top layers'
+#    training seed) is **warmed up** with the whole encoder frozen, on the top layers'
 #    output at the masked positions (for the prism arms: after the prism);
 # 3. the **top layers and the head** are trained at the paper's rate (Adam, 1e-3) with linear
 #    warm-up and gradient clipping (cpu: without dropout on the attention probabilities,
@@ -191,7 +191,9 @@ print("MiniLM (384):", sector_sizes(384))
 # only the prism hooks differ (the arms are paired by seed). The trained arms are jobs
 # (`prismlib.jobcache`, one per arm and seed; the first seed's jobs are those trained before
 # seeds existed): cached under `.cache/jobs/`, resumable, and trained as single-thread
-# processes, the arms of a seed side by side and the seeds one after another. Besides the four arms, a fifth model isolates what the
+# processes, the arms of a seed side by side and the seeds one after another.
+#
+# Besides the four arms, a fifth model isolates what the
 # paper credits to *training with* the prism: the continued-trained BERT with an untrained
 # prism added afterwards (`baseline_prism_untrained`: the same continued training, the same
 # filter, only the training with the filter differs). Which text trained, which decided
