@@ -379,3 +379,29 @@ def test_each_seeds_arm_job_reads_its_own_seeds_maskings(tmp_path, monkeypatch):
     opened.clear()
     jobs.run_job(job, tmp_path / "cache", "cpu", False, data)
     assert opened == [str(caches[1].folder)]
+
+
+def test_section4_data_caches_each_training_seeds_maskings_and_keeps_the_first_seeds_cache(tmp_path, monkeypatch):
+    """One frozen-state cache per training seed, each of its own masks; the profile's seed's
+    folder is the one section4_data built before seeds existed (its digest hashed the profile's
+    seed), so seed 0's arm jobs read the cache they read before."""
+    import hashlib
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    import prismlib.prism.mlm_training
+
+    monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(0).train()))
+    monkeypatch.setattr(continued, "cache_dir", lambda: tmp_path)
+    S = get_profile("smoke").prism.updated(train_layers=1, train_inputs=None, stop_articles=0, mask_versions=1)
+    P = replace(get_profile("smoke"), prism=S)
+    corpus = SimpleNamespace(train=_inputs(6), evaluation=_inputs(4, seed=1), eval_article=np.arange(4))
+    data = continued.section4_data(P, corpus, _Tokenizer(), progress=False)  # type: ignore[arg-type]
+    assert data.states is not None and sorted(data.states) == [0, 1] == sorted(S.seeds)
+    before = hashlib.sha256(repr((P.encoder, P.seed, 2, S.mask_versions)).encode())
+    before.update(_inputs(6).numpy().tobytes())
+    assert data.states_of(P.seed) == str(tmp_path / "mlm" / f"states-{P.encoder}-{before.hexdigest()[:16]}")
+    caches = {s: C.open_state_cache(data.states_of(s)) for s in (0, 1)}
+    assert not np.array_equal(caches[0].labels, caches[1].labels)  # seed 1 has its own masks
+    assert np.array_equal(caches[1].labels[0], C.mask_version(_inputs(6), 0, 1, SPECIAL, MASK, VOCAB)[1].numpy())
+    assert sorted(continued.section4_data(P, corpus, _Tokenizer(), progress=False, seeds=(1,)).states) == [1]  # type: ignore[arg-type, union-attr]
