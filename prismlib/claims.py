@@ -37,6 +37,9 @@ The rules every claim follows:
   gate turns ``held`` into ``not testable`` and leaves the other verdicts as they are.
 * **Enough independent units.** A test whose interval resamples fewer than
   :data:`MIN_UNITS` independent test units makes the claim ``not testable``, the count named.
+* **Training variance.** Where seeds are part of the test, a claim carries a seed-level
+  interval beside the test-set bootstrap (both must hold for ``held``) and needs
+  :data:`MIN_SEEDS` seeds of every trained model it reads.
 * **Controls and models.** A row names the model that produced it (``model``) and, where
   the paper's explanation has a control, whether the control accounts for the effect
   (``control``).
@@ -76,6 +79,10 @@ COLUMNS: tuple[str, ...] = (
 MIN_UNITS = 15
 """Fewest independent test units (resampled by the bootstrap) that can carry a verdict: the
 19 test conversations of SWDA can, the 10 windows of a starved probe set cannot."""
+MIN_SEEDS = 3
+"""Training seeds per trained model a claim needs where training variance is part of the test
+(work B's small effects, :mod:`prismlib.lstm.verdicts`; every contrast between section 4's trained
+arms, :mod:`prismlib.prism.seeds`): an interval over 2 seeds has 1 degree of freedom."""
 OUTCOMES: tuple[str, ...] = VERDICTS
 """Everything the verdict column of ``claims.csv`` can hold: the four verdicts (a descriptive
 row is ``not testable``, its reason in the gate column)."""

@@ -1,14 +1,16 @@
 """The claims of Table 1 and App. B as tests, with their gates wired in (notebook 03).
 
 A section-4 claim compares two probes on the same test rows: the accuracy difference in
-points with its paired-bootstrap interval over the test units
-(:meth:`prismlib.probing.ProbeComparison.diff`), tested as the paper states it, and gated by
-:class:`~prismlib.prism.Section4Gates` (majority class, MLM sanity, converged, improved, no
-damage, effect stability). :func:`section4_claims` builds every claim of notebook 03 in its
-order: Table 1 (topic and dialog acts "beat", POS "roughly keeps"), the two control claims
-beyond the paper, B.1 (a sector against the full model), B.2 (non-inferiority of continued
-training) and B.3 (a prism after every layer against one after the last, with a margin never
-above the paper's own effect). The paper's numbers come from :mod:`prismlib.data.published`;
+points of the seed-mean predictions with its paired-bootstrap interval over the test units
+(:meth:`prismlib.prism.SeedComparison.diff`) and, beside it, the same test on Student's t
+interval over the training seeds (:meth:`~prismlib.prism.Section4Gates.seed_tests`: ``held``
+needs both), tested as the paper states it, and gated by :class:`~prismlib.prism.Section4Gates`
+(majority class, MLM sanity, converged, improved, no damage, seeds, effect stability).
+:func:`section4_claims` builds every claim of notebook 03 in its order: Table 1 (topic and
+dialog acts "beat", POS "roughly keeps"), the two control claims beyond the paper, B.1 (a
+sector against the full model), B.2 (non-inferiority of continued training) and B.3 (a prism
+after every layer against one after the last, with a margin never above the paper's own
+effect). The paper's numbers come from :mod:`prismlib.data.published`;
 :data:`TABLE1_PAPER` and :data:`APPENDIX_B_PAPER` are the views of them that notebook 03's
 tables print, and :data:`TASK_NAMES`, :data:`MODEL_NAMES` and :data:`UNIT_NAMES` the names its
 tables, figures and gates use.
@@ -69,11 +71,12 @@ def b3_margin(task: str, min_effect: float) -> float:
 def probing_claim(
     gates: Section4Gates, task: str, text: str, paper: str, test: Test, a: str, b: str, damage: bool = True, control: str = ""
 ) -> Claim:
-    """A claim of notebook 03 on ``task`` whose test compares conditions ``a`` and ``b``, with
-    every gate: :meth:`Section4Gates.gates` of both (``damage``: with the no-damage gate) and
-    :meth:`Section4Gates.stable` of the test."""
-    checks = (*gates.gates(task, (a, b), damage), gates.stable(task, test, a, b))
-    return Claim("03", text, paper, (test,), checks, "points", control=control)
+    """A claim of notebook 03 on ``task`` whose test compares conditions ``a`` and ``b``: the
+    test and its seed-level twin (:meth:`Section4Gates.seed_tests`), with every gate:
+    :meth:`Section4Gates.gates` of both (``damage``: with the no-damage gate), the seeds gate
+    and :meth:`Section4Gates.stable` of the test."""
+    checks = (*gates.gates(task, (a, b), damage), gates.seeds(task, (a, b)), gates.stable(task, test, a, b))
+    return Claim("03", text, paper, (test, *gates.seed_tests(task, test, a, b)), checks, "points", control=control)
 
 
 def section4_claims(gates: Section4Gates, settings: PrismSettings, min_effect: float, no_harm: float) -> list[Claim]:
@@ -99,7 +102,10 @@ def section4_claims(gates: Section4Gates, settings: PrismSettings, min_effect: f
     for name, label in (("topic", "topic"), ("swda", "dialog acts")):
         prism, base = TABLE_1[(name, "prism")], TABLE_1[(name, "baseline")]
         paper = f"Table 1: {label} {prism} (BERT + Prism) vs {base} (BERT), {prism - base:+.1f} points; 3 trials"
-        own = Test.superiority(compare[name].diff("baseline_prism_untrained", "baseline"), min_effect).verdict
+        own = gates.verdict(
+            name, Test.superiority(compare[name].diff("baseline_prism_untrained", "baseline"), min_effect),
+            "baseline_prism_untrained", "baseline",
+        )  # fmt: skip
         claims.append(claim(
             name, f"BERT + Prism beats BERT on {TASK_NAMES[name].lower()} by at least {min_effect:g} point "
             f"(ours {acc[name]['prism']:.1f}% vs {acc[name]['baseline']:.1f}%)", paper,

@@ -1,6 +1,7 @@
 """Notebook 03's claims (prismlib.prism.table1_claims): each claim tests the right
-contrast with the right sign and margin, carries its gates, and quotes the paper's numbers
-as the notebook printed them; the paper's numbers as the notebook's tables read them."""
+contrast with the right sign and margin, beside it the same test over the training seeds,
+carries its gates (the seeds gate among them), and quotes the paper's numbers as the notebook
+printed them; the paper's numbers as the notebook's tables read them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from prismlib.claims import Gate
-from prismlib.prism import EARLIER, Section4Gates
+from prismlib.prism import EARLIER, Section4Gates, seeded, trained_weights
 from prismlib.prism.table1_claims import (
     APPENDIX_B_PAPER,
     MODEL_NAMES,
@@ -32,19 +33,35 @@ ACC = {  # condition -> accuracy (%), the same on every task (distinct, so each 
     "prism_untrained LOW sector": 26.0, "prism_untrained HIGH sector": 18.0,
 }  # fmt: skip
 HALF_WIDTH = 2.0
+SEED_HALF_WIDTH = 0.5
 
 
 @dataclass
 class FakeComparison:
-    """What the claims read of a ProbeComparison: accuracies, paired differences (the
-    effect +- HALF_WIDTH over 20 units), majority-class gates."""
+    """What the claims read of a SeedComparison: accuracies, paired differences of the
+    seed-mean predictions (the effect +- HALF_WIDTH over 20 units) and over the seeds (+-
+    ``seed_half``, ``n_seeds`` of every trained condition), majority-class gates."""
 
     acc: dict[str, float]
     units: int = 20
+    n_seeds: int = 3
+    seed_half: float = SEED_HALF_WIDTH
     runs: Any = field(init=False)
 
     def __post_init__(self) -> None:
         self.runs = type("Runs", (), {"correct": dict.fromkeys(self.acc)})()
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.n_seeds))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {c: self.n_seeds if trained_weights(c) else 0 for c in self.acc}
+
+    def seed_diff(self, a: str, b: str) -> Interval | None:
+        d = self.acc[a] - self.acc[b]
+        return Interval(d, d - self.seed_half, d + self.seed_half, self.n_seeds, resampled="runs") if self.n_seeds > 1 else None
 
     def accuracy(self, c: str) -> Interval:
         return Interval(self.acc[c], self.acc[c] - 1, self.acc[c] + 1, self.units)
@@ -60,14 +77,15 @@ class FakeComparison:
 @dataclass
 class FakeSanity:
     intervals: dict[str, Interval] = field(
-        default_factory=lambda: {a: Interval(1.0, 0.5, 1.5, 30) for a in ("baseline", "prism", "prism-every")}
+        default_factory=lambda: {seeded(a, s): Interval(1.0, 0.5, 1.5, 30) for a in ("baseline", "prism", "prism-every") for s in range(3)}
     )
+    capped: tuple[str, ...] = ()
 
     def gate(self, arm: str, model: str) -> Gate:
         return Gate(f"{model}'s MLM head beats a unigram model", True)
 
     def converged_gate(self, arm: str, model: str) -> Gate:
-        return Gate(f"{model} converged", True)
+        return Gate(f"{model} converged", arm not in self.capped, "cap" if arm in self.capped else "rule")
 
     def improved_gate(self, arm: str, model: str) -> Gate:
         return Gate(f"{model} improved", True)
@@ -79,9 +97,9 @@ def accuracies(earlier: bool = True) -> dict[str, float]:
     return ACC | ({c + EARLIER: ACC[c] - 0.25 for c in trained} if earlier else {})
 
 
-def gates(earlier: bool = True) -> Section4Gates:
-    compare = {t: FakeComparison(accuracies(earlier)) for t in TASKS}
-    return Section4Gates(compare, FakeSanity(), MODEL_NAMES, UNIT_NAMES)  # type: ignore[arg-type]
+def gates(earlier: bool = True, sanity: FakeSanity | None = None, **seeds: Any) -> Section4Gates:
+    compare = {t: FakeComparison(accuracies(earlier), **seeds) for t in TASKS}
+    return Section4Gates(compare, sanity or FakeSanity(), MODEL_NAMES, UNIT_NAMES)  # type: ignore[arg-type]
 
 
 SETTINGS = get_profile("cpu").prism.updated(every_layer=True, recipe="staged", train_layers=2)
@@ -103,7 +121,7 @@ def test_every_claim_in_the_notebooks_order(claims):
         ["prism - baseline"] * 3 + ["prism - baseline_prism_untrained", "prism - prism_untrained"] * 2
         + ["full - LOW sector", "full - HIGH sector"] + ["baseline - original"] * 3 + ["every - last"] * 3
     )  # fmt: skip
-    assert all(c.notebook == "03" and c.unit == "points" and len(c.tests) == 1 for c in claims)
+    assert all(c.notebook == "03" and c.unit == "points" and len(c.tests) == 2 for c in claims)
     no_b3 = section4_claims(gates(), replace(SETTINGS, every_layer=False), min_effect=1.0, no_harm=2.0)
     assert [c.claim for c in no_b3] == [c.claim for c in claims[:-3]]
 
@@ -212,3 +230,52 @@ def test_the_papers_numbers_as_the_notebooks_tables_read_them():
     ]  # fmt: skip
     assert [published_b2(t) for t in TASKS] == [(28.9, 32.2), (41.8, 47.1), (94.6, 95.9)]
     assert [published_b3(t) for t in TASKS] == [(45.2, 51.0), (51.8, 54.0), (94.0, 94.4)]
+
+
+def test_every_claim_carries_its_seed_level_twin_and_the_seeds_gate(claims):
+    for c in claims:
+        unit, over_seeds = c.tests
+        assert (over_seeds.sign, over_seeds.threshold, over_seeds.kind) == (unit.sign, unit.threshold, unit.kind)
+        assert over_seeds.label == f"{unit.label}, t over 3 seeds" and over_seeds.interval.resampled == "runs"
+        assert over_seeds.interval.effect == unit.interval.effect
+        assert over_seeds.interval.high - over_seeds.interval.effect == SEED_HALF_WIDTH
+        seeds = [g for g in c.gates if g.name.startswith("seeds: ")]
+        assert len(seeds) == 1 and seeds[0].passed and c.gates[-2] is seeds[0]
+    topic = claims[0]
+    assert [g for g in topic.gates if g.name.startswith("seeds: ")][0].detail == "prism: 3, baseline: 3"
+    b1 = rows(claims, "B.1:")[0]
+    assert [g for g in b1.gates if g.name.startswith("seeds: ")][0].detail == "prism: 3, prism LOW sector: 3"
+
+
+def test_fewer_than_three_seeds_make_every_claim_not_testable():
+    two = section4_claims(gates(n_seeds=2), SETTINGS, min_effect=1.0, no_harm=2.0)
+    assert all(c.verdict == "not testable" for c in two)
+    assert all(any(g.name.startswith("seeds: ") and "too few seeds" in g.detail for g in c.failed_gates) for c in two)
+    one = section4_claims(gates(n_seeds=1), SETTINGS, min_effect=1.0, no_harm=2.0)
+    assert all(len(c.tests) == 1 and c.verdict == "not testable" for c in one)  # no interval over one seed
+
+
+def test_a_wide_seed_interval_keeps_a_claim_the_unit_test_holds_inside_noise(claims):
+    # prism - baseline = 7 +- 2 over units holds "beats by 1"; +- 6.5 over seeds holds 1: inside noise
+    assert claims[0].verdict == "held"
+    wide = section4_claims(gates(seed_half=6.5), SETTINGS, min_effect=1.0, no_harm=2.0)
+    assert wide[0].verdict == "inside noise" and wide[0].weakest is wide[0].tests[1]
+    assert wide[0].row()["ci_low"] == 7.0 - 6.5
+
+
+def test_a_trained_models_gates_hold_for_each_of_its_seeds():
+    claims = section4_claims(gates(sanity=FakeSanity(capped=(seeded("prism", 2),))), SETTINGS, min_effect=1.0, no_harm=2.0)
+    topic = claims[0]
+    converged = [g for g in topic.gates if g.name == "BERT + Prism converged"]
+    assert len(converged) == 1 and not converged[0].passed and converged[0].detail == "1 of 3 seeds failed: seed 2: cap"
+    assert [g.name for g in topic.failed_gates] == ["BERT + Prism converged"] and topic.verdict == "not testable"
+    assert rows(claims, "B.2:")[0].verdict != "not testable"  # reads no prism weights
+
+
+def test_the_damage_gate_fails_when_the_seeds_show_damage_the_units_do_not():
+    g = gates()
+    g.compare["topic"].acc = g.compare["topic"].acc | {"baseline": 39.0}  # 1 point below the original
+    assert g.damage("topic").passed is False  # over seeds -1 +- 0.5: entirely below 0
+    g = gates(seed_half=1.5)
+    g.compare["topic"].acc = g.compare["topic"].acc | {"baseline": 39.0}
+    assert g.damage("topic").passed and "over 3 seeds" in g.damage("topic").detail
