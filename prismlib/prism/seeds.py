@@ -34,7 +34,7 @@ that reads a trained model:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
@@ -230,3 +230,27 @@ class SeedComparison:
     def seed_diff(self, a: str, b: str) -> Interval | None:
         """The seed-level interval of ``a - b`` (:func:`seed_interval` of :meth:`seed_values`)."""
         return seed_interval(list(self.seed_values(a, b).values()))
+
+    def with_mean(self, name: str, parts: Sequence[str]) -> SeedComparison:
+        """This comparison with one more condition ``name``: per test row, the mean of the
+        predictions of ``parts`` (each ``(runs, n)`` correct averaged over its runs first).
+        A weighted accuracy is linear in those scores, so ``name``'s accuracy is the mean of
+        the parts' accuracies, and a difference against it is a linear contrast with the
+        paired bootstrap's interval, e.g. ``sector - (full + majority) / 2`` ("the sector
+        keeps more than half of the full model's gain over the majority class"). Every seed
+        and the seed means get it; its seed count is the largest of its parts'."""
+        if name in self.pooled.runs.correct:
+            raise ValueError(f"{name!r} is already a condition")
+
+        def add(c: ProbeComparison) -> ProbeComparison:
+            runs = c.runs
+            if not all(p in runs.correct for p in parts):
+                return c
+            mean = np.mean([np.atleast_2d(np.asarray(runs.correct[p], dtype=np.float64)).mean(0) for p in parts], axis=0)
+            return replace(c, runs=replace(runs, correct=runs.correct | {name: mean[None]}))
+
+        return SeedComparison(
+            {s: add(c) for s, c in self.per_seed.items()},
+            add(self.pooled),
+            self.counts | {name: max(self.counts.get(p, 0) for p in parts)} if all(p in self.counts for p in parts) else self.counts,
+        )

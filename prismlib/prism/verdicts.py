@@ -112,14 +112,15 @@ class Section4Gates:
             f"baseline {c.accuracy('baseline').effect:.1f}% vs original {c.accuracy('original').effect:.1f}%, {iv} points{seeds}",
         )
 
-    def gates(self, task: str, conditions: tuple[str, ...], damage: bool = True) -> list[Gate]:
-        """The majority-class gate of each probe of ``conditions``; the MLM sanity, converged
-        and improved gates of every trained model behind them, each over its seeds; and
-        (``damage``) the no-damage gate."""
+    def gates(self, task: str, conditions: tuple[str, ...], damage: bool = True, informative: tuple[str, ...] | None = None) -> list[Gate]:
+        """The majority-class gate of each probe of ``informative`` (default: every one of
+        ``conditions``; a condition the claim expects near chance, e.g. B.1's off-task sector,
+        is left out); the MLM sanity, converged and improved gates of every trained model
+        behind ``conditions``, each over its seeds; and (``damage``) the no-damage gate."""
         c = self.compare[task]
         if c.units < 2:
             return [Gate(f"{task} test set has at least two independent units", False, f"{c.units} ({self.units[task]})")]
-        out = [c.gate(x) for x in conditions]
+        out = [c.gate(x) for x in (conditions if informative is None else informative)]
         for weights in dict.fromkeys(w for x in conditions if (w := trained_weights(x))):
             name, models = self.names[weights], {s: seeded(weights, s) for s in c.seeds}
             if models and all(m in self.sanity.intervals for m in models.values()):

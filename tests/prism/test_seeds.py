@@ -137,3 +137,22 @@ def test_a_seed_comparison_pools_the_seeds_predictions_and_pairs_their_differenc
     t = c.per_seed[2].runs.table
     assert set(t["condition"]) == {"original", "baseline", "prism"} and set(t["seed"].dropna()) == {2}
     assert set(c.runs.table["condition"]) == {"original", "baseline", "prism"}
+
+
+def test_a_mean_condition_is_a_linear_contrast_on_the_seed_means_and_on_each_seed():
+    c, _ = _comparison()
+    half = c.with_mean("prism half-gain", ("prism", MAJORITY))
+    mid = (np.mean([0.60, 0.70, 0.62]) + 0.10) / 2
+    assert half.accuracy("prism half-gain").effect == pytest.approx(100 * mid)
+    # baseline - (prism + majority) / 2: the paired bootstrap of the seed-mean predictions
+    d = half.diff("baseline", "prism half-gain")
+    assert d.effect == pytest.approx(100 * (0.50 - mid)) and d.low < d.effect < d.high and d.units == UNITS
+    # each seed's own models: seed 1 is (0.55 - (0.70 + 0.10) / 2)
+    assert half.seed_values("baseline", "prism half-gain") == pytest.approx({0: 15.0, 1: 15.0, 2: 9.0})
+    assert half.counts["prism half-gain"] == 3 and "prism half-gain" not in c.runs.correct  # the original is unchanged
+    # a part that some seed lacks: only the seeds that have it get the condition; not pooled
+    prev = c.with_mean("prism half-gain@previous", ("prism@previous", MAJORITY))
+    assert "prism half-gain@previous" in prev.per_seed[0].runs.correct and "prism half-gain@previous" not in prev.per_seed[2].runs.correct
+    assert "prism half-gain@previous" not in prev.runs.correct
+    with pytest.raises(ValueError, match="already a condition"):
+        half.with_mean("prism", ("baseline",))
