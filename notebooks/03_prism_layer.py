@@ -517,8 +517,9 @@ display(seed_spread.round(2))
 # %% [markdown]
 # B.1: the LOW and HIGH sectors of BERT + Prism probed alone (the columns of the
 # features above). B.2: the encoder before continued training (the `original` arm).
-# B.3: a prism layer after every layer; with the staged recipe, after every *trained*
-# layer (see above). The columns are Table 1's.
+# B.3: the paper puts a prism layer after each BERT layer; with the staged recipe this is
+# a **variant**, prisms after the trained top layers only (see above), and its row says
+# so. The columns are Table 1's.
 
 # %%
 appendix_b = pd.DataFrame(
@@ -577,19 +578,47 @@ display(appendix_b.round(2))
 # Claims are tested as stated (`prismlib.claims`): "beats" needs the interval above
 # **1 accuracy point** (our smallest effect that matters); "roughly keeps POS" is read
 # as "at most 3 points below BERT" (the paper's drop is 1.45 points): the interval of
-# prism − baseline must lie above −3; B.2's "does not harm" is a non-inferiority test:
-# the baseline at most 2 points below the encoder before it. **B.1** is read as the
-# paper states it, "each sector is largely but not entirely responsible": the sector
-# probed alone is at least 1 point below the full model (LOW beating HIGH on topic would
-# hold for any encoder: a HIGH-passed sector has no mean over a post), with the share of
-# the full model's gain over the majority class that the sector keeps, beside the same
-# share for the untrained prism's sector (the control column). **B.3**'s margin is never
-# larger than the paper's own effect (POS: 0.4 points), so the row can hold if our
-# models show an effect the paper's size. Beyond the paper, two **control** claims ask whether
-# BERT + Prism beats (1) the *same continued-trained BERT with an untrained prism added
-# afterwards*: only this isolates training *with* the prism, since both had the same
-# continued training and the same filter; (2) the untrained prism on the encoder before
-# continued training (filter and continued training together).
+# prism − baseline must lie above −3. **Table 1's caption**, "comparably or better than
+# BERT across different tasks", is one row over the three tasks: on *each* task BERT +
+# Prism at most 3 points below BERT (a non-inferiority test per task, all of them
+# needed; "better" on a task is what the topic and dialog-act rows test). B.2's "does not
+# harm" is a non-inferiority test: the baseline at most 2 points below the encoder before
+# it. **B.1** is read as the paper states it, "largely but not entirely responsible", two
+# tests in one row: the sector keeps *more than half* of the full model's gain over the
+# majority class (the interval of sector − (full + majority) / 2 above 0) *and* stays at
+# least 1 point below the full model; the control column gives the untrained prism's
+# sector and whether training added to the sector. B.1's **double dissociation** (the
+# paper: the HIGH sector at 5.3% on topic, the LOW sector at 16.8% on POS) is tested
+# against the untrained prism's same sector, so that what training adds is separated from
+# what the filter does (a HIGH-passed sector has no mean over a post whether or not the
+# model was trained with it): the off-task sector of BERT + Prism at most 1 point above
+# the untrained prism's; the control column says whether the filter alone already
+# separates the sectors. **B.3**'s margin is never larger than the paper's own effect
+# (POS: 0.4 points), so the row can hold if our models show an effect the paper's size;
+# with the staged recipe the row is a *variant*: prisms after the top trained layers
+# only, where the paper puts one after each BERT layer. Beyond the paper, the **control**
+# row on each task asks whether BERT + Prism beats the *same continued-trained BERT with
+# an untrained prism added afterwards*: only this isolates training *with* the prism,
+# since both had the same continued training and the same filter (on POS the paper reads
+# the prism as maintaining accuracy, so the row says what training with it does there).
+# The contrast with the untrained prism on the encoder *before* continued training mixes
+# the two; it is reported as a **decomposition** (continued training + training with the
+# prism), a descriptive row out of the verdict counts.
+#
+# **The stand-in and B.2's premise.** The paper's "continued pretraining does not harm
+# BERT" is about a masked-LM pretrained BERT trained further with masked LM. At cpu scale
+# the encoder is all-MiniLM-L6-v2: a 6-layer sentence encoder distilled from a larger
+# model and last trained with a contrastive sentence-similarity objective on its
+# mean-pooled output, with no masked-LM head; the cpu recipe trains a *new* MLM head on
+# it. It is a small pretrained Transformer encoder with BERT's architecture and tokenizer
+# family, on which continued MLM training and the prism can be run and compared; it is
+# not a masked-LM pretrained model, so continued MLM training is a *change* of objective
+# for it, not more of the same. B.2's rows therefore carry the **masked-LM premise** gate
+# (`prismlib.probing.masked_lm_premise`): `not testable` on MiniLM with that reason and
+# this run's own number (the encoder before continued training, with its new head after
+# the warm-up, against the unigram model), decided on `bert-base-cased` (the paper
+# profile). The comparison baseline − original is still measured and shown (the no-damage
+# gate of the other rows reads it).
 #
 # **Reading the verdicts.** The `cpu` profile differs from the paper in ways that
 # matter for every claim: the encoder is a 6-layer sentence-embedding MiniLM, not
@@ -607,7 +636,14 @@ MIN_EFFECT = 1.0  # accuracy points: the smallest difference a "beats" claim cou
 NO_HARM = 2.0  # accuracy points: "does not harm" means not more than this below (our margin)
 MODEL = f"{ENCODER_NAMES[P.encoder]} (continued MLM training, {S.recipe} recipe)"
 G = Section4Gates(compare, sanity, MODEL_NAMES, UNIT_NAMES)
-claims = section4_claims(G, S, min_effect=MIN_EFFECT, no_harm=NO_HARM)
+warmup = sanity.table[(sanity.table["stage"] == "head warm-up") & sanity.table["arm"].map(lambda a: arm_of(a) == "baseline")]
+premise_measured = (
+    f"the encoder before continued training, with its new MLM head after the warm-up, minus a unigram model on held-out "
+    f"text: {warmup['gain'].mean():+.3f} nats per masked token (mean over {len(warmup)} seeds)"
+    if len(warmup)
+    else ""
+)
+claims = section4_claims(G, S, min_effect=MIN_EFFECT, no_harm=NO_HARM, encoder=P.encoder, premise_measured=premise_measured)
 
 failed = sorted({g.name for c in claims for g in c.failed_gates})
 print("gates failed in this run:" if failed else "every gate passed in this run", *failed, sep="\n- " if failed else "")
