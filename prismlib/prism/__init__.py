@@ -113,6 +113,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "article_mean",
         "span_minus_outside",
         "FAR",
+        "DIP_WIDTHS",
         "span_regions",
         "fig5_summary",
         "bootstrap_ci",
