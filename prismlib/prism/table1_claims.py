@@ -33,7 +33,7 @@ TASK_NAMES = {"topic": "Topic classification", "swda": "Dialog speech acts", "po
 MODEL_NAMES = {
     "original": "BERT before continued training", "prism_untrained": "BERT + Prism, untrained",
     "baseline": "BERT", "baseline_prism_untrained": "BERT, then an untrained Prism added",
-    "prism": "BERT + Prism", "prism-every": "prism after every layer (staged recipe: the trained top layers only)",
+    "prism": "BERT + Prism", "prism-every": "prism after every (trained) layer",
 }  # fmt: skip
 """Each arm's name in the tables and in the gates' texts."""
 
