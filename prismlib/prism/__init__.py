@@ -136,8 +136,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "published_b2",
         "published_b3",
         "b3_margin",
+        "KEEPS",
+        "TABLE1_CAPTION",
+        "HALF_GAIN",
         "probing_claim",
+        "tests_of",
+        "with_half_gain",
         "section4_claims",
+        "comparably_or_better",
+        "decomposition",
     ),
 }
 
