@@ -156,7 +156,7 @@ def pilot(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("PRISMLIB_OUTPUT", tmp)
         base = os.environ["PRISMLIB_OUTPUT"]  # the runs' checkpoints (partial.pt: the checks so far) stay there
-        data = section4_data(P, mlm_corpus(P, tokenizer), tokenizer)
+        data = section4_data(P, mlm_corpus(P, tokenizer), tokenizer, seeds=(P.seed,))  # the pilot trains the profile's seed
         print(f"frozen states ready in {time.perf_counter() - t0:.0f} s; {len(data.train)} training inputs; {P.prism}")
         ctx = mp.get_context("spawn")
         out = ctx.Queue()

@@ -57,8 +57,20 @@
 # class; continued training that left the baseline's probe clearly *below* the encoder
 # it started from (then Table 1 compares damaged encoders); or a trained model whose MLM
 # head is not clearly better than a unigram model on held-out text (then it has not
-# learned the task it was trained on). Probe-run SDs are shown in the tables, but they
-# are not the test.
+# learned the task it was trained on).
+#
+# **Training seeds.** One training run per arm would leave training variance out of every
+# verdict: a second run of the same recipe could move a contrast as much as the test set
+# does. Every trained arm is therefore trained once per seed of `profile.prism.seeds` (three
+# in the cpu and paper profiles, as the paper's "3 trials"; two in smoke, whose seeds gate
+# fails), and every contrast that reads a trained model carries two tests, as work B's seeds
+# rule does: the paired bootstrap over test units of the **seed-mean** predictions (each
+# trained condition's probes of every seed together) and, beside it, the same test on
+# **Student's t interval over the seeds** of the per-seed difference (paired by seed: seed
+# *s* of BERT and of BERT + Prism share their head's start, masks and data order; an
+# untrained arm, one model, enters every seed's difference). `held` needs both, and a claim
+# needs at least three seeds of every trained model it reads (the **seeds** gate). Probe-run
+# SDs and the seeds' spread are shown in the tables.
 
 # %% tags=["parameters"]
 import os
@@ -79,13 +91,15 @@ from prismlib.plots import save_figure, save_table, set_theme
 from prismlib.prism import (
     APPENDIX_B_PAPER,
     ARMS,
-    EARLIER,
     MODEL_NAMES,
     TABLE1_PAPER,
     TASK_NAMES,
     UNIT_NAMES,
     Section4Gates,
+    SeedComparison,
+    arm_of,
     articles_line,
+    earlier,
     fig5_inputs,
     load_mlm_tokenizer,
     mlm_corpus,
@@ -95,6 +109,8 @@ from prismlib.prism import (
     section4_models,
     sector_condition,
     sector_sizes,
+    seed_interval,
+    spread_row,
     trained_weights,
     unigram_logprobs,
 )
@@ -102,7 +118,6 @@ from prismlib.probing import (
     ENCODER_NAMES,
     ENCODERS,
     MAJORITY,
-    ProbeComparison,
     build_task,
     encode_splits,
     pool_features,
@@ -146,7 +161,7 @@ print("MiniLM (384):", sector_sizes(384))
 #    one cache serves every arm;
 # 2. the MLM head (the offline MiniLM ships without one; a standard BERT head, dense +
 #    GELU + LayerNorm + decoder tied to the input embeddings, is initialised from the
-#    profile seed) is **warmed up** with the whole encoder frozen, on the top layers'
+#    training seed) is **warmed up** with the whole encoder frozen, on the top layers'
 #    output at the masked positions (for the prism arms: after the prism);
 # 3. the **top layers and the head** are trained at the paper's rate (Adam, 1e-3) with linear
 #    warm-up and gradient clipping (cpu: without dropout on the attention probabilities,
@@ -164,10 +179,21 @@ print("MiniLM (384):", sector_sizes(384))
 #    frozen, cached states cannot follow, so B.3 here means "a prism after each of the
 #    trained top layers" rather than after all of them.
 #
-# Every arm starts from the same weights, sees the same inputs, masks and steps with
-# the same seed; only the prism hooks differ. The trained arms are jobs
-# (`prismlib.jobcache`): cached under `.cache/jobs/`, resumable, and trained at the same time
-# as single-thread processes. Besides the four arms, a fifth model isolates what the
+# **What a training seed changes** (`prismlib.prism.seeds`). Every arm is trained once per
+# seed of `profile.prism.seeds`. A seed sets the MLM head's initialisation (the offline
+# MiniLM has none; `paper`'s BERT brings its own), the order of the head warm-up, the order
+# of the training inputs, the dropout, and the masks: with the staged recipe the masks of
+# the training inputs are baked into the cached frozen states, so each seed has its own
+# cache of its own `mask_versions` masking(s), built once and shared by that seed's arms.
+# Everything else is shared by all seeds: the training, stopping and held-out text, the
+# frozen weights (embeddings and lower layers), the stopping text's one masking. Within a
+# seed every arm starts from the same weights and sees the same inputs, masks and steps;
+# only the prism hooks differ (the arms are paired by seed). The trained arms are jobs
+# (`prismlib.jobcache`, one per arm and seed; the first seed's jobs are those trained before
+# seeds existed): cached under `.cache/jobs/`, resumable, and trained as single-thread
+# processes, the arms of a seed side by side and the seeds one after another.
+#
+# Besides the four arms, a fifth model isolates what the
 # paper credits to *training with* the prism: the continued-trained BERT with an untrained
 # prism added afterwards (`baseline_prism_untrained`: the same continued training, the same
 # filter, only the training with the filter differs). Which text trained, which decided
@@ -190,7 +216,7 @@ if S.recipe == "staged":
     n_layers = models["original"].model.config.num_hidden_layers
     print(
         f"frozen: embeddings and layers 0-{n_layers - S.train_layers - 1}; trained: layers {n_layers - S.train_layers}-"
-        f"{n_layers - 1} and the MLM head ({S.mask_versions} masking(s) of every input cached)"
+        f"{n_layers - 1} and the MLM head ({S.mask_versions} masking(s) of every input cached per training seed)"
     )
     print(f"head warm-up: {S.head_epochs} epochs, Adam at {S.head_lr:g}, {S.head_batch} masked positions per step")
 schedule = (
@@ -204,6 +230,7 @@ print(
     f"{S.lr:g}, {S.warmup} warm-up steps, clip {S.clip:g}; {schedule}"
 )
 trained_runs = {a: m for a, m in models.items() if m.result is not None}
+print(f"training seeds {S.seeds}: {len(trained_runs)} trained models ({', '.join(trained_runs)})")
 pd.DataFrame(
     {
         a: {
@@ -223,19 +250,22 @@ pd.DataFrame(
 # %%
 print(f"the paper: 50,000 x 8 x 512 = {50_000 * 8 * 512:,} tokens; models ready in {train_seconds:.0f} s (0: every job was cached)")
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+colour = {a: f"C{i}" for i, a in enumerate(dict.fromkeys(m.variant for m in trained_runs.values()))}
+dashes = {s: ls for s, ls in zip(S.seeds, ["-", "--", ":", "-."] * len(S.seeds))}
 for a, m in trained_runs.items():
     losses = pd.Series(m.result.losses)
-    axes[0].plot(np.arange(1, len(losses) + 1), losses.rolling(max(1, len(losses) // 20), min_periods=1).mean(), label=a)
+    style = dict(color=colour[m.variant], ls=dashes[m.seed], label=a)
+    axes[0].plot(np.arange(1, len(losses) + 1), losses.rolling(max(1, len(losses) // 20), min_periods=1).mean(), **style)
     if m.result.heldout:
         steps, held, _ = zip(*m.result.heldout, strict=True)
-        line = axes[1].plot(steps, held, marker=".", label=a)[0]
+        line = axes[1].plot(steps, held, marker=".", **style)[0]
         axes[1].scatter(
             [m.result.best_step], [held[steps.index(m.result.best_step)]], s=80, facecolors="none", edgecolors=line.get_color(), zorder=3
         )
 axes[0].set(xlabel="step", ylabel="training MLM loss (nats, running mean)", title="training batches")
 axes[1].set(xlabel="step", ylabel="stopping-text MLM loss (nats)", title="held-out checks (circle: kept weights)")
-axes[0].legend(fontsize=8)
-fig.suptitle(f"Continued MLM training: {P.encoder}, {S.recipe} recipe, batch {S.batch_size}", y=1.04)
+axes[0].legend(fontsize=7, ncol=len(S.seeds))
+fig.suptitle(f"Continued MLM training: {P.encoder}, {S.recipe} recipe, batch {S.batch_size}; model#seed", y=1.04)
 save_figure(fig, "mlm_training_loss", P.name)
 plt.show()
 
@@ -243,8 +273,9 @@ plt.show()
 # ## Sanity gate: did each trained head learn its task?
 #
 # On held-out inputs (WikiText-103 test articles that no arm trained on; the same
-# inputs as Fig. 5 in notebook 04) 15% of the tokens of every input are masked (seeded,
-# the same positions for every arm) and the model's loss at those positions is compared
+# inputs as Fig. 5 in notebook 04) 15% of the tokens of every input are masked (seeded
+# by the training seed: the same positions for every arm of a seed) and each model's loss
+# (one row per arm and seed, `arm#seed`) at those positions is compared
 # with a **unigram model** of the training inputs (add-one smoothed wordpiece
 # frequencies, `prismlib.prism.unigram_logprobs`), with a 95% bootstrap interval over
 # articles. The gain (unigram loss minus model loss, nats per masked token) must be
@@ -252,7 +283,8 @@ plt.show()
 # score after the head warm-up alone is shown too: what the top layers' training adds;
 # the trained model's loss must be clearly below it (the **improved** gate: training did
 # not make the MLM worse than the encoder it started from), and training must have
-# stopped by its rule (the **converged** gate).
+# stopped by its rule (the **converged** gate). A claim's gates ask this of every seed of
+# every trained model it reads.
 
 # %%
 inputs, articles = fig5_inputs(corpus, S, P.seed)
@@ -282,8 +314,12 @@ for a in trained_models:
 # second time at their **earlier checkpoint** (the best weights at the last decay,
 # conditions ending in `@previous`): every claim's contrast is computed again there for
 # its stability gate (an arm whose best check came at its last decay is the same model
-# there, encoded once). The positions fed to the probes depend only on the windows and the
-# seed, so every model is probed, and tested, on the same rows.
+# there, encoded once). Every training seed's models are encoded and probed: `prism#1` is
+# BERT + Prism of training seed 1, `prism LOW sector@previous#1` its LOW sector at the
+# earlier checkpoint; the untrained arms are one model each. The frozen part is the same
+# for every arm and seed, so each window's frozen states are computed once for all of
+# them. The positions fed to the probes depend only on the windows and the profile's seed,
+# so every model of every seed is probed, and tested, on the same rows.
 
 # %%
 TASKS3 = ("topic", "swda", "pos")
@@ -296,7 +332,7 @@ pd.DataFrame({name: {"classes": len(t.label_names), **t.summary()} for name, t i
 # %%
 t0 = time.perf_counter()
 earlier_models, _ = section4_models(P, corpus, [a for a in arms if trained_weights(a)], checkpoint="previous")
-every_model = models | {v + EARLIER: m for v, m in earlier_models.items()}
+every_model = models | {earlier(v): m for v, m in earlier_models.items()}  # "prism#1" -> "prism@previous#1"
 features = {}  # model -> task -> split -> Features
 for v, enc in probe_encoders(every_model, S).items():
     features[v] = {
@@ -315,7 +351,7 @@ for v, enc in probe_encoders(every_model, S).items():
 encode_seconds = time.perf_counter() - t0
 distinct = len({m.name for m in every_model.values()})
 print(f"features of {len(every_model)} models ({distinct} distinct weights) ready in {encode_seconds:.0f} s")
-sectors = {band: models["prism"].handle.prism.sector(band) for band in ("LOW", "HIGH")}
+sectors = {band: models["prism_untrained"].handle.prism.sector(band) for band in ("LOW", "HIGH")}  # every prism's sectors
 
 # %% [markdown]
 # ## Probes
@@ -323,7 +359,16 @@ sectors = {band: models["prism"].handle.prism.sector(band) for band in ("LOW", "
 # Softmax probes on raw features, Adam defaults, at most 30 epochs, learning rate
 # halved after an epoch without a lower validation loss, patience 1, best epoch
 # restored; 3 runs per model and task in the cpu and paper profiles (2 in smoke), run
-# as `profile.probe.workers` parallel single-thread processes. SD = over probe runs.
+# as `profile.probe.workers` parallel single-thread processes.
+#
+# **How probe runs and training seeds nest.** Probe runs sit *inside* training seeds: the
+# model of each (arm, seed) is probed `profile.probe.runs` times, with the same probe seeds
+# for every arm and training seed (probe run *r* starts from the profile's seed + *r*), and
+# the untrained arms' one model is probed as often. A seed's accuracy is the mean over its
+# probe runs; an arm's accuracy is the mean over its seeds of that (the seed-mean
+# predictions that the unit bootstrap resamples). The seed-level interval is over the
+# seeds' accuracies, so it carries probe-run noise too (averaged over a seed's runs); the
+# probe-run SD is shown beside the seeds' SD.
 
 # %%
 t0 = time.perf_counter()
@@ -331,12 +376,7 @@ probes, test_rows, groups = {}, {}, {}
 for name, t in tasks.items():
     feats = pool_features(
         {v: f[name] for v, f in features.items()},
-        {
-            sector_condition(a, b): (a, sl)
-            for a in ("prism", "prism_untrained", "prism" + EARLIER)
-            if a in features
-            for b, sl in sectors.items()
-        },
+        {sector_condition(v, b): (v, sl) for v in features if arm_of(v) in ("prism", "prism_untrained") for b, sl in sectors.items()},
     )
     probes[name] = probe_conditions(
         feats,
@@ -354,11 +394,15 @@ for name, t in tasks.items():
     test_rows[name] = feats["test"]
     groups[name] = t.row_groups("test", feats["test"].window)
 probe_seconds = time.perf_counter() - t0
-probe_table = pd.concat([r.table.assign(task=name) for name, r in probes.items()], ignore_index=True)
+# the seeds' probes pooled under each condition's name (the seed-mean predictions), and per seed
+compare = {name: SeedComparison.from_runs(probes[name], test_rows[name], groups[name], seed=P.seed) for name in tasks}
+probe_table = pd.concat([c.runs.table.assign(task=name) for name, c in compare.items()], ignore_index=True)
 res = probe_table.groupby(["task", "condition"]).accuracy.agg(["mean", "std"]).mul(100)
-compare = {name: ProbeComparison(probes[name], test_rows[name], groups[name], seed=P.seed) for name in tasks}
+runs_sd = (
+    probe_table.groupby(["task", "condition", "seed"], dropna=False).accuracy.std().mul(100).groupby(level=["task", "condition"]).mean()
+)
 
-print(f"{len(probe_table)} probes trained in {probe_seconds:.0f} s")
+print(f"{sum(len(r.table) for r in probes.values())} probes trained in {probe_seconds:.0f} s (seeds {S.seeds} x {Q.runs} probe runs)")
 pd.DataFrame(
     {
         name: {
@@ -375,8 +419,9 @@ pd.DataFrame(
 # %% [markdown]
 # ## Table 1 and Appendix B
 #
-# Accuracy (%) of every probe, mean over probe runs (rounded to 1 decimal), next to the
-# majority class; the rows are the arms, the B.1 sectors, and B.3 (`prism-every`).
+# Accuracy (%) of every probe, the mean over training seeds and probe runs (rounded to 1
+# decimal), next to the majority class; the rows are the arms, the B.1 sectors, and B.3
+# (`prism-every`).
 
 # %% tags=["nbval-check-output"]
 overview = res["mean"].unstack("task").reindex(columns=list(TASKS3))
@@ -384,21 +429,38 @@ overview.loc[MAJORITY] = [compare[name].accuracy(MAJORITY).effect for name in TA
 print(overview.round(1).to_string())
 
 # %% [markdown]
-# Table 1 with the four arms: the accuracy, its 95% bootstrap interval over the test
-# set's independent units (probe runs averaged), the majority class, and the paper's
-# number where it has one (`original` is App. B.2; the paper has no untrained prism).
+# Table 1 with the four arms: the accuracy of the seed-mean predictions, its 95% bootstrap
+# interval over the test set's independent units, the number of training seeds and the
+# 95% t interval over them (trained arms), the SD over the seeds and over probe runs
+# (within a seed), the majority class, and the paper's number where it has one
+# (`original` is App. B.2; the paper has no untrained prism).
+
 
 # %%
+def accuracy_columns(name: str, cond: str) -> dict[str, float]:
+    """Accuracy of ``cond`` on task ``name``: over test units (seed means) and over training seeds."""
+    c, iv = compare[name], compare[name].accuracy(cond)
+    per_seed = c.seed_accuracy(cond) if c.counts.get(cond, 0) else {}
+    over = seed_interval(list(per_seed.values()))
+    return {
+        "mean": iv.effect,
+        "ci_low": iv.low,
+        "ci_high": iv.high,
+        "seeds": c.counts.get(cond, 0),
+        "seed_ci_low": over.low if over else np.nan,
+        "seed_ci_high": over.high if over else np.nan,
+        "sd_seeds": spread_row(per_seed)["sd"] if per_seed else np.nan,
+        "sd_runs": runs_sd.get((name, cond), np.nan),
+    }
+
+
 T1_ARMS = ("original", "prism_untrained", "baseline", "baseline_prism_untrained", "prism")
 table1 = pd.DataFrame(
     [
         {
             "arm": a,
             "task": name,
-            "mean": (iv := compare[name].accuracy(a)).effect,
-            "ci_low": iv.low,
-            "ci_high": iv.high,
-            "sd": res.loc[(name, a), "std"],
+            **accuracy_columns(name, a),
             "majority": compare[name].accuracy(MAJORITY).effect,
             "paper": TABLE1_PAPER.get((name, a), np.nan),
         }
@@ -418,20 +480,46 @@ for i, a in enumerate(T1_ARMS):
     label = MODEL_NAMES[a].replace("BERT", encoder)
     ax.bar(pos, d["mean"], width * 0.92, yerr=[d["mean"] - d["ci_low"], d["ci_high"] - d["mean"]], capsize=2, label=label)
     ax.scatter(pos, d["paper"], marker="D", s=22, color="k", edgecolors="w", zorder=3, label="paper (bert-base-cased)" if i == 0 else None)
+    for j, t in enumerate(TASKS3):  # each training seed's model
+        seeds = compare[t].seed_accuracy(a) if compare[t].counts.get(a, 0) else {}
+        ax.scatter(
+            [pos[j]] * len(seeds), list(seeds.values()), s=9, color="0.15", zorder=4, label="a training seed" if i == 2 and j == 0 else None
+        )
 ax.scatter(x, [compare[t].accuracy(MAJORITY).effect for t in TASKS3], marker="x", s=60, color="0.3", zorder=3, label="majority class")
 ax.set_xticks(x, [TASK_NAMES[t] for t in TASKS3])
 ax.set_ylabel("probe accuracy (%)")
 ax.set_ylim(0, 105)
-ax.set_title(f"Table 1: {encoder}, {S.recipe} recipe; bars: ours, whiskers: 95% intervals over test units")
+ax.set_title(
+    f"Table 1: {encoder}, {S.recipe} recipe, {len(S.seeds)} training seeds\n"
+    "bars: seed means, whiskers: 95% intervals over test units, dots: each seed's model"
+)
 ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
 save_figure(fig, "table1_prism", P.name)
 plt.show()
 
 # %% [markdown]
+# The seeds' spread: each trained arm's (and each of BERT + Prism's probed sectors')
+# accuracy per training seed (probe runs averaged), their mean and SD. The untrained arms
+# are one model each and have no seed spread.
+
+# %%
+seed_spread = pd.DataFrame(
+    [
+        {"arm": cond, "task": name, **spread_row(compare[name].seed_accuracy(cond))}
+        for name in TASKS3
+        for cond in (*T1_ARMS, "prism-every", *(sector_condition("prism", b) for b in sectors))
+        if compare[name].counts.get(cond, 0)
+    ]
+)
+save_table(seed_spread, "section4_seed_spread", P.name, floatfmt=".2f")
+display(seed_spread.round(2))
+
+# %% [markdown]
 # B.1: the LOW and HIGH sectors of BERT + Prism probed alone (the columns of the
 # features above). B.2: the encoder before continued training (the `original` arm).
-# B.3: a prism layer after every layer; with the staged recipe, after every *trained*
-# layer (see above).
+# B.3: the paper puts a prism layer after each BERT layer; with the staged recipe this is
+# a **variant**, prisms after the trained top layers only (see above), and its row says
+# so. The columns are Table 1's.
 
 # %%
 appendix_b = pd.DataFrame(
@@ -441,10 +529,7 @@ appendix_b = pd.DataFrame(
             "model": MODEL_NAMES.get(cond, MODEL_NAMES["prism"]),
             "features": cond.removeprefix("prism ") if cond.startswith("prism ") else "all units",
             "task": TASK_NAMES[name],
-            "accuracy": (iv := compare[name].accuracy(cond)).effect,
-            "ci_low": iv.low,
-            "ci_high": iv.high,
-            "sd": res.loc[(name, cond), "std"],
+            **accuracy_columns(name, cond),
             "paper accuracy": paper,
         }
         for (sec, cond, name), paper in APPENDIX_B_PAPER.items()
@@ -457,9 +542,12 @@ display(appendix_b.round(2))
 # %% [markdown]
 # ## Which of the paper's claims held
 #
-# Each claim is a comparison of two probes on the same test rows: the accuracy
-# difference in points with its 95% paired-bootstrap interval over the independent
-# test units (`prismlib.probing.ProbeComparison`, probe runs averaged). Gates:
+# Each claim is a comparison of two probes on the same test rows, made twice: the accuracy
+# difference in points of the seed-mean predictions with its 95% paired-bootstrap interval
+# over the independent test units (`prismlib.prism.SeedComparison`, probe runs and training
+# seeds averaged), and the same test on the 95% Student's t interval over the training seeds
+# of each seed's difference (`prismlib.prism.Section4Gates.seed_tests`). `held` needs both;
+# the row reports the one nearer to failing. Gates:
 #
 # - **majority class**: the probes a claim rests on beat the majority class
 #   (`ProbeComparison.gate`). For a model comparison that is both models; for a B.1 sector
@@ -471,12 +559,16 @@ display(appendix_b.round(2))
 #   interval of baseline − original is not entirely below 0). B.2 is that comparison
 #   as a claim;
 # - **MLM sanity, converged, improved**: every continued-trained model a claim rests on
-#   has a held-out masked-token loss clearly below the unigram model's (the table above),
-#   stopped training by its rule (not at the step cap), and ends with a held-out loss
-#   clearly below the encoder's before training (`prismlib.prism.Section4Gates`);
+#   has, in each of its training seeds, a held-out masked-token loss clearly below the
+#   unigram model's (the table above), stopped training by its rule (not at the step cap),
+#   and ends with a held-out loss clearly below the encoder's before training
+#   (`prismlib.prism.Section4Gates`);
+# - **seeds**: every trained model a claim reads has at least three training seeds
+#   (`prismlib.claims.MIN_SEEDS`: a t interval over two seeds has one degree of freedom);
+#   the no-damage gate fails when either interval of baseline − original lies below 0;
 # - **stable**: the claim's contrast, computed again on the models at the earlier
-#   checkpoint (the best weights at the last decay), moved by at most half the claim's
-#   margin or lies inside the final interval (work B's rule,
+#   checkpoint (the best weights at the last decay, seed means), moved by at most half the
+#   claim's margin or lies inside the final interval (work B's rule,
 #   `prismlib.claims.effect_stability_gate`); a run that never decayed has no earlier
 #   checkpoint and its claims are not testable;
 # - **enough units**: an interval needs at least 15 independent test units
@@ -486,26 +578,56 @@ display(appendix_b.round(2))
 # Claims are tested as stated (`prismlib.claims`): "beats" needs the interval above
 # **1 accuracy point** (our smallest effect that matters); "roughly keeps POS" is read
 # as "at most 3 points below BERT" (the paper's drop is 1.45 points): the interval of
-# prism − baseline must lie above −3; B.2's "does not harm" is a non-inferiority test:
-# the baseline at most 2 points below the encoder before it. **B.1** is read as the
-# paper states it, "each sector is largely but not entirely responsible": the sector
-# probed alone is at least 1 point below the full model (LOW beating HIGH on topic would
-# hold for any encoder: a HIGH-passed sector has no mean over a post), with the share of
-# the full model's gain over the majority class that the sector keeps, beside the same
-# share for the untrained prism's sector (the control column). **B.3**'s margin is never
-# larger than the paper's own effect (POS: 0.4 points), so the row can hold if our
-# models show an effect the paper's size. Beyond the paper, two **control** claims ask whether
-# BERT + Prism beats (1) the *same continued-trained BERT with an untrained prism added
-# afterwards*: only this isolates training *with* the prism, since both had the same
-# continued training and the same filter; (2) the untrained prism on the encoder before
-# continued training (filter and continued training together).
+# prism − baseline must lie above −3. **Table 1's caption**, "comparably or better than
+# BERT across different tasks", is one row over the three tasks: on *each* task BERT +
+# Prism at most 3 points below BERT (a non-inferiority test per task, all of them
+# needed; "better" on a task is what the topic and dialog-act rows test). B.2's "does not
+# harm" is a non-inferiority test: the baseline at most 2 points below the encoder before
+# it. **B.1** is read as the paper states it, "largely but not entirely responsible", two
+# tests in one row: the sector keeps *more than half* of the full model's gain over the
+# majority class (the interval of sector − (full + majority) / 2 above 0) *and* stays at
+# least 1 point below the full model; the control column gives the untrained prism's
+# sector and whether training added to the sector. B.1's **double dissociation** (the
+# paper: the HIGH sector at 5.3% on topic, the LOW sector at 16.8% on POS) is tested
+# against the untrained prism's same sector, so that what training adds is separated from
+# what the filter does (a HIGH-passed sector has no mean over a post whether or not the
+# model was trained with it): the off-task sector of BERT + Prism at most 1 point above
+# the untrained prism's; the control column says whether the filter alone already
+# separates the sectors. **B.3**'s margin is never larger than the paper's own effect
+# (POS: 0.4 points), so the row can hold if our models show an effect the paper's size;
+# with the staged recipe the row is a *variant*: prisms after the top trained layers
+# only, where the paper puts one after each BERT layer. Beyond the paper, the **control**
+# row on each task asks whether BERT + Prism beats the *same continued-trained BERT with
+# an untrained prism added afterwards*: only this isolates training *with* the prism,
+# since both had the same continued training and the same filter (on POS the paper reads
+# the prism as maintaining accuracy, so the row says what training with it does there).
+# The contrast with the untrained prism on the encoder *before* continued training mixes
+# the two; it is reported as a **decomposition** (continued training + training with the
+# prism), a descriptive row out of the verdict counts.
+#
+# **The stand-in and B.2's premise.** The paper's "continued pretraining does not harm
+# BERT" is about a masked-LM pretrained BERT trained further with masked LM. At cpu scale
+# the encoder is all-MiniLM-L6-v2: a 6-layer sentence encoder distilled from a larger
+# model and last trained with a contrastive sentence-similarity objective on its
+# mean-pooled output, with no masked-LM head; the cpu recipe trains a *new* MLM head on
+# it. It is a small pretrained Transformer encoder with BERT's architecture and tokenizer
+# family, on which continued MLM training and the prism can be run and compared; it is
+# not a masked-LM pretrained model, so continued MLM training is a *change* of objective
+# for it, not more of the same. B.2's rows therefore carry the **masked-LM premise** gate
+# (`prismlib.probing.masked_lm_premise`): `not testable` on MiniLM with that reason and
+# this run's own number (the encoder before continued training, with its new head after
+# the warm-up, against the unigram model), decided on `bert-base-cased` (the paper
+# profile). The comparison baseline − original is still measured and shown (the no-damage
+# gate of the other rows reads it).
 #
 # **Reading the verdicts.** The `cpu` profile differs from the paper in ways that
 # matter for every claim: the encoder is a 6-layer sentence-embedding MiniLM, not
 # `bert-base-cased`, with an MLM head that starts untrained; only its top layers are
 # trained, on about a thousandth of the paper's tokens; the probes see far fewer
-# examples. A claim that fails its test is reported as failing, not tuned until it
-# holds. The cell below prints which gates failed in this run; the table after it gives
+# examples. Three seeds make the seed-level interval wide (Student's t with 2 degrees of
+# freedom is 4.3 standard errors): an effect must be large next to the seeds' spread as
+# well as next to the test set's noise. A claim that fails its test is reported as
+# failing, not tuned until it holds. The cell below prints which gates failed in this run; the table after it gives
 # every verdict.
 
 
@@ -514,7 +636,14 @@ MIN_EFFECT = 1.0  # accuracy points: the smallest difference a "beats" claim cou
 NO_HARM = 2.0  # accuracy points: "does not harm" means not more than this below (our margin)
 MODEL = f"{ENCODER_NAMES[P.encoder]} (continued MLM training, {S.recipe} recipe)"
 G = Section4Gates(compare, sanity, MODEL_NAMES, UNIT_NAMES)
-claims = section4_claims(G, S, min_effect=MIN_EFFECT, no_harm=NO_HARM)
+warmup = sanity.table[(sanity.table["stage"] == "head warm-up") & sanity.table["arm"].map(lambda a: arm_of(a) == "baseline")]
+premise_measured = (
+    f"the encoder before continued training, with its new MLM head after the warm-up, minus a unigram model on held-out "
+    f"text: {warmup['gain'].mean():+.3f} nats per masked token (mean over {len(warmup)} seeds)"
+    if len(warmup)
+    else ""
+)
+claims = section4_claims(G, S, min_effect=MIN_EFFECT, no_harm=NO_HARM, encoder=P.encoder, premise_measured=premise_measured)
 
 failed = sorted({g.name for c in claims for g in c.failed_gates})
 print("gates failed in this run:" if failed else "every gate passed in this run", *failed, sep="\n- " if failed else "")
@@ -522,13 +651,15 @@ display(
     Markdown(
         "In this run: "
         + "; ".join(
-            f"{TASK_NAMES[n].lower()}: prism − baseline {compare[n].diff('prism', 'baseline')} points, "
-            f"prism − (BERT, then an untrained prism) {compare[n].diff('prism', 'baseline_prism_untrained')}, "
-            f"baseline − original {compare[n].diff('baseline', 'original')}"
+            f"{TASK_NAMES[n].lower()}: prism − baseline {compare[n].diff('prism', 'baseline')} points over test units "
+            f"({compare[n].seed_diff('prism', 'baseline')} over {len(compare[n].seeds)} seeds), "
+            f"prism − (BERT, then an untrained prism) {compare[n].diff('prism', 'baseline_prism_untrained')} "
+            f"({compare[n].seed_diff('prism', 'baseline_prism_untrained')}), "
+            f"baseline − original {compare[n].diff('baseline', 'original')} ({compare[n].seed_diff('baseline', 'original')})"
             for n in TASKS3
             if compare[n].units >= 2
         )
-        + ". Each trained head minus the unigram model on held-out text (nats per masked token): "
+        + ". Each trained head (model#seed) minus the unigram model on held-out text (nats per masked token): "
         + ", ".join(f"{a} {iv}" for a, iv in sanity.intervals.items())
         + "."
     )

@@ -32,10 +32,14 @@ The rules every claim follows:
   when the whole interval lies inside the margin, ``not held`` when it lies outside).
 * **Gate what decides the verdict.** ``gates`` must pass for any verdict; ``win_gates``
   belong to the conditions a ``held`` verdict would credit (a probe at the majority class
-  can lose a comparison but never win one): a failed win gate turns ``held`` into
-  ``not testable`` and leaves the other verdicts as they are.
+  can lose a comparison but never win one), or to a premise only a ``held`` verdict leans on
+  (notebook 09: the all-pass control's check where that control is the rival): a failed win
+  gate turns ``held`` into ``not testable`` and leaves the other verdicts as they are.
 * **Enough independent units.** A test whose interval resamples fewer than
   :data:`MIN_UNITS` independent test units makes the claim ``not testable``, the count named.
+* **Training variance.** Where seeds are part of the test, a claim carries a seed-level
+  interval beside the test-set bootstrap (both must hold for ``held``) and needs
+  :data:`MIN_SEEDS` seeds of every trained model it reads.
 * **Controls and models.** A row names the model that produced it (``model``) and, where
   the paper's explanation has a control, whether the control accounts for the effect
   (``control``).
@@ -75,6 +79,10 @@ COLUMNS: tuple[str, ...] = (
 MIN_UNITS = 15
 """Fewest independent test units (resampled by the bootstrap) that can carry a verdict: the
 19 test conversations of SWDA can, the 10 windows of a starved probe set cannot."""
+MIN_SEEDS = 3
+"""Training seeds per trained model a claim needs where training variance is part of the test
+(work B's small effects, :mod:`prismlib.lstm.verdicts`; every contrast between section 4's trained
+arms, :mod:`prismlib.prism.seeds`): an interval over 2 seeds has 1 degree of freedom."""
 OUTCOMES: tuple[str, ...] = VERDICTS
 """Everything the verdict column of ``claims.csv`` can hold: the four verdicts (a descriptive
 row is ``not testable``, its reason in the gate column)."""
@@ -203,8 +211,9 @@ class Claim:
         gates: sanity checks; one failure makes the claim ``not testable``.
         unit: unit of the effect (``"points"``, ``"ppl"``, ...).
         win_gates: checks of the conditions a ``held`` verdict would credit (e.g. the
-            claimed best band above the majority class): a failure turns ``held`` into
-            ``not testable``; ``not held`` and ``inside noise`` stand.
+            claimed best band above the majority class), or of a premise only a ``held``
+            verdict leans on: a failure turns ``held`` into ``not testable``; ``not held``
+            and ``inside noise`` stand.
         model: the model that produced the numbers (e.g. ``"all-MiniLM-L6-v2"``, not the
             paper's BERT, at cpu scale).
         control: whether a control accounts for the effect (e.g. "the untrained prism
@@ -278,7 +287,7 @@ class Claim:
             gate = "passed: " + "; ".join(g.name for g in (*self.gates, *self.win_gates) if g.passed)
             lost = [str(g) for g in self.win_gates if not g.passed]
             if lost:
-                gate += "; failed, not deciding (a condition that cannot win lost): " + "; ".join(lost)
+                gate += "; failed, not deciding (a win gate takes away only a held verdict): " + "; ".join(lost)
         else:
             gate = ""
         test = t.describe()

@@ -163,7 +163,9 @@ def bootstrap_distribution(
     statistic: Callable[..., np.ndarray], data: Sequence[np.ndarray], *, n_boot: int = N_BOOT, seed: int = 0
 ) -> np.ndarray:
     """The ``(n_boot,)`` values of ``statistic(*data, axis=-1)`` over paired resamples of the
-    units (the last axis of every array), drawn as :func:`paired_bootstrap` draws them.
+    units (the last axis of every array), drawn as :func:`paired_bootstrap` draws them; a
+    statistic with ``k`` outputs (stacked on a leading axis) gives ``(k, n_boot)``, every
+    output on the same resamples.
     For reporting a resampled spread (e.g. the slides' "mean +/- sd" columns), not for a
     verdict: verdicts take :func:`paired_bootstrap`'s interval."""
     arrays = [np.asarray(d, dtype=np.float64) for d in data]

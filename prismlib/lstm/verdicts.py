@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
-from prismlib.claims import Gate, Test, effect_stability_gate, stability_margin
+from prismlib.claims import MIN_SEEDS, Gate, Test, effect_stability_gate, stability_margin
 from prismlib.lstm.chunks import NLL, MissingBins
 from prismlib.lstm.convergence import (
     SHARE,
@@ -114,8 +114,6 @@ def claim_gates(
 
 SMALL_EFFECT = 0.05
 """An effect under this fraction of the reference's perplexity is small: its claim needs seeds."""
-MIN_SEEDS = 3
-"""Seeds per model a claim about a small effect needs (a Welch interval over 2 seeds has 1 df)."""
 
 TestsOf = Callable[[SeedMeans], Sequence[Test]]
 """A claim's tests as a function of the models' seed means (so they can be recomputed at half the budget)."""

@@ -7,6 +7,7 @@ staged_recipe    the cpu recipe: frozen lower layers, head warm-up, top layers
 corpus           section 4's text: training, stopping and held-out Fig. 5 inputs
 arms             Table 1's arms as cached, resumable training jobs, and the trained models
 sanity           the MLM sanity gate: each trained arm's held-out MLM loss against a unigram model
+seeds            training seeds: seeded condition names, seed-mean and seed-level intervals, the seeds gate
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
 verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability)
 table1_claims    Table 1 and App. B's claims with their gates; the names and paper numbers of notebook 03
@@ -90,6 +91,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "MLMSanity",
         "mlm_sanity",
     ),
+    "seeds": (
+        "SEED",
+        "seeded",
+        "split_seed",
+        "seed_interval",
+        "seed_test",
+        "seeds_gate",
+        "every_seed",
+        "seed_means",
+        "seed_intervals",
+        "spread_row",
+        "SeedComparison",
+    ),
     "span_analysis": (
         "masked_span_logprobs",
         "heldout_logprobs",
@@ -99,6 +113,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "article_mean",
         "span_minus_outside",
         "FAR",
+        "DIP_WIDTHS",
         "span_regions",
         "fig5_summary",
         "bootstrap_ci",
@@ -121,8 +136,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "published_b2",
         "published_b3",
         "b3_margin",
+        "KEEPS",
+        "TABLE1_CAPTION",
+        "HALF_GAIN",
         "probing_claim",
+        "tests_of",
+        "with_half_gain",
         "section4_claims",
+        "comparably_or_better",
+        "decomposition",
     ),
 }
 

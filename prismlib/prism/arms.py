@@ -17,9 +17,14 @@ a head warm-up; then the top layers). With the staged recipe ``prism-every`` put
 prism after each *trained* layer only: a prism under a frozen layer would change the
 frozen layers' input, which no cached state can follow.
 
-Each trained arm is a job of :mod:`prismlib.jobcache` (:class:`ArmJob`): cached under
+Each trained arm is trained once per training seed of ``profile.prism.seeds``
+(:mod:`prismlib.prism.seeds`: seed ``s`` of every arm shares its head initialisation, head
+warm-up order, masks, data order and dropout, so the arms are paired by seed); each (arm, seed)
+is a job of :mod:`prismlib.jobcache` (:class:`ArmJob`, the seed part of its key): cached under
 ``.cache/jobs/<key>/``, resumable, and run as parallel single-thread processes by
-:func:`section4_models`. A finished job also stores its held-out masked-token score
+:func:`section4_models`. With the staged recipe the frozen part is one set of weights for
+every arm and seed; its output is cached once per seed's maskings (a seed's masks change what
+the frozen layers see), shared by that seed's arms. A finished job also stores its held-out masked-token score
 (after the head warm-up and at the end), which the sanity gate
 (:func:`prismlib.prism.mlm_sanity`) of every claim that rests on it reads. The text the
 arms train on and are scored on is :mod:`prismlib.prism.corpus`.
@@ -48,6 +53,7 @@ from prismlib.paths import cache_dir
 from prismlib.prism.corpus import MLMCorpus, fig5_inputs, training_inputs
 from prismlib.prism.layer import PrismHandle, attach_prism, encoder_layers
 from prismlib.prism.mlm_training import TrainResult, derived_seed, load_mlm_tokenizer, train_mlm
+from prismlib.prism.seeds import seeded
 from prismlib.prism.span_analysis import heldout_logprobs
 from prismlib.prism.staged_recipe import (
     FrozenPart,
@@ -77,13 +83,21 @@ TRAINED = ("baseline", "prism", "prism-every")
 @dataclass
 class Section4Data:
     """What every arm job reads: the training inputs, the held-out inputs of the sanity
-    gate and Fig. 5, and (staged recipe) the folder of the frozen-state cache."""
+    gate and Fig. 5, and (staged recipe) the folders of the frozen-state caches: one per
+    training seed (its maskings of the training inputs), one of the stopping text (shared)."""
 
     train: Tensor
     heldout: Tensor
-    states: str | None = None
+    states: dict[int, str] | None = None
     stop: Tensor | None = None
     stop_states: str | None = None
+
+    def states_of(self, seed: int) -> str:
+        """The folder of training seed ``seed``'s frozen-state cache."""
+        if self.states is None or seed not in self.states:
+            built = sorted(self.states or {})
+            raise RuntimeError(f"no frozen-state cache of training seed {seed} (built: {built}); build it with section4_data(..., seeds)")
+        return self.states[seed]
 
     def digest(self) -> str:
         h = hashlib.sha256(self.train.numpy().tobytes())
@@ -133,7 +147,8 @@ def recipe_code() -> list[Any]:
     from prismlib.probing import masking
 
     return [
-        ArmJob.train, ArmJob.model, prism_layers, training_inputs, mlm_training.load_mlm_model, mlm_training.mlm_loss,
+        ArmJob.train, ArmJob.model, Section4Data.states_of, prism_layers, training_inputs, mlm_training.load_mlm_model,
+        mlm_training.mlm_loss,
         mlm_training.training_batch, mlm_training.batch_indices, mlm_training.derived_seed, mlm_training.train_mlm,
         masking.mask_batch, staged_recipe.first_trained, staged_recipe.lower_states, staged_recipe.top_states,
         staged_recipe.set_trainable, staged_recipe.set_attention_dropout, staged_recipe.mask_version, staged_recipe.build_state_cache,
@@ -210,7 +225,7 @@ class ArmJob:
             start = first_trained(model, S.train_layers)
             if S.attention_dropout is not None:
                 set_attention_dropout(model, start, S.attention_dropout)
-            cache = open_state_cache(data.states)  # type: ignore[arg-type]
+            cache = open_state_cache(data.states_of(self.seed))
             head_file = folder / "head.pt"
             ck = load_or_discard(head_file, map_location=device)  # a corrupt one: warm the head up again
             if ck is not None:
@@ -284,6 +299,7 @@ class TrainedMLM:
     Attributes:
         variant: the arm (:data:`ARMS`).
         name: unique name for feature caches.
+        seed: the training seed (an untrained arm: the profile's seed, which seeded its MLM head).
         tokenizer, model: the ``*ForMaskedLM`` model in eval mode, prism hooks attached.
         handle: the :class:`PrismHandle`, or ``None`` without a prism layer.
         result: the training record (:class:`prismlib.prism.TrainResult`; ``None`` untrained).
@@ -300,6 +316,7 @@ class TrainedMLM:
     result: TrainResult | None
     record: dict[str, Any]
     device: torch.device
+    seed: int = 0
 
     def encoder(self, frozen: FrozenPart | None = None):
         """The model's encoder (prism included) as a :class:`prismlib.probing.Encoder` for probing.
@@ -329,10 +346,18 @@ def probe_encoders(models: dict[str, TrainedMLM], settings: Any) -> dict[str, An
 
 
 def section4_data(
-    profile: Profile, corpus: MLMCorpus, tokenizer, device: str | torch.device = "cpu", progress: bool = True
+    profile: Profile,
+    corpus: MLMCorpus,
+    tokenizer,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+    seeds: tuple[int, ...] | None = None,
 ) -> Section4Data:
-    """The inputs every arm reads; for the staged recipe the frozen-state cache is built
-    here (once per profile, text and encoder, with every core), then reused."""
+    """The inputs every arm reads; for the staged recipe the frozen-state caches are built
+    here (once per profile, text, encoder and training seed of ``seeds``, default
+    ``profile.prism.seeds``, with every core), then reused. Seed ``s``'s cache holds its own
+    ``mask_versions`` maskings of the training inputs (:func:`prismlib.prism.mask_version` of
+    ``s``); the profile's seed's cache is the one built before seeds existed."""
     from prismlib.devices import torch_threads
     from prismlib.prism.mlm_training import load_mlm_model
 
@@ -344,23 +369,25 @@ def section4_data(
         return data
     _, model = load_mlm_model(profile.encoder, profile.seed, device)
     start = first_trained(model, S.train_layers)
-    digest = hashlib.sha256(repr((profile.encoder, profile.seed, start, S.mask_versions)).encode())
-    digest.update(data.train.numpy().tobytes())
-    folder = cache_dir() / "mlm" / f"states-{profile.encoder.replace('/', '--')}-{digest.hexdigest()[:16]}"
-    with torch_threads(os.cpu_count() or 1):  # before the arms train: every core is free; a finished cache is kept
-        build_state_cache(
-            model,
-            data.train,
-            start,
-            S.mask_versions,
-            profile.seed,
-            tokenizer.all_special_ids,
-            tokenizer.mask_token_id,
-            len(tokenizer),
-            folder,
-            progress=progress,
-        )
-    data.states = str(folder)
+    data.states = {}
+    for seed in S.seeds if seeds is None else seeds:
+        digest = hashlib.sha256(repr((profile.encoder, seed, start, S.mask_versions)).encode())
+        digest.update(data.train.numpy().tobytes())
+        folder = cache_dir() / "mlm" / f"states-{profile.encoder.replace('/', '--')}-{digest.hexdigest()[:16]}"
+        with torch_threads(os.cpu_count() or 1):  # before the arms train: every core is free; a finished cache is kept
+            build_state_cache(
+                model,
+                data.train,
+                start,
+                S.mask_versions,
+                seed,
+                tokenizer.all_special_ids,
+                tokenizer.mask_token_id,
+                len(tokenizer),
+                folder,
+                progress=progress,
+            )
+        data.states[seed] = str(folder)
     if S.trains_to_stop:  # the stopping text's states, one seeded masking (not the training maskings' seed)
         assert data.stop is not None
         stop_seed = derived_seed(profile.seed, 406)
@@ -384,9 +411,11 @@ def section4_data(
     return data
 
 
-def arm_jobs(profile: Profile, data: Section4Data, arms=TRAINED) -> list[ArmJob]:
-    """The jobs of the trained ``arms`` of ``profile`` on ``data``."""
-    return [ArmJob(a, profile.encoder, profile.name, profile.seed, profile.prism, data.digest()) for a in arms]
+def arm_jobs(profile: Profile, data: Section4Data, arms=TRAINED, seeds: tuple[int, ...] | None = None) -> list[ArmJob]:
+    """The jobs of the trained ``arms`` of ``profile`` on ``data``, one per training seed of
+    ``seeds`` (default ``profile.prism.seeds``), seed by seed (a seed's arms side by side)."""
+    seeds = profile.prism.seeds if seeds is None else seeds
+    return [ArmJob(a, profile.encoder, profile.name, s, profile.prism, data.digest()) for s in seeds for a in arms]
 
 
 def section4_models(
@@ -398,61 +427,69 @@ def section4_models(
     progress: bool = True,
     slurm: dict | None = None,
     checkpoint: str = "final",
+    seeds: tuple[int, ...] | None = None,
 ) -> tuple[dict[str, TrainedMLM], Section4Data]:
-    """The models of ``arms``, training the missing ones first.
+    """The models of ``arms``, every trained one for each training seed, training the missing ones first.
 
-    The trained arms are jobs (:class:`ArmJob`) run by :func:`prismlib.jobcache.run_missing`:
-    on a CPU all at once as single-thread processes (``local``, the default), on a GPU
-    one after the other, or on a SLURM cluster (``executor="slurm"``, options ``slurm``).
-    ``original`` and ``prism_untrained`` need no training; ``baseline_prism_untrained`` is
-    the trained ``baseline`` with an untrained prism added.
+    The trained arms are jobs (:class:`ArmJob`, one per arm and seed) run by
+    :func:`prismlib.jobcache.run_missing`: on a CPU as single-thread processes, one per trained
+    arm of a seed (``local``, the default; the seeds queue, seed by seed), on a GPU one after
+    the other, or on a SLURM cluster (``executor="slurm"``, options ``slurm``). ``original``
+    and ``prism_untrained`` need no training (one model each, the profile's seed);
+    ``baseline_prism_untrained`` is each seed's trained ``baseline`` with an untrained prism added.
 
     Args:
         checkpoint: ``"final"`` (the kept, best held-out weights) or ``"previous"`` (for
             runs trained to a stop: the best weights at the last decay, the earlier
-            checkpoint of the effect-stability gates). With ``"previous"`` an arm whose
+            checkpoint of the effect-stability gates). With ``"previous"`` a model whose
             run never decayed is left out of the result; untrained arms are the same at
-            both checkpoints, and so is an arm whose best check came at its last decay
+            both checkpoints, and so is a model whose best check came at its last decay
             (it then carries the final model's name, so their cached states are shared).
+        seeds: the training seeds (default ``profile.prism.seeds``).
 
     Returns:
-        ``({arm: TrainedMLM}, data)``.
+        ``({model: TrainedMLM}, data)``: an untrained arm under its name (``"original"``), a
+        trained one under its name and seed (:func:`prismlib.prism.seeded`: ``"prism#1"``).
     """
     from prismlib.devices import resolve_device
     from prismlib.jobcache import job_dir
 
     dev = resolve_device(device or profile.device)
+    seeds = profile.prism.seeds if seeds is None else tuple(seeds)
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         raise ValueError(f"unknown arm(s) {unknown}; choose from {ARMS}")
     if checkpoint not in ("final", "previous"):
         raise ValueError(f"checkpoint must be 'final' or 'previous', got {checkpoint!r}")
     trained = list(dict.fromkeys(w for a in arms if (w := UNTRAINED_PRISM_ON.get(a, a)) in TRAINED))
-    data = section4_data(profile, corpus, load_mlm_tokenizer(profile.encoder), dev, progress)
-    jobs = arm_jobs(profile, data, trained)
-    workers = 1 if dev.type == "cuda" else max(1, len(jobs))
+    data = section4_data(profile, corpus, load_mlm_tokenizer(profile.encoder), dev, progress, seeds)
+    jobs = arm_jobs(profile, data, trained, seeds)
+    workers = 1 if dev.type == "cuda" else max(1, min(len(jobs), len(trained)))
     # the device as named, not as resolved here: a SLURM job resolves ``auto`` on its own node
     run_missing(jobs, executor, workers, device=device or profile.device, data=data, slurm=slurm)
     models = {}
     for arm in arms:
-        job = ArmJob(arm, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())
-        tok, model, handle = job.model(dev)
-        result, record, name = None, {}, f"{profile.encoder}+{arm}" if arm != "original" else profile.encoder
         weights = UNTRAINED_PRISM_ON.get(arm, arm)
-        if weights in TRAINED:
-            source = ArmJob(weights, profile.encoder, profile.name, profile.seed, profile.prism, data.digest())
-            done = load_checkpoint(job_dir(source) / "done.pt", map_location=dev)
-            model.load_state_dict(done["model"])
-            earlier = checkpoint == "previous"
-            if earlier:
-                if done.get("previous") is None:
-                    continue
-                model.load_state_dict(done["previous"], strict=False)
-                # kept at the check of the last decay: the final weights again, under the final's name (its cached states)
-                earlier = done["result"].previous_step != done["result"].best_step
-            name = f"{profile.encoder}+{arm}-{profile.name}-{source.key}" + ("@previous" if earlier else "")
-            if arm == weights:
-                result, record = done["result"], done["record"]
-        model.eval()
-        models[arm] = TrainedMLM(arm, name, tok, model, handle, result, record, dev)
+        for seed in seeds if weights in TRAINED else (profile.seed,):
+            job = ArmJob(arm, profile.encoder, profile.name, seed, profile.prism, data.digest())
+            tok, model, handle = job.model(dev)
+            result, record, name = None, {}, f"{profile.encoder}+{arm}" if arm != "original" else profile.encoder
+            key = arm
+            if weights in TRAINED:
+                key = seeded(arm, seed)
+                source = ArmJob(weights, profile.encoder, profile.name, seed, profile.prism, data.digest())
+                done = load_checkpoint(job_dir(source) / "done.pt", map_location=dev)
+                model.load_state_dict(done["model"])
+                earlier = checkpoint == "previous"
+                if earlier:
+                    if done.get("previous") is None:
+                        continue
+                    model.load_state_dict(done["previous"], strict=False)
+                    # kept at the check of the last decay: the final weights again, under the final's name (its cached states)
+                    earlier = done["result"].previous_step != done["result"].best_step
+                name = f"{profile.encoder}+{arm}-{profile.name}-{source.key}" + ("@previous" if earlier else "")
+                if arm == weights:
+                    result, record = done["result"], done["record"]
+            model.eval()
+            models[key] = TrainedMLM(arm, name, tok, model, handle, result, record, dev, seed)
     return models, data

@@ -25,14 +25,17 @@ from prismlib.stats import Interval
 class MLMSanity:
     """The MLM sanity check of section 4's trained arms (:func:`mlm_sanity`).
 
+    Every attribute is keyed by model: an arm and its training seed (``"prism#1"``,
+    :func:`prismlib.prism.seeded`), as :func:`prismlib.prism.section4_models` names them.
+
     Attributes:
-        table: one row per arm and stage (columns arm, stage, steps, heldout_loss,
+        table: one row per model and stage (columns arm: the model, stage, steps, heldout_loss,
             unigram_loss, gain, ci_low, ci_high, articles).
-        intervals: per arm, model minus unigram log p (nats per masked held-out token)
+        intervals: per model, model minus unigram log p (nats per masked held-out token)
             at the final stage, with its interval over articles.
-        improved: per arm (staged recipe), final minus head-warm-up log p on the same
+        improved: per model (staged recipe), final minus head-warm-up log p on the same
             held-out tokens: what training the top layers added over the encoder before it.
-        results: per arm, its training record (why it stopped, its held-out curve).
+        results: per model, its training record (why it stopped, its held-out curve).
     """
 
     table: pd.DataFrame
@@ -103,10 +106,11 @@ def mlm_sanity(
     """Held-out masked-token loss of every trained arm against a unigram model of the training text.
 
     The held-out score of :func:`prismlib.prism.heldout_logprobs` (15% of the tokens of
-    every held-out input masked, seeded) was stored by each job after the head warm-up
-    (staged recipe) and at the end; ``unigram`` (``(vocab,)`` log-probabilities,
-    :func:`prismlib.prism.unigram_logprobs` of the training inputs) scores the same tokens.
-    The interval of model minus unigram log p (nats per masked token) resamples articles.
+    every held-out input masked, seeded by the model's training seed ``m.seed``) was stored by
+    each job after the head warm-up (staged recipe) and at the end; ``unigram`` (``(vocab,)``
+    log-probabilities, :func:`prismlib.prism.unigram_logprobs` of the training inputs) scores
+    the same tokens. The interval of model minus unigram log p (nats per masked token)
+    resamples articles (``seed``: of the bootstrap).
 
     Returns:
         :class:`MLMSanity`: the table of every arm and stage, and the final intervals
@@ -114,10 +118,10 @@ def mlm_sanity(
     """
     from prismlib.prism.span_analysis import article_mean
 
-    _, selected = heldout_mask(data.heldout, mask_id, special_ids, seed)
-    uni = (unigram[data.heldout.numpy()] * selected.numpy()).sum(1)
+    tokens = unigram[data.heldout.numpy()]
     rows, gates, improved = [], {}, {}
     for arm, m in models.items():
+        uni = (tokens * heldout_mask(data.heldout, mask_id, special_ids, m.seed)[1].numpy()).sum(1)  # the tokens m's job scored
         if "heldout_head" in m.record and "heldout_final" in m.record:
             final, counts = (np.asarray(x, dtype=np.float64) for x in m.record["heldout_final"])
             before = np.asarray(m.record["heldout_head"][0], dtype=np.float64)

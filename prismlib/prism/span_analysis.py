@@ -259,6 +259,12 @@ def span_minus_outside(
 FAR = (11, 50)
 """Fig. 5's dip: the reference tokens are 11 to 50 positions away from the span (both sides)."""
 
+DIP_WIDTHS = (1, 5, 10)
+"""Fig. 5's near-window widths (visible tokens on each side of the span), fixed before the
+run: the paper says only "adjacent to the redacted text" and its figure names no width, so a
+dip claim must hold at every one of these widths (one test per width, all needed); 10 is the
+widest window that stays clear of the far tokens (:data:`FAR`)."""
+
 
 def span_regions(logp: np.ndarray, span: tuple[int, int], near: int = 10, far: tuple[int, int] = FAR) -> dict[str, np.ndarray]:
     """Per-input means of Fig. 5's regions of ``logp`` (``(N, length)`` log p of the correct token).

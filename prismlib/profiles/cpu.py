@@ -86,6 +86,13 @@ def get_config() -> Profile:
             # threads=None: the notebook process encodes and scores with both cores (the arms train in
             # single-thread processes of their own; meanwhile the notebook waits)
             span=(200, 300), eval_inputs=64, eval_stride=510, eval_batch=8, bootstrap=1000, threads=None,
+            # Three training seeds of every trained arm (the seeds rule's minimum, the paper's 3 trials);
+            # seed 0 is the one the 51.5-minute run of 937c898 trained. Scaled from that run's parts, each
+            # seed adds a masking of the training inputs through the frozen layers (about 1 minute), its
+            # three arms' training (about 31 minutes on 2 cores), about 7.5 models to encode (5 minutes),
+            # 108 probes (6 minutes) and 4 models to score in notebook 04 (3 minutes): 03 + 04 about 145
+            # minutes from an empty cache (docs/benchmarks.md, "Training seeds").
+            seeds=(0, 1, 2),
         ),
         # Notebooks 05-08 (work B): the model chosen by the recipe study (benchmarks/lstm_budget.py
         # study): 3 layers 96/96/96, embeddings tied to the adaptive softmax (cutoffs 2000/6000),

@@ -16,7 +16,7 @@ multi-timescale model, whose training log the official code ships, came within 2
 final validation perplexity near epoch 270)."""
 LONG_SEEDS = (0, 1, 2)
 """Seeds of every model in the ``-long`` twin of an annealed profile (``cpu-long``): the
-claims about effects under 5% need three (:data:`prismlib.lstm.verdicts.MIN_SEEDS`)."""
+claims about effects under 5% need three (:data:`prismlib.claims.MIN_SEEDS`)."""
 
 
 def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Profile:

@@ -28,7 +28,7 @@ DRY_RUN_SIZES: dict[str, frozenset[str]] = {
         }
     ),  # fmt: skip
     "probe": frozenset({"sizes", "runs", "max_epochs", "mlm_epochs", "encode_batch", "option_runs"}),
-    "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap"}),
+    "prism": frozenset({"steps", "batch_size", "checkpoint_every", "sizes", "eval_inputs", "eval_batch", "bootstrap", "seeds"}),
     "beyond": frozenset({"runs", "gate_runs"}),
     "iclr": frozenset({"dyck", "routing_tokens", "mi_distances", "mi_fit", "mi_tokens", "bootstrap"}),
 }
@@ -88,6 +88,7 @@ def get_config() -> Profile:
             eval_inputs=4,
             eval_batch=4,
             bootstrap=100,
+            seeds=(0, 1),
         ),
         beyond=replace(base.beyond, runs=2, gate_runs=2),
         iclr=replace(

@@ -5,7 +5,10 @@ A trainer's settings hold its *recipe* (what changes a trained model: a job's ke
 whole, :meth:`~prismlib.profiles.Nested.flat`) beside the settings of its analyses, and a
 recipe that anneals holds its :class:`~prismlib.anneal.AnnealSettings` (``schedule``); a
 grouped field reads through and changes by its name (``settings.decays``,
-``settings.updated(decays=2)``: :class:`~prismlib.profiles.Nested`)."""
+``settings.updated(decays=2)``: :class:`~prismlib.profiles.Nested`).
+
+Long: a settings class per notebook group, each setting documented beside the check of its
+values; split, one profile's meaning would spread over modules."""
 
 from __future__ import annotations
 
@@ -388,6 +391,9 @@ class PrismSettings(Nested):
         eval_stride: wordpieces between the starts of consecutive Fig. 5 inputs of an article.
         eval_batch: inputs per forward pass in the Fig. 5 evaluation.
         bootstrap: bootstrap resamples of the Fig. 5 intervals.
+        seeds: training seeds of every trained arm, paired across arms (:mod:`prismlib.prism.seeds`);
+            the first is the profile's ``seed``, the arm jobs' seed before seeds existed. A
+            contrast of trained arms needs :data:`prismlib.claims.MIN_SEEDS` (the paper: 3 trials).
         threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
             shared cores one thread is faster).
     """
@@ -401,7 +407,12 @@ class PrismSettings(Nested):
     eval_stride: int
     eval_batch: int
     bootstrap: int
+    seeds: tuple[int, ...]
     threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds) or min(self.seeds) < 0:
+            raise ValueError(f"seeds must be distinct integers >= 0, at least one, got {self.seeds}")
 
 
 @dataclass(frozen=True)

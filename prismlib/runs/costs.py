@@ -27,7 +27,7 @@ import torch
 from prismlib.devices import resolve_device
 from prismlib.lstm.grid import experiment
 from prismlib.lstm.job import RunSpec, build_model
-from prismlib.prism.arms import ARMS, TRAINED
+from prismlib.prism.arms import ARMS, TRAINED, UNTRAINED_PRISM_ON
 from prismlib.probing.encoders import DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location
 from prismlib.probing.features import CONDITIONS, HAAR_CONDITIONS, SMOOTH_CONDITIONS
 from prismlib.profiles import LSTMSettings, Profile
@@ -202,29 +202,32 @@ def works(profile: Profile) -> list[Work]:
     layers_trained = P.train_layers if P.recipe == "staged" else c["num_hidden_layers"]
     train_share = (layers_trained + 1) / (c["num_hidden_layers"] + 1) if P.recipe == "staged" else 1.0
     arm_flops = 3 * tokens * bert_token_flops(c, P.seq_len) * train_share
+    seeds = len(P.seeds)  # every trained arm once per training seed; the untrained arms once
+    jobs = len(TRAINED) * seeds
+    models = sum(seeds if UNTRAINED_PRISM_ON.get(a, a) in TRAINED else 1 for a in ARMS)
     out += [
         Work(
             "03_prism_layer",
-            f"{len(TRAINED)} arms x {P.steps:,} steps of {P.batch_size} x {P.seq_len} ({P.recipe} recipe)",
+            f"{len(TRAINED)} arms x {seeds} seeds x {P.steps:,} steps of {P.batch_size} x {P.seq_len} ({P.recipe} recipe)",
             "transformer",
-            len(TRAINED) * arm_flops,
-            jobs=len(TRAINED),
+            jobs * arm_flops,
+            jobs=jobs,
             memory=bert_train_memory(c, P.batch_size, P.seq_len),
-            disk=len(TRAINED) * 4 * bert_parameters(c)[0] * BYTES,
+            disk=jobs * 4 * bert_parameters(c)[0] * BYTES,
             disk_for="checkpoints of the trained arms (weights and optimiser state)",
         ),
-        Work("03_prism_layer", f"{len(ARMS)} models encode the probing windows", "transformer", _encode(profile, c, P.sizes, len(ARMS))),
+        Work("03_prism_layer", f"{models} models encode the probing windows", "transformer", _encode(profile, c, P.sizes, models)),
         Work(
             "03_prism_layer",
-            f"probes of {len(ARMS)} models",
+            f"probes of {models} models",
             "probe",
-            _probe_flops(profile, P.sizes, h, len(ARMS) + 1, Q.runs, Q.max_epochs),
+            _probe_flops(profile, P.sizes, h, models + 1, Q.runs, Q.max_epochs),
         ),
         Work(
             "04_long_range_mlm",
-            f"Fig. 5: {P.eval_inputs} inputs x {len(ARMS)} models",
+            f"Fig. 5: {P.eval_inputs} inputs x {len(ARMS)} models x {seeds} seeds",
             "transformer",
-            len(ARMS) * P.eval_inputs * P.seq_len * bert_token_flops(c, P.seq_len),
+            len(ARMS) * seeds * P.eval_inputs * P.seq_len * bert_token_flops(c, P.seq_len),
             memory=bert_eval_memory(c, P.eval_batch, P.seq_len),
         ),
     ]

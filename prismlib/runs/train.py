@@ -43,14 +43,14 @@ SECTION4 = "section4"
 
 
 def _section4(profile: Profile, executor: str | None, slurm: dict) -> int:
-    """Train section 4's arms (the corpus is tokenised here, once); returns how many."""
+    """Train section 4's arms, each for every training seed (the corpus is tokenised here, once); returns how many jobs."""
     from prismlib.prism.arms import TRAINED, section4_models
     from prismlib.prism.corpus import mlm_corpus
     from prismlib.prism.mlm_training import load_mlm_tokenizer
 
     corpus = mlm_corpus(profile, load_mlm_tokenizer(profile.encoder))
     section4_models(profile, corpus, TRAINED, executor=executor, slurm=slurm)
-    return len(TRAINED)
+    return len(TRAINED) * len(profile.prism.seeds)
 
 
 def projection(jobs: Sequence[Job], workers: int, cache: Path | None = None) -> tuple[int, int, float]:
@@ -195,7 +195,7 @@ def main(argv: Sequence[str]) -> int:
         if completed:
             print(
                 f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache"
-                + (f", and {arms} section 4 arms" if arms else "")
+                + (f", and {arms} section 4 arm jobs (arms x training seeds)" if arms else "")
             )
         else:
             print(f"interrupted after {seconds:.0f} s: {now_done} of {len(jobs)} LSTM models in the cache; the same command resumes")

@@ -11,6 +11,7 @@ cost           which path computes a filter (matrix products or FFTs): the cost 
 checks         the argument checks the filters share (tensor, band, lengths)
 wavelets       the Haar multiresolution across tokens, grouped like the bands
 matching       smooth and Haar bands matched to the brick-wall bands' -3 dB points
+equal_energy   brick-wall bands passing the matched smooth bands' energy (their twins)
 energy         ``spectral_profile``: energy share per band per hidden unit, and the
                same measure on white noise (``noise_profile``, ``white_noise_shares``)
 timing         App. D's filter timings against scipy and torch-dct (``benchmarks/``,
@@ -102,6 +103,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "half_power_table",
         "match_errors",
         "matched_bands",
+    ),
+    "equal_energy": (
+        "passed_energy",
+        "energy_split",
+        "energy_twin",
+        "energy_twins",
+        "energy_twin_table",
+        "passed_shares",
     ),
     "energy": (
         "max_model_length",

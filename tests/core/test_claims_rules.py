@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from prismlib.claims import MIN_UNITS, Claim, Gate, Test, claims_frame, render
+from prismlib.claims import MIN_SEEDS, MIN_UNITS, Claim, Gate, Test, claims_frame, render
 from prismlib.stats import Interval, welch_difference
 
 
@@ -107,7 +107,7 @@ def test_a_condition_that_cannot_win_is_not_credited_but_can_lose():
     only_wins = claim(Test(iv(3.0, 1.0, 5.0)), win_gates=(Gate("HIGH probe beats the majority class", True),))
     assert only_wins.row()["gate"] == "passed: HIGH probe beats the majority class"
     assert loses.row()["gate"] == (
-        "passed: ; failed, not deciding (a condition that cannot win lost): HIGH probe beats "
+        "passed: ; failed, not deciding (a win gate takes away only a held verdict): HIGH probe beats "
         "the majority class (HIGH 14.1% vs majority 14.1%)"
     )
     passed = claim(
@@ -133,6 +133,12 @@ def test_too_few_independent_units_make_a_claim_not_testable_with_the_count_name
     assert edge.verdict == "held"
     below = claim(Test(iv(20.0, 15.0, 25.0, units=MIN_UNITS - 1)))
     assert below.verdict == "not testable"
+
+
+def test_training_variance_needs_three_seeds_of_a_trained_model():
+    # an interval over two seeds has one degree of freedom (t = 12.7): work B's small effects and
+    # every contrast between section 4's trained arms need three
+    assert MIN_SEEDS == 3
 
 
 def test_intervals_over_runs_and_exact_values_are_not_counted_as_test_units():

@@ -45,7 +45,21 @@ def test_an_arms_key_hashes_its_whole_recipe_flat_and_nothing_beside_it():
         keys = {ArmJob("prism", "minilm", "cpu", 0, s, "d").key for s in (start, start.updated(**{name: other}))}
         assert len(keys) == 2, name
     beside = {f.name: getattr(S, f.name) for f in fields(PrismSettings) if f.name != "training"}
-    assert set(beside) == set("checkpoint_every every_layer sizes span eval_inputs eval_stride eval_batch bootstrap threads".split())
-    others = {"every_layer": False, "sizes": {}, "span": (0, 1), "threads": 3}
+    assert set(beside) == set("checkpoint_every every_layer sizes span eval_inputs eval_stride eval_batch bootstrap seeds threads".split())
+    others = {"every_layer": False, "sizes": {}, "span": (0, 1), "threads": 3, "seeds": (4, 5, 6)}  # a seed is the job's own field
     same = S.updated(**{k: others.get(k, v * 2 + 1 if isinstance(v, int) else v) for k, v in beside.items()})
     assert same != S and ArmJob("prism", "minilm", "cpu", 0, same, "d").key == base.key
+
+
+def test_arm_jobs_train_every_arm_for_every_seed_seed_by_seed_the_first_seeds_keys_unchanged():
+    from types import SimpleNamespace
+
+    P = get_profile("cpu")
+    data = SimpleNamespace(digest=lambda: "d")
+    assert P.prism.seeds == (0, 1, 2) and P.prism.seeds[0] == P.seed
+    made = arms.arm_jobs(P, data)  # type: ignore[arg-type]
+    assert [(j.arm, j.seed) for j in made] == [(a, s) for s in P.prism.seeds for a in arms.TRAINED]
+    assert len({j.key for j in made}) == len(made)
+    # the first seed's jobs are those of the profile's seed, whose keys tests/fixtures/job_keys.json pins
+    assert [j.key for j in made[:3]] == [arms.ArmJob(a, P.encoder, P.name, P.seed, P.prism, "d").key for a in arms.TRAINED]
+    assert [j.seed for j in arms.arm_jobs(P, data, ("prism",), seeds=(7,))] == [7]  # type: ignore[arg-type]

@@ -192,3 +192,13 @@ def test_span_minus_outside_removes_a_global_offset_and_finds_the_span_effect():
     assert iv.low < 0.25 < iv.high and 0.2 < iv.effect < 0.3 and iv.units == 10
     with pytest.raises(ValueError, match="share positions"):
         span_minus_outside(gain, b, articles, span, np.arange(15, 30))
+
+
+def test_the_dip_widths_fixed_before_the_run_are_valid_near_windows():
+    from prismlib.prism import DIP_WIDTHS, FAR, span_regions
+
+    assert DIP_WIDTHS == (1, 5, 10) and max(DIP_WIDTHS) < FAR[0]  # the near window never reaches the far tokens
+    logp = np.zeros((2, 512))
+    logp[:, 199] = logp[:, 300] = -3.0  # only the tokens right next to the span are worse
+    dips = [span_regions(logp, (200, 300), w)["dip"] for w in DIP_WIDTHS]
+    assert [d[0] for d in dips] == pytest.approx([3.0, 0.6, 0.3])  # the dip is diluted as the window widens

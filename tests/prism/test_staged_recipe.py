@@ -336,7 +336,7 @@ def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_
     )
     data = continued.Section4Data(_inputs(6), _inputs(3, seed=1))
     if recipe != "full":
-        data.states = str(_cache(_tiny(0), tmp_path, start=2, versions=1).folder)
+        data.states = {0: str(_cache(_tiny(0), tmp_path, start=2, versions=1).folder)}
     if recipe == "stop":
         data.stop = _inputs(4, seed=9)
         data.stop_states = str(_stop(_tiny(0), tmp_path, AnnealRule(2.0, 0.01, 1, 0, 2)).heldout.folder)
@@ -352,3 +352,56 @@ def test_an_arm_job_trains_with_either_recipe_and_stores_its_held_out_score(tmp_
     if recipe == "stop" and "previous" in done:  # the earlier checkpoint is scored like the final one
         assert done["record"]["heldout_previous"][0].shape == (3,)
     assert ("heldout_head" in done["record"]) == (recipe != "full")
+
+
+def test_each_seeds_arm_job_reads_its_own_seeds_maskings(tmp_path, monkeypatch):
+    """Training seeds: seed s's job trains on seed s's cached maskings (its own masks), and one
+    whose maskings were not built says so rather than reading another seed's."""
+    import prismlib.prism.mlm_training
+
+    monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(seed).train()))
+    opened = []
+    monkeypatch.setattr(continued, "open_state_cache", lambda folder: opened.append(folder) or C.open_state_cache(folder))
+    S = get_profile("smoke").prism.updated(
+        steps=2, batch_size=2, train_layers=1, head_epochs=1, head_batch=8, eval_batch=2, checkpoint_every=1, stop_articles=0
+    )
+    caches = {
+        s: C.build_state_cache(_tiny(0), _inputs(6), 2, 1, s, SPECIAL, MASK, VOCAB, tmp_path / f"states-{s}", batch_size=4, progress=False)
+        for s in (0, 1)
+    }
+    assert not np.array_equal(caches[0].labels, caches[1].labels)  # each seed masks other tokens
+    data = continued.Section4Data(_inputs(6), _inputs(3, seed=1), states={0: str(caches[0].folder)})
+    job = continued.ArmJob("prism", "tiny", "test", 1, S, data.digest())
+    assert job.key != continued.ArmJob("prism", "tiny", "test", 0, S, data.digest()).key
+    with pytest.raises(RuntimeError, match=r"no frozen-state cache of training seed 1 \(built: \[0\]\)"):
+        job.train(tmp_path / "job", torch.device("cpu"), False, data)
+    data.states[1] = str(caches[1].folder)
+    opened.clear()
+    jobs.run_job(job, tmp_path / "cache", "cpu", False, data)
+    assert opened == [str(caches[1].folder)]
+
+
+def test_section4_data_caches_each_training_seeds_maskings_and_keeps_the_first_seeds_cache(tmp_path, monkeypatch):
+    """One frozen-state cache per training seed, each of its own masks; the profile's seed's
+    folder is the one section4_data built before seeds existed (its digest hashed the profile's
+    seed), so seed 0's arm jobs read the cache they read before."""
+    import hashlib
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    import prismlib.prism.mlm_training
+
+    monkeypatch.setattr(prismlib.prism.mlm_training, "load_mlm_model", lambda name, seed, device="cpu": (_Tokenizer(), _tiny(0).train()))
+    monkeypatch.setattr(continued, "cache_dir", lambda: tmp_path)
+    S = get_profile("smoke").prism.updated(train_layers=1, train_inputs=None, stop_articles=0, mask_versions=1)
+    P = replace(get_profile("smoke"), prism=S)
+    corpus = SimpleNamespace(train=_inputs(6), evaluation=_inputs(4, seed=1), eval_article=np.arange(4))
+    data = continued.section4_data(P, corpus, _Tokenizer(), progress=False)  # type: ignore[arg-type]
+    assert data.states is not None and sorted(data.states) == [0, 1] == sorted(S.seeds)
+    before = hashlib.sha256(repr((P.encoder, P.seed, 2, S.mask_versions)).encode())
+    before.update(_inputs(6).numpy().tobytes())
+    assert data.states_of(P.seed) == str(tmp_path / "mlm" / f"states-{P.encoder}-{before.hexdigest()[:16]}")
+    caches = {s: C.open_state_cache(data.states_of(s)) for s in (0, 1)}
+    assert not np.array_equal(caches[0].labels, caches[1].labels)  # seed 1 has its own masks
+    assert np.array_equal(caches[1].labels[0], C.mask_version(_inputs(6), 0, 1, SPECIAL, MASK, VOCAB)[1].numpy())
+    assert sorted(continued.section4_data(P, corpus, _Tokenizer(), progress=False, seeds=(1,)).states) == [1]  # type: ignore[arg-type, union-attr]

@@ -65,3 +65,11 @@ def test_profiles_refuse_a_bucket_that_is_empty_or_starts_before_rank_one():
         with pytest.raises(ValueError, match="bucket"):
             replace(s, mlm_buckets=bad)
     assert replace(s, mlm_buckets=((3, 3), (4, 0))).mlm_buckets == ((3, 3), (4, 0))
+
+
+def test_prism_settings_refuse_training_seeds_that_are_missing_repeated_or_negative():
+    S = get_profile("cpu").prism
+    for bad in ((), (0, 0), (-1, 0)):
+        with pytest.raises(ValueError, match="seeds must be distinct integers >= 0"):
+            S.updated(seeds=bad)
+    assert get_profile("smoke").prism.seeds == (0, 1) and get_profile("paper").prism.seeds == (0, 1, 2)

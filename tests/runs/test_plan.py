@@ -27,7 +27,7 @@ def test_plan_has_a_row_per_notebook_and_counts_every_job(name, tmp_path):
     table = plan.plan_table(profile, runs={}, cache=tmp_path)
     assert list(table["notebook"])[-1] == "total" and len(table) == 10
     total = table.set_index("notebook").loc["total"]
-    assert total["jobs"] == len(all_specs(profile)) + len(TRAINED)
+    assert total["jobs"] == len(all_specs(profile)) + len(TRAINED) * len(profile.prism.seeds)
     assert (table["run_seconds"] >= 0).all() and total["run_seconds"] > 0 and total["training_seconds"] > 0
     faster = plan.plan_table(profile, {k: 10 * v for k, v in costs.ASSUMED_TFLOPS.items()}, runs={}, cache=tmp_path)
     # without a measured run, the FLOP model: 10x the throughput, a tenth of the time; the cpu

@@ -12,6 +12,9 @@ of blocks, :func:`ablated_token_nll` scores a stream with one block zeroed (a fo
 layer, the rest of :func:`prismlib.lstm.token_nll` unchanged) and :func:`routing_ratios` gives
 each block's perplexity ratio per bin with a paired bootstrap over 100-token chunks of the test
 stream (:data:`prismlib.lstm.CHUNK`), the independent units of every PTB claim.
+:func:`log_ratio_contrast` asks whether a block hurts rare words relatively more than frequent
+ones, alone or against a reference model's blocks (the baseline's units in random order: what
+the timescale ordering adds over zeroing any block of a trained LSTM).
 
 **Forget-gate trajectories** (:func:`forget_gate_trajectories`): the forget gate of every unit
 at every word of one passage, read as :func:`prismlib.lstm.forget_gate_means` reads them (the
@@ -132,25 +135,46 @@ def routing_ratios(
 
 
 def log_ratio_contrast(
-    ablated: np.ndarray, intact: np.ndarray, keep_a: np.ndarray, keep_b: np.ndarray, n_boot: int = N_BOOT_PTB, seed: int = 0
+    ablated: np.ndarray,
+    intact: np.ndarray,
+    keep_a: np.ndarray,
+    keep_b: np.ndarray,
+    n_boot: int = N_BOOT_PTB,
+    seed: int = 0,
+    reference: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Interval:
     """``log ratio(bin a) - log ratio(bin b)`` of one ablation (each ratio as :func:`bin_ratio`), paired
     over the same resampled chunks: > 0 when the ablation hurts bin ``a``'s words relatively more.
 
+    With ``reference = (ref_ablated, ref_intact)`` (``(R, n)`` and ``(n,)``: another model's
+    ablations of the same stream, e.g. the baseline's unit blocks in random order) the effect is
+    this contrast minus the mean of the same contrast over the ``R`` reference ablations, all
+    resampled over the same chunks: > 0 when this ablation singles out bin ``a`` more than a
+    typical reference block does.
+
     ``ablated``, ``intact``: ``(n,)`` NLL; ``keep_a``, ``keep_b``: ``(n,)`` bool, the two bins."""
-    valid = np.isfinite(intact) & np.isfinite(ablated)
+    pairs = [(np.asarray(ablated, dtype=np.float64), np.asarray(intact, dtype=np.float64))]
+    if reference is not None:
+        ref_ablated, ref_intact = np.atleast_2d(np.asarray(reference[0], dtype=np.float64)), np.asarray(reference[1], dtype=np.float64)
+        if ref_ablated.shape[1:] != pairs[0][1].shape or ref_intact.shape != pairs[0][1].shape:
+            n = len(intact)
+            raise ValueError(f"reference must be ((R, {n}), ({n},)) NLL of the same stream, got {ref_ablated.shape}, {ref_intact.shape}")
+        pairs += [(row, ref_intact) for row in ref_ablated]
+    valid = np.logical_and.reduce([np.isfinite(x) for pair in pairs for x in pair])
     groups = np.arange(len(intact)) // CHUNK
     n_groups = int(groups[-1]) + 1
 
     def per_chunk(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
         return np.bincount(groups, weights=np.where(keep & valid, values, 0.0), minlength=n_groups)
 
-    data = [per_chunk(x, k) for k in (keep_a, keep_b) for x in (ablated, intact)]
-    data += [per_chunk(np.ones(len(intact)), k) for k in (keep_a, keep_b)]
+    data = [per_chunk(np.ones(len(intact)), k) for k in (keep_a, keep_b)]
+    data += [per_chunk(x, k) for abl, itc in pairs for k in (keep_a, keep_b) for x in (abl, itc)]
     used = np.bincount(groups, weights=valid.astype(np.float64), minlength=n_groups) > 0
 
-    def stat(aa: np.ndarray, ai: np.ndarray, ba: np.ndarray, bi: np.ndarray, na: np.ndarray, nb: np.ndarray, axis: int = -1) -> np.ndarray:
-        return (aa.sum(axis) - ai.sum(axis)) / na.sum(axis) - (ba.sum(axis) - bi.sum(axis)) / nb.sum(axis)
+    def stat(na: np.ndarray, nb: np.ndarray, *sums: np.ndarray, axis: int = -1) -> np.ndarray:
+        a, b = na.sum(axis), nb.sum(axis)
+        contrasts = [(aa.sum(axis) - ai.sum(axis)) / a - (ba.sum(axis) - bi.sum(axis)) / b for aa, ai, ba, bi in zip(*[iter(sums)] * 4)]
+        return contrasts[0] - np.mean(contrasts[1:], axis=0) if len(contrasts) > 1 else contrasts[0]
 
     return paired_bootstrap(stat, [d[used] for d in data], n_boot=n_boot, seed=seed)
 

@@ -63,6 +63,25 @@ def test_ratios_and_their_contrast_on_known_shifts():
     assert "100-1k" not in set(table.bin)  # an empty bin has no row
 
 
+def test_contrast_against_a_reference_models_blocks_subtracts_their_mean_contrast():
+    rng = np.random.default_rng(2)
+    n = 3000
+    intact, ref_intact = rng.uniform(1, 5, n), rng.uniform(1, 5, n)
+    intact[::97] = np.nan
+    rare = np.arange(n) % 3 == 0
+    ablated = intact + np.where(rare, 0.5, 0.1)  # contrast 0.4
+    ref = np.stack([ref_intact + np.where(rare, 0.3, 0.1), ref_intact + np.where(rare, 0.1, 0.1)])  # contrasts 0.2, 0.0
+    excess = routing.log_ratio_contrast(ablated, intact, rare, ~rare, n_boot=200, reference=(ref, ref_intact))
+    assert excess.effect == pytest.approx(0.4 - 0.1) and excess.low == pytest.approx(0.3) and excess.high == pytest.approx(0.3)
+    noisy = ref + rng.normal(0, 0.5, ref.shape)  # reference blocks with chunk-level noise: an interval that is not a point
+    wide = routing.log_ratio_contrast(ablated, intact, rare, ~rare, n_boot=200, reference=(noisy, ref_intact))
+    assert wide.low < wide.effect < wide.high and wide.units == 30
+    alone = routing.log_ratio_contrast(ref[0], ref_intact, rare, ~rare, n_boot=200)
+    assert alone.effect == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="reference must be"):
+        routing.log_ratio_contrast(ablated, intact, rare, ~rare, reference=(ref[:, :10], ref_intact))
+
+
 def test_forget_gate_trajectories_average_to_the_gate_means(ids):
     model = _model()
     lstm.apply_official(list(model.rnns)[:2], [torch.linspace(-2, 2, 8), lstm.official_layer2_biases(8)])
