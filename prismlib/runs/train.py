@@ -198,7 +198,7 @@ def main(argv: Sequence[str]) -> int:
         now_done = sum(trained_counts(jobs))
         if completed:
             print(
-                f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache"
+                f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are trained"
                 + (f", and {arms} section 4 arm jobs (arms x training seeds)" if arms else "")
             )
         else:
