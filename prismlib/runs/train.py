@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, is_done, pool_size, record_training, run_missing
+from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, committed, is_done, pool_size, record_training, run_missing
 from prismlib.lstm.doubling import doubling_jobs
 from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
 from prismlib.lstm.job import Job, jobs_for, read_status
@@ -174,8 +174,12 @@ def main(argv: Sequence[str]) -> int:
         for k, v in (("slurm_partition", args.partition), ("gpus_per_node", args.gpus), ("timeout_min", args.timeout_min))
         if v is not None
     }
-    done = sum(is_done(j) for j in jobs)
-    print(f"profile {profile.name}: {len(jobs)} LSTM models, {done} already trained, cache {cache_dir() / 'jobs'}")
+    records, cached = trained_counts(jobs)
+    done = records + cached
+    print(
+        f"profile {profile.name}: {len(jobs)} LSTM models, {done} already trained "
+        f"({records} as committed records, {cached} in the cache {cache_dir() / 'jobs'})"
+    )
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     ran: Sequence[Trainable] = []
@@ -191,14 +195,17 @@ def main(argv: Sequence[str]) -> int:
         completed = True
     finally:  # an interrupted run is recorded too (its models are in the cache; the same command resumes)
         seconds = round(time.perf_counter() - t0, 1)
-        now_done = sum(is_done(j) for j in jobs)
+        now_done = sum(trained_counts(jobs))
         if completed:
             print(
-                f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are in the cache"
+                f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are trained"
                 + (f", and {arms} section 4 arm jobs (arms x training seeds)" if arms else "")
             )
         else:
-            print(f"interrupted after {seconds:.0f} s: {now_done} of {len(jobs)} LSTM models in the cache; the same command resumes")
+            print(
+                f"interrupted after {seconds:.0f} s: {now_done} of {len(jobs)} LSTM models trained "
+                "(committed records or the cache); the same command resumes"
+            )
         record_training(
             profile.name,
             {
@@ -214,6 +221,13 @@ def main(argv: Sequence[str]) -> int:
             },
         )
     return 0
+
+
+def trained_counts(jobs: Sequence[Trainable]) -> tuple[int, int]:
+    """How many of ``jobs`` need no training: (those with a usable committed record, the others
+    finished in the local cache). A fresh clone has records and an empty cache."""
+    with_record = [committed(j) for j in jobs]
+    return sum(with_record), sum(not r and is_done(j) for j, r in zip(jobs, with_record))
 
 
 def _installment(profile: Profile, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:

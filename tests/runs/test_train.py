@@ -33,3 +33,23 @@ def test_a_budget_that_is_not_a_positive_number_of_minutes_is_one_line(minutes, 
         train_main(["--profile", "smoke", "--minutes", minutes])
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and err.count("\n") == 1 and "--minutes must be a positive number" in err
+
+
+class _Job:
+    """A stand-in job: a committed record or not, finished in the cache or not."""
+
+    def __init__(self, record: bool, cached: bool) -> None:
+        self.record, self.cached = record, cached
+
+    def committed(self) -> str | None:
+        return "runs/key" if self.record else None
+
+
+def test_trained_counts_committed_records_beside_the_cache(monkeypatch):
+    # a fresh clone: records committed, an empty cache; the count must not read 0 trained
+    from prismlib.runs import train
+
+    monkeypatch.setattr(train, "is_done", lambda job, cache=None: job.cached)
+    jobs_ = [_Job(True, False), _Job(True, True), _Job(False, True), _Job(False, False), _Job(False, False)]
+    assert train.trained_counts(jobs_) == (2, 1)
+    assert train.trained_counts([]) == (0, 0)
