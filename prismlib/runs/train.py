@@ -174,7 +174,7 @@ def main(argv: Sequence[str]) -> int:
         for k, v in (("slurm_partition", args.partition), ("gpus_per_node", args.gpus), ("timeout_min", args.timeout_min))
         if v is not None
     }
-    records, cached = trained_counts(jobs)
+    records, cached = _trained_counts(jobs)
     done = records + cached
     print(
         f"profile {profile.name}: {len(jobs)} LSTM models, {done} already trained "
@@ -195,7 +195,7 @@ def main(argv: Sequence[str]) -> int:
         completed = True
     finally:  # an interrupted run is recorded too (its models are in the cache; the same command resumes)
         seconds = round(time.perf_counter() - t0, 1)
-        now_done = sum(trained_counts(jobs))
+        now_done = sum(_trained_counts(jobs))
         if completed:
             print(
                 f"trained {len(ran)} LSTM model(s) in {seconds:.0f} s; all {len(jobs)} are trained"
@@ -223,7 +223,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def trained_counts(jobs: Sequence[Trainable]) -> tuple[int, int]:
+def _trained_counts(jobs: Sequence[Trainable]) -> tuple[int, int]:
     """How many of ``jobs`` need no training: (those with a usable committed record, the others
     finished in the local cache). A fresh clone has records and an empty cache."""
     with_record = [committed(j) for j in jobs]

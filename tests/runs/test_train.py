@@ -51,5 +51,5 @@ def test_trained_counts_committed_records_beside_the_cache(monkeypatch):
 
     monkeypatch.setattr(train, "is_done", lambda job, cache=None: job.cached)
     jobs_ = [_Job(True, False), _Job(True, True), _Job(False, True), _Job(False, False), _Job(False, False)]
-    assert train.trained_counts(jobs_) == (2, 1)
-    assert train.trained_counts([]) == (0, 0)
+    assert train._trained_counts(jobs_) == (2, 1)
+    assert train._trained_counts([]) == (0, 0)
