@@ -254,6 +254,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "control_excess",
         "control_gate",
         "power_slopes",
+        "resolvable_fit",
         "power_slope_interval",
     ),
 }

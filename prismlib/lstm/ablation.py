@@ -335,6 +335,22 @@ def power_slopes(changes: np.ndarray, fit: tuple[int, int]) -> np.ndarray:
     return slopes
 
 
+def resolvable_fit(changes: np.ndarray, layer: int, fit: tuple[int, int], zero_share: float = 0.5) -> tuple[int, int] | None:
+    """``fit = (d_min, d_max)`` cut where ``layer``'s change stops being measurable: it ends one
+    distance before the first at which more than ``zero_share`` of the contexts' changes are
+    exactly 0 (the perturbation's effect fell below float resolution: the layer has forgotten
+    it, and a log-log slope there reads rounding, not a power law; a bootstrap resample of
+    only such contexts has no slope at all). ``None`` when fewer than 3 distances are left.
+    ``changes``: ``(n_contexts, n_layers, length)`` as :func:`cell_state_change` returns."""
+    d_min, d_max = fit
+    if not 1 <= d_min < d_max <= changes.shape[-1]:
+        raise ValueError(f"fit range {fit} must satisfy 1 <= d_min < d_max <= {changes.shape[-1]} (the context length)")
+    gone = (changes[:, layer, d_min - 1 : d_max] == 0).mean(axis=0) > zero_share
+    if gone.any():
+        d_max = d_min + int(np.argmax(gone)) - 1
+    return (d_min, d_max) if d_max - d_min >= 2 else None
+
+
 def power_slope_interval(changes: np.ndarray, layer: int, fit: tuple[int, int], n_boot: int = N_BOOT, seed: int = 0) -> Interval:
     """The log-log slope of :func:`power_slopes` for ``layer`` (0-based), interval over the contexts."""
     return context_interval([changes], lambda cs: float(power_slopes(cs[0][:, layer : layer + 1], fit)[0]), n_boot, seed)

@@ -390,3 +390,19 @@ def test_power_slopes_read_a_power_law_decay_exactly():
     assert iv.effect == pytest.approx(-0.5) and iv.units == 4
     with pytest.raises(ValueError, match="fit range"):
         memory.power_slopes(changes, (0, 30))
+
+
+def test_resolvable_fit_ends_before_the_change_is_exactly_zero_in_most_contexts():
+    d = np.arange(1, 31, dtype=float)
+    scale = np.linspace(1, 2, 40)[:, None, None]
+    changes = np.stack([np.stack([d**-0.5, d**-0.5])] * 40) * scale  # (40, 2, 30)
+    changes[:30, 1, 19:] = 0.0  # layer 1: 30 of 40 contexts at exactly 0 from d = 20 on
+    changes[:20, 1, 9:19] = 0.0  # and half of them (not more) from d = 10
+    assert memory.resolvable_fit(changes, 0, (2, 30)) == (2, 30)  # nothing gone: the range stays
+    assert memory.resolvable_fit(changes, 1, (2, 30)) == (2, 19)
+    assert memory.resolvable_fit(changes, 1, (2, 30), zero_share=0.25) == (2, 9)
+    assert memory.resolvable_fit(changes, 1, (19, 30)) is None  # 19 alone is left: no slope
+    iv = memory.power_slope_interval(changes, 1, (2, 19), n_boot=50)
+    assert np.isfinite([iv.low, iv.high]).all()
+    with pytest.raises(ValueError, match="fit range"):
+        memory.resolvable_fit(changes, 0, (2, 31))
