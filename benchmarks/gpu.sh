@@ -2,7 +2,7 @@
 # The GPU checks in one run; each prints ratios against a reference measured
 # in the same run (none is a timed test):
 #
-#   benchmarks/gpu.sh OUT                    # all four parts below, full sizes
+#   benchmarks/gpu.sh OUT                    # all five parts below, full sizes
 #   benchmarks/gpu.sh OUT spectral prism     # some parts only (each well under 10 minutes)
 #   benchmarks/gpu.sh --quick OUT            # tiny sizes, smoke notebook 01 only: a check that it runs
 #
@@ -16,6 +16,8 @@
 #             the prism layer's share of a bert-base-shaped training step, batch 8 x 512
 #   smoke     PRISMLIB_DEVICE=cuda: python -m prismlib train + reproduce --profile smoke
 #             (SMOKE_ONLY="01 05" runs those notebooks only, without the train step)
+#   tests     the tests that need CUDA (pytest -k cuda tests/lstm/test_training.py; PYTHON
+#             needs pytest): a GPU run resumes from its checkpoint
 #
 # Writes OUT/<part>.txt, and for smoke OUT/smoke-manifest.json and OUT/smoke-outputs.tar.gz
 # (executed notebooks, figures and tables; the notebooks run in a temporary output root).
@@ -26,10 +28,10 @@ set -uo pipefail
 
 quick=0
 if [[ ${1-} == --quick ]]; then quick=1; shift; fi
-out=${1:?usage: benchmarks/gpu.sh [--quick] OUT [spectral] [lstm] [prism] [smoke]}
+out=${1:?usage: benchmarks/gpu.sh [--quick] OUT [spectral] [lstm] [prism] [smoke] [tests]}
 shift
 parts=("$@")
-[[ ${#parts[@]} -gt 0 ]] || parts=(spectral lstm prism smoke)
+[[ ${#parts[@]} -gt 0 ]] || parts=(spectral lstm prism smoke tests)
 py=${PYTHON:-python3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
@@ -78,7 +80,8 @@ for part in "${parts[@]}"; do
     lstm) cmd=("$py" benchmarks/lstm.py --device cuda "${lstm_args[@]}") ;;
     prism) cmd=("$py" benchmarks/prism.py --device cuda "${prism_args[@]}") ;;
     smoke) cmd=(smoke) ;;
-    *) echo "unknown part '$part': choose spectral, lstm, prism or smoke" >&2; exit 2 ;;
+    tests) cmd=("$py" -m pytest -q -p no:cacheprovider -k cuda tests/lstm/test_training.py) ;;
+    *) echo "unknown part '$part': choose spectral, lstm, prism, smoke or tests" >&2; exit 2 ;;
   esac
   echo "== $part: ${cmd[*]}"
   start=$SECONDS

@@ -7,7 +7,8 @@ machine. So a finished job also writes a small *record* that is committed with t
 
 ``record.json``
     the job's key, what the key hashes (``description``), provenance (commit, date, torch,
-    Python, CPU, threads, seconds) and the job's own summary (curves, biases, why it stopped);
+    Python, CPU, threads, seconds; an LSTM job adds the device it trained on) and the job's
+    own summary (curves, biases, why it stopped);
 ``*.npz``, ``*.pt``
     the job's data: the statistics' inputs in aggregated form, weights where an analysis
     must read them again;

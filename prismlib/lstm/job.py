@@ -337,7 +337,7 @@ class Job:
         save_atomic(folder / "done.pt", model=model.state_dict(), history=hist, test_nll=nll, biases_init=init, biases_final=final)
         remove(folder / "partial.pt")
         if s.records:
-            self.write_record(model, hist, nll, init, final, means, corpus, time.perf_counter() - t0)
+            self.write_record(model, hist, nll, init, final, means, corpus, time.perf_counter() - t0, device)
 
     @property
     def runs(self) -> Path:
@@ -359,11 +359,13 @@ class Job:
 
     def write_record(
         self, model: LSTMLM, hist: TrainHistory, nll: np.ndarray, init: list[Tensor], final: list[Tensor],
-        means: list[np.ndarray], corpus: Any, seconds: float,
+        means: list[np.ndarray], corpus: Any, seconds: float, device: torch.device | str = "cpu",
     ) -> Path | None:  # fmt: skip
         """Write this finished job's record (:mod:`prismlib.lstm.outcome`) under :attr:`runs`;
         not from uncommitted code (such a record could never be used): then one line says so."""
-        prov = provenance(seconds, self.settings.threads, resumed=hist.seconds > seconds, stop_reason=hist.stop_reason)
+        prov = provenance(
+            seconds, self.settings.threads, device=_device_name(device), resumed=hist.seconds > seconds, stop_reason=hist.stop_reason
+        )
         if prov["dirty"]:
             print(f"{self.label}: trained from uncommitted code ({prov['commit']}): no run record written", file=sys.stderr)
             return None
@@ -385,6 +387,12 @@ class Job:
             "biases_final": biases_summary(final),
         }
         return write_record(self.runs / self.key, self.key, self.describe(), summary, files)
+
+
+def _device_name(device: torch.device | str) -> str:
+    """``"cpu"``, or ``"cuda: <GPU name>"`` (a record says where it trained: numerics differ)."""
+    device = torch.device(device)
+    return f"cuda: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else device.type
 
 
 def bigram_valid_ppl(corpus: Any, s: LSTMSettings) -> float:

@@ -220,9 +220,10 @@ def train_lm(
             opt.load_state_dict(ck["optimizer"])
             cursor, best, state = ck["cursor"], ck["best"], ck["state"]
             rng.bit_generator.state = ck["numpy_rng"]
-            torch.set_rng_state(ck["torch_rng"])
+            # RNG states are CPU byte tensors whatever the device (map_location moved them there)
+            torch.set_rng_state(ck["torch_rng"].cpu())
             if device.type == "cuda" and ck.get("cuda_rng") is not None:
-                torch.cuda.set_rng_state(ck["cuda_rng"], device)
+                torch.cuda.set_rng_state(ck["cuda_rng"].cpu(), device)
         rule = anneal_rule(s, learn_below) if s.optimizer == "anneal" else None
         if rule is not None and hist.anneal is None:
             hist.anneal = AnnealState()

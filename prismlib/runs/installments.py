@@ -7,8 +7,9 @@ seed, then the next seeds) on ``workers`` single-thread processes and
 
 - starts a job only when its projected time fits in what is left of the budget
   (:func:`projected_seconds`: the job's tokens over the measured rate of the finished
-  records; a job's partial checkpoint does not survive a new machine, so a job that cannot
-  finish is not begun);
+  records, and once this installment has finished a job, over the rate of its own finished
+  jobs: this machine under this load; a job's partial checkpoint does not survive a new
+  machine, so a job that cannot finish is not begun);
 - stops at the budget: a job still running then is stopped (its checkpoint stays in the
   local cache, and the same command on the same machine resumes it); a record is written
   only by a finished job (:mod:`prismlib.records`);
@@ -148,6 +149,11 @@ class Installment:
     seconds: float
 
 
+def _now() -> float:
+    """The installment's clock (:func:`time.monotonic`; a test moves it)."""
+    return time.monotonic()
+
+
 def _missing(jobs: Sequence[Job], cache: Path | None) -> list[Job]:
     return [j for j in dict.fromkeys(jobs) if not is_done(j, cache) and not committed(j)]
 
@@ -174,7 +180,7 @@ def train_installment(
     """
     if not (isinstance(minutes, (int, float)) and math.isfinite(minutes) and minutes > 0):
         raise ValueError(f"--minutes must be a positive number of minutes, got {minutes}")
-    t0 = time.monotonic()
+    t0 = _now()
     deadline = t0 + minutes * 60
     missing = _missing(jobs, cache)
     rate, n_rates = measured_rate(jobs)
@@ -188,7 +194,7 @@ def train_installment(
     bar = progress_bar(total=len(missing), desc=f"installment of {minutes:g} min", unit="job", mininterval=1)
     try:
         while queue or running:
-            left = deadline - time.monotonic()
+            left = deadline - _now()
             while queue and len(running) < workers:
                 fits = [j for j in queue if projected_seconds(j, train_tokens, rate, cache) <= left]
                 if not fits:
@@ -198,14 +204,17 @@ def train_installment(
                 running[pool.submit(run_job, job, where, device, False, data)] = job
             if not running:
                 break
-            done, _ = wait(running, timeout=min(poll, max(deadline - time.monotonic(), 0.1)), return_when=FIRST_COMPLETED)
+            done, _ = wait(running, timeout=min(poll, max(deadline - _now(), 0.1)), return_when=FIRST_COMPLETED)
             for fut in done:
                 job = running.pop(fut)
                 fut.result()
                 finished.append(job)
                 bar.set_postfix_str(job.label)
                 bar.update(1)
-            if time.monotonic() >= deadline and running:
+            own, n_own = measured_rate(finished) if done else (rate, 0)
+            if n_own:  # this machine's rate under this installment's load, not the median of other sessions'
+                rate = own
+            if _now() >= deadline and running:
                 stopped = list(running.values())
                 break
     finally:
@@ -223,5 +232,5 @@ def train_installment(
         left_seconds=sum(projected_seconds(j, train_tokens, rate, cache) for j in left_jobs),
         rate=rate,
         rate_records=n_rates,
-        seconds=time.monotonic() - t0,
+        seconds=_now() - t0,
     )

@@ -58,6 +58,7 @@ def test_a_finished_job_writes_its_record_and_is_not_retrained_from_it(tmp_path,
     assert folder is not None and folder.name == job.key and folder.parent == tmp_path / "out" / "results" / "test" / "runs"
     record = read_record(folder, job.describe())
     assert record["provenance"]["commit"] == "0" * 40 and record["provenance"]["threads"] == TINY.threads
+    assert record["provenance"]["device"] == "cpu"  # where it trained (a GPU's numerics differ)
     assert record["history"]["stop"] == hist.stop_reason and record["history"]["val_ppl"] == hist.val_ppl
     assert math.isclose(record["test_ppl"], lstm.perplexity(test_nll), rel_tol=1e-12)
     assert record["biases_final"][1] == [float(v) for v in done["biases_final"][1].double()]

@@ -33,6 +33,23 @@ def test_training_resumes_exactly_from_checkpoint(tmp_path):
         assert torch.equal(a, b)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (benchmarks/gpu.sh runs it: part `tests`)")
+def test_training_resumes_from_a_cuda_checkpoint(tmp_path):
+    """A run on a GPU resumes from its checkpoint (its RNG states are mapped to the device with
+    the weights and must go back to the CPU; a lent machine's 10-minute calls rely on it). Not
+    exact: cuDNN may differ in the last bits, so the weights only match closely."""
+    train, valid = random_ids(600, 1), random_ids(200, 2)
+    ref = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY).cuda()
+    lstm.train_lm(ref, train, valid, TINY, seed=3)
+    ck = tmp_path / "ck.pt"
+    lstm.train_lm(lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY).cuda(), train, valid, TINY.updated(epochs=1), seed=3, checkpoint=ck)
+    resumed = lstm.build_model(lstm.RunSpec(seed=3), VOCAB, TINY).cuda()
+    hist = lstm.train_lm(resumed, train, valid, TINY, seed=3, checkpoint=ck)
+    assert hist.epochs == 2
+    for a, b in zip(ref.state_dict().values(), resumed.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
 def test_seed_k_of_every_model_draws_the_same_data_order_and_dropout_masks(monkeypatch):
     """Seeds are paired across the grid: the random draws of training (BPTT lengths, dropout
     masks) depend on the seed only, not on the variant, so seed k of two models differs only

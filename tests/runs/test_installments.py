@@ -56,6 +56,20 @@ def test_what_is_left_is_projected_at_the_rate_measured_at_the_end(tmp_path, mon
     assert result.left_seconds == pytest.approx(installments.projected_seconds(jobs[0], 10_000, 20_000.0, tmp_path))
 
 
+def test_once_a_job_finished_the_next_is_projected_at_this_installments_own_rate(tmp_path, monkeypatch):
+    """Installment 7 trained at 16k tokens/s while the committed records' median said 13k: a job
+    that fits at the rate its own finished jobs measured is begun. The clock stands still until
+    the first job is done, then jumps to half the budget: at the records' rate the second job
+    (projected 400 s) no longer fits in the 300 s left, at the installment's own rate it does."""
+    jobs = [lstm_job.Job(lstm.RunSpec(seed=s), TINY, "test") for s in (0, 1)]
+    tokens = installments.job_tokens(jobs[0], 10_000)
+    first_done = tmp_path / "jobs" / jobs[0].key / "done.pt"
+    monkeypatch.setattr(installments, "_now", lambda: 300.0 if first_done.exists() else 0.0)
+    monkeypatch.setattr(installments, "measured_rate", lambda js: (tokens / 400, 5) if len(js) != 1 else (tokens / 10, 1))
+    result = installments.train_installment(jobs, 10, 1, 10_000, cache=tmp_path, data=zipf_corpus(), poll=0.2)
+    assert [j.key for j in result.finished] == [j.key for j in jobs]
+
+
 def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monkeypatch):
     monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))  # no committed record, an empty job cache
     cpu = get_profile("cpu")
