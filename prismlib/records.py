@@ -96,6 +96,15 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def device_name(device: Any) -> str:
+    """``"cpu"``, or ``"cuda: <GPU name>"`` for a torch device or its name (a record says where
+    it trained: a GPU's numerics and dropout draws differ from the CPU's)."""
+    import torch
+
+    device = torch.device(device)
+    return f"cuda: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else device.type
+
+
 def provenance(seconds: float, threads: int | None, **more: Any) -> dict[str, Any]:
     """Where and how a job ran: the commit of the code this process loaded (:func:`loaded_commit`;
     ``+dirty`` for uncommitted code), UTC date, torch and

@@ -69,7 +69,7 @@ from prismlib.lstm.timescales import (
 from prismlib.lstm.training import TrainHistory, train_lm
 from prismlib.paths import results_dir
 from prismlib.profiles import LSTMSettings
-from prismlib.records import RUNS, BadRecord, find_record, loaded_commit, provenance, read_record, write_record
+from prismlib.records import RUNS, BadRecord, device_name, find_record, loaded_commit, provenance, read_record, write_record
 
 
 @dataclass(frozen=True)
@@ -364,7 +364,7 @@ class Job:
         """Write this finished job's record (:mod:`prismlib.lstm.outcome`) under :attr:`runs`;
         not from uncommitted code (such a record could never be used): then one line says so."""
         prov = provenance(
-            seconds, self.settings.threads, device=_device_name(device), resumed=hist.seconds > seconds, stop_reason=hist.stop_reason
+            seconds, self.settings.threads, device=device_name(device), resumed=hist.seconds > seconds, stop_reason=hist.stop_reason
         )
         if prov["dirty"]:
             print(f"{self.label}: trained from uncommitted code ({prov['commit']}): no run record written", file=sys.stderr)
@@ -387,12 +387,6 @@ class Job:
             "biases_final": biases_summary(final),
         }
         return write_record(self.runs / self.key, self.key, self.describe(), summary, files)
-
-
-def _device_name(device: torch.device | str) -> str:
-    """``"cpu"``, or ``"cuda: <GPU name>"`` (a record says where it trained: numerics differ)."""
-    device = torch.device(device)
-    return f"cuda: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else device.type
 
 
 def bigram_valid_ppl(corpus: Any, s: LSTMSettings) -> float:

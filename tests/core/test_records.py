@@ -9,7 +9,7 @@ import pytest
 
 from prismlib.artifacts import file_digest
 from prismlib.jobcache import job_key
-from prismlib.records import RECORD, SUMS, BadRecord, find_record, read_record, records_size, scan, write_record
+from prismlib.records import RECORD, SUMS, BadRecord, device_name, find_record, read_record, records_size, scan, write_record
 
 DESC = {"spec": {"variant": "baseline", "seed": 0}, "training": {"lr": 20.0}, "recipe": 3}
 KEY = job_key(DESC)
@@ -112,3 +112,11 @@ def test_scan_reports_each_record_with_its_state(tmp_path):
     assert states[good].problem is None and states[good].record["key"] == good.name
     assert states[bad].problem is not None and "weights.pt" in states[bad].problem
     assert scan(tmp_path / "none") == []
+
+
+def test_a_record_names_the_device_it_trained_on():
+    import torch
+
+    assert device_name("cpu") == device_name(torch.device("cpu")) == "cpu"
+    if torch.cuda.is_available():
+        assert device_name("cuda") == f"cuda: {torch.cuda.get_device_name(0)}"
