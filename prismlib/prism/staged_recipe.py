@@ -481,7 +481,8 @@ def train_top(
     Step ``s`` reads the rows :func:`prismlib.prism.batch_indices` gives (epoch ``e`` of
     the data uses masking ``e mod versions``), runs the top layers in train mode
     (dropout seeded from ``(seed, s)``) and takes one Adam step at ``lr * lr_factor(s)``
-    (the encoder layers at ``pretrained_lr * lr_factor(s)`` where given) with the gradient norm clipped to ``clip`` (0: no clipping). Checkpoints (model,
+    (the encoder layers at ``pretrained_lr * lr_factor(s)`` where given) with the
+    gradient norm clipped to ``clip`` (0: no clipping). Checkpoints (model,
     optimizer, losses, the schedule) every ``checkpoint_every`` steps (with ``stop``: after
     every round's check); a run resumed from one ends with the same weights as an
     uninterrupted run.
@@ -499,8 +500,8 @@ def train_top(
 
     params = set_trainable(model, start)
     head = {id(p) for p in head_parameters(model)}  # the pretrained layers at pretrained_lr, the head at lr
-    rates = [pretrained_lr or lr, lr]
-    opt = torch.optim.Adam([{"params": [p for p in params if (id(p) in head) == h], "rate": r} for h, r in zip((False, True), rates)], lr=lr)
+    groups = [{"params": [p for p in params if id(p) not in head], "rate": pretrained_lr or lr}]
+    opt = torch.optim.Adam([*groups, {"params": [p for p in params if id(p) in head], "rate": lr}], lr=lr)
     result = TrainResult()
     rule = state = best = previous = None
     if stop is not None:
