@@ -284,6 +284,7 @@ plt.show()
 # A task's claims are testable only if its ORIG probe beats always answering the
 # training set's most frequent class, outside the test-set noise.
 
+
 # %% tags=["nbval-check-output"]
 def comparison(runs, name):
     """The paired comparisons of one task's probe runs over its test units."""

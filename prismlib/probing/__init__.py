@@ -140,6 +140,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "choice_changes",
     ),
     "cap_check": (
+        "CAP_GATE",
+        "twins",
         "capped_conditions",
         "with_runs",
         "cap_gate",

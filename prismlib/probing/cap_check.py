@@ -8,7 +8,8 @@ runs take the place of the capped ones (:func:`with_runs`; every other condition
 by its rule before the cap and would repeat exactly, since probes are seeded), the claims
 are built again from them (:func:`capped_table` shows the probes, :func:`cap_table` the
 verdicts), and each claim carries the gate of :func:`cap_gate`: its verdict is the same at
-both caps. A claim whose verdict the cap decides is `not testable`.
+both caps, on the same row (:func:`twins`: the rows the doubled cap builds are matched by
+their paper sentence). A claim whose verdict the cap decides is `not testable`.
 """
 
 from __future__ import annotations
@@ -55,41 +56,55 @@ def _reading(claim: Claim) -> str:
     return f"{claim.verdict}, {claim.tests[0].interval}"
 
 
-def cap_gate(at_cap: Claim, doubled: Claim) -> Gate:
+CAP_GATE = "the verdict stands with the probes' epoch cap doubled"
+"""The name of the gate :func:`with_cap_gates` adds to every claim."""
+
+
+def twins(claims: Sequence[Claim], doubled: Sequence[Claim]) -> list[Claim | None]:
+    """For each claim of ``claims``, the same row of ``doubled`` (built by the same function
+    from the probes with the caps doubled): the first unused one with its notebook and
+    paper sentence, in order; ``None`` where there is none (the doubled cap built the rows
+    otherwise: another rival on validation, a row more or less). Give one task's rows at a
+    time where rows of several tasks share a paper sentence and their number can change."""
+    left = list(doubled)
+    out: list[Claim | None] = []
+    for c in claims:
+        twin = next((d for d in left if (d.notebook, d.paper) == (c.notebook, c.paper)), None)
+        if twin is not None:
+            left.remove(twin)
+        out.append(twin)
+    return out
+
+
+def cap_gate(at_cap: Claim, doubled: Claim | None) -> Gate:
     """Passed when ``at_cap`` (the claim from the probes at their caps) and ``doubled`` (the
-    same claim from the probes with every capped condition at twice its cap) have one verdict."""
-    return Gate(
-        "the verdict stands with the probes' epoch cap doubled",
-        at_cap.verdict == doubled.verdict,
-        f"at the cap: {_reading(at_cap)}; cap doubled: {_reading(doubled)}",
-    )
+    same row from the probes with every capped condition at twice its cap) have one
+    verdict; failed where the doubled cap builds no such row (``None``)."""
+    if doubled is None:
+        return Gate(CAP_GATE, False, f"at the cap: {_reading(at_cap)}; with the cap doubled the rows are built otherwise (no such row)")
+    return Gate(CAP_GATE, at_cap.verdict == doubled.verdict, f"at the cap: {_reading(at_cap)}; cap doubled: {_reading(doubled)}")
 
 
 def with_cap_gates(claims: Sequence[Claim], doubled: Sequence[Claim]) -> list[Claim]:
     """Every claim of ``claims`` with its :func:`cap_gate` against its twin in ``doubled``
-    (the same claims, in the same order, built from the probes with the caps doubled).
-
-    Raises:
-        ValueError: ``doubled`` does not hold the same claims in the same order.
-    """
-    if [(c.notebook, c.paper) for c in claims] != [(c.notebook, c.paper) for c in doubled]:
-        raise ValueError("the claims at the doubled cap are not the same rows as at the cap; build both with one function")
-    return [dataclasses.replace(c, gates=(*c.gates, cap_gate(c, d))) for c, d in zip(claims, doubled)]
+    (:func:`twins`)."""
+    return [dataclasses.replace(c, gates=(*c.gates, cap_gate(c, d))) for c, d in zip(claims, twins(claims, doubled))]
 
 
 def cap_table(claims: Sequence[Claim], doubled: Sequence[Claim]) -> pd.DataFrame:
-    """One row per claim: its verdict and effect at the cap and with the cap doubled, and
-    whether the verdict moved (the claims as built, before the cap gate)."""
+    """One row per claim: its verdict and effect at the cap and with the cap doubled (of its
+    :func:`twins` row; none where the doubled cap builds no such row), and whether the verdict
+    moved (the claims as built, before the cap gate)."""
     rows = []
-    for c, d in zip(claims, doubled, strict=True):
+    for c, d in zip(claims, twins(claims, doubled)):
         rows.append(
             {
                 "claim": c.claim,
                 "verdict": c.verdict,
                 "effect": c.tests[0].interval.effect,
-                "verdict, cap doubled": d.verdict,
-                "effect, cap doubled": d.tests[0].interval.effect,
-                "moved": c.verdict != d.verdict,
+                "verdict, cap doubled": "(no such row)" if d is None else d.verdict,
+                "effect, cap doubled": float("nan") if d is None else d.tests[0].interval.effect,
+                "moved": d is None or c.verdict != d.verdict,
             }
         )
     return pd.DataFrame(rows)

@@ -10,6 +10,7 @@ import torch
 
 from prismlib.claims import Claim, Test
 from prismlib.probing import (
+    CAP_GATE,
     MAJORITY,
     Features,
     ProbeRuns,
@@ -17,6 +18,7 @@ from prismlib.probing import (
     capped_conditions,
     capped_table,
     probe_conditions,
+    twins,
     with_cap_gates,
     with_runs,
 )
@@ -86,9 +88,19 @@ def test_a_claim_whose_verdict_the_cap_decides_is_not_testable_and_the_others_ke
     gated = with_cap_gates(at_cap, doubled)
     assert [c.verdict for c in gated] == ["held", "not testable", "not held"]
     gate = gated[1].gates[-1]
-    assert gate.name == "the verdict stands with the probes' epoch cap doubled" and not gate.passed
+    assert gate.name == CAP_GATE == "the verdict stands with the probes' epoch cap doubled" and not gate.passed
     assert "at the cap: inside noise" in gate.detail and "cap doubled: held" in gate.detail
     table = cap_table(at_cap, doubled)
     assert table["moved"].tolist() == [False, True, False] and table["effect, cap doubled"].tolist() == [3.5, 2.0, -2.5]
-    with pytest.raises(ValueError, match="not the same rows"):
-        with_cap_gates(at_cap, doubled[::-1])
+
+
+def test_rows_are_matched_by_their_paper_sentence_in_order_and_a_row_the_doubled_cap_does_not_build_fails():
+    at_cap = [claim(3.0, "a"), claim(3.0, "x"), claim(4.0, "x"), claim(5.0, "only at the cap")]
+    doubled = [claim(3.2, "x"), claim(-3.0, "x"), claim(3.1, "a"), claim(1.0, "only doubled")]
+    assert [d.tests[0].interval.effect if d else None for d in twins(at_cap, doubled)] == [3.1, 3.2, -3.0, None]
+    gated = with_cap_gates(at_cap, doubled)
+    assert [c.verdict for c in gated] == ["held", "held", "not testable", "not testable"]
+    assert "no such row" in gated[3].gates[-1].detail
+    table = cap_table(at_cap, doubled)
+    assert table["verdict, cap doubled"].tolist() == ["held", "held", "not held", "(no such row)"]
+    assert table["moved"].tolist() == [False, False, True, True]
