@@ -499,9 +499,9 @@ def train_top(
     """
 
     params = set_trainable(model, start)
-    head = {id(p) for p in head_parameters(model)}  # the pretrained layers at pretrained_lr, the head at lr
-    groups = [{"params": [p for p in params if id(p) not in head], "rate": pretrained_lr or lr}]
-    opt = torch.optim.Adam([*groups, {"params": [p for p in params if id(p) in head], "rate": lr}], lr=lr)
+    own = {id(p) for p in head_parameters(model)}  # the pretrained layers at pretrained_lr, the head's own at lr
+    groups = [{"params": [p for p in params if id(p) not in own], "rate": pretrained_lr or lr}]
+    opt = torch.optim.Adam([*groups, {"params": [p for p in params if id(p) in own], "rate": lr}], lr=lr)
     result = TrainResult()
     rule = state = best = previous = None
     if stop is not None:
