@@ -262,6 +262,7 @@ class ArmJob:
                 progress=progress,
                 desc=self.label,
                 stop=stop,
+                pretrained_lr=S.pretrained_lr,
             )
             if previous is not None:  # the earlier checkpoint of the stability gates: scored like the final one
                 final = {k: v.clone() for k, v in model.state_dict().items() if k in previous}

@@ -474,13 +474,15 @@ def train_top(
     progress: bool = True,
     desc: str = "top layers",
     stop: StopRule | None = None,
+    pretrained_lr: float | None = None,
 ) -> tuple[TrainResult, dict[str, Tensor] | None]:
     """Train encoder layers ``start ..`` and the MLM head from the cached frozen states.
 
     Step ``s`` reads the rows :func:`prismlib.prism.batch_indices` gives (epoch ``e`` of
     the data uses masking ``e mod versions``), runs the top layers in train mode
     (dropout seeded from ``(seed, s)``) and takes one Adam step at ``lr * lr_factor(s)``
-    with the gradient norm clipped to ``clip`` (0: no clipping). Checkpoints (model,
+    (the encoder layers at ``pretrained_lr * lr_factor(s)`` where given) with the
+    gradient norm clipped to ``clip`` (0: no clipping). Checkpoints (model,
     optimizer, losses, the schedule) every ``checkpoint_every`` steps (with ``stop``: after
     every round's check); a run resumed from one ends with the same weights as an
     uninterrupted run.
@@ -497,7 +499,9 @@ def train_top(
     """
 
     params = set_trainable(model, start)
-    opt = torch.optim.Adam(params, lr=lr)
+    own = {id(p) for p in head_parameters(model)}  # the pretrained layers at pretrained_lr, the head's own at lr
+    groups = [{"params": [p for p in params if id(p) not in own], "rate": pretrained_lr or lr}]
+    opt = torch.optim.Adam([*groups, {"params": [p for p in params if id(p) in own], "rate": lr}], lr=lr)
     result = TrainResult()
     rule = state = best = previous = None
     if stop is not None:
@@ -558,7 +562,7 @@ def train_top(
             torch.manual_seed(derived_seed(seed, step, 1))
             scale = 1.0 if state is None else state.scale
             for group in opt.param_groups:
-                group["lr"] = lr * scale * lr_factor(step, warmup, steps, annealed=stop is not None)
+                group["lr"] = group["rate"] * scale * lr_factor(step, warmup, steps, annealed=stop is not None)
             hidden = top_states(model, states, start)
             selected = labels != LOSS_IGNORE
             loss = nn.functional.cross_entropy(head(hidden[selected]).float(), labels[selected])

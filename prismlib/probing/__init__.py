@@ -13,6 +13,8 @@ probes            the paper's softmax probe, its runs, accuracy comparisons
 specialisation    bands x tasks on each task's scale: does a band do well only on its task,
                   and whose band profile is MLM's nearest?
 study             notebook 02's procedures: probe a task, the measured choices
+cap_check         is the probes' epoch cap long enough? the capped conditions again at twice
+                  the cap, and a gate on every claim whose verdict the cap decides
 fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
 learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
 spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
@@ -131,10 +133,21 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "nearer_profile",
     ),
     "study": (
+        "epoch_cap",
         "probe_task",
         "choice_row",
         "choice_table",
         "choice_changes",
+    ),
+    "cap_check": (
+        "CAP_GATE",
+        "twins",
+        "capped_conditions",
+        "with_runs",
+        "cap_gate",
+        "with_cap_gates",
+        "cap_table",
+        "capped_table",
     ),
     "fig4_claims": (
         "DC_TASKS",

@@ -19,6 +19,12 @@ from prismlib.probing.tasks import TaskData
 from prismlib.profiles import ProbeSettings
 
 
+def epoch_cap(task: TaskData, settings: ProbeSettings) -> int:
+    """The probes' epoch cap on ``task``: ``mlm_epochs`` for an MLM task (a frequency bucket
+    included), else ``max_epochs``."""
+    return settings.mlm_epochs if task.name == "mlm" else settings.max_epochs
+
+
 def probe_task(
     feats: dict[str, Features],
     task: TaskData,
@@ -30,8 +36,8 @@ def probe_task(
     runs: int | None = None,
     **options,
 ) -> tuple[ProbeRuns, pd.DataFrame]:
-    """Probe ``conditions`` of one task with ``settings`` (epochs: ``mlm_epochs`` for an MLM
-    task, else ``max_epochs``; ``patience``, ``batch_size``, ``workers``, ``standardize``).
+    """Probe ``conditions`` of one task with ``settings`` (epochs: :func:`epoch_cap`;
+    ``patience``, ``batch_size``, ``workers``, ``standardize``).
 
     Args:
         feats: split -> :class:`~prismlib.probing.Features` of the task's windows.
@@ -43,7 +49,7 @@ def probe_task(
         without their ``|placement`` suffix.
     """
     kwargs = {
-        "max_epochs": settings.mlm_epochs if task.name == "mlm" else settings.max_epochs,
+        "max_epochs": epoch_cap(task, settings),
         "patience": settings.patience,
         "standardize": settings.standardize,
     } | options

@@ -311,6 +311,11 @@ class MLMRecipe(Nested):
             cached (epoch ``e`` of the top-layer training reads version ``e mod mask_versions``).
         head_epochs: staged: epochs of the head warm-up over the masked positions.
         head_lr: staged: Adam's learning rate in the head warm-up.
+        pretrained_lr: staged: Adam's learning rate for the trained encoder layers, which
+            start pretrained (``None``: ``lr``, as the head); the head (and nothing else
+            trains: a prism has no parameters) keeps ``lr``. A lower rate is the remedy
+            measured against the damage continued training does to the encoder
+            (``benchmarks/prism_damage.py``).
         head_batch: staged: masked positions per step of the head warm-up.
         warmup: steps of linear learning-rate warm-up (then linear decay to 0 at ``steps``;
             0: a constant rate, the paper's Adam defaults).
@@ -343,6 +348,7 @@ class MLMRecipe(Nested):
     mask_versions: int = 1
     head_epochs: int = 0
     head_lr: float = 1e-3
+    pretrained_lr: float | None = None
     head_batch: int = 512
     warmup: int = 0
     clip: float = 0.0
@@ -368,6 +374,8 @@ class MLMRecipe(Nested):
             raise ValueError(
                 f"the staged recipe needs train_layers >= 1 and mask_versions >= 1, got {self.train_layers} and {self.mask_versions}"
             )
+        if self.pretrained_lr is not None and (self.recipe != "staged" or not self.pretrained_lr > 0):
+            raise ValueError(f"pretrained_lr needs the staged recipe and a rate > 0, got {self.pretrained_lr}")
         if self.attention_dropout is not None and (self.recipe != "staged" or not 0 <= self.attention_dropout < 1):
             raise ValueError(f"attention_dropout needs the staged recipe and a value in [0, 1), got {self.attention_dropout}")
 

@@ -37,7 +37,7 @@ def test_an_arms_key_hashes_its_whole_recipe_flat_and_nothing_beside_it():
     flat = S.training.flat()
     assert base.describe()["settings"] == flat and {"recipe", "decay_factor", "decay_patience"} <= set(flat)
     changed = {"train_text": "wikitext103-train", "recipe": "full", "steps": 800, "round_steps": 40, "attention_dropout": 0.5,
-               "train_inputs": 7}  # fmt: skip
+               "train_inputs": 7, "pretrained_lr": 1e-4}  # fmt: skip
     needs = {"recipe": {"attention_dropout": None, "stop_articles": 0}}
     for name, value in flat.items():
         other = changed[name] if name in changed else not value if isinstance(value, bool) else value * 2 + 1

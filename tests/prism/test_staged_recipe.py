@@ -184,6 +184,23 @@ def test_top_layer_training_keeps_the_frozen_layers_frozen(tmp_path):
     assert {"bert.encoder.layer.2.attention.self.query.weight", "cls.predictions.transform.dense.weight"} <= changed
 
 
+def test_a_lower_rate_for_the_pretrained_layers_moves_them_less_and_the_head_as_before(tmp_path):
+    kw = dict(steps=1, batch_size=2, lr=1e-3, warmup=0, clip=1.0, seed=0, progress=False)
+    models = {rate: _tiny() for rate in ("default", "same", "lower")}
+    cache = _cache(models["default"], tmp_path)
+    before = _params(models["default"])
+    for rate, model in models.items():
+        C.train_top(model, cache, 2, pretrained_lr={"default": None, "same": 1e-3, "lower": 1e-5}[rate], **kw)
+    head = {name for name in before if name.startswith("cls.")}
+    moved = {rate: {n: float((p.detach() - before[n]).abs().max()) for n, p in m.named_parameters()} for rate, m in models.items()}
+    for name, p in models["default"].named_parameters():
+        assert torch.equal(p, dict(models["same"].named_parameters())[name]), f"{name}: pretrained_lr = lr is not the default"
+        if name in head:  # one step: the head's update does not depend on the layers' rate
+            assert torch.equal(p, dict(models["lower"].named_parameters())[name]), name
+        elif ".layer.2." in name and moved["default"][name] > 0:
+            assert moved["lower"][name] < moved["default"][name] / 20, name
+
+
 def test_interrupted_top_layer_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
     kw = dict(steps=6, batch_size=2, lr=1e-3, warmup=2, clip=1.0, seed=3, checkpoint_every=2, progress=False)
     straight = _tiny()

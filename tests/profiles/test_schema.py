@@ -73,3 +73,13 @@ def test_prism_settings_refuse_training_seeds_that_are_missing_repeated_or_negat
         with pytest.raises(ValueError, match="seeds must be distinct integers >= 0"):
             S.updated(seeds=bad)
     assert get_profile("smoke").prism.seeds == (0, 1) and get_profile("paper").prism.seeds == (0, 1, 2)
+
+
+def test_a_rate_for_the_pretrained_layers_needs_the_staged_recipe_and_a_positive_value():
+    S = get_profile("cpu").prism
+    assert S.updated(pretrained_lr=1e-4).pretrained_lr == 1e-4 and S.pretrained_lr is None
+    for bad in (0.0, -1e-4):
+        with pytest.raises(ValueError, match="pretrained_lr needs the staged recipe and a rate > 0"):
+            S.updated(pretrained_lr=bad)
+    with pytest.raises(ValueError, match="pretrained_lr needs the staged recipe"):
+        get_profile("paper").prism.updated(pretrained_lr=1e-4)
