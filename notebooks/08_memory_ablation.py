@@ -103,10 +103,10 @@ from prismlib.plots import save_figure, save_table
 t_start = time.perf_counter()
 P, S, corpus, test_ids = work_b_start(profile)
 sizes = [S.hidden] * (S.layers - 1) + [S.emb]
-fit = S.memory_fit
 print(
     f"profile={P.name}: layers {sizes}; {S.memory_contexts} contexts of {S.context} words, each after "
-    f"{S.memory_warmup} warm-up words; ablation mode '{S.memory_mode}'; slopes fitted over d = {fit[0]}..{fit[1]}"
+    f"{S.memory_warmup} warm-up words; ablation mode '{S.memory_mode}'; slopes fitted over at most d = "
+    f"{S.memory_fit[0]}..{S.memory_fit[1]}"
 )
 
 # %% [markdown]
@@ -198,10 +198,17 @@ pd.DataFrame(
 #
 # The mean change against distance, per layer, on a logarithmic $y$ axis and a linear
 # $x$ axis: an exponential decay is a straight line, its slope $-1/\tau$. The shaded band
-# is the fit range shared by every model.
+# is the fit range shared by every model: the profile's `memory_fit`, cut where some
+# model's change stops being measurable (`ablation.shared_fit`: one distance before the
+# first at which the change is exactly 0, below float resolution, in most contexts of some
+# layer of some model or of its untrained control, below). A model that has forgotten the
+# word has no decay left to fit there, and comparisons need one range for all.
 
 # %%
 changes = ablate_models(specs, lambda spec: runs[spec].model, S, corpus)  # model name -> (contexts, layers, distance)
+controls = untrained_controls(specs, S, corpus, P.device)  # the same specs before training, ablated on the same contexts
+fit = ablation.shared_fit([*changes.values(), *controls.values()], S.memory_fit)
+print(f"fit range d = {fit[0]}..{fit[1]} (the profile's: {S.memory_fit[0]}..{S.memory_fit[1]})")
 curves = pd.concat([ablation.changes_frame(c, label) for label, c in changes.items()], ignore_index=True)
 save_table(curves, "memory_cell_state_change", P.name)
 
@@ -321,7 +328,6 @@ gates = MemoryGates(
     S.converge_share,
     S.converge_tolerance,
 )
-controls = untrained_controls(specs, S, corpus, P.device)  # the same specs before training, ablated on the same contexts
 claims, controls_account = memory_claims(specs, assigned, slope_ci, changes, controls, fit, gates)
 print(", ".join(f"{v}: {sum(c.verdict == v for c in claims)}" for v in ("held", "not held", "inside noise", "not testable")))
 

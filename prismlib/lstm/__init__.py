@@ -255,6 +255,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "control_gate",
         "power_slopes",
         "resolvable_fit",
+        "shared_fit",
         "power_slope_interval",
     ),
 }
