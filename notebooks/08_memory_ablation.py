@@ -207,7 +207,7 @@ pd.DataFrame(
 # %%
 changes = ablate_models(specs, lambda spec: runs[spec].model, S, corpus)  # model name -> (contexts, layers, distance)
 controls = untrained_controls(specs, S, corpus, P.device)  # the same specs before training, ablated on the same contexts
-fit = ablation.shared_fit([*changes.values(), *controls.values()], S.memory_fit)
+fit = ablation.shared_fit({**changes, **{f"{k} (untrained)": c for k, c in controls.items()}}, S.memory_fit)
 print(f"fit range d = {fit[0]}..{fit[1]} (the profile's: {S.memory_fit[0]}..{S.memory_fit[1]})")
 curves = pd.concat([ablation.changes_frame(c, label) for label, c in changes.items()], ignore_index=True)
 save_table(curves, "memory_cell_state_change", P.name)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -351,22 +351,22 @@ def resolvable_fit(changes: np.ndarray, layer: int, fit: tuple[int, int], zero_s
     return (d_min, d_max) if d_max - d_min >= 2 else None
 
 
-def shared_fit(changes: Sequence[np.ndarray], fit: tuple[int, int], zero_share: float = 0.5) -> tuple[int, int]:
+def shared_fit(changes: Mapping[str, np.ndarray], fit: tuple[int, int], zero_share: float = 0.5) -> tuple[int, int]:
     """The one fit range every model and layer of ``changes`` can be fitted on: ``fit`` cut at
     the shortest :func:`resolvable_fit` of any array's layer (comparisons between models and
     layers need one range, and the slope of a layer whose change is exactly 0 in most contexts
-    is rounding, not decay). ``changes``: ``(n_contexts, n_layers, length)`` arrays.
+    is rounding, not decay). ``changes``: model name -> ``(n_contexts, n_layers, length)``.
 
     Raises:
-        ValueError: some layer leaves fewer than 3 resolvable distances; it names the layer.
+        ValueError: some layer leaves fewer than 3 resolvable distances; it names the model and layer.
     """
     d_max = fit[1]
-    for i, c in enumerate(changes):
+    for name, c in changes.items():
         for layer in range(c.shape[1]):
             cut = resolvable_fit(c, layer, fit, zero_share)
             if cut is None:
                 raise ValueError(
-                    f"array {i}, layer {layer + 1}: the cell-state change is exactly 0 in more than {zero_share:.0%} of the "
+                    f"{name}, layer {layer + 1}: the cell-state change is exactly 0 in more than {zero_share:.0%} of the "
                     f"contexts before d = {fit[0] + 2}, so no slope over d = {fit[0]}..{fit[1]} is measurable; start the fit "
                     "range nearer (a smaller memory_fit[0])"
                 )

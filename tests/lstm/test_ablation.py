@@ -413,10 +413,10 @@ def test_shared_fit_is_the_shortest_resolvable_range_of_every_array_and_layer():
     whole = np.stack([np.stack([d**-0.5, d**-0.5])] * 10)  # (10, 2, 30): nothing is 0
     early = whole.copy()
     early[:6, 1, 14:] = 0.0  # layer 2: 6 of 10 contexts at exactly 0 from d = 15 on
-    assert memory.shared_fit([whole], (2, 30)) == (2, 30)
-    assert memory.shared_fit([whole, early], (2, 30)) == (2, 14)
-    assert memory.shared_fit([early, whole], (2, 30)) == (2, 14)  # whichever array it is
+    assert memory.shared_fit({"a": whole}, (2, 30)) == (2, 30)
+    assert memory.shared_fit({"a": whole, "b": early}, (2, 30)) == (2, 14)
+    assert memory.shared_fit({"b": early, "a": whole}, (2, 30)) == (2, 14)  # whichever model it is
     gone = whole.copy()
     gone[:, 0, 2:] = 0.0  # layer 1 at 0 from d = 3: no slope left
-    with pytest.raises(ValueError, match="array 1, layer 1"):
-        memory.shared_fit([whole, gone], (2, 30))
+    with pytest.raises(ValueError, match="gone model, layer 1"):
+        memory.shared_fit({"a": whole, "gone model": gone}, (2, 30))
