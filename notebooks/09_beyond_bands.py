@@ -86,7 +86,7 @@ from IPython.display import display
 from matplotlib.patches import Patch
 
 from prismlib import spectral
-from prismlib.claims import Claim, Gate, Test, report
+from prismlib.claims import Claim, Gate, report
 from prismlib.data import load_wikitext
 from prismlib.plots import BAND_PALETTE, filter_responses, save_figure, save_table, set_theme, spectral_profile_figure
 from prismlib.probing import (
@@ -115,18 +115,15 @@ from prismlib.probing import (
     load_encoder,
     matched_windows,
     probe_conditions,
-    runs_gate,
+    section_claims,
     smoothed_profile,
     spectral_centre,
-    spread_gate,
     summarise,
-    task_claims,
     with_cap_gates,
     with_runs,
 )
 from prismlib.profiles import get_profile
 from prismlib.spectral import noise_profile, spectral_profile
-from prismlib.stats import welch_difference
 
 P = get_profile(profile)
 S, B = P.probe, P.beyond
@@ -553,8 +550,10 @@ shares.round(3)
 # MLM probes `mlm_epochs`), and a run at the cap was still learning. Every fixed filter with
 # a run at its task's cap is probed again with the cap doubled, and where the learned gate
 # or its all-pass control reached the cap both train again (they are trained alike), the
-# same seeds and everything else alike; the runs that stopped before the cap would repeat
-# exactly and are kept. The energy twin follows the best smooth band on validation (a new
+# same seeds and everything else alike. A run at the cap goes on from where the cap cut it
+# off (`resume`: its parameters, optimiser, learning rate and batch order, the run the doubled
+# cap would train from the start, step for step); a run that stopped before the cap trains
+# again and repeats exactly. The energy twin follows the best smooth band on validation (a new
 # one is probed at the doubled cap). Every claim below
 # is built a second time from those runs, the learned profiles' row from the longer gates,
 # and a claim whose verdict moves gets a failed gate, *the verdict stands with the probes'
@@ -572,11 +571,18 @@ for name in TASKS:
     again = []
     if fixed:
         feats = {split: beyond_features(st, fixed) for split, st in states[name].items()}
-        again.append(probe_conditions(feats, len(tasks[name].label_names), fixed, B.runs, P.seed, **fixed_probe))
+        again.append(probe_conditions(feats, len(tasks[name].label_names), fixed, B.runs, P.seed, resume=probes[name], **fixed_probe))
     gated_doubled[name] = gated[name]
     if GATED in capped or ALL_PASS in capped:
         gated_doubled[name], control = gate_and_control_runs(
-            states[name], len(tasks[name].label_names), B.gate_runs, P.seed, batch_windows=windows_per_step[name], **gate_training, **epochs
+            states[name],
+            len(tasks[name].label_names),
+            B.gate_runs,
+            P.seed,
+            batch_windows=windows_per_step[name],
+            resume=probes[name],
+            **gate_training,
+            **epochs,
         )
         again += [gated_doubled[name], control]
     probes_doubled[name] = with_runs(probes[name], combine_runs(*again)) if again else probes[name]
@@ -658,47 +664,20 @@ capped_probes.round(2)
 MIN_EFFECT = 1.0  # accuracy points: the smallest difference a "beats" claim counts, and the all-pass check's margin (our choice)
 SPREAD_MARGIN = 0.2  # gate units: a task has a spectral profile when its band means differ by more than this
 MODEL = ENCODER_NAMES[P.encoder]
-ordered = ("topic", "swda", "pos")
 
 
-def section_claims(runs: dict, gates: dict, twins: dict) -> tuple[list[Claim], dict, dict]:
-    """The claims of this notebook from the probes ``runs``, the learned gates ``gates`` and
-    the energy twins ``twins`` (per task), with each task's rows and its all-pass check."""
+def claims_of(runs: dict, gates: dict, twins: dict) -> tuple[list[Claim], dict, dict]:
+    """This notebook's rows (`probing.section_claims`) from the probes ``runs``, the learned
+    gates ``gates`` and the energy twins ``twins`` of every task."""
     compare = {n: ProbeComparison(runs[n], test_rows[n], groups[n], seed=P.seed, task=n) for n in TASKS}
-    gate_gates = {n: compare[n].gate(GATED) for n in TASKS}
-    bands = {n: gates[n].band_means for n in TASKS}
-    centres = {n: list(spectral_centre(b)) for n, b in bands.items()}
-    spreads = {n: list(band_spread(b)) for n, b in bands.items()}
-    story = tuple(
-        Test(welch_difference(centres[high], centres[low]), +1, label=f"centre({high}) - centre({low})")
-        for low, high in zip(ordered, ordered[1:])
+    band_means = {n: gates[n].band_means for n in TASKS}
+    return section_claims(
+        compare, band_means, twins, titles=TITLES, window=N, gate_runs=B.gate_runs, min_effect=MIN_EFFECT, spread_margin=SPREAD_MARGIN
     )
-    claims = [
-        Claim(
-            "09",
-            "The learned profiles order the tasks as the paper's bands do: topic lowest, dialog acts in between, "
-            f"POS highest (spectral centres: topic {np.mean(centres['topic']):.2f}, dialog acts {np.mean(centres['swda']):.2f}, "
-            f"POS {np.mean(centres['pos']):.2f}; MLM {np.mean(centres['mlm']):.2f}; band spreads: "
-            + ", ".join(f"{n} {np.mean(spreads[n]):.2f}" for n in ordered)
-            + f"; {B.gate_runs} runs per task)",
-            "LOW best for topic, MID for dialog acts, HIGH for POS (Fig. 4); learned filters: Spectral Probing (EMNLP 2022)",
-            story,
-            (runs_gate(B.gate_runs), *(gate_gates[n] for n in ordered), *(spread_gate(spreads[n], SPREAD_MARGIN, n) for n in ordered)),
-            "bands",
-            control="the all-pass control has no band spread (a gate fixed at 1): the spread gates credit only a learned preference",
-        ),
-    ]
-    rows, checks = {}, {}
-    for name in TASKS:
-        rows[name], checks[name] = task_claims(
-            compare[name], title=TITLES[name], twin=twins[name], window=N, gate_runs=B.gate_runs, min_effect=MIN_EFFECT
-        )
-        claims += rows[name]
-    return claims, rows, checks
 
 
-at_cap, task_rows, checks = section_claims(probes, gated, twins)
-doubled, doubled_rows, _ = section_claims(probes_doubled, gated_doubled, twins_doubled)
+at_cap, task_rows, checks = claims_of(probes, gated, twins)
+doubled, doubled_rows, _ = claims_of(probes_doubled, gated_doubled, twins_doubled)
 # each row also needs its verdict to stand with the probes' cap doubled; the tasks' rows share paper
 # sentences and their number can change with the cap (the learned gate's second row), so rows are matched task by task
 pairs = [(at_cap[:1], doubled[:1]), *((task_rows[n], doubled_rows[n]) for n in TASKS)]

@@ -9,7 +9,7 @@ encoders          the pretrained encoders (offline MiniLM, Hugging Face BERT), h
                   pretrained, and the gate on the paper's masked-LM premise
 features          filtered features per condition, sampled positions
 states            the encoder's full hidden states, cached once per window
-probes            the paper's softmax probe, its runs, accuracy comparisons
+probes            the paper's softmax probe, its runs (continued past a cap), accuracy comparisons
 specialisation    bands x tasks on each task's scale: does a band do well only on its task,
                   and whose band profile is MLM's nearest?
 study             notebook 02's procedures: probe a task, the measured choices
@@ -18,7 +18,7 @@ cap_check         is the probes' epoch cap long enough? the capped conditions ag
 fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
 learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
 spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
-beyond_claims     notebook 09's claims per task: matched bands, energy twins, the learned gate
+beyond_claims     notebook 09's claims: per task matched bands, energy twins, the learned gate
 ================= =================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.probing import
@@ -99,6 +99,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "probes": (
         "MAJORITY",
+        "FitState",
         "ProbeResult",
         "weighted_loss",
         "weighted_accuracy",
@@ -187,6 +188,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "runs_gate",
         "spread_gate",
         "smoothed_profile",
+        "PROFILE_ORDER",
+        "profile_order_claim",
     ),
     "beyond_claims": (
         "PipelineCheck",
@@ -194,6 +197,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "matched_band_claim",
         "learned_gate_claims",
         "task_claims",
+        "section_claims",
     ),
 }
 

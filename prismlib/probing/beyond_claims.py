@@ -24,11 +24,17 @@ claim would credit must beat it too (its win gate).
     given twice.
 :func:`task_claims`
     the rows of one task in the notebook's order.
+:func:`section_claims`
+    every row of the notebook: the learned profiles' order of the tasks
+    (:func:`prismlib.probing.profile_order_claim`), then each task's rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+import pandas as pd
 
 from prismlib.claims import Claim, Gate, Test
 from prismlib.probing.features import CONDITIONS
@@ -40,12 +46,13 @@ from prismlib.probing.learned_filter import (
     MATCHED_SMOOTH_CONDITIONS,
 )
 from prismlib.probing.probes import ProbeComparison, best_on_validation
+from prismlib.probing.spectral_profiles import PROFILE_ORDER, profile_order_claim
 from prismlib.spectral.bands import allocate_bands
 from prismlib.spectral.equal_energy import energy_twins
 from prismlib.spectral.matching import matched_bands
 from prismlib.stats import Interval
 
-__all__ = ["PipelineCheck", "learned_gate_claims", "matched_band_claim", "pipeline_check", "task_claims"]
+__all__ = ["PipelineCheck", "learned_gate_claims", "matched_band_claim", "pipeline_check", "section_claims", "task_claims"]
 
 _BANDS = CONDITIONS[1:]
 _FAMILY_PAPER = {
@@ -233,3 +240,41 @@ def task_claims(
         *learned_gate_claims(cmp, check, title=title, runs=gate_runs, min_effect=min_effect),
     ]
     return claims, check
+
+
+def section_claims(
+    compare: Mapping[str, ProbeComparison],
+    band_means: Mapping[str, pd.DataFrame],
+    twins: Mapping[str, str],
+    *,
+    titles: Mapping[str, str],
+    window: int,
+    gate_runs: int,
+    min_effect: float,
+    spread_margin: float,
+) -> tuple[list[Claim], dict[str, list[Claim]], dict[str, PipelineCheck]]:
+    """Every row of notebook 09: the learned profiles' order of the tasks
+    (:func:`~prismlib.probing.profile_order_claim`, gated on each ordered task's learned gate
+    beating the majority class), then each task's :func:`task_claims`.
+
+    Args:
+        compare: task -> its probes on its test rows (every condition, the learned gate
+            and its all-pass control), with ``task`` set.
+        band_means: task -> its learned gates' band means (``GatedRuns.band_means``).
+        twins: task -> the energy twin's condition of its best smooth band.
+        titles: task -> its title in the rows.
+        window, gate_runs, min_effect: see :func:`task_claims`.
+        spread_margin: the band spread a task's learned gate must clearly exceed.
+
+    Returns:
+        ``(claims, rows, checks)``: every row in order, each task's rows, each task's
+        all-pass check.
+    """
+    order = profile_order_claim(band_means, [compare[n].gate(GATED) for n in PROFILE_ORDER], runs=gate_runs, margin=spread_margin)
+    claims, rows, checks = [order], {}, {}
+    for name, cmp in compare.items():
+        rows[name], checks[name] = task_claims(
+            cmp, title=titles[name], twin=twins[name], window=window, gate_runs=gate_runs, min_effect=min_effect
+        )
+        claims += rows[name]
+    return claims, rows, checks

@@ -48,7 +48,8 @@ def with_runs(runs: ProbeRuns, longer: ProbeRuns) -> ProbeRuns:
     tables = {c: (longer if c in names else runs).table for c in dict.fromkeys(runs.table["condition"])}
     table = pd.concat([t[t["condition"] == c] for c, t in tables.items()], ignore_index=True)
     correct = {c: longer.correct[c] if c in names else v for c, v in runs.correct.items()}
-    return ProbeRuns(table, correct, runs.majority_class)
+    resume = {c: v for c, v in runs.resume.items() if c not in names} | {c: longer.resume[c] for c in names if c in longer.resume}
+    return ProbeRuns(table, correct, runs.majority_class, resume)
 
 
 def _reading(claim: Claim) -> str:

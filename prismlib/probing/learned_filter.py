@@ -63,6 +63,7 @@ from torch import Tensor, nn
 from prismlib.jobcache import run_pool
 from prismlib.probing.features import Features
 from prismlib.probing.probes import (
+    FitState,
     ProbeResult,
     ProbeRuns,
     check_splits,
@@ -335,6 +336,7 @@ def train_gated_probe(
     init: float = 0.5,
     all_pass: bool = False,
     device: str | torch.device = "cpu",
+    resume: FitState | None = None,
 ) -> GatedProbeResult:
     """Train a gate and a softmax probe jointly with the paper's recipe, and evaluate.
 
@@ -356,6 +358,8 @@ def train_gated_probe(
             and ``gate_lr`` unused), everything else as for the learned gate (the same
             windows, batches, seed, probe initialisation and learning rate).
         device: where to train.
+        resume: continue this run from where a lower cap cut it off (as
+            :func:`~prismlib.probing.train_probe`'s ``resume``).
 
     Returns:
         :class:`GatedProbeResult`; ``test_pred`` is aligned with ``test``'s rows.
@@ -383,8 +387,15 @@ def train_gated_probe(
             rows = rows.to(device)
             yield model(h, p), yt[rows], wt[rows]
 
-    history, best_epoch = fit_with_halving(
-        model, opt, epoch_batches, lambda: _evaluate_states(model, val, 64, device)[0], max_epochs=max_epochs, patience=patience
+    history, best_epoch, state = fit_with_halving(
+        model,
+        opt,
+        epoch_batches,
+        lambda: _evaluate_states(model, val, 64, device)[0],
+        max_epochs=max_epochs,
+        patience=patience,
+        start=resume,
+        generator=gen,
     )
     _, val_acc, _ = _evaluate_states(model, val, 64, device)
     test_loss, test_acc, pred = _evaluate_states(model, test, 64, device)
@@ -395,6 +406,7 @@ def train_gated_probe(
         best_epoch,
         history,
         pred.cpu().numpy(),
+        resume=state,
         gate=model.gate.profile().cpu().numpy(),
         grid=model.gate.grid.cpu().numpy(),
         band_means=model.gate.band_means(512),
@@ -436,6 +448,7 @@ def gated_probe_runs(
     resample: bool = False,
     workers: int = 1,
     progress: bool = True,
+    resume: ProbeRuns | None = None,
     **kwargs,
 ) -> GatedRuns:
     """Train the gated probe ``runs`` times (seeds ``seed, seed+1, ...``), like
@@ -455,12 +468,15 @@ def gated_probe_runs(
         workers: parallel processes, one torch thread each (1: in this process); the
             results do not depend on it.  Each worker receives its own copy of the states.
         progress: show a progress bar.
+        resume: runs of ``condition`` trained before alike but with a lower ``max_epochs``
+            (as :func:`~prismlib.probing.probe_conditions`' ``resume``).
         **kwargs: passed to :func:`train_gated_probe`.
 
     Returns:
         :class:`GatedRuns`; merge with the brick-wall probes' runs by :func:`combine_runs`.
     """
-    jobs = [(states, n_classes, seed + run, resample, kwargs) for run in range(runs)]
+    starts = [None] * runs if resume is None else resume.resume_states(condition, runs)
+    jobs = [(states, n_classes, seed + run, resample, {**kwargs, "resume": starts[run]}) for run in range(runs)]
     results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes", unit="probe")
     return _gated_runs(results, states, condition)
 
@@ -472,6 +488,7 @@ def _gated_runs(results: Sequence[GatedProbeResult], states: dict[str, States], 
         base.table,
         base.correct,
         base.majority_class,
+        base.resume,
         gates=np.stack([r.gate for r in results]),
         grid=results[0].grid,
         band_means=pd.DataFrame([r.band_means for r in results]).rename_axis("run").reset_index(drop=True),
@@ -487,6 +504,7 @@ def gate_and_control_runs(
     resample: bool = False,
     workers: int = 1,
     progress: bool = True,
+    resume: ProbeRuns | None = None,
     **kwargs,
 ) -> tuple[GatedRuns, GatedRuns]:
     """The learned gate (:data:`GATED`) and its all-pass control (:data:`ALL_PASS`), ``runs``
@@ -494,13 +512,20 @@ def gate_and_control_runs(
     bootstrap resample of the windows (with ``resample``), the same window batches and
     learning rates (``kwargs``, passed to :func:`train_gated_probe`); only the control's
     gate is fixed at 1.  Both sets of runs share one pool of ``workers`` processes.
+    ``resume``: runs holding both conditions trained before alike with a lower
+    ``max_epochs``, continued from where their cap cut them off (as in :func:`gated_probe_runs`).
 
     Returns:
         ``(learned, control)``, each what :func:`gated_probe_runs` returns for it.
     """
     if "all_pass" in kwargs:
         raise ValueError("gate_and_control_runs trains both the learned gate and the all-pass control; do not pass all_pass")
-    jobs = [(states, n_classes, seed + run, resample, {**kwargs, "all_pass": control}) for control in (False, True) for run in range(runs)]
+    starts = {c: [None] * runs if resume is None else resume.resume_states(c, runs) for c in (GATED, ALL_PASS)}
+    jobs = [
+        (states, n_classes, seed + run, resample, {**kwargs, "all_pass": control, "resume": starts[ALL_PASS if control else GATED][run]})
+        for control in (False, True)
+        for run in range(runs)
+    ]
     results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes and controls", unit="probe")
     return _gated_runs(results[:runs], states, GATED), _gated_runs(results[runs:], states, ALL_PASS)
 
@@ -522,10 +547,11 @@ def combine_runs(*runs: ProbeRuns) -> ProbeRuns:
     names = [c for r in runs for c in r.table["condition"].unique()]
     if len(names) != len(set(names)):
         raise ValueError(f"conditions appear in more than one of the runs: {sorted({c for c in names if names.count(c) > 1})}")
-    correct = {}
+    correct, resume = {}, {}
     for r in runs:
         correct.update({c: v for c, v in r.correct.items() if c not in correct})
-    return ProbeRuns(pd.concat([r.table for r in runs], ignore_index=True), correct, runs[0].majority_class)
+        resume.update(r.resume)
+    return ProbeRuns(pd.concat([r.table for r in runs], ignore_index=True), correct, runs[0].majority_class, resume)
 
 
 # --------------------------------------------------------------------------- matched bands

@@ -16,6 +16,11 @@ them with the training set's mean and standard deviation per hidden unit, a line
 reparametrisation that leaves the family of probes unchanged but changes what Adam's
 step size means for the tiny LOW-band features (notebook 02 measures the difference).
 
+A run cut off by its epoch cap keeps where it stood (:class:`FitState`, in
+:attr:`ProbeResult.resume` and :attr:`ProbeRuns.resume`), so that a check with a higher cap
+continues it instead of training it again from the start (``resume``): the continued run is
+the run a higher cap would have trained, step for step.
+
 Independent probe trainings run as parallel processes with one thread each
 (``workers``): on a small CPU that is faster than threads inside one process.
 
@@ -49,6 +54,31 @@ MAJORITY = "majority"
 
 
 @dataclass
+class FitState:
+    """Where :func:`fit_with_halving` stood after the last epoch of a fit its cap cut off:
+    all it needs to go on as if the cap had been higher (its ``start``).
+
+    Attributes:
+        model: the module's state dict after the last epoch.
+        optimiser: the optimiser's state dict then (its moments and halved rates).
+        best_loss, best_params, best_epoch: the lowest validation loss so far, the
+            parameters that gave it and its epoch (1-based).
+        bad: epochs in a row since then without a lower validation loss.
+        history: per epoch so far: ``epoch, train_loss, val_loss, lr``.
+        rng: the state of the generator that orders the batches (``None`` without one).
+    """
+
+    model: dict[str, Tensor]
+    optimiser: dict[str, Any]
+    best_loss: float
+    best_params: dict[str, Tensor]
+    best_epoch: int
+    bad: int
+    history: list[dict]
+    rng: Tensor | None = None
+
+
+@dataclass
 class ProbeResult:
     """Outcome of one probe run.
 
@@ -59,6 +89,8 @@ class ProbeResult:
         best_epoch: epoch (1-based) whose parameters were kept.
         history: per epoch: ``epoch, train_loss, val_loss, lr``.
         test_pred: ``(n_test,)`` int64 predicted class of every test row.
+        resume: where the run stood at its epoch cap (:class:`FitState`), to continue it
+            with a higher one; ``None`` when its rule stopped it.
     """
 
     accuracy: float
@@ -67,6 +99,7 @@ class ProbeResult:
     best_epoch: int
     history: list[dict] = field(default_factory=list)
     test_pred: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    resume: FitState | None = None
 
     @property
     def epochs(self) -> int:
@@ -112,7 +145,9 @@ def fit_with_halving(
     *,
     max_epochs: int,
     patience: int | None,
-) -> tuple[list[dict], int]:
+    start: FitState | None = None,
+    generator: torch.Generator | None = None,
+) -> tuple[list[dict], int, FitState | None]:
     """The paper's schedule around any probe: epochs of weighted-loss steps, the learning
     rate halved after an epoch whose validation loss does not decrease, a stop after
     ``patience + 1`` such epochs in a row, the best epoch's parameters restored.
@@ -127,14 +162,36 @@ def fit_with_halving(
         max_epochs: epoch limit.
         patience: see :func:`train_probe`; ``None`` runs ``max_epochs`` epochs and keeps
             the last parameters.
+        start: the :class:`FitState` of a fit of the same module, optimiser and batches
+            that an earlier cap cut off: the fit goes on from its next epoch, as if that
+            cap had been ``max_epochs`` (``model``, ``opt`` and ``generator`` are set to
+            where it stood).
+        generator: the generator ``epoch_batches`` draws its order from; its state is
+            saved in the returned :class:`FitState` and restored from ``start``.
 
     Returns:
-        ``(history, best_epoch)``: per epoch ``epoch, train_loss, val_loss, lr``, and the
-        1-based epoch whose parameters ``model`` now holds (in eval mode).
+        ``(history, best_epoch, state)``: per epoch ``epoch, train_loss, val_loss, lr``, the
+        1-based epoch whose parameters ``model`` now holds (in eval mode), and where the fit
+        stood after its last epoch when the cap cut it off (``None`` when the rule stopped it).
+
+    Raises:
+        ValueError: ``start`` ran more epochs than ``max_epochs``, or saved a generator
+            state and none is given (or the reverse).
     """
-    best = (float("inf"), copy.deepcopy(model.state_dict()), 0)
-    history, bad = [], 0
-    for epoch in range(1, max_epochs + 1):
+    if start is None:
+        best, history, bad = (float("inf"), copy.deepcopy(model.state_dict()), 0), [], 0
+    else:
+        if len(start.history) > max_epochs:
+            raise ValueError(f"the fit to continue ran {len(start.history)} epochs; a cap of {max_epochs} cannot continue it")
+        if (start.rng is None) != (generator is None):
+            raise ValueError("continue a fit with the generator its batches were drawn from, and only then")
+        model.load_state_dict(start.model)
+        opt.load_state_dict(copy.deepcopy(start.optimiser))
+        if generator is not None and start.rng is not None:
+            generator.set_state(start.rng)
+        best, history, bad = (start.best_loss, copy.deepcopy(start.best_params), start.best_epoch), list(start.history), start.bad
+    stopped = False
+    for epoch in range(len(history) + 1, max_epochs + 1):
         model.train()
         total, seen = 0.0, 0.0
         for logits, y, w in epoch_batches():
@@ -155,12 +212,25 @@ def fit_with_halving(
         else:
             bad += 1
             if bad > patience:
+                stopped = True
                 break
             for group in opt.param_groups:
                 group["lr"] /= 2
+    state = None
+    if not stopped:
+        state = FitState(
+            copy.deepcopy(model.state_dict()),
+            copy.deepcopy(opt.state_dict()),
+            best[0],
+            copy.deepcopy(best[1]),
+            best[2],
+            bad,
+            list(history),
+            None if generator is None else generator.get_state(),
+        )
     model.load_state_dict(best[1])
     model.eval()
-    return history, best[2]
+    return history, best[2], state
 
 
 @torch.no_grad()
@@ -182,6 +252,7 @@ def train_probe(
     batch_size: int = 512,
     standardize: bool = False,
     device: str | torch.device = "cpu",
+    resume: FitState | None = None,
 ) -> ProbeResult:
     """Train one softmax probe and evaluate it.
 
@@ -199,6 +270,9 @@ def train_probe(
         standardize: scale features by the training mean and SD per hidden unit
             (default raw features, as in the paper).
         device: where to train.
+        resume: the :attr:`ProbeResult.resume` of this probe (the same data, seed and
+            settings) cut off by a lower cap: it trains on to ``max_epochs`` from there,
+            the same run as one trained with this cap from the start.
 
     Returns:
         A :class:`ProbeResult`.
@@ -230,12 +304,19 @@ def train_probe(
             idx = order[i : i + batch_size]
             yield model(xt[idx]), yt[idx], wt[idx]
 
-    history, best_epoch = fit_with_halving(
-        model, opt, epoch_batches, lambda: _evaluate(model, xv, yv, wv, 8192)[0], max_epochs=max_epochs, patience=patience
+    history, best_epoch, state = fit_with_halving(
+        model,
+        opt,
+        epoch_batches,
+        lambda: _evaluate(model, xv, yv, wv, 8192)[0],
+        max_epochs=max_epochs,
+        patience=patience,
+        start=resume,
+        generator=gen,
     )
     _, val_acc, _ = _evaluate(model, xv, yv, wv, 8192)
     test_loss, test_acc, pred = _evaluate(model, xs, ys, ws, 8192)
-    return ProbeResult(test_acc, val_acc, test_loss, best_epoch, history, pred.cpu().numpy())
+    return ProbeResult(test_acc, val_acc, test_loss, best_epoch, history, pred.cpu().numpy(), state)
 
 
 @dataclass
@@ -248,15 +329,32 @@ class ProbeRuns:
         correct: condition -> ``(runs, n_test)`` bool, whether each test row was
             predicted right; :data:`MAJORITY` holds the majority-class predictor ``(1, n_test)``.
         majority_class: the training set's weighted majority class.
+        resume: condition -> per run, where it stood at its epoch cap
+            (:attr:`ProbeResult.resume`; ``None`` for a run its rule stopped): pass these
+            runs as ``resume`` to probe them again with a higher cap.
     """
 
     table: pd.DataFrame
     correct: dict[str, np.ndarray]
     majority_class: int
+    resume: dict[str, list[FitState | None]] = field(default_factory=dict)
+
+    def resume_states(self, condition: str, runs: int) -> list[FitState | None]:
+        """The :attr:`resume` states of ``condition``'s ``runs`` runs (run 0 first).
+
+        Raises:
+            ValueError: these runs hold no such condition, or another number of its runs
+                (continue them with the seeds and runs they were probed with).
+        """
+        states = self.resume.get(condition)
+        if states is None or len(states) != runs:
+            held = "none" if states is None else f"{len(states)} runs"
+            raise ValueError(f"cannot continue {runs} runs of {condition!r}: the runs to resume hold {held} of it")
+        return states
 
 
 def _probe_job(args: tuple) -> ProbeResult:
-    """One probe training: ``(split, n_classes, seed, kwargs)``."""
+    """One probe training: ``(split, n_classes, seed, kwargs)`` (``kwargs`` of :func:`train_probe`)."""
     split, n_classes, seed, kwargs = args
     return train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
 
@@ -276,6 +374,7 @@ def probe_conditions(
     *,
     workers: int = 1,
     progress: bool = True,
+    resume: ProbeRuns | None = None,
     **probe_kwargs,
 ) -> ProbeRuns:
     """Probe every condition ``runs`` times (seeds ``seed, seed+1, ...``).
@@ -289,6 +388,10 @@ def probe_conditions(
         workers: parallel processes, one torch thread each (1: in this process). The
             results do not depend on it.
         progress: show a progress bar over the probes.
+        resume: these conditions' runs probed before with the same features, seed and
+            settings but a lower ``max_epochs``: each run its cap cut off goes on from
+            where it stood (:attr:`ProbeRuns.resume`), each run its rule stopped trains
+            again (and repeats). The result is the same as probing with this cap from the start.
         **probe_kwargs: passed to :func:`train_probe`.
 
     Returns:
@@ -297,7 +400,8 @@ def probe_conditions(
     jobs: list[tuple[Any, ...]] = []
     for cond in conditions:
         split = {s: (f.x[cond], f.labels, f.weights) for s, f in feats.items()}
-        jobs.extend((split, n_classes, seed + run, probe_kwargs) for run in range(runs))
+        starts = [None] * runs if resume is None else resume.resume_states(cond, runs)
+        jobs.extend((split, n_classes, seed + run, {**probe_kwargs, "resume": starts[run]}) for run in range(runs))
     done = run_pool(_probe_job, jobs, workers, progress=progress, desc="probes", unit="probe")
     results: dict[str, Sequence[ProbeResult]] = {cond: done[i * runs : (i + 1) * runs] for i, cond in enumerate(conditions)}
     return collect_runs(results, feats["test"].labels, majority_class(feats["train"]))
@@ -311,10 +415,11 @@ def collect_runs(results: dict[str, Sequence[ProbeResult]], test_labels: Tensor,
         test_labels: ``(n_test,)`` gold labels the ``test_pred`` are scored against.
         majority: the training set's majority class (:func:`majority_class`).
     """
-    rows, correct = [], {}
+    rows, correct, resume = [], {}, {}
     labels = np.asarray(test_labels)
     for cond, done in results.items():
         correct[cond] = np.stack([r.test_pred == labels for r in done])
+        resume[cond] = [r.resume for r in done]
         for run, r in enumerate(done):
             rows.append(
                 {
@@ -328,7 +433,7 @@ def collect_runs(results: dict[str, Sequence[ProbeResult]], test_labels: Tensor,
                 }
             )
     correct[MAJORITY] = (labels == majority)[None]
-    return ProbeRuns(pd.DataFrame(rows), correct, majority)
+    return ProbeRuns(pd.DataFrame(rows), correct, majority, resume)
 
 
 def majority_baseline(train: Features, test: Features) -> float:

@@ -7,24 +7,27 @@ it sits (:func:`spectral_centre`), and the profile over frequency averaged into 
 (:func:`smoothed_profile`, the readable shape of a gate with one parameter per DCT index).
 A profile has no test set to resample: its noise is the spread over runs, so a claim about
 it needs :data:`MIN_GATE_RUNS` runs (:func:`runs_gate`) and a band spread clearly above a
-margin (:func:`spread_gate`).  Each reader takes arrays or tables of
+margin (:func:`spread_gate`); :func:`profile_order_claim` is notebook 09's claim built from
+them.  Each reader takes arrays or tables of
 :class:`prismlib.probing.GatedRuns` (``band_means``, ``gates``, ``grid``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from prismlib.claims import Gate
+from prismlib.claims import Claim, Gate, Test
 from prismlib.spectral.bands import BAND_NAMES
-from prismlib.stats import Interval, mean_interval
+from prismlib.stats import Interval, mean_interval, welch_difference
 
 __all__ = [
     "MIN_GATE_RUNS",
+    "PROFILE_ORDER",
     "band_spread",
+    "profile_order_claim",
     "runs_gate",
     "smoothed_profile",
     "spectral_centre",
@@ -100,6 +103,47 @@ def spread_gate(spreads: Sequence[float], margin: float, task: str = "") -> Gate
         iv = Interval(values[0], values[0], values[0], len(values), resampled="runs")
     name = f"the {task} gate prefers a band (band spread > {margin:g})" if task else f"the gate prefers a band (band spread > {margin:g})"
     return Gate(name, iv.low > margin, f"spread {iv}")
+
+
+PROFILE_ORDER = ("topic", "swda", "pos")
+"""The tasks from the lowest band to the highest in the paper's Fig. 4 (LOW best for topic,
+MID for dialog acts, HIGH for part of speech): the order :func:`profile_order_claim` tests."""
+
+_NAMES = {"topic": "topic", "swda": "dialog acts", "pos": "POS", "mlm": "MLM"}
+
+
+def profile_order_claim(band_means: Mapping[str, pd.DataFrame], beats_majority: Sequence[Gate], *, runs: int, margin: float) -> Claim:
+    """Notebook 09's claim that the learned profiles order the tasks as the paper's bands do:
+    the :func:`spectral_centre` of each task of :data:`PROFILE_ORDER` below the next one's
+    (Welch intervals over the runs, one test per neighbouring pair).
+
+    Args:
+        band_means: task -> its learned gates' band means (``GatedRuns.band_means``, one row
+            per run); every task of :data:`PROFILE_ORDER`, others (MLM) shown in the text only.
+        beats_majority: the gates that each ordered task's learned gate beats the majority class.
+        runs: learned gates per task (:func:`runs_gate`).
+        margin: each ordered task's :func:`spread_gate` margin.
+    """
+    centres = {n: list(spectral_centre(b)) for n, b in band_means.items()}
+    spreads = {n: list(band_spread(b)) for n, b in band_means.items()}
+    tests = tuple(
+        Test(welch_difference(centres[high], centres[low]), +1, label=f"centre({high}) - centre({low})")
+        for low, high in zip(PROFILE_ORDER, PROFILE_ORDER[1:])
+    )
+    listed = ", ".join(f"{_NAMES[n]} {np.mean(centres[n]):.2f}" for n in PROFILE_ORDER)
+    others = "".join(f"; {_NAMES.get(n, n)} {np.mean(centres[n]):.2f}" for n in centres if n not in PROFILE_ORDER)
+    return Claim(
+        "09",
+        "The learned profiles order the tasks as the paper's bands do: topic lowest, dialog acts in between, "
+        f"POS highest (spectral centres: {listed}{others}; band spreads: "
+        + ", ".join(f"{n} {np.mean(spreads[n]):.2f}" for n in PROFILE_ORDER)
+        + f"; {runs} runs per task)",
+        "LOW best for topic, MID for dialog acts, HIGH for POS (Fig. 4); learned filters: Spectral Probing (EMNLP 2022)",
+        tests,
+        (runs_gate(runs), *beats_majority, *(spread_gate(spreads[n], margin, n) for n in PROFILE_ORDER)),
+        "bands",
+        control="the all-pass control has no band spread (a gate fixed at 1): the spread gates credit only a learned preference",
+    )
 
 
 def smoothed_profile(gates: np.ndarray, grid: np.ndarray, per_octave: int = 4) -> pd.DataFrame:

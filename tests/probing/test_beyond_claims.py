@@ -24,6 +24,7 @@ from prismlib.probing import (
     learned_gate_claims,
     matched_band_claim,
     pipeline_check,
+    section_claims,
     task_claims,
 )
 
@@ -170,3 +171,30 @@ def test_task_claims_are_the_rows_in_order_and_the_check_is_no_row():
         ["filtering", "helps", "the"],
     ]
     assert check.test.label == "all-pass - ORIG" and not any(c.tests[0].label == "all-pass - ORIG" for c in claims)
+
+
+def test_section_claims_are_the_profiles_order_then_each_task_s_rows():
+    rates = BRICK_RIVAL | {"ORIG": 0.5, GATED: 0.7, SMOOTH_HIGH: 0.65}
+    peaks = {"topic": 0, "swda": 2, "pos": 4}
+    compare = {n: comparison(rates) for n in ("pos", "swda", "topic")}
+    for n, cmp in compare.items():
+        cmp.task = n
+    noise = np.random.default_rng(0).uniform(-0.02, 0.02, (5, 5))
+    means = {n: pd.DataFrame(0.2 + 0.7 * (np.arange(5) == b) + noise, columns=BANDS) for n, b in peaks.items()}
+    claims, rows, checks = section_claims(
+        compare,
+        means,
+        dict.fromkeys(compare, TWIN_HIGH),
+        titles=dict.fromkeys(compare, "T"),
+        window=512,
+        gate_runs=5,
+        min_effect=1.0,
+        spread_margin=0.2,
+    )
+    assert claims[0].claim.startswith("The learned profiles order the tasks") and claims[0].verdict == "held", claims[0].row()
+    assert [g.name for g in claims[0].gates[1:4]] == [f"{n}: GATED probe beats the majority class" for n in ("topic", "swda", "pos")]
+    assert list(rows) == list(checks) == ["pos", "swda", "topic"]
+    assert claims[1:] == [c for n in ("pos", "swda", "topic") for c in rows[n]]
+    assert [c.claim for c in rows["swda"]] == [
+        c.claim for c in task_claims(compare["swda"], title="T", twin=TWIN_HIGH, window=512, gate_runs=5, min_effect=1.0)[0]
+    ]

@@ -104,3 +104,32 @@ def test_rows_are_matched_by_their_paper_sentence_in_order_and_a_row_the_doubled
     table = cap_table(at_cap, doubled)
     assert table["verdict, cap doubled"].tolist() == ["held", "held", "not held", "(no such row)"]
     assert table["moved"].tolist() == [False, False, True, True]
+
+
+def test_runs_continued_from_the_cap_are_the_runs_the_doubled_cap_trains():
+    """The check continues each capped run from where it stood (``resume``) instead of training
+    it again: every number, run by run, is what probing with the doubled cap from the start gives."""
+    feats = {"train": features(0), "val": features(1), "test": features(2)}
+    kw = dict(patience=1, batch_size=16, standardize=False, progress=False)
+    at_cap = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=8, **kw)
+    assert any(s is not None for s in at_cap.resume["easy"]) and any(s is None for states in at_cap.resume.values() for s in states)
+    doubled = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=16, **kw)
+    continued = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=16, resume=at_cap, **kw)
+    pd.testing.assert_frame_equal(continued.table, doubled.table)
+    for c in doubled.correct:
+        np.testing.assert_array_equal(continued.correct[c], doubled.correct[c])
+    # the states were not consumed: the same continuation again gives the same runs
+    again = probe_conditions(feats, 3, ("easy",), 2, 0, max_epochs=16, resume=at_cap, **kw)
+    pd.testing.assert_frame_equal(again.table, doubled.table[doubled.table["condition"] == "easy"])
+    with pytest.raises(ValueError, match="cannot continue 3 runs of 'easy'"):
+        probe_conditions(feats, 3, ("easy",), 3, 0, max_epochs=16, resume=at_cap, **kw)
+    with pytest.raises(ValueError, match="'ORIG': the runs to resume hold none of it"):
+        at_cap.resume_states("ORIG", 2)
+
+
+def test_longer_runs_bring_their_resume_states_with_them():
+    before = runs_of({"ORIG": [30, 30], "LOW": [9, 11]}, {"ORIG": [True, False], "LOW": [False, False]})
+    before.resume = {"ORIG": ["at 30", "at 30"], "LOW": [None, None]}
+    longer = runs_of({"ORIG": [41, 60]}, {"ORIG": [True, True]})
+    longer.resume = {"ORIG": [None, "at 60"]}
+    assert with_runs(before, longer).resume == {"LOW": [None, None], "ORIG": [None, "at 60"]}

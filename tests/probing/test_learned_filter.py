@@ -4,6 +4,7 @@ the all-pass control, matched bands. (The states it trains on are tested in ``te
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -249,6 +250,21 @@ def test_the_all_pass_control_trains_exactly_like_the_learned_gate():
         assert list(got.table["condition"].unique()) == [cond]
     with pytest.raises(ValueError, match="all_pass"):
         gate_and_control_runs(states, 2, runs=1, seed=0, all_pass=True, progress=False, **kw)
+
+
+def test_the_gate_and_its_control_continue_past_their_cap_as_a_higher_cap_trains_them():
+    states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
+    kw = dict(runs=2, seed=0, resample=True, progress=False)
+    short = combine_runs(*gate_and_control_runs(states, 2, **kw, **{**FAST, "max_epochs": 2}))
+    assert all(s is not None for c in (GATED, ALL_PASS) for s in short.resume[c])
+    long = gate_and_control_runs(states, 2, **kw, **{**FAST, "max_epochs": 5})
+    went_on = gate_and_control_runs(states, 2, resume=short, **kw, **{**FAST, "max_epochs": 5})
+    for got, want, cond in zip(went_on, long, (GATED, ALL_PASS)):
+        pd.testing.assert_frame_equal(got.table, want.table)
+        np.testing.assert_array_equal(got.correct[cond], want.correct[cond])
+        np.testing.assert_array_equal(got.gates, want.gates)
+    alone = gated_probe_runs(states, 2, resume=short, **kw, **{**FAST, "max_epochs": 5})
+    np.testing.assert_array_equal(alone.gates, long[0].gates)
 
 
 # --------------------------------------------------------------------------- matched bands

@@ -44,7 +44,7 @@ def test_early_stopping_patience_one_halves_lr_then_stops():
     x, y, w = blobs(200, 4, 1)
     val = (x, (y + 1) % 4, w)  # fitting the training labels makes validation worse every epoch
     r = train_probe(train, val, blobs(200, 4, 2), 4, seed=0, batch_size=32, max_epochs=30, patience=1)
-    assert r.epochs == 3 and r.best_epoch == 1
+    assert r.epochs == 3 and r.best_epoch == 1 and r.resume is None  # stopped by its rule: nothing to continue
     assert [h["lr"] for h in r.history] == [1e-3, 1e-3, 5e-4]
     assert r.history[1]["val_loss"] > r.history[0]["val_loss"]
 
@@ -52,6 +52,23 @@ def test_early_stopping_patience_one_halves_lr_then_stops():
 def test_fixed_epochs_without_patience():
     r = train_probe(blobs(100, 3, 0), blobs(50, 3, 1), blobs(50, 3, 2), 3, seed=0, max_epochs=3, patience=None)
     assert r.epochs == 3 and r.best_epoch == 3
+
+
+@pytest.mark.parametrize("patience", [1, None])
+def test_a_run_continued_past_its_cap_is_the_run_a_higher_cap_trains(patience):
+    data = blobs(300, 4, 0), blobs(100, 4, 1), blobs(100, 4, 2)
+    kw = dict(seed=3, batch_size=32, patience=patience)
+    short = train_probe(*data, 4, max_epochs=3, **kw)
+    assert short.epochs == 3 and short.resume is not None and len(short.resume.history) == 3
+    long = train_probe(*data, 4, max_epochs=9, **kw)
+    for _ in range(2):  # the saved state is not consumed: continuing twice gives the same run
+        went_on = train_probe(*data, 4, max_epochs=9, resume=short.resume, **kw)
+        assert went_on.history == long.history and went_on.best_epoch == long.best_epoch
+        assert went_on.accuracy == long.accuracy and went_on.test_loss == long.test_loss
+        np.testing.assert_array_equal(went_on.test_pred, long.test_pred)
+    assert short.history == long.history[:3]
+    with pytest.raises(ValueError, match="ran 3 epochs; a cap of 2 cannot continue it"):
+        train_probe(*data, 4, max_epochs=2, resume=short.resume, **kw)
 
 
 def test_weighted_metrics():

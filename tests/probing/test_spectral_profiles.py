@@ -3,11 +3,23 @@ centre, the runs and spread gates, the octave-smoothed profile."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from prismlib.probing import MIN_GATE_RUNS, band_spread, runs_gate, smoothed_profile, spectral_centre, spread_gate
+from prismlib.claims import Gate
+from prismlib.probing import (
+    MIN_GATE_RUNS,
+    PROFILE_ORDER,
+    band_spread,
+    profile_order_claim,
+    runs_gate,
+    smoothed_profile,
+    spectral_centre,
+    spread_gate,
+)
 
 # --------------------------------------------------------------------------- band means
 
@@ -75,3 +87,34 @@ def test_a_flat_gate_has_no_spread_and_no_centre():
     assert np.isnan(centre[1]) and centre[2] == pytest.approx(0.0) and centre[3] == pytest.approx(4.0)
     # an all-pass gate and an untrained one both fail a spread margin of 0.2; a low-pass one passes
     assert (spread > 0.2).tolist() == [False, False, True, True]
+
+
+# --------------------------------------------------------------------------- the claim
+
+
+def gates_peaking_at(band: int, runs: int, seed: int, flat: bool = False) -> pd.DataFrame:
+    """``runs`` learned gates' band means peaking at band index ``band`` (0 LOW .. 4 HIGH)."""
+    rng = np.random.default_rng(seed)
+    peak = np.full(5, 0.5) if flat else 0.2 + 0.7 * (np.arange(5) == band)
+    return pd.DataFrame(peak + rng.uniform(-0.02, 0.02, (runs, 5)), columns=["LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH"])
+
+
+def order_claim(peaks: dict[str, int], runs: int = 5, beats: bool = True, flat: str = ""):
+    means = {n: gates_peaking_at(b, runs, i, flat=n == flat) for i, (n, b) in enumerate(peaks.items())}
+    return profile_order_claim(means, [Gate(f"{n}: GATED beats the majority class", beats) for n in PROFILE_ORDER], runs=runs, margin=0.2)
+
+
+def test_the_profiles_order_claim_tests_each_neighbouring_pair_of_centres_in_the_paper_s_order():
+    assert PROFILE_ORDER == ("topic", "swda", "pos")
+    held = order_claim({"topic": 0, "swda": 2, "pos": 4, "mlm": 3})
+    assert held.verdict == "held", held.row()
+    assert [t.label for t in held.tests] == ["centre(swda) - centre(topic)", "centre(pos) - centre(swda)"]
+    assert re.search(
+        r"spectral centres: topic 0\.\d\d, dialog acts [12]\.\d\d, POS [34]\.\d\d; MLM [23]\.\d\d; band spreads: topic", held.claim
+    )
+    assert "5 runs per task" in held.claim
+    assert order_claim({"topic": 0, "swda": 4, "pos": 2}).verdict == "not held"  # dialog acts above POS
+    assert order_claim({"topic": 0, "swda": 2, "pos": 4}, runs=3).verdict == "not testable"  # too few runs
+    assert order_claim({"topic": 0, "swda": 2, "pos": 4}, beats=False).verdict == "not testable"
+    flat = order_claim({"topic": 0, "swda": 2, "pos": 4}, flat="swda")  # a gate with no preference has no centre to order
+    assert flat.verdict == "not testable" and "the swda gate prefers a band" in "; ".join(g.name for g in flat.gates if not g.passed)
