@@ -248,7 +248,7 @@ save_table(fig5, "fig5_masked_span", P.name, floatfmt=".5g")
 
 LABELS = {"baseline": "BERT (continued training)", "prism": "BERT + Prism"}
 COLORS = {"baseline": "C0", "prism": "C3"}
-fig, ax = plt.subplots(figsize=(9, 4))
+fig, ax = plt.subplots(figsize=(9, 4.8))
 ax.axvspan(lo - 0.5, hi - 0.5, color="0.85", label=f"masked ({lo}-{hi - 1})")
 for v in mean_logp:
     d = fig5[fig5["model"] == v]
@@ -262,12 +262,14 @@ ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))  # ti
 ax.yaxis.set_major_formatter(ScalarFormatter())
 ax.yaxis.set_minor_formatter(NullFormatter())
 ax.set_xlabel("token index")
-ax.set_ylabel(r"$-\log p$(correct token), mean over inputs")
+ax.set_ylabel(r"$-\log p$(correct token), mean over inputs" + "\n(lower is better)")
 ax.set_title(
-    f"Figure 5 regenerated: {P.encoder}, N = {n} inputs from {len(inputs_per_article)} articles\n"
-    f"seed means of {len(S.seeds)} training seeds (thin: each seed's model), 95% bootstrap intervals over articles; lower is better"
+    f"Figure 5 regenerated: {P.encoder}, {n} inputs from {len(inputs_per_article)} articles\n"
+    f"means of {len(S.seeds)} training seeds (thin: each seed), 95% intervals over articles",
+    fontsize=11,
 )
-ax.legend(fontsize=8, loc="upper left")
+# below the axes: inside, the legend would cover the curves or the span's edges
+ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
 save_figure(fig, "fig5_masked_span", P.name)
 plt.show()
 
