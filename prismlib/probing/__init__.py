@@ -17,6 +17,7 @@ cap_check         is the probes' epoch cap long enough? the capped conditions ag
                   the cap, and a gate on every claim whose verdict the cap decides
 fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
 learned_filter    a learned per-frequency filter in front of the probe, its all-pass control
+matched_features  notebook 09's smooth and Haar bands matched at -3 dB and the energy twins, as features
 spectral_profiles reading the learned profiles: band spread, centre, their claims' gates
 beyond_claims     notebook 09's claims: per task matched bands, energy twins, the learned gate
 ================= =================================================================
@@ -175,6 +176,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "combine_runs",
         "ALL_PASS",
         "gate_and_control_runs",
+    ),
+    "matched_features": (
         "MATCHED_SMOOTH_CONDITIONS",
         "MATCHED_HAAR_CONDITIONS",
         "ENERGY_TWIN_CONDITIONS",

@@ -38,13 +38,8 @@ import pandas as pd
 
 from prismlib.claims import Claim, Gate, Test
 from prismlib.probing.features import CONDITIONS
-from prismlib.probing.learned_filter import (
-    ALL_PASS,
-    ENERGY_TWIN_CONDITIONS,
-    GATED,
-    MATCHED_HAAR_CONDITIONS,
-    MATCHED_SMOOTH_CONDITIONS,
-)
+from prismlib.probing.learned_filter import ALL_PASS, GATED
+from prismlib.probing.matched_features import ENERGY_TWIN_CONDITIONS, MATCHED_HAAR_CONDITIONS, MATCHED_SMOOTH_CONDITIONS
 from prismlib.probing.probes import ProbeComparison, best_on_validation
 from prismlib.probing.spectral_profiles import PROFILE_ORDER, profile_order_claim
 from prismlib.spectral.bands import allocate_bands
