@@ -3,6 +3,8 @@ cap, their runs replaced by longer ones, and the gate on a claim whose verdict t
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -106,6 +108,15 @@ def test_rows_are_matched_by_their_paper_sentence_in_order_and_a_row_the_doubled
     assert table["moved"].tolist() == [False, False, True, True]
 
 
+def zeroed(runs: ProbeRuns) -> ProbeRuns:
+    """``runs`` whose resume states hold zero parameters in place of those the cap left."""
+    zero = {
+        c: [None if s is None else dataclasses.replace(s, model={k: torch.zeros_like(v) for k, v in s.model.items()}) for s in states]
+        for c, states in runs.resume.items()
+    }
+    return dataclasses.replace(runs, resume=zero)
+
+
 def test_runs_continued_from_the_cap_are_the_runs_the_doubled_cap_trains():
     """The check continues each capped run from where it stood (``resume``) instead of training
     it again: every number, run by run, is what probing with the doubled cap from the start gives."""
@@ -121,6 +132,10 @@ def test_runs_continued_from_the_cap_are_the_runs_the_doubled_cap_trains():
     # the states were not consumed: the same continuation again gives the same runs
     again = probe_conditions(feats, 3, ("easy",), 2, 0, max_epochs=16, resume=at_cap, **kw)
     pd.testing.assert_frame_equal(again.table, doubled.table[doubled.table["condition"] == "easy"])
+    # and the states are what it goes on from (training again from epoch 0 would give the same runs):
+    # from other parameters the same call gives other runs
+    other = probe_conditions(feats, 3, ("easy",), 2, 0, max_epochs=16, resume=zeroed(at_cap), **kw)
+    assert not np.allclose(other.table["test_loss"], again.table["test_loss"])
     with pytest.raises(ValueError, match="cannot continue 3 runs of 'easy'"):
         probe_conditions(feats, 3, ("easy",), 3, 0, max_epochs=16, resume=at_cap, **kw)
     with pytest.raises(ValueError, match="'ORIG': the runs to resume hold none of it"):

@@ -24,6 +24,7 @@ from prismlib.probing import (
 )
 from prismlib.probing import learned_filter as learned
 from prismlib.spectral import dct, dct_matrix, idct
+from tests.probing.test_cap_check import zeroed
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -260,6 +261,8 @@ def test_the_gate_and_its_control_continue_past_their_cap_as_a_higher_cap_trains
         np.testing.assert_array_equal(got.gates, want.gates)
     alone = gated_probe_runs(states, 2, resume=short, **kw, **{**FAST, "max_epochs": 5})
     np.testing.assert_array_equal(alone.gates, long[0].gates)
+    # from a zero gate and probe, another run: the states are what it goes on from
+    assert not np.allclose(gated_probe_runs(states, 2, resume=zeroed(short), **kw, **{**FAST, "max_epochs": 5}).gates, long[0].gates)
 
 
 # --------------------------------------------------------------------------- old pickles
