@@ -3,8 +3,6 @@ cap, their runs replaced by longer ones, and the gate on a claim whose verdict t
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,6 +23,7 @@ from prismlib.probing import (
     with_runs,
 )
 from prismlib.stats import Interval
+from tests.probing_fixtures import zeroed
 
 
 def runs_of(epochs: dict[str, list[int]], correct: dict[str, list[bool]], majority: int = 0) -> ProbeRuns:
@@ -106,15 +105,6 @@ def test_rows_are_matched_by_their_paper_sentence_in_order_and_a_row_the_doubled
     table = cap_table(at_cap, doubled)
     assert table["verdict, cap doubled"].tolist() == ["held", "held", "not held", "(no such row)"]
     assert table["moved"].tolist() == [False, False, True, True]
-
-
-def zeroed(runs: ProbeRuns) -> ProbeRuns:
-    """``runs`` whose resume states hold zero parameters in place of those the cap left."""
-    zero = {
-        c: [None if s is None else dataclasses.replace(s, model={k: torch.zeros_like(v) for k, v in s.model.items()}) for s in states]
-        for c, states in runs.resume.items()
-    }
-    return dataclasses.replace(runs, resume=zero)
 
 
 def test_runs_continued_from_the_cap_are_the_runs_the_doubled_cap_trains():

@@ -24,7 +24,7 @@ from prismlib.probing import (
 )
 from prismlib.probing import learned_filter as learned
 from prismlib.spectral import dct, dct_matrix, idct
-from tests.probing.test_cap_check import zeroed
+from tests.probing_fixtures import synthetic, zeroed
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -92,38 +92,6 @@ def test_gate_filters_each_row_over_its_length_without_leaking():
 
 
 # --------------------------------------------------------------------------- training
-
-
-def synthetic(n_windows: int, seed: int, where: str, hidden: int = 4, noise: float = 2.0) -> States:
-    """Windows whose label is the sign of a component living only in the ``where``
-    frequencies (low: relative frequency 1/n .. 0.15; high: >= 0.6) of unit 0, buried in
-    noise that carries no label, in the other end of the spectrum (low case: >= 0.5;
-    high case: < 0.3), on every unit."""
-    rng = np.random.default_rng(seed)
-    hidden_states, labels, win, pos = [], [], [], []
-    for i in range(n_windows):
-        n = int(rng.integers(40, 90))
-        c = dct_matrix(n).numpy()
-        k = np.arange(n)
-        signal = (k >= 1) & (k < 0.15 * n) if where == "low" else k >= 0.6 * n
-        noisy = k >= 0.5 * n if where == "low" else k < 0.3 * n
-        s = c[signal].T @ rng.standard_normal(signal.sum())
-        s /= s.std()
-        h = c[noisy].T @ (rng.standard_normal((noisy.sum(), hidden)) * noise * np.sqrt(n / noisy.sum()))
-        h[:, 0] += s
-        hidden_states.append(torch.tensor(h, dtype=torch.float16))
-        labels.append((s > 0).astype(np.int64))
-        win.append(np.full(n, i))
-        pos.append(k)
-    y = torch.from_numpy(np.concatenate(labels))
-    return States(
-        hidden_states,
-        y,
-        torch.ones(len(y)),
-        torch.from_numpy(np.concatenate(win)),
-        torch.arange(len(y)),
-        torch.from_numpy(np.concatenate(pos)),
-    )
 
 
 FAST = dict(max_epochs=12, lr=0.02, gate_lr=0.02, batch_windows=4, grid_size=32)

@@ -13,7 +13,7 @@ from prismlib.probing import (
     energy_twin_condition,
 )
 from prismlib.spectral import allocate_bands, band_pass, energy_twins, matched_bands
-from tests.probing.test_learned_filter import synthetic
+from tests.probing_fixtures import synthetic
 
 
 def test_beyond_features_add_the_matched_bands_to_the_states_conditions():
