@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from probing_fixtures import zeroed
 
 from prismlib.claims import Claim, Test
 from prismlib.probing import (
@@ -23,7 +24,6 @@ from prismlib.probing import (
     with_runs,
 )
 from prismlib.stats import Interval
-from tests.probing_fixtures import zeroed
 
 
 def runs_of(epochs: dict[str, list[int]], correct: dict[str, list[bool]], majority: int = 0) -> ProbeRuns:

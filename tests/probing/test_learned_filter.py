@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from probing_fixtures import synthetic, zeroed
 
 from prismlib.probing import (
     ALL_PASS,
@@ -24,7 +25,6 @@ from prismlib.probing import (
 )
 from prismlib.probing import learned_filter as learned
 from prismlib.spectral import dct, dct_matrix, idct
-from tests.probing_fixtures import synthetic, zeroed
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from probing_fixtures import synthetic
 
 from prismlib.probing import (
     ENERGY_TWIN_CONDITIONS,
@@ -13,7 +14,6 @@ from prismlib.probing import (
     energy_twin_condition,
 )
 from prismlib.spectral import allocate_bands, band_pass, energy_twins, matched_bands
-from tests.probing_fixtures import synthetic
 
 
 def test_beyond_features_add_the_matched_bands_to_the_states_conditions():
