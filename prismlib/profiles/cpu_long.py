@@ -1,6 +1,11 @@
 """The ``cpu-long`` profile: the ``cpu`` profile (:mod:`prismlib.profiles.cpu`) with three
 paired seeds of every LSTM, and the rule that makes any profile's ``-long`` twin
 (:func:`until_converged`, ``python -m prismlib train --until-converged``).
+
+Since work B's grid was trained (issue 47), ``cpu`` itself has every seed, so ``cpu-long``'s
+LSTM settings are ``cpu``'s: the name stays, as the one the installments were trained under
+(``python -m prismlib train --profile cpu-long --minutes 140``), and the twin rule stays for
+any profile with fewer seeds.
 """
 
 from __future__ import annotations

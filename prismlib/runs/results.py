@@ -189,8 +189,8 @@ def lstm_runs_line(stem: str, profile_name: str, nb: nbformat.NotebookNode | Non
 
 def grid_line(profile_name: str) -> str | None:
     """How far work B's grid of committed runs is (HTML): records of the profile's long variant
-    (``cpu-long`` for ``cpu``, whose seeds the claims need) out of its whole grid; ``None`` for
-    a profile that keeps no records."""
+    (``cpu-long`` for ``cpu``: the same grid, under the name the installments train it) out of
+    its whole grid; ``None`` for a profile that keeps no records."""
     from prismlib.profiles import PROFILES, get_profile
     from prismlib.runs.installments import committed_state, grid_jobs
 
@@ -200,9 +200,10 @@ def grid_line(profile_name: str) -> str | None:
     jobs = grid_jobs(prof)
     done, commits = committed_state(jobs)
     at = f", trained at {', '.join(f'<code>{c}</code>' for c in commits)}" if commits else ""
+    how = "trained" if done == len(jobs) else "it trains"
     return (
         f"Work B's grid of committed runs (<code>results/{jobs[0].profile}/{RUNS}/</code>, the <code>{prof.name}</code> "
-        f"profile's {len(jobs)} runs): <b>{done} of {len(jobs)} trained</b>{at}; it trains in installments "
-        f"(<code>python -m prismlib train --profile {prof.name} --minutes 140</code>). The work-B pages below were "
-        "executed before it, with runs of their own (each page's header says)."
+        f"profile's {len(jobs)} runs): <b>{done} of {len(jobs)} trained</b>{at}; {how} in installments "
+        f"(<code>python -m prismlib train --profile {prof.name} --minutes 140</code>). Each work-B page's header "
+        "says which runs it read."
     )

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from lstm_fixtures import tiny_lstm
 
@@ -15,9 +17,11 @@ def test_the_long_twins():
     paper_long = until_converged(PROFILES["paper"])  # an NT-ASGD profile's twin trains until the model gate passes
     assert paper_long.name == "paper-long" and paper_long.lstm.until_converged and paper_long.lstm.average_last == 0
     assert paper_long.job_profile == "paper-long" and paper_long.lstm.seeds == PROFILES["paper"].lstm.seeds
-    long = until_converged(PROFILES["cpu"])  # an annealed profile's twin adds seeds and shares the first seed's models
+    one_seed = replace(PROFILES["cpu"], lstm=PROFILES["cpu"].lstm.updated(seeds=(0,), all_seeds=False))
+    long = until_converged(one_seed)  # an annealed profile's twin adds seeds and shares the first seed's models
     assert long.name == "cpu-long" and not long.lstm.until_converged and long.lstm.all_seeds and long.job_profile == "cpu"
-    assert PROFILES["cpu-long"].lstm == long.lstm and long.lstm.seeds == (0, 1, 2)
-    assert long.lstm.updated(seeds=(0,), all_seeds=False) == PROFILES["cpu"].lstm
+    assert long.lstm.seeds == (0, 1, 2) and long.lstm.updated(seeds=(0,), all_seeds=False) == one_seed.lstm
+    # cpu has every seed since work B's grid was trained: cpu-long, the installments' name, is cpu's grid
+    assert PROFILES["cpu-long"].lstm == long.lstm == PROFILES["cpu"].lstm
     with pytest.raises(ValueError, match="average_last=0"):
         TINY.updated(until_converged=True, average_last=1)
