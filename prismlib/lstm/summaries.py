@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
 from prismlib.lstm.convergence import SHARE
 from prismlib.lstm.evaluation import bootstrap_perplexity
@@ -105,10 +106,7 @@ def plot_learning_curves(ax, runs: Mapping[object, TrainedRun], label: Callable[
         ax.axvspan((1 - SHARE) * budget, budget, color="0.92", zorder=0)
     source = "full split" if annealed else "curve subset"
     key = "dots: rate decays; x: stopped by rule; square: at its cap" if annealed else f"shaded: the model gate's last {SHARE:.0%}"
-    ax.set(
-        yscale="log",
-        xlabel="training tokens",
-        ylabel=f"validation perplexity ({source})",
-        title=f"{title}\n({key})" if title else f"({key})",
-    )
+    ax.set(yscale="log", xlabel="training tokens", ylabel=f"validation perplexity ({source})")
+    ax.set_title(f"{title}\n({key})" if title else f"({key})", fontsize=9)  # two panels side by side: the key fits
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1e6:g}M"))
     ax.legend(fontsize=7)
