@@ -237,7 +237,7 @@ checks = WorkBClaims(
     doubling=doubling_check(P, executor),  # the convergence gate of a fixed path (notebook 05)
 )
 seeds = checks.end
-XS = sorted(s.T for s in runs if s.variant == "layer2")  # the X values the profile's grid trains
+XS = sorted({s.T for s in runs if s.variant == "layer2"})  # the X values the profile's grid trains, each once (runs has every seed)
 ORDER = [BASE] + [f"layer2 X={X:g}" for X in XS] + [k for k in ("mod5", "mod8", "pareto", *ICLR) if k in by_key]
 nll = {key: seeds.nll[key] for key in ORDER}
 ppl = {key: seeds.perplexity(key) for key in ORDER}  # seed mean where there are seeds
