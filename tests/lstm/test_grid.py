@@ -71,7 +71,7 @@ def test_without_all_seeds_only_the_seeded_models_train_every_seed():
 def test_the_doubling_check_trains_the_baseline_and_the_slowest_learners_on_a_path_twice_as_long():
     cpu, long = get_profile("cpu"), get_profile("cpu-long")
     assert [(s.variant, s.T, s.fixed) for s in grid.doubling_specs(cpu) if s.seed == 0] == list(grid.DOUBLING)
-    assert {s.seed for s in grid.doubling_specs(long)} == {0, 1} and len(grid.doubling_specs(long)) == 6
+    assert {s.seed for s in grid.doubling_specs(long)} == {0, 1, 2} and len(grid.doubling_specs(long)) == 9
     one_seed = replace(cpu, lstm=cpu.lstm.updated(seeds=(0,), all_seeds=False))
     assert [(s.variant, s.T, s.fixed, s.seed) for s in grid.doubling_specs(one_seed)] == [(*m, 0) for m in grid.DOUBLING]
     assert grid.doubling_specs(get_profile("smoke")) == []  # no fixed path, no doubled twin
