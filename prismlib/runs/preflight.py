@@ -29,8 +29,10 @@ NEEDS: dict[str, tuple[tuple[str, ...], bool]] = {
     "07": (("ptb",), False),
     "08": (("ptb",), False),
     "09": (PROBING, True),
+    "10": (("ptb",), False),  # WikiText-2 too where the data directory has it (skipped otherwise)
 }
-"""Notebook number -> (datasets it reads, whether it loads the profile's encoder)."""
+"""Notebook number -> (datasets it needs, whether it loads the profile's encoder); every
+notebook of ``notebooks/`` has its line (an unknown number needs everything)."""
 
 
 class PreflightError(RuntimeError):

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from prismlib.paths import OUTPUT_ENV
+from prismlib.paths import OUTPUT_ENV, project_root
+
+
+def test_every_notebook_names_what_it_needs():
+    """A notebook missing from ``NEEDS`` asks for every dataset and the encoder (notebook 10
+    did: a machine holding only PTB could not run it)."""
+    from prismlib.runs.preflight import NEEDS, needs
+
+    numbers = sorted(p.name[:2] for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert numbers and sorted(NEEDS) == numbers
+    assert needs(["10_multi_timescale_iclr"]) == (["ptb"], False)
 
 
 @pytest.mark.slow  # (as in test_reproduce.py, whose tests `make test-fast` leaves out)
