@@ -207,9 +207,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "EXPERIMENTS",
         "NOTEBOOK_EXPERIMENTS",
         "DOUBLING",
+        "CLAIM_TWINS",
         "experiment",
         "all_specs",
         "doubling_specs",
+        "claim_twin_specs",
         "in_priority",
     ),
     "outcome": (

@@ -31,7 +31,7 @@ from prismlib.claims import Gate, Test, stability_margin
 from prismlib.jobcache import run_missing
 from prismlib.lstm.chunks import NLL
 from prismlib.lstm.evaluation import perplexity
-from prismlib.lstm.grid import DOUBLING, doubling_specs
+from prismlib.lstm.grid import DOUBLING, claim_twin_specs, doubling_specs
 from prismlib.lstm.job import Job, RunSpec, load_run
 from prismlib.profiles import Profile
 
@@ -155,10 +155,13 @@ class DoublingCheck:
         return pd.DataFrame(rows)
 
 
-def doubling_jobs(profile: Profile) -> tuple[list[Job], list[Job]]:
+def doubling_jobs(profile: Profile, claims: bool = True) -> tuple[list[Job], list[Job]]:
     """The jobs of ``profile``'s doubling check: each model on the profile's path and its twin
-    on the doubled one (``([], [])`` where the recipe has no fixed path)."""
-    specs = doubling_specs(profile)
+    on the doubled one (``([], [])`` where the recipe has no fixed path); without ``claims``
+    only the slow learners' (:data:`~prismlib.lstm.grid.DOUBLING`), not the claims' own
+    models (:func:`~prismlib.lstm.grid.claim_twin_specs`, which only installments train)."""
+    own = set(claim_twin_specs(profile)) if not claims else set()
+    specs = [s for s in doubling_specs(profile) if s not in own]
     if not specs:
         return [], []
     doubled = replace(profile.lstm, recipe=profile.lstm.recipe.doubled())
@@ -169,7 +172,7 @@ def doubling_check(profile: Profile, executor: str | None = None, train: bool = 
     """The doubling check of ``profile`` (``None`` where its recipe has no fixed path): the
     runs read from local checkpoints or committed records, the missing ones trained first on
     ``executor`` unless ``train`` is false (then they stay missing, and the gate says so)."""
-    regular, doubled = doubling_jobs(profile)
+    regular, doubled = doubling_jobs(profile, claims=False)
     if not regular:
         return None
     if train:

@@ -92,6 +92,24 @@ def all_specs(profile: Profile) -> list[RunSpec]:
 DOUBLING: tuple[tuple[str, float | None, bool], ...] = (("baseline", None, False), ("layerwise", 200.0, True), ("layer2", 70.0, True))
 """``(variant, T, fixed)`` of the models trained on the doubled path too (the baseline and the
 slowest learners): the convergence gate compares each contrast between the two lengths."""
+CLAIM_TWINS: tuple[tuple[str, float | None, bool], ...] = (
+    ("official", None, True),
+    ("pareto", None, True),
+    ("mod5", None, True),
+    ("mod8", None, True),
+    *((v, T, True) for T in (20.0, 70.0) for v in ("layerwise", "middle", "inverse")),
+)
+"""``(variant, T, fixed)`` of the models whose claims the slow learners' bound could not clear
+(issue 47, after the doubling check's third seed): notebook 07's multi-timescale (official),
+Pareto, MOD5 and MOD8 rows against the baseline, and notebook 06's layer placement (first-,
+middle- and last-layer-longest at T = 20 and T = 70). On the slides grid with a fixed path they
+train on the doubled path too, claim by claim (every seed of one model before the next, in
+this order), after the rest of the grid: a test between two models that both have their
+doubled twins on every seed of the check is then gated by its own shift
+(:meth:`~prismlib.lstm.doubling.DoublingCheck.gate`), with the same allowance. Only
+``python -m prismlib train`` trains them (an installment each, about 80 worker-minutes a
+twin); a notebook reads the ones committed and never trains them."""
+
 DOUBLING_SEEDS = 3
 """The doubling check's models train this many seeds (the first ones) on the doubled path.
 Three since issue 47's grid: with two, the shift of fixed layer-wise T = 200's contrast
@@ -100,11 +118,20 @@ shift, :meth:`~prismlib.lstm.doubling.DoublingCheck.gate`) was kept as stated be
 
 
 def doubling_specs(profile: Profile) -> list[RunSpec]:
-    """The models of the doubling check on ``profile`` (:data:`DOUBLING`, first seeds); their
-    jobs use :meth:`~prismlib.profiles.LSTMRecipe.doubled`. None where the recipe has no fixed path."""
+    """The models of the doubling check on ``profile`` (:data:`DOUBLING`, first seeds), then
+    on the slides grid the claims' own models (:func:`claim_twin_specs`); their jobs use
+    :meth:`~prismlib.profiles.LSTMRecipe.doubled`. None where the recipe has no fixed path."""
     if not profile.lstm.fixed_path:
         return []
-    return [RunSpec(v, T, fixed=f, seed=s) for s in profile.lstm.seeds[:DOUBLING_SEEDS] for v, T, f in DOUBLING]
+    return [RunSpec(v, T, fixed=f, seed=s) for s in profile.lstm.seeds[:DOUBLING_SEEDS] for v, T, f in DOUBLING] + claim_twin_specs(profile)
+
+
+def claim_twin_specs(profile: Profile) -> list[RunSpec]:
+    """The models of :data:`CLAIM_TWINS` on ``profile``, model by model (first
+    :data:`DOUBLING_SEEDS` seeds each): on the slides grid with a fixed path, else none."""
+    if not profile.lstm.fixed_path or profile.lstm.grid != "slides":
+        return []
+    return [RunSpec(v, T, fixed=f, seed=s) for v, T, f in CLAIM_TWINS for s in profile.lstm.seeds[:DOUBLING_SEEDS]]
 
 
 def in_priority(specs: list[RunSpec]) -> list[RunSpec]:

@@ -34,7 +34,7 @@ from typing import Any
 from prismlib.devices import one_thread
 from prismlib.jobcache import committed, is_done, run_job, stop_pool
 from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, experiment, in_priority
+from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, claim_twin_specs, experiment, in_priority
 from prismlib.lstm.job import FRESH_ENV, Job, jobs_for, read_status
 from prismlib.profiles import Profile
 from prismlib.progress import progress_bar
@@ -47,12 +47,17 @@ machine measured about that; see docs/benchmarks.md)."""
 
 
 def with_twins(profile: Profile, jobs: Sequence[Job]) -> list[Job]:
-    """``jobs`` in priority order (:func:`prismlib.lstm.grid.in_priority`), each model of the
-    doubling check (:func:`prismlib.lstm.doubling_jobs`) followed by its twin trained on
-    the doubled path (none when the profile's recipe has no fixed path)."""
+    """``jobs`` in priority order (:func:`prismlib.lstm.grid.in_priority`), each slow learner
+    of the doubling check (:data:`~prismlib.lstm.grid.DOUBLING`) followed by its twin trained
+    on the doubled path, then the twins of the claims' own models
+    (:func:`~prismlib.lstm.grid.claim_twin_specs`: claim by claim, after the whole grid; none
+    when the profile's recipe has no fixed path)."""
+    claims = claim_twin_specs(profile)
     twins = {j.spec: j for j in doubling_jobs(profile)[1]}
     by_spec = {j.spec: j for j in jobs}
-    return [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], twins.get(spec)) if x is not None]
+    slow = {s: j for s, j in twins.items() if s not in claims}
+    ordered = [x for spec in in_priority(list(by_spec)) for x in (by_spec[spec], slow.get(spec)) if x is not None]
+    return ordered + [twins[s] for s in claims if s in by_spec]
 
 
 def committed_state(jobs: Sequence[Job]) -> tuple[int, list[str]]:
@@ -74,7 +79,7 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
     specs = dict.fromkeys(s for nb in books for e in NOTEBOOK_EXPERIMENTS[nb] for s in experiment(e, profile))
     jobs = jobs_for(list(specs), profile.lstm, profile.job_profile)
     if set(books) & set(DOUBLING_NOTEBOOKS):
-        jobs += doubling_jobs(profile)[1]
+        jobs += doubling_jobs(profile, claims=False)[1]  # the claims' own twins: below
     what = f"the {len(jobs)} LSTM runs of notebook{'s' if len(books) > 1 else ''} {' '.join(books)}"
     if os.environ.get(FRESH_ENV):
         local = sum(is_done(j) for j in jobs)

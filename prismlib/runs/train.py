@@ -168,7 +168,9 @@ def main(argv: Sequence[str]) -> int:
     specs = list(dict.fromkeys(s for e in lstm_experiments for s in experiment(e, profile))) if args.only else all_specs(profile)
     jobs = jobs_for(specs, profile.lstm, profile.job_profile)
     if args.minutes is None and (set(args.for_notebooks or ()) & set(DOUBLING_NOTEBOOKS) or not args.only):
-        jobs += doubling_jobs(profile)[1]  # the doubled-path twins 05-07's claims read (none without a fixed path)
+        # the slow learners' doubled-path twins 05-07's claims read (none without a fixed path); the
+        # claims' own twins (about 40 worker-hours) train in installments only (`--minutes`)
+        jobs += doubling_jobs(profile, claims=False)[1]
     slurm = {
         k: v
         for k, v in (("slurm_partition", args.partition), ("gpus_per_node", args.gpus), ("timeout_min", args.timeout_min))

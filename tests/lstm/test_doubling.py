@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from prismlib.claims import Test
-from prismlib.lstm import DoublingCheck, RunSpec, WorkBClaims, doubling_jobs, mean_nll, perplexity
+from prismlib.lstm import DoublingCheck, RunSpec, WorkBClaims, claim_twin_specs, doubling_jobs, mean_nll, perplexity
 from prismlib.profiles import get_profile
 from prismlib.stats import Interval
 
@@ -113,9 +113,11 @@ def test_work_b_claims_with_a_doubling_check_use_it_as_their_stability_gate():
 
 
 def test_the_cpu_recipe_doubles_its_path_for_the_baseline_and_the_slowest_learners():
-    regular, doubled = doubling_jobs(get_profile("cpu"))
+    regular, doubled = doubling_jobs(get_profile("cpu"), claims=False)
     assert [j.spec for j in regular] == [j.spec for j in doubled]
     assert {j.spec.variant for j in regular} == {"baseline", "layerwise", "layer2"}
+    every = doubling_jobs(get_profile("cpu"))[1]  # with the claims' own models (installments train them)
+    assert [j.spec for j in every] == [j.spec for j in doubled] + claim_twin_specs(get_profile("cpu"))
     assert all(d.settings.min_rounds == 2 * r.settings.min_rounds for r, d in zip(regular, doubled))
     assert len({j.key for j in regular + doubled}) == 2 * len(regular)
     assert doubling_jobs(get_profile("smoke")) == ([], [])

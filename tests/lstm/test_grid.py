@@ -70,10 +70,16 @@ def test_without_all_seeds_only_the_seeded_models_train_every_seed():
 
 def test_the_doubling_check_trains_the_baseline_and_the_slowest_learners_on_a_path_twice_as_long():
     cpu, long = get_profile("cpu"), get_profile("cpu-long")
-    assert [(s.variant, s.T, s.fixed) for s in grid.doubling_specs(cpu) if s.seed == 0] == list(grid.DOUBLING)
-    assert {s.seed for s in grid.doubling_specs(long)} == {0, 1, 2} and len(grid.doubling_specs(long)) == 9
+    slow = len(grid.DOUBLING) * grid.DOUBLING_SEEDS
+    assert [(s.variant, s.T, s.fixed) for s in grid.doubling_specs(cpu)[:slow] if s.seed == 0] == list(grid.DOUBLING)
+    assert {s.seed for s in grid.doubling_specs(long)} == {0, 1, 2} and len(grid.doubling_specs(long)) == 9 + 30
+    assert grid.doubling_specs(long)[slow:] == grid.claim_twin_specs(long)  # the slow learners first, then the claims' models
+    first = [(s.variant, s.seed) for s in grid.claim_twin_specs(long)[:4]]
+    assert first == [("official", 0), ("official", 1), ("official", 2), ("pareto", 0)]
     one_seed = replace(cpu, lstm=cpu.lstm.updated(seeds=(0,), all_seeds=False))
-    assert [(s.variant, s.T, s.fixed, s.seed) for s in grid.doubling_specs(one_seed)] == [(*m, 0) for m in grid.DOUBLING]
+    models = (*grid.DOUBLING, *grid.CLAIM_TWINS)
+    assert [(s.variant, s.T, s.fixed, s.seed) for s in grid.doubling_specs(one_seed)] == [(*m, 0) for m in models]
+    assert grid.claim_twin_specs(replace(cpu, lstm=cpu.lstm.updated(grid="cpu"))) == []  # the slides grid's claims only
     assert grid.doubling_specs(get_profile("smoke")) == []  # no fixed path, no doubled twin
     r, d = cpu.lstm.recipe, cpu.lstm.recipe.doubled()
     assert d.min_rounds == 2 * r.min_rounds and d.epochs - d.min_rounds == r.epochs - r.min_rounds and d.decays == r.decays

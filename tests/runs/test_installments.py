@@ -74,7 +74,7 @@ def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monke
     monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))  # no committed record, an empty job cache
     cpu = get_profile("cpu")
     line = installments.records_line(cpu, ["05_chrono_init", "08_memory_ablation"])
-    twins = len(doubling_jobs(cpu)[1])
+    twins = len(doubling_jobs(cpu, claims=False)[1])
     n = len(set(s for e in ("baseline", "exp1", "memory") for s in experiment(e, cpu))) + twins
     assert line.startswith(f"work B: 0 of the {n} LSTM runs of notebooks 05 08 from committed run records; {n} train first")
     only_08 = installments.records_line(cpu, ["08_memory_ablation", "01_spectral_filters"])
@@ -83,3 +83,14 @@ def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monke
     monkeypatch.setenv("PRISMLIB_FRESH", "1")
     assert installments.records_line(cpu, ["08_memory_ablation"]).startswith("work B, FRESH=1: committed run records ignored; 0 of the ")
     assert installments.records_line(cpu, ["01_spectral_filters"]) is None
+
+
+def test_the_slow_learners_twins_follow_their_models_and_the_claims_twins_come_last_claim_by_claim():
+    long = get_profile("cpu-long")
+    jobs = installments.grid_jobs(long)
+    twins = [i for i, j in enumerate(jobs) if j.twin]
+    claims = lstm.claim_twin_specs(long)
+    assert len(twins) == len(lstm.doubling_specs(long)) and len(jobs) == len(lstm.all_specs(long)) + len(twins)
+    assert [j.spec for j in jobs[-len(claims) :]] == claims and all(j.twin for j in jobs[-len(claims) :])
+    for i in twins[: -len(claims)]:  # a slow learner's twin right after its model on the profile's path
+        assert jobs[i - 1].spec == jobs[i].spec and not jobs[i - 1].twin
