@@ -164,7 +164,12 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 # doubled (280 rounds), and every perplexity claim below carries that **doubling check** as
 # its effect-stability gate (`prismlib.lstm.doubling`): doubling the path moved each slow
 # learner's contrast with the baseline by at most half the claim's margin (in the claim's
-# own unit), or by less than half its interval's width. The `smoke` profile trains with the
+# own unit), or by less than half its interval's width. That bound is loose: where a claim's
+# own models have their doubled twins too (`CLAIM_TWINS` in `prismlib/lstm/grid.py`: 07's
+# multi-timescale, Pareto and MOD rows, 06's layer placement; trained by installments, never
+# by a notebook), each test is gated by its own shift instead, with the same allowance. And
+# where a test says *not held*, that counterexample decides the claim, so the gate asks only
+# that one of them stays within its allowance. The `smoke` profile trains with the
 # **annealed** rule instead (`prismlib.anneal`: the rate is divided by 4 when validation has
 # stalled, and a run stops by that rule after four decays); there the gate reads the
 # claim's contrast on *validation* at the last two post-decay checkpoints. Every claim also
@@ -175,7 +180,7 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 #
 # The table under the curves is the doubling check itself (where the profile has a fixed
 # path): each model's test perplexity on the two paths, and how far its contrast with the
-# baseline moved.
+# baseline moved (the slow learners, then the claims' own models trained so far).
 
 # %%
 BASE = "baseline (seed mean)"

@@ -93,6 +93,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SeedMeans",
         "seed_rows",
         "seed_means",
+        "grouped_means",
         "bin_log_ratio_contrast",
         "context_use",
         "context_use_gate",

@@ -17,7 +17,7 @@ reported, not tested.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -448,7 +448,7 @@ def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, 
     """
     if at not in ("end", "half", "valid_end", "valid_previous"):
         raise ValueError(f"at must be 'end', 'half', 'valid_end' or 'valid_previous', got {at!r}")
-    groups: dict[Any, list[NLL]] = {}
+    stacked: dict[Any, NLL] = {}
     for spec, run in runs.items():
         nll: NLL | None
         if at.startswith("valid_"):
@@ -462,7 +462,20 @@ def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, 
             nll = snap[1]
         else:
             nll = run.test_chunks
-        groups.setdefault(key(spec), []).append(nll)
+        stacked[spec] = nll
+    return grouped_means(stacked, key, reference)
+
+
+def grouped_means(nll: Mapping[Any, NLL], key: Callable[[Any], Any], reference: Any) -> SeedMeans:
+    """:class:`SeedMeans` of runs' test NLL (spec -> its :class:`ChunkNLL` or per-token NLL),
+    grouped by ``key(spec)`` in the order the keys first appear, seeds stacked in the order given.
+
+    Raises:
+        ValueError: no run of ``reference``.
+    """
+    groups: dict[Any, list[NLL]] = {}
+    for spec, x in nll.items():
+        groups.setdefault(key(spec), []).append(x)
     if reference not in groups:
         raise ValueError(f"reference {reference!r} is not among the models {list(groups)}")
     return SeedMeans({k: _stacked(v) for k, v in groups.items()}, reference)

@@ -71,20 +71,31 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
     """One line for ``make reproduce``: where the LSTM runs of the work-B notebooks among
     ``stems`` (``"05_chrono_init"``, ...) come from: how many have a committed run record (and
     the commits they were trained at), how many a local checkpoint, how many train first;
-    with ``FRESH=1`` that records are ignored. ``None`` when no work-B notebook runs or the
-    profile keeps no records."""
+    with ``FRESH=1`` that records are ignored; then, for 05-07, how many of the claims' own
+    doubled twins (:func:`~prismlib.lstm.grid.claim_twin_specs`, never trained by a notebook)
+    are committed or cached. ``None`` when no work-B notebook runs or the profile keeps no records."""
     books = [s[:2] for s in stems if s[:2] in NOTEBOOK_EXPERIMENTS]
     if not books or not profile.lstm.records:
         return None
     specs = dict.fromkeys(s for nb in books for e in NOTEBOOK_EXPERIMENTS[nb] for s in experiment(e, profile))
     jobs = jobs_for(list(specs), profile.lstm, profile.job_profile)
+    own: list[Job] = []
     if set(books) & set(DOUBLING_NOTEBOOKS):
-        jobs += doubling_jobs(profile, claims=False)[1]  # the claims' own twins: below
+        jobs += doubling_jobs(profile, claims=False)[1]
+        own = [j for j in doubling_jobs(profile)[1] if j.spec in claim_twin_specs(profile)]
+    fresh = bool(os.environ.get(FRESH_ENV))
+    twins = (
+        f"; {sum(is_done(j) if fresh else j.committed() is not None or is_done(j) for j in own)} of the {len(own)} twins of the claims' "
+        "own models are there (notebooks never train them: `python -m prismlib train --profile cpu-long --minutes 140`)"
+        if own
+        else ""
+    )
     what = f"the {len(jobs)} LSTM runs of notebook{'s' if len(books) > 1 else ''} {' '.join(books)}"
-    if os.environ.get(FRESH_ENV):
+    if fresh:
         local = sum(is_done(j) for j in jobs)
         return (
             f"work B, FRESH=1: committed run records ignored; {local} of {what} are in the local job cache, {len(jobs) - local} train first"
+            + twins
         )
     done, commits = committed_state(jobs)
     local = sum(1 for j in jobs if j.committed() is None and is_done(j))
@@ -95,7 +106,7 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
         parts.append(f"{local} from the local job cache")
     if left:
         parts.append(f"{left} train first (`python -m prismlib plan` says how long)")
-    return "; ".join(parts)
+    return "; ".join(parts) + twins
 
 
 def grid_jobs(profile: Profile) -> list[Job]:

@@ -87,9 +87,15 @@ MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "verdicts": (
         "prismlib.lstm.verdicts",
-        ("tests/lstm/test_verdicts.py", "tests/lstm/test_verdicts_claim_gates.py", "tests/lstm/test_convergence.py"),
+        (
+            "tests/lstm/test_verdicts.py",
+            "tests/lstm/test_verdicts_claim_gates.py",
+            "tests/lstm/test_convergence.py",
+            "tests/lstm/test_doubling.py",
+        ),
         _TRAINING,
     ),
+    "doubling": ("prismlib.lstm.doubling", ("tests/lstm/test_doubling.py",), ()),
     "schedule": ("prismlib.anneal", ("tests/core/test_anneal.py", "tests/profiles/test_schema.py", "tests/lstm/test_job_keys.py"), ()),
     "artifacts": ("prismlib.artifacts", ("tests/core/test_artifacts.py",), ()),
 }

@@ -77,9 +77,11 @@ def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monke
     twins = len(doubling_jobs(cpu, claims=False)[1])
     n = len(set(s for e in ("baseline", "exp1", "memory") for s in experiment(e, cpu))) + twins
     assert line.startswith(f"work B: 0 of the {n} LSTM runs of notebooks 05 08 from committed run records; {n} train first")
+    assert line.endswith(f"0 of the {len(lstm.claim_twin_specs(cpu))} twins of the claims' own models are there (notebooks never train "
+                         "them: `python -m prismlib train --profile cpu-long --minutes 140`)")  # fmt: skip
     only_08 = installments.records_line(cpu, ["08_memory_ablation", "01_spectral_filters"])
     n_08 = len(set(s for e in ("baseline", "memory") for s in experiment(e, cpu)))
-    assert f"of the {n_08} LSTM runs of notebook 08" in only_08  # 08 reads no twin
+    assert f"of the {n_08} LSTM runs of notebook 08" in only_08 and "claims' own" not in only_08  # 08 reads no twin
     monkeypatch.setenv("PRISMLIB_FRESH", "1")
     assert installments.records_line(cpu, ["08_memory_ablation"]).startswith("work B, FRESH=1: committed run records ignored; 0 of the ")
     assert installments.records_line(cpu, ["01_spectral_filters"]) is None
