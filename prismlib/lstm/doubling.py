@@ -113,16 +113,18 @@ class DoublingCheck:
         return out
 
     def both_paths(
-        self, models: Sequence[Hashable], key: Callable[[RunSpec], Hashable], reference: Hashable
+        self, specs: Sequence[RunSpec], key: Callable[[RunSpec], Hashable], reference: Hashable
     ) -> tuple[SeedMeans, SeedMeans] | None:
-        """``(doubled, regular)``: :class:`~prismlib.lstm.SeedMeans` of ``models`` (keys under
-        ``key``, ``reference`` among them) on the seeds of the check, on each path, where every
-        one of them has both paths on each of those seeds (its own twins, or the slow learners'
-        and the baseline's); else ``None``."""
+        """``(doubled, regular)``: :class:`~prismlib.lstm.SeedMeans` of the runs ``specs`` (every
+        seed of each model a claim reads, grouped by ``key``; ``reference``'s among them) on the
+        seeds of the check, on each path, where each of those models has both paths on every
+        one of those seeds (its own twins, or the slow learners' and the baseline's); else ``None``."""
         seeds = sorted({s.seed for s in self.specs})
-        runs = [s for s in (*self.specs, *self.own) if key(s) in models and s.seed in seeds and s in self.regular and s in self.doubled]
-        have = {(key(s), s.seed) for s in runs}
-        if not seeds or any((m, seed) not in have for m in models for seed in seeds):
+        runs = [s for s in specs if s.seed in seeds]
+        models = {key(s) for s in specs}
+        if not seeds or any(s not in self.regular or s not in self.doubled for s in runs):
+            return None
+        if {(key(s), s.seed) for s in runs} != {(m, seed) for m in models for seed in seeds}:
             return None
         doubled, regular = (grouped_means({s: path[s] for s in runs}, key, reference) for path in (self.doubled, self.regular))
         return doubled, regular

@@ -226,7 +226,7 @@ class WorkBClaims:
         seeds = self._seeds(models, tests_of(self.end), relative)
         if self.doubling is not None:
             stat = statistic if statistic is not None else (mean_nll if relative else perplexity)
-            paths = self.doubling.both_paths(models, self.key, self.reference)
+            paths = self.doubling.both_paths([s for s in self.runs if self.key(s) in models], self.key, self.reference)
             own = None if paths is None else [d.interval.effect - r.interval.effect for d, r in zip(*(tests_of(p) for p in paths))]
             stability = self.doubling.gate(tests_of(self.end), stat, own)
         else:

@@ -192,10 +192,13 @@ def test_both_paths_gives_the_seed_means_only_where_every_model_has_every_seed_o
     nll = [{s: _nll(p) for s, p in path.items()} for path in (regular, doubled)]
     check = DoublingCheck(nll[0], nll[1], specs, (140, 280), own=(OWN, OWN1))
     key = lambda s: s.variant  # noqa: E731
-    assert check.both_paths(["baseline", "official"], key, "baseline") is None  # official seed 1 has no twin
+    claim = [BASE, BASE1, OWN, OWN1]  # the runs a claim reads
+    assert check.both_paths(claim, key, "baseline") is None  # official seed 1 has no twin
     nll[1][OWN1] = _nll(107)
     check = DoublingCheck(nll[0], nll[1], specs, (140, 280), own=(OWN, OWN1))
-    later, earlier = check.both_paths(["baseline", "official"], key, "baseline")
+    assert check.both_paths([BASE, BASE1, OWN], key, "baseline") is None  # official has one seed of the check's two
+    assert check.both_paths([*claim, RunSpec("official", fixed=True, seed=5)], key, "baseline") is not None  # a seed beyond the check
+    later, earlier = check.both_paths(claim, key, "baseline")
     assert later.seeds("official") == earlier.seeds("official") == 2
     assert later.perplexity("official") == pytest.approx(math.sqrt(109 * 107))
     assert earlier.perplexity("baseline") == pytest.approx(120)
@@ -204,7 +207,7 @@ def test_both_paths_gives_the_seed_means_only_where_every_model_has_every_seed_o
 
 def test_work_b_claims_gate_a_claim_whose_models_have_their_own_twins_by_their_own_shift():
     runs = {s: _Run(s, _nll(p)) for s, p in ((BASE, 120.0), (BASE1, 120.0), (OWN, 118.0), (OWN1, 118.0))}
-    key = lambda s: s.variant  # noqa: E731
+    key = lambda s: {"baseline": "baseline", "official": "official"}[s.variant]  # noqa: E731  (a notebook's key knows its own models only)
     tests = lambda m: (Test(m.delta("official"), -1, 0.0, "ppl(official) - ppl(baseline)"),)  # noqa: E731
     specs = (BASE, SLOW, BASE1, SLOW1)
     regular = {BASE: 120, SLOW: 140, BASE1: 120, SLOW1: 140, OWN: 118, OWN1: 118}
