@@ -311,3 +311,100 @@ def test_annealed_runs_without_two_post_decay_checkpoints_fail_stability():
     checks = WorkBClaims(runs, key=lambda s: s.variant, reference="a")
     _, stable, _ = checks.gates(["a", "b"], lambda s: [Test(s.delta("b"), 1, 0.0, "x")])
     assert not stable.passed and "fewer than two post-decay checkpoints" in stable.detail
+
+
+def test_a_mix_of_annealed_and_constant_rate_runs_is_not_annealed():
+    """One constant-rate run among annealed ones makes the claim's runs not annealed: its
+    stability gate then reads the half-budget test NLL, which the annealed run lacks."""
+    runs = _annealed({"a": (100, 110, 111, STOPPED_BY_RULE)})
+    for r in runs.values():
+        r.test_chunks_at_half = lambda: None  # type: ignore[method-assign]
+        r.curve = FLAT  # type: ignore[attr-defined]
+    runs.update(_runs({"b": (120, 120, 1)}))
+    checks = WorkBClaims(runs, key=lambda s: s.variant, reference="a")
+    assert not checks.annealed and checks.stable is None
+    _, stable, _ = checks.gates(["a", "b"], lambda s: [Test(s.delta("b"), 1, 0.0, "x")])
+    assert not stable.passed and "no test NLL stored at half the budget" in stable.detail
+
+
+def test_the_annealed_stability_gate_compares_validation_not_test():
+    """Test says b - a = +20 at the end, validation +40 at both post-decay checkpoints: the
+    contrast the gate compares held still, whatever test says."""
+    runs = _annealed({"a": (100, 110, 110, STOPPED_BY_RULE), "b": (120, 150, 150, STOPPED_BY_RULE)})
+    _, stable, _ = _gates_of(runs)
+    assert stable.passed
+
+
+def test_tests_that_need_bins_the_snapshots_lack_cannot_check_stability():
+    from prismlib.lstm.chunks import MissingBins
+
+    c = _claims(_runs({"base": (150, 150, 3), "x": (120, 120, 3)}))
+
+    def tests_of(m):
+        if m is not c.end:
+            raise MissingBins("no bins at half the budget")
+        return _beats(m)
+
+    _, stability, _ = c.gates(["base", "x"], tests_of)
+    assert not stability.passed and stability.detail == "cannot be checked: no bins at half the budget"
+
+
+def test_the_seed_cost_is_each_missing_run_at_its_own_models_mean_seconds():
+    runs = _runs({"base": (150, 150, 3), "x": (149, 149, 1)})
+    for s, r in runs.items():
+        r.history = SimpleNamespace(seconds=600.0 if s.variant == "base" else 3000.0)
+    gate = _claims(runs).gates(["base", "x"], _beats)[2]
+    # x lacks 2 runs at its own 50 minutes: 100 worker-minutes (base's runs would say 20)
+    assert gate.detail.endswith("; 2 more runs would test it (about 100 worker-minutes; the profile's -long twin trains them)")
+    for r in runs.values():
+        r.history = SimpleNamespace(seconds=15.0)
+    half_minute = _claims(runs).gates(["base", "x"], _beats)[2]  # 2 x 15 s = 0.5 minutes, shown as 0
+    assert "(about 0 worker-minutes;" in half_minute.detail
+    for r in runs.values():
+        r.history = SimpleNamespace()
+    unknown = _claims(runs).gates(["base", "x"], _beats)[2]
+    assert "(training time unknown;" in unknown.detail
+
+
+def test_converged_gate_reads_the_rule_for_annealed_runs_and_the_curves_otherwise():
+    from prismlib.lstm import converged_gate
+
+    annealed = {f"{s.variant}": r for s, r in _annealed({"a": (100, 110, 111, STOPPED_BY_RULE)}).items()}
+    assert converged_gate(annealed).name == "converged: every run stopped by its schedule's rule (not at its cap)"
+    plain = {f"{s.variant}": r for s, r in _runs({"b": (120, 120, 1)}).items()}
+    gate = converged_gate(plain, share=0.25, tolerance=0.01)
+    assert gate.passed and gate.name == "converged: every model improved < 1% over the last 25% of its budget"
+    for r in plain.values():
+        r.history = SimpleNamespace(seconds=600.0, anneal=None)
+    for r in annealed.values():
+        r.curve = FLAT  # type: ignore[attr-defined]
+    mixed = {**annealed, **plain}
+    assert converged_gate(mixed, share=0.25, tolerance=0.01).name.startswith("converged: every model improved")
+    with pytest.raises(ValueError, match="at least one model"):
+        converged_gate({})
+
+
+def test_stopped_by_rule_details_name_the_run_its_rounds_tokens_and_best_validation():
+    from prismlib.lstm.verdicts import stopped_by_rule
+
+    with pytest.raises(ValueError, match="stopped_by_rule needs at least one run"):
+        stopped_by_rule({})
+    runs = {
+        f"{s.variant} seed 0": r
+        for s, r in _annealed(
+            {"a": (100, 110, 111, STOPPED_BY_RULE), "b": (120, 130, 131, STOPPED_AT_CAP), "c": (680, 690, 690, DID_NOT_LEARN)}
+        ).items()
+    }
+    runs["b seed 0"].history = History(AnnealState(rounds=30, stop=STOPPED_AT_CAP, decayed_at=(20, 25)), [140.0, 130.0], 30, 7_400_000)
+    runs["c seed 0"].history = History(AnnealState(rounds=30, stop=DID_NOT_LEARN), [700.0, 650.5, 690.0])
+    unlearned = stopped_by_rule(runs)
+    assert unlearned.detail == (
+        "did not learn: 1 of 3 runs never beat the bigram on validation within their cap, e.g. c seed 0 (best valid 650.5)"
+    )
+    del runs["c seed 0"]
+    capped = stopped_by_rule(runs)
+    assert capped.detail == "not converged: 1 of 2 runs stopped at their cap, e.g. b seed 0 after 30 rounds (7.4M tokens) (2 decays)"
+    runs["b seed 0"].history = History(AnnealState(rounds=30, stop=STOPPED_BY_RULE), [140.0, 130.0])
+    runs["a seed 0"].history = History(AnnealState(rounds=31, stop=STOPPED_BY_RULE), [150.0, 140.0, 110.0], 31, 7_300_000)
+    done = stopped_by_rule(runs)  # "a" has the most validation checkpoints (the first name in order, the last in sort)
+    assert done.passed and done.detail == "2 runs stopped by rule; longest: a seed 0 after 31 rounds (7.3M tokens)"
