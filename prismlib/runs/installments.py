@@ -82,10 +82,10 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
     own: list[Job] = []
     if set(books) & set(DOUBLING_NOTEBOOKS):
         jobs += doubling_jobs(profile, claims=False)[1]
-        own = [j for j in doubling_jobs(profile)[1] if j.spec in claim_twin_specs(profile)]
+        own = _claim_twins(profile)
     fresh = bool(os.environ.get(FRESH_ENV))
     twins = (
-        f"; {sum(is_done(j) if fresh else j.committed() is not None or is_done(j) for j in own)} of the {len(own)} twins of the claims' "
+        f"; {sum(_present(j, fresh) for j in own)} of the {len(own)} twins of the claims' "
         "own models are there (notebooks never train them: `python -m prismlib train --profile cpu-long --minutes 140`)"
         if own
         else ""
@@ -107,6 +107,28 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
     if left:
         parts.append(f"{left} train first (`python -m prismlib plan` says how long)")
     return "; ".join(parts) + twins
+
+
+def _claim_twins(profile: Profile) -> list[Job]:
+    return [j for j in doubling_jobs(profile)[1] if j.spec in claim_twin_specs(profile)]
+
+
+def _present(job: Job, fresh: bool) -> bool:
+    """Whether a notebook would read ``job`` now: a usable committed record (not under
+    ``FRESH=1``) or a finished job in the local cache."""
+    return is_done(job) if fresh else job.committed() is not None or is_done(job)
+
+
+def twins_read(profile: Profile, stem: str) -> list[str]:
+    """The job keys of the claims' own doubled twins (:func:`~prismlib.lstm.grid.claim_twin_specs`)
+    that notebook ``stem`` (``"07_layer2_timescales"``) would read now, sorted; empty for a
+    notebook that reads none. The notebooks never train these twins, so a result is current
+    only while this list is what it was when the notebook ran (an installment that commits
+    a twin can move a verdict: :func:`prismlib.runs.reproduce.current_result`)."""
+    if stem[:2] not in DOUBLING_NOTEBOOKS:
+        return []
+    fresh = bool(os.environ.get(FRESH_ENV))
+    return sorted(j.key for j in _claim_twins(profile) if _present(j, fresh))
 
 
 def grid_jobs(profile: Profile) -> list[Job]:

@@ -80,6 +80,8 @@ def _build(profile_name: str | None, out_dir: str | Path | None) -> tuple[Path, 
 
 def _write_site(src: Sources, site: Path) -> list[Entry]:
     """Write the report of ``src`` into the empty folder ``site``; returns the notebooks' entries."""
+    from prismlib.profiles import get_profile
+    from prismlib.runs.installments import twins_read
     from prismlib.runs.manifest import changed_sources, read_manifest
     from prismlib.runs.reproduce import incomplete
 
@@ -104,6 +106,8 @@ def _write_site(src: Sources, site: Path) -> list[Entry]:
             problem = f"not a complete run: {why}"
         source = project_root() / "notebooks" / f"{path.stem}.py"
         changed = tuple(changed_sources(record, source)) if record and source.exists() else ()
+        if record and not src.stored and record.get("twins", []) != twins_read(get_profile(src.profile), path.stem):
+            changed += ("the claims' committed twins",)
         entry = Entry(
             path.stem,
             title or path.stem,

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
@@ -215,7 +215,7 @@ def run_notebooks(
     import papermill
 
     from prismlib.jobcache import NO_TRAIN_ENV
-    from prismlib.runs.installments import records_line
+    from prismlib.runs.installments import records_line, twins_read
     from prismlib.runs.manifest import read_manifest, source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
 
@@ -239,7 +239,8 @@ def run_notebooks(
     with _environ({PROFILE_ENV: prof.name, **no_train}), tempfile.TemporaryDirectory() as tmp:
         for src in sources:
             result = out_dir / f"{src.stem}.ipynb"
-            why = None if force else current_result(records.get(src.stem), src, result, run["device"])
+            twins = twins_read(prof, src.stem)
+            why = None if force else current_result(records.get(src.stem), src, result, run["device"], twins)
             if why is not None:
                 print(f"[{prof.name}] {src.stem}: current ({why}), skipped; --force reruns it", flush=True)
                 continue
@@ -286,6 +287,8 @@ def run_notebooks(
             seconds = round(time.perf_counter() - t0, 1)
             run_id = uuid.uuid4().hex  # tells two runs apart where ``started`` (whole seconds) cannot
             record = {**run, "run_id": run_id, "started": started, "seconds": seconds, "sources": source_digests(src)}
+            if twins:
+                record["twins"] = twins
             nb.metadata["prismlib"] = {"complete": True, "commit": run["commit"], "run_id": run_id, "started": started}
             nbformat.write(nb, running)
             running.replace(result)
@@ -333,20 +336,22 @@ def _quiet_interrupt(log: Path) -> None:
     log.write_text("".join(out) + ("interrupted (Ctrl-C)\n" if lines else ""))
 
 
-def current_result(record: dict[str, Any] | None, source: Path, result: Path, device: str) -> str | None:
+def current_result(record: dict[str, Any] | None, source: Path, result: Path, device: str, twins: Sequence[str] = ()) -> str | None:
     """Why the result of ``source`` needs no new run, in a few words (``run 2025-05-02 at
     4dc06f4``: the day, UTC, and the short commit; the manifest has the rest), or ``None`` when it does: its last run
     succeeded and completed, on this device, from the same ``prismlib`` and notebook source
-    (by the digests its manifest ``record`` stores; a record without them is never current).
-    The data are fixed by the catalogue's digests (part of ``prismlib``), the trained models by
-    their job keys."""
+    (by the digests its manifest ``record`` stores; a record without them is never current)
+    and read the same claims' twins (``twins``: the keys it would read now,
+    :func:`prismlib.runs.installments.twins_read`, against the record's ``"twins"``; an
+    installment that commits one can move a verdict). The data are fixed by the catalogue's
+    digests (part of ``prismlib``), the other trained models by their job keys."""
     import nbformat
 
     from prismlib.runs.manifest import source_digests
 
     if not record or "failure" in record or "sources" not in record or not result.exists():
         return None
-    if record.get("device") != device or record["sources"] != source_digests(source):
+    if record.get("device") != device or record["sources"] != source_digests(source) or record.get("twins", []) != list(twins):
         return None
     if incomplete(nbformat.read(result, as_version=4)) is not None:
         return None

@@ -87,6 +87,19 @@ def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monke
     assert installments.records_line(cpu, ["01_spectral_filters"]) is None
 
 
+def test_a_notebook_reads_the_claims_twins_that_are_there_and_only_05_to_07_read_any(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))  # no committed record, an empty job cache
+    cpu = get_profile("cpu")
+    assert installments.twins_read(cpu, "07_layer2_timescales") == []
+    claims = lstm.claim_twin_specs(cpu)
+    monkeypatch.setattr(installments, "_present", lambda job, fresh: job.spec in claims[:2] and not fresh)
+    keys = sorted(j.key for j in doubling_jobs(cpu)[1] if j.spec in claims[:2])
+    assert len(keys) == 2 and installments.twins_read(cpu, "07_layer2_timescales") == keys
+    assert installments.twins_read(cpu, "05_chrono_init") == keys and installments.twins_read(cpu, "08_memory_ablation") == []
+    monkeypatch.setenv("PRISMLIB_FRESH", "1")
+    assert installments.twins_read(cpu, "06_fixed_bias") == []
+
+
 def test_the_slow_learners_twins_follow_their_models_and_the_claims_twins_come_last_claim_by_claim():
     long = get_profile("cpu-long")
     jobs = installments.grid_jobs(long)

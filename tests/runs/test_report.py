@@ -166,6 +166,29 @@ def test_a_failed_notebook_is_flagged_in_red_and_its_claims_are_stale(tmp_path, 
     assert main(["--profile", "cpu", "--out", str(tmp_path / "site"), "--strict"]) == 1  # CI
 
 
+def test_a_result_that_read_fewer_claim_twins_than_are_there_now_is_not_current(tmp_path, monkeypatch):
+    from prismlib.runs import installments
+    from prismlib.runs.manifest import source_digests
+
+    out = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(out))
+    monkeypatch.setattr(installments, "twins_read", lambda profile, stem: ["aaaa"] if stem[:2] in ("05", "06", "07") else [])
+    five, seven = (p.stem for p in NOTEBOOKS if p.stem[:2] in ("05", "07"))
+    record = {"commit": "c0ffee1234567", "seconds": 3.0}
+    manifest = {
+        "profile": "cpu",
+        "format": 2,
+        "notebooks": {
+            five: {**record, "sources": source_digests(project_root() / "notebooks" / f"{five}.py"), "twins": ["aaaa"]},
+            seven: {**record, "sources": source_digests(project_root() / "notebooks" / f"{seven}.py")},
+        },
+    }
+    _results_with(out, ("05", "07"), manifest)
+    index = build_report("cpu", tmp_path / "site").read_text()
+    assert "1 of 2 results are not current:" in index and "07</a> (the claims&#x27; committed twins changed since)" in index
+    assert 'ONLY="07"' in index
+
+
 def test_a_descriptive_row_is_rendered_as_not_testable_with_its_reason(tmp_path, monkeypatch):
     out = tmp_path / "out"
     monkeypatch.setenv(OUTPUT_ENV, str(out))

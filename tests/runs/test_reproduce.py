@@ -118,6 +118,28 @@ def test_a_current_result_is_skipped_in_one_line_and_a_changed_notebook_runs_aga
     assert tiny["result"].exists()
 
 
+def test_a_result_is_not_current_once_another_claim_twin_is_there(tiny, monkeypatch, capsys):
+    """The notebooks never train the claims' own twins, and an installment that commits one
+    can move a verdict: a result records the twins it read and runs again when they differ."""
+    from prismlib.runs import installments
+
+    there = ["aaaa"]
+    monkeypatch.setattr(installments, "twins_read", lambda profile, stem: list(there))
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    first = read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
+    assert first["twins"] == ["aaaa"]
+    capsys.readouterr()
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    assert "01_tiny: current (run " in capsys.readouterr().out  # the same twins: current
+    there.append("bbbb")
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    assert "done in" in capsys.readouterr().out  # a new twin: it ran again
+    assert read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]["twins"] == ["aaaa", "bbbb"]
+    there.clear()  # none read: nothing recorded
+    run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
+    assert "twins" not in read_manifest(tiny["manifest"])["notebooks"]["01_tiny"]
+
+
 def test_an_interrupted_run_keeps_the_last_good_notebook(tiny, tmp_path):
     run_notebooks("smoke", notebooks_dir=tiny["notebooks"], check=False)
     good = tiny["result"].read_bytes()
@@ -176,6 +198,9 @@ def test_a_current_result_is_said_in_a_few_words_with_the_short_commit(tmp_path)
     assert current_result(record, src, result, "cpu") == "run 2025-05-02 at 4dc06f4"
     assert current_result(record, src, result, "cuda") is None  # another device
     assert current_result({k: v for k, v in record.items() if k != "commit"}, src, result, "cpu") == "run 2025-05-02 at ?"
+    assert current_result(record, src, result, "cpu", ["aaaa"]) is None  # a claim twin it did not read is there now
+    assert current_result({**record, "twins": ["aaaa"]}, src, result, "cpu", ["aaaa"]) == "run 2025-05-02 at 4dc06f4"
+    assert current_result({**record, "twins": ["aaaa"]}, src, result, "cpu") is None  # the twin it read is gone
 
 
 def test_an_unknown_only_is_refused_before_the_data_check(monkeypatch, capsys):
