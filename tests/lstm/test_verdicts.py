@@ -406,5 +406,5 @@ def test_stopped_by_rule_details_name_the_run_its_rounds_tokens_and_best_validat
     assert capped.detail == "not converged: 1 of 2 runs stopped at their cap, e.g. b seed 0 after 30 rounds (7.4M tokens) (2 decays)"
     runs["b seed 0"].history = History(AnnealState(rounds=30, stop=STOPPED_BY_RULE), [140.0, 130.0])
     runs["a seed 0"].history = History(AnnealState(rounds=31, stop=STOPPED_BY_RULE), [150.0, 140.0, 110.0], 31, 7_300_000)
-    done = stopped_by_rule(runs)  # "a" has the most validation checkpoints (the first name in order, the last in sort)
+    done = stopped_by_rule(runs)  # "a" has the most validation checkpoints, "b" the larger name and fewer checkpoints
     assert done.passed and done.detail == "2 runs stopped by rule; longest: a seed 0 after 31 rounds (7.3M tokens)"
