@@ -172,6 +172,23 @@ def projected_seconds(job: Job, train_tokens: int, rate: float, cache: Path | No
     return max(job_tokens(job, train_tokens) - done, 0) / rate
 
 
+def fitting(seconds: Sequence[float], budget: float, workers: int, busy: Sequence[float] = ()) -> int:
+    """How many jobs of projected ``seconds`` (in priority order) an installment begins within
+    ``budget`` seconds on ``workers`` workers, ``busy`` of which run a job for that many seconds
+    more: :func:`train_installment`'s own rule (a free worker takes the first job whose
+    projection fits in what is left of the budget) played out at the projections."""
+    free = sorted([*busy, *[0.0] * max(workers - len(busy), 0)])
+    queue, begun = list(seconds), 0
+    while free and queue:
+        t = free.pop(0)
+        pick = next((i for i, s in enumerate(queue) if s <= budget - t), None)
+        if pick is None:
+            continue  # the budget only shrinks: this worker begins nothing more
+        free = sorted([*free, t + queue.pop(pick)])
+        begun += 1
+    return begun
+
+
 @dataclass
 class Installment:
     """What an installment did: jobs ``finished`` (records written), ``stopped`` at the budget
@@ -229,7 +246,11 @@ def train_installment(
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max(1, workers), mp_context=ctx, initializer=one_thread)
     where = None if cache is None else str(cache)
-    bar = progress_bar(total=len(missing), desc=f"installment of {minutes:g} min", unit="job", mininterval=1)
+    # the bar counts the jobs this installment is projected to finish, not every missing job
+    # (26 jobs at two an installment gave tqdm's ETA of 36 hours); it is re-planned as jobs end
+    bar = progress_bar(total=fitting([projected_seconds(j, train_tokens, rate, cache) for j in queue], deadline - t0, workers),
+                       desc=f"installment of {minutes:g} min", unit="job", mininterval=1)  # fmt: skip
+    bar.set_postfix_str(f"{len(missing)} missing in all")
     try:
         while queue or running:
             left = deadline - _now()
@@ -247,11 +268,16 @@ def train_installment(
                 job = running.pop(fut)
                 fut.result()
                 finished.append(job)
-                bar.set_postfix_str(job.label)
+                bar.set_postfix_str(f"last: {job.label}; {len(missing) - len(finished)} missing in all")
                 bar.update(1)
             own, n_own = measured_rate(finished) if done else (rate, 0)
             if n_own:  # this machine's rate under this installment's load, not the median of other sessions'
                 rate = own
+            if done:
+                busy = [projected_seconds(j, train_tokens, rate, cache) for j in running.values()]
+                ahead = fitting([projected_seconds(j, train_tokens, rate, cache) for j in queue], deadline - _now(), workers, busy)
+                bar.total = len(finished) + len(running) + ahead
+                bar.refresh()
             if _now() >= deadline and running:
                 stopped = list(running.values())
                 break

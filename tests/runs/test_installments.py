@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from lstm_fixtures import tiny_lstm, zipf_corpus
 
 from prismlib import lstm
@@ -68,6 +70,60 @@ def test_once_a_job_finished_the_next_is_projected_at_this_installments_own_rate
     monkeypatch.setattr(installments, "measured_rate", lambda js: (tokens / 400, 5) if len(js) != 1 else (tokens / 10, 1))
     result = installments.train_installment(jobs, 10, 1, 10_000, cache=tmp_path, data=zipf_corpus(), poll=0.2)
     assert [j.key for j in result.finished] == [j.key for j in jobs]
+
+
+def test_the_plan_plays_the_loops_rule_a_free_worker_takes_the_first_job_that_fits():
+    # stop 69: 26 twins of about 80 minutes, two workers, 140 minutes: two fit, not 26
+    assert installments.fitting([80 * 60.0] * 26, 140 * 60, 2) == 2
+    # one worker, 100 s: 50 s, then 100 s does not fit in the 50 s left but 30 s does
+    assert installments.fitting([50.0, 100.0, 30.0], 100, 1) == 2
+    assert installments.fitting([50.0, 100.0, 30.0], 100, 2) == 3
+    # a worker busy past the budget begins nothing; the other one does
+    assert installments.fitting([10.0, 10.0], 100, 2, busy=[200.0]) == 2
+    assert installments.fitting([10.0, 95.0], 100, 2, busy=[200.0, 10.0]) == 1
+
+
+@given(st.lists(st.floats(0, 1e4), max_size=8), st.floats(0, 1e4), st.integers(1, 4))
+def test_the_plan_begins_only_jobs_that_fit_and_every_one_when_each_has_a_worker(seconds, budget, workers):
+    n = installments.fitting(seconds, budget, workers)
+    assert 0 <= n <= sum(s <= budget for s in seconds)
+    if len(seconds) <= workers:
+        assert n == sum(s <= budget for s in seconds)
+
+
+def test_the_bar_counts_the_jobs_projected_to_fit_and_is_re_planned_when_one_ends(tmp_path, monkeypatch):
+    """The scene of the test above: at the records' rate one job of 400 s fits in 600 s, the
+    first job's own rate then makes the second fit too (the bar had counted every missing job)."""
+    totals: list[int] = []
+
+    class Bar:
+        total = None
+
+        def __init__(self, total=None, **kw):
+            self.total = total
+            totals.append(total)
+
+        def set_postfix_str(self, text):
+            pass
+
+        def update(self, n):
+            pass
+
+        def refresh(self):
+            totals.append(self.total)
+
+        def close(self):
+            totals.append(self.total)
+
+    jobs = [lstm_job.Job(lstm.RunSpec(seed=s), TINY, "test") for s in (0, 1)]
+    tokens = installments.job_tokens(jobs[0], 10_000)
+    first_done = tmp_path / "jobs" / jobs[0].key / "done.pt"
+    monkeypatch.setattr(installments, "progress_bar", lambda **kw: Bar(**kw))
+    monkeypatch.setattr(installments, "_now", lambda: 300.0 if first_done.exists() else 0.0)
+    monkeypatch.setattr(installments, "measured_rate", lambda js: (tokens / 400, 5) if len(js) != 1 else (tokens / 10, 1))
+    result = installments.train_installment(jobs, 10, 1, 10_000, cache=tmp_path, data=zipf_corpus(), poll=0.2)
+    assert len(result.finished) == 2
+    assert totals[0] == 1 and totals[-1] == 2  # planned at the start, re-planned after the first job
 
 
 def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monkeypatch):
