@@ -92,8 +92,9 @@ def test_the_plan_begins_only_jobs_that_fit_and_every_one_when_each_has_a_worker
 
 
 def test_the_bar_counts_the_jobs_projected_to_fit_and_is_re_planned_when_one_ends(tmp_path, monkeypatch):
-    """The scene of the test above: at the records' rate one job of 400 s fits in 600 s, the
-    first job's own rate then makes the second fit too (the bar had counted every missing job)."""
+    """The scene of test_once_a_job_finished_the_next_is_projected_at_this_installments_own_rate:
+    at the records' rate one job of 400 s fits in 600 s, the first job's own rate then makes
+    the second fit too (the bar had counted every missing job)."""
     totals: list[int] = []
 
     class Bar:
