@@ -20,9 +20,11 @@ A row can also be descriptive (``Claim.descriptive`` says why): it reports its e
 interval, and its verdict is ``not testable`` with that reason in the gate column ("no
 verdict: ..."), e.g. a gap the source itself states inside its own seed spread.
 
-A claim of several tests (e.g. "every fixed value beats the baseline") reports its
-weakest test's effect and interval.  Seed or probe-run spread is reported in the
-notebooks' tables, but it is not the test.
+A claim of several tests (e.g. "every fixed value beats the baseline") reports the test that
+decided its verdict (:attr:`Claim.deciding`): for ``not held`` its counterexample, for ``inside
+noise`` a test whose interval holds the threshold, for ``held`` the weakest test; the row gives
+that test's effect, interval, side and threshold, and how many tests the claim has, so a reader
+checks every verdict from the numbers printed beside it (:func:`agrees`).
 
 The rules every claim follows:
 
@@ -37,9 +39,11 @@ The rules every claim follows:
   gate turns ``held`` into ``not testable`` and leaves the other verdicts as they are.
 * **Enough independent units.** A test whose interval resamples fewer than
   :data:`MIN_UNITS` independent test units makes the claim ``not testable``, the count named.
-* **Training variance.** Where seeds are part of the test, a claim carries a seed-level
-  interval beside the test-set bootstrap (both must hold for ``held``) and needs
-  :data:`MIN_SEEDS` seeds of every trained model it reads.
+* **Training variance, in one interval.** A contrast between trained models is tested on one
+  interval that carries the spread over training seeds and over test units at once
+  (:func:`with_seeds`, :func:`prismlib.stats.combined_interval`), never on two partial ones;
+  the claim needs :data:`MIN_SEEDS` seeds of every trained model it reads. A row with one
+  trained model per arm keeps the unit bootstrap and its test says so.
 * **Controls and models.** A row names the model that produced it (``model``) and, where
   the paper's explanation has a control, whether the control accounts for the effect
   (``control``).
@@ -59,7 +63,7 @@ from pathlib import Path
 import pandas as pd
 
 from prismlib.paths import figure_dir, locked
-from prismlib.stats import Interval
+from prismlib.stats import Interval, combined_interval
 
 VERDICTS: tuple[str, ...] = ("held", "not held", "inside noise", "not testable")
 COLUMNS: tuple[str, ...] = (
@@ -73,6 +77,9 @@ COLUMNS: tuple[str, ...] = (
     "verdict",
     "gate",
     "test",
+    "side",
+    "threshold",
+    "tests",
     "model",
     "control",
 )
@@ -87,6 +94,9 @@ OUTCOMES: tuple[str, ...] = VERDICTS
 """Everything the verdict column of ``claims.csv`` can hold: the four verdicts (a descriptive
 row is ``not testable``, its reason in the gate column)."""
 KINDS: tuple[str, ...] = ("directional", "equivalence")
+SIDES: tuple[str, ...] = (">", "<", "within")
+"""The ``side`` column: the deciding test's effect is claimed above (``>``) or below (``<``)
+``threshold``, or ``within`` ``[-threshold, threshold]`` (an equivalence test)."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +170,26 @@ class Test:
             return self.threshold - max(abs(self.interval.low), abs(self.interval.high))
         edge = self.interval.low if self.sign > 0 else self.interval.high
         return self.sign * (edge - self.threshold)
+
+    @property
+    def side(self) -> str:
+        """One of :data:`SIDES`."""
+        return "within" if self.kind == "equivalence" else (">" if self.sign > 0 else "<")
+
+    @property
+    def finite(self) -> bool:
+        """Whether the effect and both ends of the interval are finite numbers."""
+        iv = self.interval
+        return all(math.isfinite(x) for x in (iv.effect, iv.low, iv.high))
+
+    def noise(self) -> str:
+        """What the interval's noise is, for the row's ``test`` column: ``"19 units x 3 seeds"``
+        (both sources, :func:`with_seeds`), ``"19 units"`` (the test set only: one model per
+        arm, or none trained), ``"3 runs"`` (training runs only) or ``"exact"``."""
+        iv = self.interval
+        if iv.resampled == "units+seeds":
+            return f"{iv.units} units x {iv.seeds} seeds"
+        return {"units": f"{iv.units} units", "runs": f"{iv.units} runs", "none": "exact"}.get(iv.resampled, iv.resampled)
 
     def describe(self) -> str:
         """What is tested, e.g. ``"LOW - ORIG > 1"`` or ``"|MID - ORIG| < 5"``."""
@@ -248,7 +278,7 @@ class Claim:
         return tuple(
             Gate(f"at least {MIN_UNITS} independent test units", False, f"{t.label or 'effect'}: {t.interval.units}")
             for t in self.tests
-            if t.interval.resampled == "units" and t.interval.units < MIN_UNITS
+            if t.interval.resampled in ("units", "units+seeds") and t.interval.units < MIN_UNITS
         )
 
     @property
@@ -261,10 +291,27 @@ class Claim:
 
     @property
     def weakest(self) -> Test:
-        """The test closest to failing (the one reported)."""
+        """The test closest to failing."""
         return min(self.tests, key=lambda t: t.margin)
 
+    @property
+    def deciding(self) -> Test:
+        """The test the row prints: the one that decided the tests' verdict (the counterexample
+        furthest past its threshold for ``not held``; the weakest test whose interval holds its
+        threshold for ``inside noise``; the weakest test for ``held``). A not-testable or
+        descriptive row prints the weakest test."""
+        if self.descriptive or self.failed_gates:
+            return self.weakest
+        verdict = self._tested()
+        return min((t for t in self.tests if t.verdict == verdict), key=lambda t: t.margin)
+
     def _tested(self) -> str:
+        broken = [t.label or "effect" for t in self.tests if not t.finite]
+        if broken:
+            raise ValueError(
+                f"claim {self.notebook} {self.claim!r}: the interval of {', '.join(broken)} is not finite; "
+                "no verdict from it (a gate that names why the effect is missing makes the row not testable)"
+            )
         verdicts = {t.verdict for t in self.tests}
         if "not held" in verdicts:
             return "not held"
@@ -278,8 +325,9 @@ class Claim:
         return "not testable" if self.deciding_gates else self._tested()
 
     def row(self) -> dict:
-        """A row of ``claims.csv``."""
-        t = self.weakest
+        """A row of ``claims.csv``: the deciding test's effect, interval, side and threshold
+        (:attr:`deciding`), and the number of tests."""
+        t = self.deciding
         deciding = self.deciding_gates
         if deciding:
             gate = "failed: " + "; ".join(str(g) for g in deciding)
@@ -290,9 +338,12 @@ class Claim:
                 gate += "; failed, not deciding (a win gate takes away only a held verdict): " + "; ".join(lost)
         else:
             gate = ""
-        test = t.describe()
-        if len(self.tests) > 1:
-            test += f" (weakest of {len(self.tests)})"
+        test = f"{t.describe()} ({t.noise()})"
+        if len(self.tests) > 1 and not (self.descriptive or self.failed_gates):
+            role = {"not held": "the counterexample", "inside noise": "a test inside noise", "held": "the weakest"}[self.verdict]
+            test += f"; {role} of {len(self.tests)} tests"
+        elif len(self.tests) > 1:
+            test += f"; the weakest of {len(self.tests)} tests"
         if self.descriptive:
             gate = f"no verdict: {self.descriptive}" + (f"; gates {gate}" if gate else "")
             test = f"reported: {t.label or 'effect'}"
@@ -307,6 +358,9 @@ class Claim:
             "verdict": self.verdict,
             "gate": gate,
             "test": test,
+            "side": t.side,
+            "threshold": t.threshold,
+            "tests": len(self.tests),
             "model": self.model,
             "control": self.control,
         }
@@ -359,9 +413,49 @@ def read_claims(csv: Path) -> pd.DataFrame:
     if missing:
         raise ValueError(f"{csv} is not a claims table: it has no {', '.join(missing)} column; {fix}")
     table = table.reindex(columns=list(COLUMNS), fill_value="")
-    for col in ("effect", "ci_low", "ci_high"):
+    for col in ("effect", "ci_low", "ci_high", "threshold"):
         table[col] = pd.to_numeric(table[col], errors="coerce")
     return table
+
+
+def agrees(verdict: str, low: float, high: float, side: str, threshold: float) -> bool:
+    """Whether a printed interval ``[low, high]`` gives ``verdict`` by the rules of :class:`Test`
+    (``side`` of :data:`SIDES`): what a reader checks on every decided row of ``claims.csv``."""
+    if side == "within":
+        tested = Test.equivalence(Interval(low, low, high, 0), threshold)
+    elif side in (">", "<"):
+        tested = Test(Interval(low, low, high, 0), 1 if side == ">" else -1, threshold)
+    else:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    return tested.verdict == verdict
+
+
+def disagreeing(table: pd.DataFrame) -> pd.DataFrame:
+    """The decided rows of a claims table (:func:`read_claims`) whose printed interval does not
+    give their verdict (:func:`agrees`); a decided row without a side or a finite interval is one."""
+    decided = table[table["verdict"].isin(["held", "not held", "inside noise"])]
+    ok = [
+        isinstance(side, str) and side in SIDES and all(math.isfinite(x) for x in (lo, hi, thr)) and agrees(v, lo, hi, side, thr)
+        for v, lo, hi, side, thr in zip(decided["verdict"], decided["ci_low"], decided["ci_high"], decided["side"], decided["threshold"])
+    ]
+    return decided[[not x for x in ok]]
+
+
+def with_seeds(test: Test, seeds_a: Sequence[float], seeds_b: Sequence[float] | None = None) -> Test:
+    """``test`` (on a bootstrap over test units of the seed-mean contrast) again on the one
+    interval with both sources of variance (:func:`prismlib.stats.combined_interval`): the
+    per-seed contrasts ``seeds_a`` (paired by seed, or one arm untrained), or each arm's
+    per-seed statistic (``seeds_a``, ``seeds_b``: arms trained independently). Same sign,
+    threshold, kind and label.
+
+    Raises:
+        ValueError: fewer than two seeds in an arm, a non-finite value (the message names the test).
+    """
+    try:
+        iv = combined_interval(test.interval, seeds_a, seeds_b)
+    except ValueError as err:
+        raise ValueError(f"{test.describe()}: {err}") from None
+    return Test(iv, test.sign, test.threshold, test.label, test.kind)
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -407,10 +501,13 @@ def _merge_claims(new: pd.DataFrame, csv: Path, profile_name: str) -> pd.DataFra
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
     md = table.assign(
         effect=[" ".join(effect_parts(e, lo, hi, u)) for e, lo, hi, u in zip(table.effect, table.ci_low, table.ci_high, table.unit)]
-    )[["notebook", "verdict", "claim", "effect", "paper", "gate", "model", "control"]]
+    )[["notebook", "verdict", "claim", "effect", "test", "paper", "gate", "model", "control"]]
     (out / "claims.md").write_text(
         f"# Claims tested on the `{profile_name}` profile\n\n{summary} (of {len(table)}). Effects with their 95% "
-        "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py.\n\n" + markdown_table(md) + "\n"
+        "intervals: over the test set's independent units, and over the training seeds too where trained models "
+        "are compared (the `test` column says which); each row prints the test that decided it; see docs/claims.md.\n\n"
+        + markdown_table(md)
+        + "\n"
     )
     return table
 

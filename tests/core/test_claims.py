@@ -127,9 +127,10 @@ def test_gate_not_below():
 def test_a_row_reports_the_weakest_test_with_both_edges_and_an_exact_test_text():
     one = Claim("02", "c", "p", (Test(Interval(1.5, 1.0, 2.5, 20)),)).row()
     assert (one["effect"], one["ci_low"], one["ci_high"]) == (1.5, 1.0, 2.5)
-    assert one["test"] == "effect > 0" and one["gate"] == "" and one["verdict"] == "held"
+    assert one["test"] == "effect > 0 (20 units)" and one["gate"] == "" and one["verdict"] == "held"
+    assert (one["side"], one["threshold"], one["tests"]) == (">", 0.0, 1)
     three = Claim("02", "c", "p", (Test(iv(1, 2), label="a"), Test(iv(0.5, 3), label="b"), Test(iv(2, 4), label="c")))
-    assert three.row()["test"] == "b > 0 (weakest of 3)"
+    assert three.row()["test"] == "b > 0 (20 units); the weakest of 3 tests" and three.row()["tests"] == 3
 
 
 def test_downward_tests_take_the_upper_edge_and_keep_their_sign_in_the_margin():
@@ -139,7 +140,7 @@ def test_downward_tests_take_the_upper_edge_and_keep_their_sign_in_the_margin():
     assert near.margin == pytest.approx(0.2) and far.margin == pytest.approx(0.6)
     assert Test(Interval(0.5, 0.2, 0.8, 20), -1).margin == pytest.approx(-0.8)  # not held: negative margin
     c = Claim("05", "c", "p", (far, near))
-    assert c.weakest is near and c.row()["ci_high"] == -1.2 and c.row()["test"] == "near < -1 (weakest of 2)"
+    assert c.weakest is near and c.row()["ci_high"] == -1.2 and c.row()["test"] == "near < -1 (20 units); the weakest of 2 tests"
     up = Test(Interval(2.0, 1.5, 3.0, 20), 1, 1.0)
     assert up.margin == pytest.approx(0.5)
 
@@ -169,10 +170,10 @@ def test_render_gives_the_exact_row():
     assert text.splitlines() == [
         "| verdict | claim | effect [95% CI] | paper | gate |",
         "|---|---|---|---|---|",
-        "| **held** | a \\| b | +1.50 [+1.00, +2.00] points<br>(effect > 0) | p |  |",
+        "| **held** | a \\| b | +1.50 [+1.00, +2.00] points<br>(effect > 0 (20 units)) | p |  |",
     ]
     assert render([Claim("02", "c", "p", (Test(Interval(1.5, 1.0, 2.0, 20)),))], digits=1).splitlines()[2] == (
-        "| **held** | c | +1.5 [+1.0, +2.0]<br>(effect > 0) | p |  |"
+        "| **held** | c | +1.5 [+1.0, +2.0]<br>(effect > 0 (20 units)) | p |  |"
     )
     both = render([Claim("02", "c", "p", (Test(iv(1, 2)),), model="m", control="k")]).splitlines()[2]
     assert both.startswith("| **held** | c<br>model: m<br>control: k | ")
@@ -205,7 +206,8 @@ def test_the_claims_files_keep_strings_columns_and_the_order_within_a_notebook(t
     lines = md.splitlines()
     assert lines[2] == (
         "41 held, 0 not held, 0 inside noise, 0 not testable (of 41). Effects with their 95% "
-        "paired-bootstrap intervals over the test set's independent units; see prismlib/claims.py."
+        "intervals: over the test set's independent units, and over the training seeds too where trained models "
+        "are compared (the `test` column says which); each row prints the test that decided it; see docs/claims.md."
     )
     assert lines[4].startswith("| notebook ") and any(line.startswith("| 02 ") for line in lines)
     assert any(line.startswith("| 01 ") and "| +1 [+0.5, +1.5] |" in line for line in lines)

@@ -89,7 +89,7 @@ def test_the_weakest_of_mixed_tests_is_the_one_nearest_failing():
     above = Test.superiority(iv(3.0, 2.5, 3.5), 2.0, 1, "b")  # margin 0.5
     c = claim(inside, above)
     assert c.weakest is above and c.verdict == "held"
-    assert c.row()["test"] == "b > 2 (weakest of 2)"
+    assert c.row()["test"] == "b > 2 (40 units); the weakest of 2 tests"
 
 
 def test_a_condition_that_cannot_win_is_not_credited_but_can_lose():
