@@ -85,11 +85,12 @@ from prismlib.prism import (
     mlm_corpus,
     mlm_sanity,
     section4_models,
-    seed_intervals,
+    seed_effects,
     seed_means,
-    seed_test,
     seeded,
     seeds_gate,
+    seeds_interval,
+    seeds_test,
     span_regions,
     split_seed,
     spread_row,
@@ -300,14 +301,15 @@ plt.show()
 #   (a filter that blurs token identity loses there for a reason unrelated to the span).
 #
 # Every quantity is computed on the seed-mean log-probabilities (its interval over
-# articles) and on each seed's models alone (`summary_by_seed`); Student's t interval over
-# the seeds' values (`seed_iv`, paired by seed for *prism − baseline*) is its seed-level
-# interval.
+# articles) and on each seed's models alone (`summary_by_seed`, in the same nats); the
+# interval a claim is tested on adds the spread of the seeds' values (paired by seed for
+# *prism − baseline*) to the bootstrap over articles (`both_iv`,
+# `prismlib.stats.combined_interval`).
 
 
 # %%
 def fig5_by_seed(near: int = 10) -> dict[int, dict]:
-    """Fig. 5's summary of each training seed's two models (point estimates for the seed-level intervals)."""
+    """Fig. 5's summary of each training seed's two models (its point estimates are the seeds' part of an interval)."""
     return {
         s: fig5_summary(
             {a: logp[seeded(a, s)] for a in ARMS4}, {a: masked15[seeded(a, s)] for a in ARMS4}, articles, S.span, near,
@@ -319,7 +321,8 @@ def fig5_by_seed(near: int = 10) -> dict[int, dict]:
 
 summary_iv = fig5_summary(mean_logp, mean15, articles, S.span, n_boot=S.bootstrap, seed=P.seed)
 summary_by_seed = fig5_by_seed()
-seed_iv = seed_intervals(summary_by_seed)
+seed_values = seed_effects(summary_by_seed)
+both_iv = {k: seeds_interval(iv, seed_values[k]) for k, iv in summary_iv.items()}  # over articles and seeds
 earlier_iv = (
     fig5_summary(
         seed_means({v: logp[earlier(v)] for v in models}),
@@ -341,8 +344,8 @@ summary = pd.DataFrame(
             "ci_low": iv.low,
             "ci_high": iv.high,
             "articles": iv.units,
-            "seed_ci_low": over.low if (over := seed_iv[(v, region)]) else np.nan,
-            "seed_ci_high": over.high if over else np.nan,
+            "seeds_ci_low": over.low if (over := both_iv[(v, region)]) else np.nan,
+            "seeds_ci_high": over.high if over else np.nan,
         }
         for (v, region), iv in summary_iv.items()
         if region != "far"
@@ -352,7 +355,8 @@ _ = save_table(summary, "fig5_summary", P.name, floatfmt=".4f")
 
 # %% [markdown]
 # Mean log p (nats) per region and model (seed means), and the paired difference, with
-# 95% intervals over articles and over the training seeds, rounded to 3 decimals:
+# 95% intervals over articles and over articles and training seeds together (`seeds_ci_*`,
+# the interval the claims test), rounded to 3 decimals:
 
 # %% tags=["nbval-check-output"]
 print(summary.round(3).to_string(index=False))
@@ -389,21 +393,21 @@ edge.round(3)
 # %%
 for v in ARMS4:
     d = summary_iv[(v, "dip")]
-    print(f"{LABELS[v]}: log p 11-50 tokens from the span minus 1-10 tokens from it = {d} (over seeds {seed_iv[(v, 'dip')]})")
+    print(f"{LABELS[v]}: log p 11-50 tokens from the span minus 1-10 tokens from it = {d} (with the seeds {both_iv[(v, 'dip')]})")
 d = summary_iv[("prism - baseline", "dip")]
-print(f"difference of the dips (prism - BERT) = {d} (over seeds {seed_iv[('prism - baseline', 'dip')]})")
+print(f"difference of the dips (prism - BERT) = {d} (with the seeds {both_iv[('prism - baseline', 'dip')]})")
 
 # %% [markdown]
 # **The near-window rule, fixed before the run.** The paper places the dips "adjacent to
 # the redacted text" and its figure names no width, so a dip claim must hold with the near
 # window 1, 5 *and* 10 tokens wide on each side (`prismlib.prism.DIP_WIDTHS`; the far
-# tokens stay 11-50 away): each dip row below carries one test per width (and its
-# seed-level twin), and `held` needs all of them. The table gives every width's dips.
+# tokens stay 11-50 away): each dip row below carries one test per width (on its interval
+# over articles and seeds), and `held` needs all of them. The table gives every width's dips.
 
 # %%
 rows, by_width = [], {}
 for w in DIP_WIDTHS:
-    pooled, over = fig5_summary(mean_logp, mean15, articles, S.span, w, n_boot=S.bootstrap, seed=P.seed), seed_intervals(fig5_by_seed(w))
+    pooled, over = fig5_summary(mean_logp, mean15, articles, S.span, w, n_boot=S.bootstrap, seed=P.seed), seed_effects(fig5_by_seed(w))
     early = (
         fig5_summary(
             seed_means({v: logp[earlier(v)] for v in models}), seed_means({v: masked15[earlier(v)] for v in models}),
@@ -414,11 +418,12 @@ for w in DIP_WIDTHS:
     )  # fmt: skip
     by_width[w] = (pooled, over, early)
     for v in (*ARMS4, "prism - baseline"):
-        iv, ov = pooled[(v, "dip")], over[(v, "dip")]
+        iv = pooled[(v, "dip")]
+        ov = seeds_interval(iv, over[(v, "dip")])
         rows.append(
             {
                 "near window (tokens each side)": w, "model": v, "dip": iv.effect, "ci_low": iv.low, "ci_high": iv.high,
-                "seed_ci_low": ov.low if ov else np.nan, "seed_ci_high": ov.high if ov else np.nan,
+                "seeds_ci_low": ov.low if ov else np.nan, "seeds_ci_high": ov.high if ov else np.nan,
             }
         )  # fmt: skip
 dip_widths = pd.DataFrame(rows)
@@ -429,9 +434,9 @@ print(dip_widths.round(3).to_string(index=False))
 # ## Which of the paper's claims held
 #
 # Each claim rests on one row of the table above and is tested as stated
-# (`prismlib.claims`) twice: on the seed means with their interval over articles, and on
-# Student's t interval over the training seeds; `held` needs both (the row reports the one
-# nearer to failing).
+# (`prismlib.claims`) on one interval: the seed means with the bootstrap over articles,
+# widened by the spread over the training seeds of the same quantity
+# (`prismlib.prism.seeds_test`); a row of several tests reports the one that decided it.
 #
 # - **gates of every claim**: each seed of each model a claim rests on passes the held-out
 #   unigram gate above, stopped training by its rule, and ends with a held-out MLM loss below
@@ -509,12 +514,15 @@ PAPER_SPAN = (
 PAPER_DIP = "Sec. 4.3: 'dips in log probability exhibited by the BERT + Prism model adjacent to the redacted text'"
 PAPER_NO_DIP = "Sec. 4.3: 'No such dip exists for the original BERT model'"
 iv = summary_iv
-rows = [  # (claim, paper, test, the row it reads, its gates)
+rows = [  # (claim, paper, test on articles and seeds, the row it reads, its gates)
     (
         f"BERT + Prism gains more over BERT inside the masked span than at ordinary 15%-masked tokens of the same inputs, by at "
         f"least {MIN_NATS:g} nats",
         PAPER_SPAN,
-        Test.superiority(iv[(key := ("prism - baseline", "span - masked 15%"))], MIN_NATS, label="(prism - BERT) span - masked 15%"),
+        seeds_test(
+            Test.superiority(iv[(key := ("prism - baseline", "span - masked 15%"))], MIN_NATS, label="(prism - BERT) span - masked 15%"),
+            seed_values[key],
+        ),
         key,
         SPAN_GATES,
     ),
@@ -522,7 +530,7 @@ rows = [  # (claim, paper, test, the row it reads, its gates)
         f"BERT + Prism assigns higher log-probabilities than BERT inside the masked span (the literal reading), by at least "
         f"{MIN_NATS:g} nats",
         PAPER_SPAN,
-        Test.superiority(iv[(key := ("prism - baseline", "span"))], MIN_NATS, label="prism - BERT, span"),
+        seeds_test(Test.superiority(iv[(key := ("prism - baseline", "span"))], MIN_NATS, label="prism - BERT, span"), seed_values[key]),
         key,
         SPAN_GATES,
     ),
@@ -532,7 +540,7 @@ claims = [
         "04",
         text,
         paper,
-        (test, *((seed_test(test, seed_iv[key]),) if seed_iv[key] else ())),  # the seed means over articles; t over the seeds
+        (test,),
         (
             *gates,
             seeds[key[0]],
@@ -549,8 +557,8 @@ def width_claim(text: str, paper: str, make, key: tuple[str, str], gates: tuple[
     tests, stable = [], []
     for w in DIP_WIDTHS:
         pooled, over, early = by_width[w]
-        t = make(pooled[key], w)
-        tests += [t, *((seed_test(t, over[key]),) if over[key] else ())]
+        t = seeds_test(make(pooled[key], w), over[key])  # the seed means over articles, with the seeds' spread
+        tests.append(t)
         stable.append(stable_since_decay(t, early[key].effect if early else None, t.label, "BERT or BERT + Prism"))
     return Claim("04", text, paper, tuple(tests), (*gates, seeds[key[0]], *stable), "nats")
 
@@ -594,10 +602,10 @@ print("gates failed in this run:" if failed else "every gate passed in this run"
 display(
     Markdown(
         f"In this run (seed means over articles; over the {len(S.seeds)} training seeds: the tables above) BERT + Prism minus "
-        f"BERT is {iv[('prism - baseline', 'span')]} nats inside the span (over seeds {seed_iv[('prism - baseline', 'span')]}), "
+        f"BERT is {iv[('prism - baseline', 'span')]} nats inside the span (with the seeds {both_iv[('prism - baseline', 'span')]}), "
         f"{iv[('prism - baseline', 'outside')]} at the visible tokens and {iv[('prism - baseline', 'masked 15%')]} at "
         f"ordinary 15%-masked tokens; the span contrast against those masked tokens is "
-        f"{iv[('prism - baseline', 'span - masked 15%')]} (over seeds {seed_iv[('prism - baseline', 'span - masked 15%')]}; "
+        f"{iv[('prism - baseline', 'span - masked 15%')]} (with the seeds {both_iv[('prism - baseline', 'span - masked 15%')]}; "
         f"against the visible tokens: {iv[('prism - baseline', 'span - outside')]}). "
         f"Inside the span, model minus unigram is {span_vs_unigram['baseline']} for BERT and {span_vs_unigram['prism']} for "
         f"BERT + Prism. The dips are {iv[('baseline', 'dip')]} (BERT) and {iv[('prism', 'dip')]} (BERT + Prism) nats; at the "

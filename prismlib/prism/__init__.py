@@ -7,7 +7,7 @@ staged_recipe    the cpu recipe: frozen lower layers, head warm-up, top layers
 corpus           section 4's text: training, stopping and held-out Fig. 5 inputs
 arms             Table 1's arms as cached, resumable training jobs, and the trained models
 sanity           the MLM sanity gate: each trained arm's held-out MLM loss against a unigram model
-seeds            training seeds: seeded condition names, seed-mean and seed-level intervals, the seeds gate
+seeds            training seeds: seeded condition names, seed means, one interval over units and seeds, the seeds gate
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
 verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability)
 table1_claims    Table 1 and App. B's claims with their gates; the names and paper numbers of notebook 03
@@ -95,12 +95,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SEED",
         "seeded",
         "split_seed",
-        "seed_interval",
-        "seed_test",
+        "seeds_interval",
+        "seeds_test",
         "seeds_gate",
         "every_seed",
         "seed_means",
-        "seed_intervals",
+        "seed_effects",
         "spread_row",
         "SeedComparison",
     ),
@@ -140,7 +140,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TABLE1_CAPTION",
         "HALF_GAIN",
         "probing_claim",
-        "tests_of",
         "with_half_gain",
         "section4_claims",
         "comparably_or_better",

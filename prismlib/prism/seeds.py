@@ -15,20 +15,17 @@ checkpoint) carries its seed: ``"prism#1"``, ``"prism LOW sector@previous#1"`` (
 seed's model is probed ``profile.probe.runs`` times (probe seeds ``seed, seed + 1, ...``, the
 same for every training seed and arm), and a seed's accuracy is the mean over its probe runs.
 
-The rule is work B's seeds rule (:class:`prismlib.lstm.WorkBClaims`), applied to every contrast
-that reads a trained model:
-
-* the **unit test**: the paired bootstrap over the test set's independent units of the
-  *seed-mean* predictions (:attr:`SeedComparison.pooled`: a trained condition's probe runs of
-  every seed together; Fig. 5: the seed-mean log-probabilities, :func:`seed_means`);
-* the **seed-level test**: Student's t interval over the seeds of the per-seed contrast
-  (:func:`seed_interval`), stated with the unit test's sign, threshold and kind
-  (:func:`seed_test`). Paired by seed, where work B uses Welch's interval: the two models of a
-  seed's difference share that seed's head start, masks and data order, and an untrained arm
-  enters every seed's difference with its one model, which Welch's two-sample interval cannot
-  take (it has no spread);
-* a claim carries both tests (``held`` needs both) and the **seeds gate** (:func:`seeds_gate`):
-  at least :data:`prismlib.claims.MIN_SEEDS` seeds of every trained model it reads.
+Every contrast that reads a trained model is tested on **one interval with both sources of
+variance** (DESIGN, "Rules for claims"; :func:`prismlib.stats.combined_interval`): the paired
+bootstrap over the test set's independent units of the *seed-mean* predictions
+(:attr:`SeedComparison.pooled`; Fig. 5: the seed-mean log-probabilities, :func:`seed_means`)
+widened by the spread of the per-seed contrasts (:meth:`SeedComparison.seed_values`; Fig. 5:
+:func:`seed_effects`), in the same scale (points, nats). Paired by seed: the two models of a
+seed's contrast share its head start, masks and data order, and an untrained arm enters every
+seed's contrast with its one model. :func:`seeds_test` states a claim's unit test on that
+interval (:func:`prismlib.claims.with_seeds`); the **seeds gate** (:func:`seeds_gate`) needs
+:data:`prismlib.claims.MIN_SEEDS` seeds of every trained model a claim reads (with fewer than
+two seeds no such interval exists and the gate fails the claim).
 """
 
 from __future__ import annotations
@@ -40,10 +37,10 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from prismlib.claims import MIN_SEEDS, Gate, Test
+from prismlib.claims import MIN_SEEDS, Gate, Test, with_seeds
 from prismlib.probing.features import Features
 from prismlib.probing.probes import MAJORITY, ProbeComparison, ProbeRuns, accuracy_sums
-from prismlib.stats import N_BOOT, Interval, mean_interval
+from prismlib.stats import N_BOOT, Interval, combined_interval
 
 SEED = "#"
 """Separates a trained model's condition from its seed: ``"prism LOW sector#1"``."""
@@ -64,23 +61,20 @@ def split_seed(condition: str) -> tuple[str, int | None]:
     return (base, int(seed)) if sep else (condition, None)
 
 
-def seed_interval(values: Sequence[float]) -> Interval | None:
-    """The mean of one value per training seed (a contrast, or one model's statistic) with
-    Student's t interval over the seeds (:func:`prismlib.stats.mean_interval`; ``resampled`` is
-    ``runs``). ``None`` with fewer than two seeds (no interval exists: the seeds gate fails such a
-    claim); seeds that all gave the same value give a zero-width interval at it."""
-    if len(values) < 2:
-        return None
-    if np.ptp(np.asarray(values, dtype=np.float64)) == 0:
-        v = float(values[0])
-        return Interval(v, v, v, len(values), resampled="runs")
-    return mean_interval(values)
+def seeds_interval(unit: Interval, values: Sequence[float]) -> Interval | None:
+    """The interval ``unit`` (a bootstrap over test units of the seed-mean statistic) with the
+    spread of ``values`` (the same statistic on each training seed's models, same scale) added:
+    :func:`prismlib.stats.combined_interval`. ``None`` with fewer than two seeds (no such
+    interval exists: the seeds gate fails such a claim)."""
+    return combined_interval(unit, values) if len(values) >= 2 else None
 
 
-def seed_test(test: Test, interval: Interval) -> Test:
-    """``test`` again on the seed-level ``interval`` (same sign, threshold and kind): the twin a
-    claim carries beside its unit test."""
-    return Test(interval, test.sign, test.threshold, f"{test.label or 'effect'}, t over {interval.units} seeds", test.kind)
+def seeds_test(test: Test, values: Sequence[float]) -> Test:
+    """``test`` (on the unit bootstrap of the seed-mean contrast) on the one interval with the
+    spread of ``values`` (the per-seed contrasts, same scale) added
+    (:func:`prismlib.claims.with_seeds`); ``test`` as it is with fewer than two seeds (the
+    seeds gate then fails the claim)."""
+    return with_seeds(test, values) if len(values) >= 2 else test
 
 
 def seeds_gate(counts: Mapping[str, int]) -> Gate:
@@ -117,11 +111,12 @@ def seed_means(values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: np.mean(xs, axis=0) for name, xs in groups.items()}
 
 
-def seed_intervals(per_seed: Mapping[int, Mapping[K, Interval]]) -> dict[K, Interval | None]:
-    """For every key of the first seed's intervals, :func:`seed_interval` over the seeds'
-    effects (e.g. Fig. 5's summary computed once per seed; a seed without the key is left out)."""
+def seed_effects(per_seed: Mapping[int, Mapping[K, Interval]]) -> dict[K, list[float]]:
+    """For every key of the first seed's intervals, the seeds' effects (e.g. Fig. 5's summary
+    computed once per seed; a seed without the key is left out): the per-seed values of
+    :func:`seeds_test` and :func:`seeds_interval`."""
     keys = next(iter(per_seed.values()), {})
-    return {k: seed_interval([iv[k].effect for iv in per_seed.values() if k in iv]) for k in keys}
+    return {k: [iv[k].effect for iv in per_seed.values() if k in iv] for k in keys}
 
 
 def spread_row(values: Mapping[int, float]) -> dict[str, float]:
@@ -145,7 +140,8 @@ class SeedComparison:
     """One task's probes over training seeds: the accuracies, differences and gates section 4's
     claims read (:class:`prismlib.prism.Section4Gates`), as a :class:`ProbeComparison` of the
     seed-mean predictions (:attr:`pooled`; ``accuracy``, ``diff``, ``gate``, ``units`` and
-    ``runs`` are its), with the per-seed comparisons beside it for the seed-level test.
+    ``runs`` are its), with the per-seed comparisons beside it for the seeds' spread
+    (:meth:`seed_values`).
 
     Attributes:
         per_seed: seed -> the :class:`ProbeComparison` of that seed's trained models (under the
@@ -226,10 +222,6 @@ class SeedComparison:
         that have both."""
         pa, pb = self.seed_accuracy(a), self.seed_accuracy(b)
         return {s: pa[s] - pb[s] for s in pa if s in pb}
-
-    def seed_diff(self, a: str, b: str) -> Interval | None:
-        """The seed-level interval of ``a - b`` (:func:`seed_interval` of :meth:`seed_values`)."""
-        return seed_interval(list(self.seed_values(a, b).values()))
 
     def with_mean(self, name: str, parts: Sequence[str]) -> SeedComparison:
         """This comparison with one more condition ``name``: per test row, the mean of the

@@ -1,10 +1,9 @@
 """The claims of Table 1 and App. B as tests, with their gates wired in (notebook 03).
 
 A section-4 claim compares two probes on the same test rows: the accuracy difference in
-points of the seed-mean predictions with its paired-bootstrap interval over the test units
-(:meth:`prismlib.prism.SeedComparison.diff`) and, beside it, the same test on Student's t
-interval over the training seeds (:meth:`~prismlib.prism.Section4Gates.seed_tests`: ``held``
-needs both), tested as the paper states it, and gated by :class:`~prismlib.prism.Section4Gates`
+points of the seed-mean predictions (:meth:`prismlib.prism.SeedComparison.diff`) on one
+interval that carries both the test units' and the training seeds' variance
+(:meth:`~prismlib.prism.Section4Gates.with_seeds`), tested as the paper states it, and gated by :class:`~prismlib.prism.Section4Gates`
 (majority class, MLM sanity, converged, improved, no damage, seeds, effect stability).
 :func:`section4_claims` builds every claim of notebook 03 in its order: Table 1 (topic and
 dialog acts "beat", POS "roughly keeps"), the two control claims beyond the paper, B.1 (a
@@ -95,22 +94,18 @@ def probing_claim(
     descriptive: str = "",
 ) -> Claim:
     """A claim of notebook 03 on ``task`` whose test compares conditions ``a`` and ``b``: the
-    test and its seed-level twin (:meth:`Section4Gates.seed_tests`), with every gate:
+    test on its one interval over test units and seeds (:meth:`Section4Gates.with_seeds`), with every gate:
     :meth:`Section4Gates.gates` of both (``damage``: with the no-damage gate; ``informative``:
     the conditions whose majority-class gate the claim needs, both by default: a sector the
     paper finds near chance is not gated on being above it), the ``premise`` gates (e.g.
     :func:`~prismlib.probing.masked_lm_premise`), the seeds gate and
     :meth:`Section4Gates.stable` of the test. ``descriptive``: a row out of the verdict counts
     (:attr:`prismlib.claims.Claim.descriptive`)."""
+    test = gates.with_seeds(task, test, a, b)
     checks = (
         *gates.gates(task, (a, b), damage, informative), *premise, gates.seeds(task, (a, b)), gates.stable(task, test, a, b)
     )  # fmt: skip
-    return Claim("03", text, paper, (test, *gates.seed_tests(task, test, a, b)), checks, "points", control=control, descriptive=descriptive)
-
-
-def tests_of(gates: Section4Gates, task: str, test: Test, a: str, b: str) -> tuple[Test, ...]:
-    """``test`` (of ``a - b`` on ``task``) and its seed-level twin."""
-    return (test, *gates.seed_tests(task, test, a, b))
+    return Claim("03", text, paper, (test,), checks, "points", control=control, descriptive=descriptive)
 
 
 HALF_GAIN = "half-gain"
@@ -137,7 +132,7 @@ def section4_claims(
     over the three), the controls (training with the prism on each task; the mixed contrast
     of the untrained prism on the original encoder as a descriptive decomposition), B.1
     ("largely but not entirely", then the double dissociation against the untrained
-    prism), B.2 and (when ``settings.every_layer`` trained the ``prism-every`` arm) B.3.
+    prism, descriptive rows: not sentences of the paper), B.2 and (when ``settings.every_layer`` trained the ``prism-every`` arm) B.3.
 
     Args:
         gates: the run's gates; its ``compare`` holds, per task (``topic``, ``swda``, ``pos``,
@@ -203,8 +198,13 @@ def section4_claims(
         )
         sector, untrained = f"prism {band} sector", f"prism_untrained {band} sector"
         g, half = with_half_gain(gates, name, "prism")
-        largely = Test.superiority(g.compare[name].diff(sector, half), 0.0, label=f"{band} sector - (full + majority) / 2")
-        entirely = Test.superiority(compare[name].diff("prism", sector), min_effect, label=f"full - {band} sector")
+        largely = g.with_seeds(
+            name, Test.superiority(g.compare[name].diff(sector, half), 0.0, label=f"{band} sector - (full + majority) / 2"),
+            sector, half,
+        )  # fmt: skip
+        entirely = gates.with_seeds(
+            name, Test.superiority(compare[name].diff("prism", sector), min_effect, label=f"full - {band} sector"), "prism", sector
+        )  # fmt: skip
         adds = gates.verdict(
             name, Test.superiority(compare[name].diff(sector, untrained), min_effect), sector, untrained
         )  # fmt: skip
@@ -217,7 +217,7 @@ def section4_claims(
             f"{TASK_NAMES[name].lower()} accuracy: it keeps more than half of the full model's gain over the majority class, "
             f"and stays at least {min_effect:g} point below the full model (ours {acc[name][sector]:.1f}% vs "
             f"{acc[name]['prism']:.1f}%; it keeps {gates.share(name, sector, 'prism'):.0%} of the gain)",
-            paper, (*tests_of(g, name, largely, sector, half), *tests_of(gates, name, entirely, "prism", sector)), checks, "points",
+            paper, (largely, entirely), checks, "points",
             control=f"untrained prism: its {band} sector keeps {gates.share(name, untrained, 'prism_untrained'):.0%} "
             f"({acc[name][untrained]:.1f}% of {acc[name]['prism_untrained']:.1f}%); training adds to the sector "
             f"({acc[name][sector]:.1f}% vs {acc[name][untrained]:.1f}%, by at least {min_effect:g} point): {adds}",
@@ -226,10 +226,9 @@ def section4_claims(
         sector, untrained = f"prism {off} sector", f"prism_untrained {off} sector"
         filt = Test.superiority(compare[name].diff(f"prism_untrained {on} sector", untrained), min_effect)
         claims.append(claim(
-            name, f"B.1 dissociation: training with the prism puts no {TASK_NAMES[name].lower()} information into the {off} "
-            f"sector beyond what the filter leaves there: BERT + Prism's {off} sector at most {min_effect:g} point above the "
-            f"untrained prism's {off} sector (ours {acc[name][sector]:.1f}% vs {acc[name][untrained]:.1f}%; majority class "
-            f"{acc[name][MAJORITY]:.1f}%)",
+            name, f"B.1 dissociation: what training with the prism puts into the {off} sector on {TASK_NAMES[name].lower()} "
+            f"beyond what the filter leaves there: BERT + Prism's {off} sector minus the untrained prism's {off} sector "
+            f"(ours {acc[name][sector]:.1f}% vs {acc[name][untrained]:.1f}%; majority class {acc[name][MAJORITY]:.1f}%)",
             f"App. B.1: {label}, {off} sector {APP_B1[(off, name)]} against the {on} sector's {APP_B1[(on, name)]} "
             "(the double dissociation; the paper has no untrained prism)",
             Test(compare[name].diff(sector, untrained), -1, min_effect, label=f"{off} sector - untrained {off} sector"),
@@ -238,6 +237,9 @@ def section4_claims(
             f"{TASK_NAMES[name].lower()} by at least {min_effect:g} point: "
             f"{gates.verdict(name, filt, f'prism_untrained {on} sector', untrained)} "
             f"({acc[name][f'prism_untrained {on} sector']:.1f}% vs {acc[name][untrained]:.1f}%)",
+            descriptive=f"not a sentence of the paper: App. B.1 reports the {off} sector's accuracy "
+            f"({APP_B1[(off, name)]}% on {label}) and has no untrained prism; the row reports what training adds to the "
+            "off-task sector",
         ))  # fmt: skip
     premise = (masked_lm_premise(encoder, premise_measured),)
     for name in compare:
@@ -274,22 +276,43 @@ def section4_claims(
 def comparably_or_better(gates: Section4Gates, acc: dict[str, dict[str, float]]) -> Claim:
     """Table 1's caption over the three tasks: on *each* task BERT + Prism is comparable to
     BERT or better, i.e. not more than :data:`KEEPS` points below it (a non-inferiority test
-    per task, with its seed-level twin; ``held`` needs all of them). "Better" is not needed
-    on any one task (the topic and dialog-act rows test it); the row's text counts the tasks
-    where this run's seed means are better."""
-    tests: list[Test] = []
-    checks: list[Gate] = []
+    per task on its one interval over test units and seeds; ``held`` needs all of them).
+    "Better" is not needed on any one task (the topic and dialog-act rows test it); the row's
+    text counts the tasks where this run's seed means are better.
+
+    One counterexample refutes "every task": when a task's part is ``not held`` with its own
+    gates passing, the row is built from the parts whose gates pass (``not held`` by that
+    counterexample) and the control names the parts left out as not testable, with their
+    failed gates; otherwise every part and every gate is the row's (a failed gate of any part
+    makes it ``not testable``)."""
+    parts: list[tuple[str, Test, tuple[Gate, ...]]] = []
     for name, c in gates.compare.items():
-        test = Test(c.diff("prism", "baseline"), +1, -KEEPS, f"prism - baseline on {name}")
-        tests.extend(tests_of(gates, name, test, "prism", "baseline"))
-        checks.extend((*gates.gates(name, ("prism", "baseline")), gates.seeds(name, ("prism", "baseline"))))
-        checks.append(gates.stable(name, test, "prism", "baseline"))
+        test = gates.with_seeds(name, Test(c.diff("prism", "baseline"), +1, -KEEPS, f"prism - baseline on {name}"), "prism", "baseline")
+        checks = (
+            *gates.gates(name, ("prism", "baseline")),
+            gates.seeds(name, ("prism", "baseline")),
+            gates.stable(name, test, "prism", "baseline"),
+        )
+        parts.append((name, test, checks))
+    decided = {name: Claim("03", "", "", (t,), checks) for name, t, checks in parts}
+    counter = [name for name, part in decided.items() if part.verdict == "not held"]
+    untestable = {name: part for name, part in decided.items() if part.verdict == "not testable"}
+    used = [p for p in parts if p[0] not in untestable] if counter else parts
+    control = ""
+    if counter and untestable:
+        left = "; ".join(f"{n} ({'; '.join(g.name for g in part.deciding_gates)})" for n, part in untestable.items())
+        control = (
+            f"decided by its counterexample on {', '.join(counter)} (its own gates pass): one task refutes 'every task'; "
+            f"not testable and left out: {left}"
+        )
     ours = ", ".join(f"{n} {a['prism']:.1f}% vs {a['baseline']:.1f}%" for n, a in acc.items())
+    papers = ", ".join(f"{n} {TABLE_1[(n, 'prism')] - TABLE_1[(n, 'baseline')]:+.1f}" for n in gates.compare if (n, "prism") in TABLE_1)
     return Claim(
         "03", f"BERT + Prism performs comparably or better than BERT on every one of the {len(gates.compare)} tasks: on none "
         f"more than {KEEPS:g} points below it (ours {ours})",
-        f"{TABLE1_CAPTION}; Sec. 6: 'comparable or higher performance across the three tasks'",
-        tuple(tests), tuple(checks), "points",
+        f"{TABLE1_CAPTION}; Sec. 6: 'comparable or higher performance across the three tasks' "
+        f"(the paper's BERT + Prism minus BERT: {papers} points)",
+        tuple(t for _, t, _ in used), tuple(g for *_, checks in used for g in checks), "points", control=control,
     )  # fmt: skip
 
 
@@ -298,9 +321,10 @@ def decomposition(gates: Section4Gates, name: str, acc: dict[str, dict[str, floa
     (prism - prism_untrained) as a descriptive row, out of the verdict counts: it is the sum
     of continued training (baseline_prism_untrained - prism_untrained, the same untrained
     filter on both) and training with the prism (prism - baseline_prism_untrained, the clean
-    control row); the text gives both parts with their intervals over test units."""
+    control row); the text gives both parts with their intervals over test units and seeds."""
     c = gates.compare[name]
-    trained, with_prism = c.diff("baseline_prism_untrained", "prism_untrained"), c.diff("prism", "baseline_prism_untrained")
+    trained = gates.interval(name, "baseline_prism_untrained", "prism_untrained")
+    with_prism = gates.interval(name, "prism", "baseline_prism_untrained")
     return probing_claim(
         gates, name,
         f"decomposition on {TASK_NAMES[name].lower()}: BERT + Prism minus the untrained prism on the encoder before continued "

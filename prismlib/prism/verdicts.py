@@ -1,7 +1,9 @@
 """What every section-4 probing claim carries besides its test: the gates of Table 1 and App. B.
 
-A claim of notebook 03 compares two probes on the same test rows (a paired bootstrap over the
-test units, :class:`prismlib.probing.ProbeComparison`). Whether that comparison says anything
+A claim of notebook 03 compares two probes on the same test rows: one interval per contrast,
+the paired bootstrap over the test units of the seed-mean predictions
+(:class:`prismlib.probing.ProbeComparison`) with the spread of the per-seed differences added
+(:meth:`Section4Gates.with_seeds`). Whether that comparison says anything
 about the paper's claim depends on the models behind the probes; :class:`Section4Gates`
 gives, for a task and the conditions a claim reads:
 
@@ -18,8 +20,9 @@ gives, for a task and the conditions a claim reads:
   moved by at most half the claim's margin, or lies inside the final interval
   (:func:`prismlib.claims.effect_stability_gate`, the rule of work B);
 * **seeds** (:meth:`Section4Gates.seeds`): every trained model behind the claim has
-  :data:`prismlib.claims.MIN_SEEDS` training seeds; and beside the claim's unit test, its
-  seed-level twin (:meth:`Section4Gates.seed_tests`, :mod:`prismlib.prism.seeds`).
+  :data:`prismlib.claims.MIN_SEEDS` training seeds. The claim's test itself is one interval
+  per contrast with the seeds' spread and the test units' in it (:meth:`Section4Gates.with_seeds`,
+  :mod:`prismlib.prism.seeds`).
 
 The gates of a trained model (MLM sanity, converged, improved) hold for each of its seeds
 (:func:`prismlib.prism.every_seed`). Conditions are named ``"<arm>"`` or ``"<arm> <BAND>
@@ -37,8 +40,9 @@ from dataclasses import dataclass
 from prismlib.claims import Claim, Gate, Test, effect_stability_gate, stability_margin
 from prismlib.prism.arms import TRAINED, UNTRAINED_PRISM_ON
 from prismlib.prism.sanity import MLMSanity
-from prismlib.prism.seeds import SeedComparison, every_seed, seed_test, seeded, seeds_gate, split_seed
+from prismlib.prism.seeds import SeedComparison, every_seed, seeded, seeds_gate, seeds_test, split_seed
 from prismlib.probing.probes import MAJORITY
+from prismlib.stats import Interval
 
 EARLIER = "@previous"
 """Suffix of a condition probed on the models at the earlier checkpoint."""
@@ -101,15 +105,15 @@ class Section4Gates:
 
     def damage(self, task: str) -> Gate:
         """Continued training did not damage the encoder on ``task``: baseline - original is not
-        clearly below 0 on the seed-mean predictions, nor over the seeds (either interval
-        entirely below 0 fails it)."""
+        clearly below 0 on its one interval over test units and training seeds
+        (:meth:`with_seeds`; entirely below 0 fails it)."""
         c = self.compare[task]
-        iv, over_seeds = c.diff("baseline", "original"), c.seed_diff("baseline", "original")
-        seeds = "" if over_seeds is None else f"; over {over_seeds.units} seeds {over_seeds}"
+        iv = self.interval(task, "baseline", "original")
+        over = f"over {iv.units} units x {iv.seeds} seeds" if iv.resampled == "units+seeds" else f"over {iv.units} units"
         return Gate(
             f"continued training did not damage the encoder on {task} (baseline - original not clearly below 0)",
-            not iv.high < 0 and not (over_seeds is not None and over_seeds.high < 0),
-            f"baseline {c.accuracy('baseline').effect:.1f}% vs original {c.accuracy('original').effect:.1f}%, {iv} points{seeds}",
+            not iv.high < 0,
+            f"baseline {c.accuracy('baseline').effect:.1f}% vs original {c.accuracy('original').effect:.1f}%, {iv} points {over}",
         )
 
     def gates(self, task: str, conditions: tuple[str, ...], damage: bool = True, informative: tuple[str, ...] | None = None) -> list[Gate]:
@@ -137,18 +141,23 @@ class Section4Gates:
         c = self.compare[task]
         return seeds_gate({x: c.counts.get(x, 0) for x in conditions if trained_weights(x)})
 
-    def seed_tests(self, task: str, test: Test, a: str, b: str) -> tuple[Test, ...]:
-        """The seed-level twin of ``test`` (a test of ``a - b`` on ``task``): the same test on
-        Student's t interval over the seeds of the per-seed difference; empty when neither
-        reads a trained model or fewer than two seeds have both."""
+    def with_seeds(self, task: str, test: Test, a: str, b: str) -> Test:
+        """``test`` (of ``a - b`` on ``task``, on the unit bootstrap of the seed-mean predictions)
+        on the one interval that adds the spread of the per-seed differences (points, paired by
+        seed: :func:`prismlib.prism.seeds_test`). ``test`` unchanged when neither condition reads
+        a trained model, or when fewer than two seeds have both (the seeds gate then fails the
+        claim)."""
         if not (trained_weights(a) or trained_weights(b)):
-            return ()
-        iv = self.compare[task].seed_diff(a, b)
-        return () if iv is None else (seed_test(test, iv),)
+            return test
+        return seeds_test(test, list(self.compare[task].seed_values(a, b).values()))
+
+    def interval(self, task: str, a: str, b: str) -> Interval:
+        """``a - b`` on ``task`` in points with the interval its tests use (:meth:`with_seeds`)."""
+        return self.with_seeds(task, Test(self.compare[task].diff(a, b)), a, b).interval
 
     def verdict(self, task: str, test: Test, a: str, b: str) -> str:
-        """The verdict of ``test`` and its seed-level twin together (``held`` needs both), without gates."""
-        return Claim("03", "", "", (test, *self.seed_tests(task, test, a, b))).verdict
+        """The verdict of ``test`` on its one interval with the seeds (:meth:`with_seeds`), without gates."""
+        return Claim("03", "", "", (self.with_seeds(task, test, a, b),)).verdict
 
     def stable(self, task: str, test: Test, a: str, b: str) -> Gate:
         """The effect-stability gate of ``test`` (a test of ``a - b`` on ``task``): the same

@@ -1,5 +1,5 @@
-"""Training seeds of section 4 (prismlib.prism.seeds): seeded condition names, the seed-level
-interval beside the unit bootstrap of seed-mean predictions, the seeds gate."""
+"""Training seeds of section 4 (prismlib.prism.seeds): seeded condition names, the one interval
+of a contrast over test units and training seeds, the seeds gate."""
 
 from __future__ import annotations
 
@@ -7,23 +7,22 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from scipy import stats as st
 
-from prismlib.claims import MIN_SEEDS, Claim, Gate, Test
+from prismlib.claims import MIN_SEEDS, Claim, Gate, Test, with_seeds
 from prismlib.prism import (
     SeedComparison,
     every_seed,
-    seed_interval,
-    seed_intervals,
+    seed_effects,
     seed_means,
-    seed_test,
     seeded,
     seeds_gate,
+    seeds_interval,
+    seeds_test,
     split_seed,
     spread_row,
 )
 from prismlib.probing import MAJORITY, Features, ProbeRuns
-from prismlib.stats import Interval
+from prismlib.stats import Interval, combined_interval
 
 UNITS = 20  # test units of 5 rows each
 
@@ -36,32 +35,34 @@ def test_a_seeded_condition_splits_back_into_its_name_and_seed():
         seeded("prism#1", 2)
 
 
-def test_the_seed_level_interval_is_students_t_over_the_seeds():
+def test_one_interval_adds_the_seeds_spread_to_the_unit_bootstrap():
+    unit = Interval(2.0, 1.0, 3.0, 20)
     values = [1.0, 2.0, 4.0]
-    iv = seed_interval(values)
-    half = st.t.ppf(0.975, 2) * np.std(values, ddof=1) / np.sqrt(3)
-    assert iv is not None and iv.effect == pytest.approx(7 / 3) and iv.high - iv.effect == pytest.approx(half)
-    assert iv.units == 3 and iv.resampled == "runs"  # not counted as test units
-    assert seed_interval([1.0]) is None and seed_interval([]) is None  # one seed: no interval
-    assert seed_interval([0.5, 0.5]) == Interval(0.5, 0.5, 0.5, 2, resampled="runs")
+    iv = seeds_interval(unit, values)
+    assert iv == combined_interval(unit, values) and iv.resampled == "units+seeds" and iv.seeds == 3
+    assert iv.effect == 2.0 and iv.low < unit.low and iv.high > unit.high  # centred on the seed means' effect, wider
+    assert seeds_interval(unit, [1.0]) is None and seeds_interval(unit, []) is None  # one seed: no such interval
 
 
-def test_the_seed_level_twin_keeps_the_tests_direction_threshold_and_kind():
-    iv = Interval(2.0, 1.5, 2.5, 3, resampled="runs")
-    twin = seed_test(Test.superiority(Interval(2.0, 1.0, 3.0, 20), 1.0, -1, "every - last"), iv)
-    assert (twin.sign, twin.threshold, twin.kind, twin.interval) == (-1, -1.0, "directional", iv)
-    assert twin.label == "every - last, t over 3 seeds"
-    eq = seed_test(Test.equivalence(Interval(0.0, -0.05, 0.05, 20), 0.1, "dip"), iv)
+def test_the_seeds_test_keeps_the_tests_direction_threshold_kind_and_label():
+    unit = Test.superiority(Interval(2.0, 1.0, 3.0, 20), 1.0, -1, "every - last")
+    t = seeds_test(unit, [1.5, 2.0, 2.5])
+    assert t == with_seeds(unit, [1.5, 2.0, 2.5])
+    assert (t.sign, t.threshold, t.kind, t.label) == (-1, -1.0, "directional", "every - last")
+    assert t.interval.resampled == "units+seeds" and t.noise() == "20 units x 3 seeds"
+    eq = seeds_test(Test.equivalence(Interval(0.0, -0.05, 0.05, 20), 0.1, "dip"), [0.0, 0.01, -0.01])
     assert (eq.kind, eq.threshold) == ("equivalence", 0.1)
+    assert seeds_test(unit, [2.0]) is unit  # one seed: the unit test as it is (the seeds gate fails the claim)
 
 
-def test_a_claim_holds_only_when_the_unit_test_and_the_seed_level_test_agree():
+def test_seeds_that_disagree_widely_turn_a_held_unit_test_inside_noise():
+    # prism - baseline = 3 [2, 4] over units holds "beats by 1"; seeds at -3, 3 and 9 do not
     unit = Test.superiority(Interval(3.0, 2.0, 4.0, 20), 1.0, label="prism - baseline")
-    wide = seed_test(unit, Interval(3.0, -1.0, 7.0, 3, resampled="runs"))
-    tight = seed_test(unit, Interval(3.0, 2.5, 3.5, 3, resampled="runs"))
-    assert Claim("03", "c", "p", (unit, tight)).verdict == "held"
-    assert Claim("03", "c", "p", (unit, wide)).verdict == "inside noise"
-    assert Claim("03", "c", "p", (unit, wide)).weakest is wide  # the row reports the interval nearest failing
+    assert Claim("03", "c", "p", (unit,)).verdict == "held"
+    wide = seeds_test(unit, [-3.0, 3.0, 9.0])
+    assert wide.interval.low < 1.0 < wide.interval.high and Claim("03", "c", "p", (wide,)).verdict == "inside noise"
+    close = seeds_test(unit, [2.9, 3.0, 3.1])
+    assert Claim("03", "c", "p", (close,)).verdict == "held"
 
 
 def test_the_seeds_gate_needs_min_seeds_of_every_trained_model():
@@ -87,9 +88,10 @@ def test_seed_means_average_each_trained_condition_and_keep_the_untrained_ones()
     assert out["prism"].tolist() == [2.0, 4.0] and out["original"].tolist() == [7.0, 7.0]
 
 
-def test_seed_intervals_and_the_spread_row():
+def test_seed_effects_and_the_spread_row():
     per_seed = {s: {("prism", "dip"): Interval(v, v - 1, v + 1, 20)} for s, v in ((0, 1.0), (1, 2.0), (2, 4.0))}
-    assert seed_intervals(per_seed)[("prism", "dip")] == seed_interval([1.0, 2.0, 4.0])
+    per_seed[2][("baseline", "dip")] = Interval(0.0, -1.0, 1.0, 20)  # a key the first seed lacks is not read
+    assert seed_effects(per_seed) == {("prism", "dip"): [1.0, 2.0, 4.0]}
     row = spread_row({0: 1.0, 1: 2.0, 2: 4.0})
     assert list(row) == ["seed 0", "seed 1", "seed 2", "mean", "sd"]
     assert row["mean"] == pytest.approx(7 / 3) and row["sd"] == pytest.approx(np.std([1, 2, 4], ddof=1))
@@ -129,8 +131,7 @@ def test_a_seed_comparison_pools_the_seeds_predictions_and_pairs_their_differenc
     # each seed's contrast between its own models; an untrained arm's one model in every seed
     assert c.seed_values("prism", "baseline") == pytest.approx({0: 10.0, 1: 15.0, 2: 17.0})
     assert c.seed_values("prism", "original") == pytest.approx({0: 20.0, 1: 30.0, 2: 22.0})
-    assert c.seed_diff("prism", "baseline") == seed_interval([10.0, 15.0, 17.0])
-    assert c.seed_diff("prism@previous", "baseline").units == 2  # the seeds that have both
+    assert len(c.seed_values("prism@previous", "baseline")) == 2  # the seeds that have both
     assert c.seed_accuracy("original") == pytest.approx({0: 40.0, 1: 40.0, 2: 40.0})
     assert c.gate("prism").passed and c.gate("prism").name == "prism probe beats the majority class"
     # the runs' table names conditions without their seed and keeps the seed beside them

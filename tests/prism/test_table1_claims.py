@@ -1,5 +1,5 @@
 """Notebook 03's claims (prismlib.prism.table1_claims): each claim tests the right
-contrast with the right sign and margin, beside it the same test over the training seeds,
+contrast with the right sign and margin on one interval over test units and training seeds,
 carries its gates (the seeds gate among them), and quotes the paper's numbers as the notebook
 printed them; the paper's numbers as the notebook's tables read them."""
 
@@ -24,7 +24,7 @@ from prismlib.prism.table1_claims import (
 )
 from prismlib.probing import MAJORITY
 from prismlib.profiles import get_profile
-from prismlib.stats import Interval
+from prismlib.stats import Interval, combined_interval
 
 TASKS = ("topic", "swda", "pos")
 ACC = {  # condition -> accuracy (%), the same on every task (distinct, so each contrast has its own effect)
@@ -33,19 +33,20 @@ ACC = {  # condition -> accuracy (%), the same on every task (distinct, so each 
     "prism_untrained LOW sector": 26.0, "prism_untrained HIGH sector": 18.0,
 }  # fmt: skip
 HALF_WIDTH = 2.0
-SEED_HALF_WIDTH = 0.5
+SEED_SD = 0.5
 
 
 @dataclass
 class FakeComparison:
     """What the claims read of a SeedComparison: accuracies, paired differences of the
-    seed-mean predictions (the effect +- HALF_WIDTH over 20 units) and over the seeds (+-
-    ``seed_half``, ``n_seeds`` of every trained condition), majority-class gates."""
+    seed-mean predictions (the effect +- HALF_WIDTH over 20 units) and of each seed's models
+    (the effect spread evenly over +- ``seed_sd``, ``n_seeds`` of every trained condition),
+    majority-class gates."""
 
     acc: dict[str, float]
     units: int = 20
     n_seeds: int = 3
-    seed_half: float = SEED_HALF_WIDTH
+    seed_sd: float = SEED_SD
     runs: Any = field(init=False)
 
     def __post_init__(self) -> None:
@@ -59,9 +60,10 @@ class FakeComparison:
     def counts(self) -> dict[str, int]:
         return {c: self.n_seeds if trained_weights(c) else 0 for c in self.acc}
 
-    def seed_diff(self, a: str, b: str) -> Interval | None:
+    def seed_values(self, a: str, b: str) -> dict[int, float]:
         d = self.acc[a] - self.acc[b]
-        return Interval(d, d - self.seed_half, d + self.seed_half, self.n_seeds, resampled="runs") if self.n_seeds > 1 else None
+        spread = [0.0] if self.n_seeds == 1 else [self.seed_sd * (2 * s / (self.n_seeds - 1) - 1) for s in self.seeds]
+        return {s: d + x for s, x in zip(self.seeds, spread, strict=True)}
 
     def accuracy(self, c: str) -> Interval:
         return Interval(self.acc[c], self.acc[c] - 1, self.acc[c] + 1, self.units)
@@ -131,7 +133,7 @@ def test_every_claim_in_the_notebooks_order(claims):
         + ["baseline - original"] * 3 + ["every - last"] * 3
     )  # fmt: skip
     assert all(c.notebook == "03" and c.unit == "points" for c in claims)
-    assert [len(c.tests) for c in claims] == [2] * 3 + [6] + [2] * 5 + [4] * 2 + [2] * 8
+    assert [len(c.tests) for c in claims] == [1] * 3 + [3] + [1] * 5 + [2] * 2 + [1] * 8
     no_b3 = section4_claims(gates(), replace(SETTINGS, every_layer=False), min_effect=1.0, no_harm=2.0)
     assert [c.claim for c in no_b3] == [c.claim for c in claims[:-3]]
 
@@ -171,8 +173,9 @@ def test_the_mixed_control_is_a_decomposition_out_of_the_counts(claims):
     for c in mixed:
         t = c.tests[0]
         assert t.interval.effect == ACC["prism"] - ACC["prism_untrained"]  # 9.0 = 4.5 + 4.5
-        # continued training (the same untrained filter) + training with the prism
-        assert "= continued training +4.5 [+2.5, +6.5] + training with the prism +4.5 [+2.5, +6.5] points" in c.claim
+        # continued training (the same untrained filter) + training with the prism, each on its interval with the seeds
+        both = combined_interval(Interval(4.5, 2.5, 6.5, 20), [4.0, 4.5, 5.0])
+        assert f"= continued training {both} + training with the prism {both} points" in c.claim
         assert c.row()["gate"].startswith("no verdict: a decomposition, not a claim")
     # the untrained prism on the original encoder reads no trained weights: only BERT + Prism's gates
     names = [g.name for g in mixed[0].gates]
@@ -181,21 +184,46 @@ def test_the_mixed_control_is_a_decomposition_out_of_the_counts(claims):
 
 def test_comparably_or_better_is_non_inferiority_on_every_task(claims):
     row = claims[3]
-    assert [(t.sign, t.threshold, t.interval.effect) for t in row.tests[::2]] == [(1, -3.0, 7.0)] * 3
-    assert [t.label for t in row.tests[::2]] == [f"prism - baseline on {t}" for t in TASKS]
+    assert [(t.sign, t.threshold, t.interval.effect) for t in row.tests] == [(1, -3.0, 7.0)] * 3
+    assert [t.label for t in row.tests] == [f"prism - baseline on {t}" for t in TASKS]
     assert row.paper.startswith("Table 1's caption: 'perform comparably or better than BERT across different tasks'")
     assert row.verdict == "held"
     g = gates()
-    g.compare["swda"].acc = g.compare["swda"].acc | {"prism": 40.0, "prism" + EARLIER: 40.0}  # 5 +- 2 points below BERT
+    g.compare["swda"].acc = g.compare["swda"].acc | {"prism": 39.0, "prism" + EARLIER: 39.0}  # 6 +- 2.2 points below BERT
     assert section4_claims(g, SETTINGS, 1.0, 2.0)[3].verdict == "not held"
-    g.compare["swda"].acc = g.compare["swda"].acc | {"prism": 43.0, "prism" + EARLIER: 43.0}  # -2 +- 2 holds -3
+    g.compare["swda"].acc = g.compare["swda"].acc | {"prism": 43.0, "prism" + EARLIER: 43.0}  # -2 +- 2.2 holds -3
     assert section4_claims(g, SETTINGS, 1.0, 2.0)[3].verdict == "inside noise"
+
+
+def damaged_topic(pos_prism: float) -> Section4Gates:
+    """Gates where continued training clearly lowered topic (baseline - original -6 +- 2.2: its
+    damage gate fails) and BERT + Prism scores ``pos_prism`` on POS (BERT 45.0)."""
+    g = gates()
+    g.compare["topic"].acc = g.compare["topic"].acc | {"original": 51.0}
+    g.compare["pos"].acc = g.compare["pos"].acc | {"prism": pos_prism, "prism" + EARLIER: pos_prism}
+    return g
+
+
+def test_a_counterexample_with_its_own_gates_refutes_every_task_when_another_task_is_not_testable():
+    # POS 39 vs 45: -6 +- 2.2 points, more than 3 below BERT, with its own gates passing: not held,
+    # though topic's part fails its damage gate; topic's part and gates are left out and named
+    row = section4_claims(damaged_topic(39.0), SETTINGS, 1.0, 2.0)[3]
+    assert row.verdict == "not held" and not row.failed_gates
+    assert [t.label for t in row.tests] == ["prism - baseline on swda", "prism - baseline on pos"]
+    assert row.deciding.label == "prism - baseline on pos"
+    assert row.control.startswith("decided by its counterexample on pos (its own gates pass)")
+    assert "not testable and left out: topic (continued training did not damage the encoder on topic" in row.control
+    assert "the paper's BERT + Prism minus BERT: topic +18.8, swda +6.9, pos -1.5 points" in row.paper
+    # no counterexample: the untestable part keeps the row not testable, its gate named
+    keeps = section4_claims(damaged_topic(52.0), SETTINGS, 1.0, 2.0)[3]
+    assert keeps.verdict == "not testable" and len(keeps.tests) == 3 and keeps.control == ""
+    assert any(g.name.startswith("continued training did not damage the encoder on topic") for g in keeps.failed_gates)
 
 
 def test_b1_largely_but_not_entirely_against_half_the_gain_and_the_full_model(claims):
     low, high = rows(claims, "B.1:")
     for c, band in ((low, "LOW"), (high, "HIGH")):
-        largely, _, entirely, _ = c.tests
+        largely, entirely = c.tests
         sector = ACC[f"prism {band} sector"]
         assert (largely.sign, largely.threshold) == (1, 0.0)
         assert largely.interval.effect == sector - (ACC["prism"] + ACC[MAJORITY]) / 2
@@ -233,14 +261,10 @@ def test_b1_dissociation_tests_the_off_sector_against_the_untrained_prisms(claim
         topic.paper
         == "App. B.1: topic, HIGH sector 5.3 against the LOW sector's 45.1 (the double dissociation; the paper has no untrained prism)"
     )
-    # 21 - 18 = 3 +- 2 (HIGH) and 30.5 - 26 = 4.5 +- 2 (LOW): training put information there
-    assert topic.verdict == "not held" and pos.verdict == "not held"
-    g = gates()
-    for t in ("topic", "pos"):
-        g.compare[t].acc = g.compare[t].acc | {
-            f"prism {b} sector{e}": ACC[f"prism_untrained {b} sector"] for b in ("LOW", "HIGH") for e in ("", EARLIER)
-        }
-    assert [c.verdict for c in rows(section4_claims(g, SETTINGS, 1.0, 2.0), "B.1 dissociation:")] == ["inside noise"] * 2
+    # not sentences of the paper: descriptive rows that report their effect, out of the verdict counts
+    assert all(c.descriptive.startswith("not a sentence of the paper: App. B.1 reports the") for c in (topic, pos))
+    assert topic.verdict == pos.verdict == "not testable" and topic.row()["gate"].startswith("no verdict: not a sentence")
+    assert "(5.3% on topic)" in topic.descriptive and topic.row()["effect"] == ACC["prism HIGH sector"] - ACC["prism_untrained HIGH sector"]
 
 
 PREMISE = "a masked-LM pretrained BERT trained further with masked LM)"
@@ -318,18 +342,18 @@ def test_the_papers_numbers_as_the_notebooks_tables_read_them():
     assert [published_b3(t) for t in TASKS] == [(45.2, 51.0), (51.8, 54.0), (94.0, 94.4)]
 
 
-def test_every_claim_carries_its_seed_level_twin_and_the_seeds_gate(claims):
+def test_every_contrast_is_one_interval_over_units_and_seeds_with_the_seeds_gate(claims):
     for c in claims:
-        assert len(c.tests) % 2 == 0
-        for unit, over_seeds in zip(c.tests[::2], c.tests[1::2], strict=True):  # every test is followed by its twin
-            assert (over_seeds.sign, over_seeds.threshold, over_seeds.kind) == (unit.sign, unit.threshold, unit.kind)
-            assert over_seeds.label == f"{unit.label}, t over 3 seeds" and over_seeds.interval.resampled == "runs"
-            assert over_seeds.interval.effect == unit.interval.effect
-            assert over_seeds.interval.high - over_seeds.interval.effect == SEED_HALF_WIDTH
+        for t in c.tests:
+            assert t.interval.resampled == "units+seeds" and t.interval.seeds == 3 and t.interval.units == 20
+            # centred on the seed means' effect, wider than the unit bootstrap's +- 2
+            assert t.interval.effect == pytest.approx((t.interval.low + t.interval.high) / 2)
+            assert t.interval.high - t.interval.effect > HALF_WIDTH
         seeds = [g for g in c.gates if g.name.startswith("seeds: ")]
         stable = [g for g in c.gates if g.name.startswith("stable: ")]
-        assert seeds and all(g.passed for g in seeds) and len(stable) == len(c.tests) // 2  # a stability gate per test
+        assert seeds and all(g.passed for g in seeds) and len(stable) == len(c.tests)  # a stability gate per test
     topic = claims[0]
+    assert topic.tests[0].interval == combined_interval(Interval(7.0, 5.0, 9.0, 20), [6.5, 7.0, 7.5])
     assert [g for g in topic.gates if g.name.startswith("seeds: ")][0].detail == "prism: 3, baseline: 3"
     b1 = rows(claims, "B.1:")[0]
     assert [g for g in b1.gates if g.name.startswith("seeds: ")][0].detail == "prism: 3, prism LOW sector: 3"
@@ -340,15 +364,21 @@ def test_fewer_than_three_seeds_make_every_claim_not_testable():
     assert all(c.verdict == "not testable" for c in two)
     assert all(any(g.name.startswith("seeds: ") and "too few seeds" in g.detail for g in c.failed_gates) for c in two)
     one = section4_claims(gates(n_seeds=1), SETTINGS, min_effect=1.0, no_harm=2.0)
-    assert all(len(c.tests) == n // 2 and c.verdict == "not testable" for c, n in zip(one, (len(c.tests) for c in two), strict=True))
+    assert [len(c.tests) for c in one] == [len(c.tests) for c in two] and all(c.verdict == "not testable" for c in one)
+    # one seed: no interval with the seeds exists; the unit test stays and the seeds gate fails it
+    assert all(t.interval.resampled == "units" for c in one for t in c.tests)
 
 
-def test_a_wide_seed_interval_keeps_a_claim_the_unit_test_holds_inside_noise(claims):
-    # prism - baseline = 7 +- 2 over units holds "beats by 1"; +- 6.5 over seeds holds 1: inside noise
+def test_seeds_that_disagree_widely_widen_a_held_contrast_to_inside_noise(claims):
+    # prism - baseline = 7 +- 2 over units holds "beats by 1"; seeds at 1, 7 and 13 (sd 6) put 1 inside
+    # the one interval: the claim rests on the seeds' variance as well as the units'
     assert claims[0].verdict == "held"
-    wide = section4_claims(gates(seed_half=6.5), SETTINGS, min_effect=1.0, no_harm=2.0)
-    assert wide[0].verdict == "inside noise" and wide[0].weakest is wide[0].tests[1]
-    assert wide[0].row()["ci_low"] == 7.0 - 6.5
+    wide = section4_claims(gates(seed_sd=6.0), SETTINGS, min_effect=1.0, no_harm=2.0)
+    t = wide[0].tests[0]
+    assert len(wide[0].tests) == 1 and t.interval.low < 1.0 < t.interval.high and wide[0].verdict == "inside noise"
+    assert t.interval == combined_interval(Interval(7.0, 5.0, 9.0, 20), [1.0, 7.0, 13.0])
+    assert wide[0].row()["ci_low"] == t.interval.low < 5.0  # wider than the unit bootstrap's [5, 9]
+    assert "20 units x 3 seeds" in wide[0].row()["test"]
 
 
 def test_a_trained_models_gates_hold_for_each_of_its_seeds():
@@ -362,10 +392,20 @@ def test_a_trained_models_gates_hold_for_each_of_its_seeds():
     assert rows(claims, "B.2:")[0].verdict != "not testable"  # reads no prism weights
 
 
-def test_the_damage_gate_fails_when_the_seeds_show_damage_the_units_do_not():
+def test_the_damage_gate_reads_one_interval_over_units_and_seeds():
     g = gates()
-    g.compare["topic"].acc = g.compare["topic"].acc | {"baseline": 39.0}  # 1 point below the original
-    assert g.damage("topic").passed is False  # over seeds -1 +- 0.5: entirely below 0
-    g = gates(seed_half=1.5)
-    g.compare["topic"].acc = g.compare["topic"].acc | {"baseline": 39.0}
-    assert g.damage("topic").passed and "over 3 seeds" in g.damage("topic").detail
+    g.compare["topic"].acc = g.compare["topic"].acc | {"baseline": 36.0}  # 4 points below the original
+    damage = g.damage("topic")
+    assert damage.passed is False and "-4 [" in damage.detail and damage.detail.endswith("points over 20 units x 3 seeds")
+    g = gates(seed_sd=6.0)  # the seeds disagree widely: the one interval holds 0
+    g.compare["topic"].acc = g.compare["topic"].acc | {"baseline": 36.0}
+    assert g.damage("topic").passed
+    assert g.interval("topic", "baseline", "original") == combined_interval(Interval(-4.0, -6.0, -2.0, 20), [-10.0, -4.0, 2.0])
+
+
+def test_a_test_set_of_too_few_units_makes_every_claim_not_testable_with_the_seeds_in_its_interval():
+    # the one interval over units and seeds still rests on the test set's units: MIN_UNITS gates it
+    few = section4_claims(gates(units=10), SETTINGS, min_effect=1.0, no_harm=2.0)
+    assert all(t.interval.resampled == "units+seeds" and t.interval.units == 10 for c in few for t in c.tests)
+    assert all(c.verdict == "not testable" for c in few)
+    assert all(any(g.name.startswith("at least 15 independent test units") for g in c.failed_gates) for c in few)
