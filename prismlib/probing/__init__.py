@@ -199,6 +199,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "pipeline_check",
         "matched_band_claim",
         "learned_gate_claims",
+        "optimisation_gate",
         "task_claims",
         "section_claims",
     ),

@@ -47,7 +47,15 @@ from prismlib.spectral.equal_energy import energy_twins
 from prismlib.spectral.matching import matched_bands
 from prismlib.stats import Interval
 
-__all__ = ["PipelineCheck", "learned_gate_claims", "matched_band_claim", "pipeline_check", "section_claims", "task_claims"]
+__all__ = [
+    "PipelineCheck",
+    "learned_gate_claims",
+    "matched_band_claim",
+    "optimisation_gate",
+    "pipeline_check",
+    "section_claims",
+    "task_claims",
+]
 
 _BANDS = CONDITIONS[1:]
 _FAMILY_PAPER = {
@@ -169,7 +177,9 @@ def learned_gate_claims(cmp: ProbeComparison, check: PipelineCheck, *, title: st
     the brick-wall band as the rival every verdict does (a gate); with the all-pass control as
     the rival the test compares conditions trained alike and only a ``held`` verdict leans on
     the ranking of the all-pass control over the brick-wall band across the two pipelines (a
-    win gate).
+    win gate). Both rows are gated on the learned gate not scoring clearly below the best
+    brick-wall band, which it can represent (:func:`optimisation_gate`), except where the row
+    holds: a failed optimiser can lose a comparison, not win one.
 
     The second row, "filtering helps the probe" (the learned gate beats its all-pass control,
     trained alike, so the check does not decide it), only where it is a different comparison
@@ -182,7 +192,15 @@ def learned_gate_claims(cmp: ProbeComparison, check: PipelineCheck, *, title: st
     acc = {c: cmp.accuracy(c).effect for c in (GATED, ALL_PASS, brick)}
     majority = (cmp.gate(ALL_PASS),)
     credited = (cmp.gate(GATED),)
+    failure = optimisation_gate(cmp, brick)
+
+    def optimised(test: Test) -> tuple[Gate, ...]:
+        # a failed optimiser can lose a comparison but not win one: the gate takes away every verdict but held
+        return () if test.verdict == "held" else (failure,)
+
     same = rival == ALL_PASS
+    test_first = Test.superiority(cmp.diff(GATED, rival), min_effect, label=f"learned - {rival}")
+    test_filter = Test.superiority(cmp.diff(GATED, ALL_PASS), min_effect, label="learned - all-pass")
     paper = "learned filters (Spectral Probing, EMNLP 2022) over fixed bands"
     if same:
         paper += "; with the all-pass control the rival, also the test of 'filtering helps the probe' (beyond the paper)"
@@ -191,8 +209,8 @@ def learned_gate_claims(cmp: ProbeComparison, check: PipelineCheck, *, title: st
         f"{title}: the learned gate ({acc[GATED]:.1f}) beats the fixed filters: the better on validation ({rival}) of its all-pass "
         f"control ({acc[ALL_PASS]:.1f}) and the best brick-wall band ({brick} {acc[brick]:.1f}), by at least {min_effect:g} point",
         paper,
-        (Test.superiority(cmp.diff(GATED, rival), min_effect, label=f"learned - {rival}"),),
-        majority if same else (*majority, check.gate),
+        (test_first,),
+        (*majority, *optimised(test_first)) if same else (*majority, check.gate, *optimised(test_first)),
         "points",
         (*credited, check.gate) if same else credited,
         control=(
@@ -210,8 +228,8 @@ def learned_gate_claims(cmp: ProbeComparison, check: PipelineCheck, *, title: st
                 f"({acc[ALL_PASS]:.1f}; the same resamples, batches, learning rate and {runs} runs, the gate fixed at 1) "
                 f"by at least {min_effect:g} point",
                 "beyond the paper: filtering can help a probe",
-                (Test.superiority(cmp.diff(GATED, ALL_PASS), min_effect, label="learned - all-pass"),),
-                majority,
+                (test_filter,),
+                (*majority, *optimised(test_filter)),
                 "points",
                 credited,
                 control="the all-pass gate is the learned gate's pipeline with the filter removed, trained alike "
@@ -219,6 +237,19 @@ def learned_gate_claims(cmp: ProbeComparison, check: PipelineCheck, *, title: st
             )
         )
     return claims
+
+
+def optimisation_gate(cmp: ProbeComparison, band: str) -> Gate:
+    """Gate: the learned gate is not clearly below the brick-wall ``band``, a filter it can
+    represent (the gate set to 1 on the band's DCT indices, 0 elsewhere): an interval of
+    ``learned - band`` entirely below 0 is an optimisation failure, and a comparison of the
+    learned gate with the fixed filters then measures the optimiser, not the filter."""
+    iv = cmp.diff(GATED, band)
+    return Gate(
+        f"{_prefix(cmp)}the learned gate is not clearly below {band}, a band it can represent (else: an optimisation failure)",
+        not iv.high < 0,
+        f"learned - {band} {iv} points",
+    )
 
 
 def task_claims(
