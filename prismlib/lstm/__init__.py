@@ -14,7 +14,8 @@ ablation           the cell-state ablation (how far back each layer remembers)
 convergence        learning curves, the model gate, power-law budgets
 verdicts           the gates every perplexity claim carries: convergence, stability, seeds
 doubling           the doubling check: is one fixed learning-rate path long enough for a claim
-slide_claims       the slides' claims of notebooks 05-08 as tests, with their gates wired in
+slide_claims       the slides' perplexity claims of notebooks 05-07 as tests, with their gates wired in
+ablation_claims    notebook 08's memory claims: the cell-state ablation as tests, with their gates
 header             what every work-B notebook starts with: profile, PTB test tokens, trained runs
 summaries          tables and figures of trained runs: the runs table, learning curves
 iclr               sub-package: the ICLR 2021 version's Dyck-2, routing by timescale, mutual information
@@ -169,23 +170,29 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "slide_claims": (
         "perplexity_claim",
         "equivalent",
-        "seed_equivalent",
         "rises",
         "first_layer_worst",
         "no_harm",
         "layer2_key",
         "layer2_short",
         "beats_baseline",
+        "beats_by",
+        "first_layer_worse_by",
+        "published_margin",
         "pareto_best",
         "x70_worst",
         "RARE_MARGIN",
         "bin_log_gap",
         "rare_words",
+    ),
+    "ablation_claims": (
         "MemoryGates",
         "layer_slope",
         "slope_gap",
         "run_name",
         "range_gap",
+        "log_tau_gap",
+        "L3_SIMILAR",
         "ControlledEffect",
         "controlled_effect",
         "controlled_tests",
@@ -255,6 +262,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "slope_difference",
         "slope_range_difference",
         "control_excess",
+        "pooled_seed_contrast",
         "control_gate",
         "power_slopes",
         "resolvable_fit",

@@ -38,11 +38,12 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import torch
+from scipy import stats as _scipy_stats
 
 from prismlib.claims import Gate
 from prismlib.lstm.model import LSTMLM, State
 from prismlib.progress import progress_bar
-from prismlib.stats import N_BOOT, Interval, paired_bootstrap
+from prismlib.stats import LEVEL, N_BOOT, Interval, paired_bootstrap
 
 MODES = ("replace", "remove")
 
@@ -298,6 +299,48 @@ def control_excess(
         context_interval(both, lambda cs: statistic(cs[k:]), n_boot, seed),
         context_interval(both, lambda cs: statistic(cs[:k]) - statistic(cs[k:]), n_boot, seed),
     )
+
+
+def pooled_seed_contrast(values: Mapping[str, Sequence[float]], a: str, b: str, level: float = LEVEL) -> Interval:
+    """``mean(values[a]) - mean(values[b])`` over the seeds, with a t interval whose variance is
+    pooled over every model of ``values`` (one value per seed, the seeds in the same order).
+
+    Each seed ``k`` of notebook 08 reads its own contexts (drawn with seed ``k``), shared by every
+    model of that seed, so a model's per-seed values spread by the training seed *and* the
+    contexts. The two-way additive model ``value = model + seed + error`` removes the shared
+    contexts' part (the seed effect); its residual mean square ``s2`` (``(M - 1)(S - 1)`` degrees
+    of freedom for ``M`` models and ``S`` seeds) estimates the variance of one model at one
+    seed, assumed alike for every model of ``values`` (a stated assumption: pool only models
+    measured alike, e.g. layers whose biases are all fixed). The contrast's standard error is
+    ``sqrt(2 s2 / S)``. With two models this is Student's paired interval over the seeds; with
+    more models it borrows their spread, so two seeds give ``M - 1`` degrees of freedom, not 1.
+
+    Args:
+        values: model -> its statistic per seed (``(S,)`` each, ``S >= 2``).
+        a, b: keys of ``values``.
+
+    Returns:
+        An :class:`~prismlib.stats.Interval` over runs (``units`` and ``seeds``: ``S``).
+
+    Raises:
+        ValueError: fewer than two models or seeds, unequal seed counts, a non-finite value,
+            or no spread at all to pool.
+    """
+    x = np.asarray([list(v) for v in values.values()], dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        raise ValueError(f"a pooled contrast needs >= 2 models with the same >= 2 seeds each, got {[len(v) for v in values.values()]}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"a pooled contrast needs finite values, got {dict(values)}")
+    m, s = x.shape
+    resid = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
+    df = (m - 1) * (s - 1)
+    s2 = float((resid**2).sum() / df)
+    if s2 == 0:
+        raise ValueError("every model moved alike from seed to seed: no spread to pool; use more seeds or models")
+    keys = list(values)
+    effect = float(x[keys.index(a)].mean() - x[keys.index(b)].mean())
+    half = float(_scipy_stats.t.ppf(0.5 + level / 2, df) * np.sqrt(2 * s2 / s))
+    return Interval(effect, effect - half, effect + half, s, level, "runs", s)
 
 
 def control_gate(name: str, trained: Interval, control: Interval, excess: Interval) -> Gate:

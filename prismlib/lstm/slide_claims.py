@@ -1,4 +1,4 @@
-"""The slides' claims of notebooks 05-08 as tests, with their gates wired in.
+"""The slides' perplexity claims of notebooks 05-07 as tests, with their gates wired in.
 
 A work-B perplexity claim is a set of tests computed from the models' seed means
 (:class:`~prismlib.lstm.SeedMeans`) and the gates :class:`~prismlib.lstm.WorkBClaims`
@@ -7,43 +7,35 @@ The tests are given as functions of the seed means (``tests_of``, a
 :data:`~prismlib.lstm.verdicts.TestsOf`) because the stability gate recomputes them at an
 earlier checkpoint. This module holds those functions for each claim of the notebooks
 (experiments 1-4, in the slides' wording) and :func:`perplexity_claim`, which assembles a
-claim from them. Notebook 08's memory claims: every model ablated with the profile's
-settings (:func:`ablate_models`; :func:`untrained_controls`, the same specs before training),
-their gates (:class:`MemoryGates`, with the sanity gate :func:`decay_gate`), their tests,
-trained effect beside its excess over the untrained control (:func:`controlled_effect`,
-:func:`controlled_tests`), and the claims themselves, :func:`memory_claims`.
+claim from them. Notebook 08's memory claims are :mod:`prismlib.lstm.ablation_claims`.
 
 Every contrast is a paired bootstrap over 100-token chunks of PTB test
-(:func:`~prismlib.lstm.perplexity_difference`, :func:`~prismlib.lstm.perplexity_contrast`);
-a test's label is the contrast it measures, as the claims table prints it.
+(:func:`~prismlib.lstm.perplexity_difference`, :func:`~prismlib.lstm.perplexity_contrast`),
+widened by the spread of the seeds where a model has two or more
+(:meth:`~prismlib.lstm.WorkBClaims.with_seeds`: one interval per contrast).
+A test's label is the contrast it measures, as the claims table prints it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from prismlib.claims import Claim, Gate, Test
-from prismlib.data.ptb import UNK, PTBCorpus
-from prismlib.devices import torch_threads
-from prismlib.lstm.ablation import cell_state_change, control_excess, decay_slopes, effective_timescale
 from prismlib.lstm.chunks import NLL, ChunkNLL
 from prismlib.lstm.evaluation import (
     SeedMeans,
     bin_log_ratio_contrast,
     frequency_bins,
+    mean_nll,
+    perplexity,
     perplexity_contrast,
     perplexity_difference,
 )
-from prismlib.lstm.job import RunSpec, untrained_model
-from prismlib.lstm.model import LSTMLM
-from prismlib.lstm.verdicts import TestsOf, WorkBClaims, converged_gate
-from prismlib.profiles import LSTMSettings
-from prismlib.stats import Interval, mean_interval
+from prismlib.lstm.verdicts import TestsOf, WorkBClaims
 
 
 def perplexity_claim(
@@ -54,13 +46,14 @@ def perplexity_claim(
     models: Sequence[Hashable],
     tests_of: TestsOf,
     bigram_gate: Gate,
-    seed_level: Sequence[Test] = (),
+    arms: Sequence[tuple[Hashable, Hashable]] | None = None,
     unit: str = "ppl",
     relative: bool = False,
     statistic: Callable[[NLL], float] | None = None,
 ) -> Claim:
-    """A work-B perplexity claim: ``tests_of`` on the final seed means, then ``seed_level``
-    (Welch tests over seeds, :meth:`WorkBClaims.seed_test`); gates: ``bigram_gate`` (the
+    """A work-B perplexity claim: ``tests_of`` on the final seed means, each test on its one
+    interval with seed and chunk variance where ``arms`` names its two models
+    (:meth:`WorkBClaims.with_seeds`); gates: ``bigram_gate`` (the
     baseline clearly below the Kneser-Ney bigram, :func:`prismlib.lstm.bigram.beats_bigram`),
     then the model, stability and seeds gates of :meth:`WorkBClaims.gates` over ``models``.
 
@@ -70,13 +63,25 @@ def perplexity_claim(
         checks: the notebook's runs grouped by model.
         models: the keys of ``checks`` the claim reads (the reference included where a
             test uses it).
+        arms: ``(a, b)`` per test of ``tests_of`` (in order): the contrast ``a - b`` whose seeds
+            join its interval. ``None``: the tests keep the chunk bootstrap alone (a contrast
+            against the worst or best of several models has no per-seed arm).
         unit: the tests' unit; ``relative``: their effects are shares of a perplexity
             (log ratios, e.g. :func:`rare_words`), which the seeds rule reads as such
             (:meth:`WorkBClaims.gates`); ``statistic``: one run's NLL -> the number whose
-            contrast the tests measure, where it is not a perplexity (the doubling check reads
-            it; e.g. :func:`bin_log_gap` for :func:`rare_words`).
+            contrast the tests measure, where it is not a perplexity (default: the perplexity,
+            or its log, the mean NLL, where ``relative``); the seeds' values and the doubling
+            check read it (e.g. :func:`bin_log_gap` for :func:`rare_words`).
+
+    Raises:
+        ValueError: ``arms`` does not give one pair per test.
     """
-    tests = tuple(tests_of(checks.end)) + tuple(seed_level)
+    tests = tuple(tests_of(checks.end))
+    if arms is not None:
+        if len(arms) != len(tests):
+            raise ValueError(f"{len(arms)} arms for {len(tests)} tests ({[t.label for t in tests]}); give one (a, b) per test")
+        stat = statistic if statistic is not None else (mean_nll if relative else perplexity)
+        tests = tuple(checks.with_seeds(t, a, b, stat) for t, (a, b) in zip(tests, arms))
     return Claim(notebook, text, paper, tests, (bigram_gate, *checks.gates(models, tests_of, relative, statistic)), unit)
 
 
@@ -88,12 +93,6 @@ def equivalent(models: Sequence[Hashable], margin: float) -> TestsOf:
         return tuple(Test.equivalence(m.delta(k), margin, f"ppl({k}) - ppl(baseline)") for k in models)
 
     return tests
-
-
-def seed_equivalent(checks: WorkBClaims, models: Sequence[Hashable], margin: float) -> tuple[Test, ...]:
-    """:func:`equivalent` over seeds: Welch's interval of each model against the reference,
-    as an equivalence test with ``margin``; empty for a model with fewer than two seeds."""
-    return tuple(Test.equivalence(t.interval, margin, t.label) for k in models for t in checks.seed_test(k))
 
 
 def rises(variant: str, Ts: Sequence[int] = (20, 70, 200)) -> TestsOf:
@@ -129,6 +128,43 @@ def no_harm(model: Hashable, margin: float, label: str) -> TestsOf:
 
     def tests(m: SeedMeans) -> tuple[Test, ...]:
         return (Test(m.delta(model), -1, margin, label),)
+
+    return tests
+
+
+def published_margin(published: float, published_base: float, base: float) -> float:
+    """A published effect (perplexity points against its own baseline ``published_base``) scaled
+    to our baseline ``base``: the same share of it, ``published / published_base * base``. The
+    superiority margin of a "beats by the published relative effect" row (issue 75, item 4)."""
+    if not published_base > 0 or not base > 0:
+        raise ValueError(f"baselines must be positive perplexities, got {published_base} and {base}")
+    return abs(published) / published_base * base
+
+
+def first_layer_worse_by(margins: Mapping[tuple[str, int], float]) -> TestsOf:
+    """Experiment 3 by the published effect: for each ``(variant, T)`` of ``margins`` (the middle-
+    and last-layer-longest, ``"middle"`` and ``"inverse"``), the first-layer-longest model
+    (``("layerwise", T)``) worse than it by at least ``margins[(variant, T)]`` perplexity
+    (:meth:`~prismlib.claims.Test.superiority`; "worse than both" is every test holding). One
+    model per arm, so each joins the seeds' spread (:func:`perplexity_claim`'s ``arms``)."""
+
+    def tests(m: SeedMeans) -> tuple[Test, ...]:
+        return tuple(
+            Test.superiority(
+                perplexity_difference(m.nll[("layerwise", T)], m.nll[(v, T)]), margin, +1, f"ppl(first longest T={T}) - ppl({v} T={T})"
+            )
+            for (v, T), margin in margins.items()
+        )
+
+    return tests
+
+
+def beats_by(margins: Mapping[str, float]) -> TestsOf:
+    """Each model ``k`` of ``margins`` below the reference by at least ``margins[k]`` perplexity:
+    ``ppl(k) - ppl(baseline) < -margins[k]`` (:meth:`~prismlib.claims.Test.superiority`)."""
+
+    def tests(m: SeedMeans) -> tuple[Test, ...]:
+        return tuple(Test.superiority(m.delta(k), margin, -1, f"ppl({layer2_short(k)}) - ppl(baseline)") for k, margin in margins.items())
 
     return tests
 
@@ -207,8 +243,8 @@ def bin_log_gap(ids: np.ndarray | Sequence[np.ndarray], train_counts: np.ndarray
     seed's :class:`~prismlib.lstm.ChunkNLL` with its bins, or per-token ``(n,)``): the mean NLL
     over the >10k bin's tokens minus over the <100 bin's; the
     difference of two models' gaps is the difference of their relative gains that
-    :func:`rare_words` tests, so Welch's interval over seeds of this gap is its seed-level test
-    (:meth:`WorkBClaims.seed_test` with ``statistic``).
+    :func:`rare_words` tests, so each seed's gap is what joins its interval
+    (:func:`perplexity_claim`'s ``statistic``, :meth:`WorkBClaims.with_seeds`).
 
     Args:
         ids: the token stream(s) the NLL may score (``(n,)`` each); ``train_counts``: ``(vocab,)``.
@@ -258,321 +294,3 @@ def rare_words(
         return (Test.superiority(iv, margin, +1, label),)
 
     return tests
-
-
-@dataclass(frozen=True)
-class MemoryGates:
-    """The gates of notebook 08's memory claims, for the models a claim reads.
-
-    Calling it with model labels gives: the baseline clearly below the Kneser-Ney bigram
-    (``bigram``), the model gate of those models' runs (:func:`converged_gate`), each
-    model's context-use gate, and the sanity gate that every slope decays (``decays``).
-
-    Attributes:
-        bigram: :func:`prismlib.lstm.bigram.beats_bigram` of the baseline.
-        runs: model label -> its :class:`~prismlib.lstm.TrainedRun`.
-        uses_context: model label -> :func:`prismlib.lstm.context_use_gate`.
-        decays: the cell-state change decays with distance, every model and layer.
-        share, tolerance: the model gate's (the profile's ``converge_share`` and ``converge_tolerance``).
-    """
-
-    bigram: Gate
-    runs: Mapping[str, Any]
-    uses_context: Mapping[str, Gate]
-    decays: Gate
-    share: float
-    tolerance: float
-
-    def __call__(self, models: Sequence[str]) -> tuple[Gate, ...]:
-        converged = converged_gate({k: self.runs[k] for k in models}, self.share, self.tolerance)
-        return (self.bigram, converged, *(self.uses_context[k] for k in models), self.decays)
-
-
-def layer_slope(changes: np.ndarray, layer: int, fit: tuple[int, int]) -> float:
-    """Decay slope of one layer's mean cell-state change over the distances ``fit``.
-
-    Args:
-        changes: ``(n_contexts, n_layers, length)`` (:func:`prismlib.lstm.ablation.cell_state_change`).
-        layer: 0-based.
-    """
-    return float(decay_slopes(changes[:, layer : layer + 1], fit)[0])
-
-
-def slope_gap(fit: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) -> Callable[[Sequence[np.ndarray]], float]:
-    """The statistic "slope of ``a`` minus slope of ``b``" over a list of models' changes,
-    ``a`` and ``b`` as ``(index in the list, layer)``: e.g. ``slope_gap(fit, (0, 0), (1, 0))``
-    compares layer 1 of two models, ``slope_gap(fit, (0, 2), (0, 0))`` two layers of one."""
-
-    def statistic(cs: Sequence[np.ndarray]) -> float:
-        return layer_slope(cs[a[0]], a[1], fit) - layer_slope(cs[b[0]], b[1], fit)
-
-    return statistic
-
-
-def run_name(spec: Any) -> str:
-    """A memory model's name with its seed, ``"pareto (fixed) seed 2"`` (as
-    :attr:`~prismlib.lstm.TrainedRun.label`): notebook 08 keys every model by it, so that the
-    seeds of one spec never overwrite each other."""
-    return f"{spec.label} seed {spec.seed}"
-
-
-def range_gap(fit: tuple[int, int], layer_a: int, layer_b: int) -> Callable[[Sequence[np.ndarray]], float]:
-    """The statistic "range (max - min) over the models of ``layer_a``'s slopes minus that of
-    ``layer_b``'s" over a list of models' changes (the one of
-    :func:`prismlib.lstm.ablation.slope_range_difference`), for :func:`controlled_effect`."""
-
-    def statistic(cs: Sequence[np.ndarray]) -> float:
-        a = [layer_slope(c, layer_a, fit) for c in cs]
-        b = [layer_slope(c, layer_b, fit) for c in cs]
-        return float(np.ptp(a) - np.ptp(b))
-
-    return statistic
-
-
-@dataclass(frozen=True)
-class ControlledEffect:
-    """A memory statistic of trained models (``trained``), of their untrained controls with the
-    same fixed biases (``control``) and the excess ``trained - control``: three intervals over
-    the same resampled contexts (:func:`prismlib.lstm.ablation.control_excess`)."""
-
-    trained: Interval
-    control: Interval
-    excess: Interval
-
-    def tests(self, label: str, sign: int = 1) -> tuple[Test, Test]:
-        """The trained effect beyond 0 on the claimed side (``sign``) and the excess over the
-        untrained control on the same side: a claim built on both is ``held`` only where
-        training, not the fixed biases alone, produced the effect."""
-        return Test(self.trained, sign, 0.0, label), Test(self.excess, sign, 0.0, f"{label}: trained - untrained")
-
-    def accounts(self, sign: int = 1) -> bool:
-        """Whether the control accounts for the effect: the excess is not clearly on the claimed side."""
-        return not (self.excess.low > 0 if sign > 0 else self.excess.high < 0)
-
-
-def controlled_effect(
-    models: Sequence[str],
-    changes: Mapping[str, np.ndarray],
-    controls: Mapping[str, np.ndarray],
-    statistic: Callable[[list[np.ndarray]], float],
-) -> ControlledEffect:
-    """``statistic`` of the trained ``models``' cell-state changes, of their untrained controls
-    (same specs and fixed biases, random other weights, same contexts) and the excess, paired
-    over the contexts (:func:`prismlib.lstm.ablation.control_excess`).
-
-    Args:
-        changes, controls: model name -> ``(n_contexts, n_layers, length)``.
-    """
-    return ControlledEffect(*control_excess([changes[k] for k in models], [controls[k] for k in models], statistic))
-
-
-def controlled_tests(effects: Mapping[int, ControlledEffect], label: str, sign: int = 1) -> tuple[Test, ...]:
-    """The tests of a memory claim over seeds: for every seed (key of ``effects``) the trained
-    effect and its excess over the untrained control (:meth:`ControlledEffect.tests`, each over
-    that seed's contexts); with two or more seeds also the seed-level tests, Student's interval
-    over the seeds' point estimates of each (:func:`prismlib.stats.mean_interval`, an interval
-    over runs). All must hold for ``held``."""
-    tests: list[Test] = []
-    for seed, e in effects.items():
-        tests += [Test(t.interval, t.sign, t.threshold, f"{t.label} (seed {seed})") for t in e.tests(label, sign)]
-    if len(effects) >= 2:
-        for what, values in (
-            ("", [e.trained.effect for e in effects.values()]),
-            (": trained - untrained", [e.excess.effect for e in effects.values()]),
-        ):
-            tests.append(Test(mean_interval(values), sign, 0.0, f"{label}{what}, mean over {len(values)} seeds"))
-    return tuple(tests)
-
-
-def control_note(effects: Mapping[int, ControlledEffect], sign: int = 1) -> str:
-    """The claim row's ``control`` text: per seed, the untrained control's effect, the excess and
-    whether the control accounts for the effect."""
-    return "untrained model with the same fixed biases: " + "; ".join(
-        f"seed {seed}: control {e.control}, trained - control {e.excess} "
-        f"({'accounts for the effect' if e.accounts(sign) else 'does not account for it'})"
-        for seed, e in effects.items()
-    )
-
-
-def slope_range(slopes: Mapping[tuple[str, int], Interval], models: Sequence[str], layer: int) -> float:
-    """Max minus min over ``models`` of the decay slope of ``layer`` (0-based); ``slopes``:
-    ``(model, layer) -> interval`` (:func:`prismlib.lstm.ablation.slope_interval`)."""
-    v = [slopes[(k, layer)].effect for k in models]
-    return max(v) - min(v)
-
-
-def ablate_models(
-    specs: Sequence[RunSpec], model_of: Callable[[RunSpec], LSTMLM], settings: LSTMSettings, corpus: PTBCorpus, desc: str = ""
-) -> dict[str, np.ndarray]:
-    """Notebook 08's ablation of every model of ``specs`` with the profile's settings
-    (:func:`prismlib.lstm.ablation.cell_state_change` on PTB test: ``memory_contexts``
-    contexts of ``context`` words drawn with the spec's seed, ``memory_warmup``, ``memory_mode``),
-    one model at a time under the profile's torch threads.
-
-    Args:
-        model_of: the model of a spec (its trained run's, or :func:`untrained_model`), built
-            when its turn comes; ``desc``: appended to the model's name in the progress bar.
-
-    Returns:
-        :func:`run_name` -> ``(n_contexts, n_layers, length)`` changes.
-    """
-    with torch_threads(settings.threads):
-        return {
-            run_name(spec): cell_state_change(
-                model_of(spec),
-                corpus.test,
-                settings.memory_contexts,
-                settings.context,
-                corpus.stoi[UNK],
-                seed=spec.seed,
-                warmup=settings.memory_warmup,
-                mode=settings.memory_mode,
-                desc=run_name(spec) + desc,
-            )
-            for spec in specs
-        }
-
-
-def untrained_controls(specs: Sequence[RunSpec], settings: LSTMSettings, corpus: PTBCorpus, device: str = "cpu") -> dict[str, np.ndarray]:
-    """The initialisation control of every memory model: :func:`ablate_models` of the specs
-    before training (:func:`prismlib.lstm.untrained_model`: the same fixed biases, random
-    other weights) on the same contexts; :func:`run_name` -> ``(n_contexts, n_layers, length)``."""
-    return ablate_models(specs, lambda spec: untrained_model(spec, settings, corpus, device), settings, corpus, " (untrained)")
-
-
-def decay_gate(slopes: Mapping[tuple[str, int], Interval], fit: tuple[int, int]) -> Gate:
-    """The sanity gate of every memory claim: the cell-state change decays with distance,
-    every slope's interval (``(model, layer) -> interval`` over the distances ``fit``,
-    :func:`prismlib.lstm.ablation.slope_interval`) below 0. A check of the measurement, not a
-    claim: the untrained models decay too. Its detail names the slopes that are not."""
-    rising = [f"{label} L{layer + 1}" for (label, layer), i in slopes.items() if not i.high < 0]
-    effects = [i.effect for i in slopes.values()]
-    return Gate(
-        f"the cell-state change decays with distance (every slope over d = {fit[0]}..{fit[1]} < 0)",
-        not rising,
-        f"{len(slopes)} slopes, {np.nanmin(effects):.3f} to {np.nanmax(effects):.3f} per word"
-        + (f"; not clearly negative: {', '.join(rising)}" if rising else ""),
-    )
-
-
-class MemoryClaims(NamedTuple):
-    """Notebook 08's claims (:func:`memory_claims`) and, per claim (``"layer 1"``, ``"layer 3's
-    range"``, ``"layer order"``), whether the untrained control accounts for its effect in some seed."""
-
-    claims: list[Claim]
-    controls_account: dict[str, bool]
-
-
-def memory_claims(
-    specs: Sequence[RunSpec],
-    assigned: Mapping[tuple[str, int], float | None],
-    slopes: Mapping[tuple[str, int], Interval],
-    changes: Mapping[str, np.ndarray],
-    controls: Mapping[str, np.ndarray],
-    fit: tuple[int, int],
-    gates: Callable[[Sequence[str]], tuple[Gate, ...]],
-) -> MemoryClaims:
-    """The slides' memory claims of notebook 08, each decided on the trained effect and its
-    excess over the untrained control in every seed (:func:`controlled_tests`): layer 1's memory
-    follows its fixed timescale (layer-wise against inverse), the last layer's slopes vary less
-    across the models than layer 1's, and within each fully fixed model the layer with the
-    longest assigned timescale decays most slowly. The texts quote the first seed's numbers.
-
-    Args:
-        specs: the memory models, every seed (``variant``, ``seed``, ``label``; the variants
-            ``layerwise`` and ``inverse`` among them); a model is named by :func:`run_name`.
-        assigned: ``(model, layer) -> `` median timescale the fixed biases assign (``None``:
-            the layer trains freely); layers 0-based.
-        slopes: ``(model, layer) -> `` decay slope over ``fit`` with its interval
-            (:func:`prismlib.lstm.ablation.slope_interval`).
-        changes, controls: model -> ``(n_contexts, n_layers, length)`` of the trained models
-            and of their untrained controls (:func:`untrained_controls`).
-        gates: the models a claim reads -> its gates (:class:`MemoryGates`).
-    """
-    layers = next(iter(changes.values())).shape[1]
-    last = layers - 1
-    seeds = sorted({s.seed for s in specs})
-    first = seeds[0]
-    labels = [run_name(s) for s in specs]
-    name = {(s.variant, s.seed): run_name(s) for s in specs}
-    at_seed = {k: [run_name(s) for s in specs if s.seed == k] for k in seeds}
-    L1_long, L1_short = name[("layerwise", first)], name[("inverse", first)]
-    l1 = {
-        k: controlled_effect([name[("layerwise", k)], name[("inverse", k)]], changes, controls, slope_gap(fit, (0, 0), (1, 0)))
-        for k in seeds
-    }
-    spread = {k: controlled_effect(at_seed[k], changes, controls, range_gap(fit, 0, last)) for k in seeds}
-    all_fixed = [k for k in labels if all(assigned[(k, layer)] is not None for layer in range(layers))]
-    top = {k: max(range(layers), key=lambda layer: assigned[(k, layer)] or 0.0) for k in all_fixed}  # (every layer fixed: no None)
-    variant_of = {run_name(s): s.variant for s in specs}
-    fixed_variants = list(dict.fromkeys(variant_of[k] for k in all_fixed))
-    # a layer against another of the same model, per seed: slope_gap pairs them over the same resampled contexts
-    order = {
-        (v, other): {
-            k: controlled_effect([name[(v, k)]], changes, controls, slope_gap(fit, (0, top[name[(v, k)]]), (0, other))) for k in seeds
-        }
-        for v in fixed_variants
-        for other in range(layers)
-        if other != top[name[(v, first)]]
-    }
-    order_tests = tuple(
-        t
-        for (v, other), effects in order.items()
-        for t in controlled_tests(effects, f"slope L{top[name[(v, first)]] + 1} - slope L{other + 1} ({v})")
-    )
-    tau = {key: effective_timescale(iv.effect) for key, iv in slopes.items()}  # words, per (model, layer)
-    seed_note = f"seed {first}" if len(seeds) == 1 else f"seed {first} of {len(seeds)}, every seed tested"
-    claims = [
-        Claim(
-            "08",
-            f"Layer 1's memory follows its fixed timescale, beyond what the untrained models with the same biases show: "
-            f"'{L1_long}' (layer 1 median assigned T {assigned[(L1_long, 0)]:.1f}) decays more slowly than '{L1_short}' "
-            f"({assigned[(L1_short, 0)]:.1f}) (slopes {slopes[(L1_long, 0)].effect:.3f} vs {slopes[(L1_short, 0)].effect:.3f} per word, "
-            f"tau {tau[(L1_long, 0)]:.1f} vs {tau[(L1_short, 0)]:.1f} words; untrained difference {l1[first].control.effect:+.3f}; "
-            f"{seed_note})",
-            "'Slope of graphs - information about timescale: slow decay -> higher information between distant words'; "
-            "'Layer 1 - small timescale most effective'",
-            controlled_tests(l1, "slope L1 (first longest) - slope L1 (last longest)"),
-            gates([name[(v, k)] for v in ("layerwise", "inverse") for k in seeds]),
-            "1/word",
-            control=control_note(l1),
-        ),
-        Claim(
-            "08",
-            f"Layer {last + 1} has a similar slope in every model, more so than the untrained models with the same biases: its "
-            f"range across the {len(at_seed[first])} models ({slope_range(slopes, at_seed[first], last):.3f} per word) is smaller "
-            f"than layer 1's ({slope_range(slopes, at_seed[first], 0):.3f}) by more than in the untrained models "
-            f"(untrained: {spread[first].control.effect:+.3f}; {seed_note})",
-            "'Layer 3 - all model has similar slope - irrespective of fixed bias values - task-dependency?'",
-            controlled_tests(spread, f"range of L1 slopes - range of L{last + 1} slopes"),
-            gates(labels),
-            "1/word",
-            control=control_note(spread),
-        ),
-        Claim(
-            "08",
-            "Within each fully fixed model the layer with the longest assigned timescale decays most slowly (the largest "
-            "slope; the longest tau where the slopes are negative), beyond what the untrained model with the same biases shows ("
-            + "; ".join(
-                f"{k}: L{top[k] + 1}; slopes "
-                + " / ".join(f"{slopes[(k, layer)].effect:.3f}" for layer in range(layers))
-                + ", tau "
-                + " / ".join(f"{tau[(k, layer)]:.1f}" for layer in range(layers))
-                for k in all_fixed
-                if k in at_seed[first]
-            )
-            + f" for L1 / L2 / L3; {seed_note})",
-            "No slide states it: our extrapolation of 'Slope of graphs - information about timescale'; the slides' own "
-            "layer-3 remark ('all model has similar slope - irrespective of fixed bias values') speaks against it",
-            order_tests,
-            gates(all_fixed),
-            "1/word",
-            control="; ".join(f"{v}, L{top[name[(v, first)]] + 1} - L{other + 1}: {control_note(e)}" for (v, other), e in order.items()),
-        ),
-    ]
-    accounts = {
-        "layer 1": any(e.accounts() for e in l1.values()),
-        f"layer {last + 1}'s range": any(e.accounts() for e in spread.values()),
-        "layer order": any(e.accounts() for es in order.values() for e in es.values()),
-    }
-    return MemoryClaims(claims, accounts)

@@ -14,10 +14,11 @@ adds what decides whether those tests say anything about the slides' claim:
   its margin, or the earlier value lies inside the later interval
   (:func:`prismlib.claims.effect_stability_gate`);
 * the **seeds rule**: a test whose effect is under :data:`SMALL_EFFECT` of the reference's
-  perplexity needs at least :data:`MIN_SEEDS` seeds of every model the claim reads, and
-  the claim then also carries a **seed-level test** (Welch's interval over the seeds'
-  own perplexities, :meth:`WorkBClaims.seed_test`) beside the chunk bootstrap: a
-  ``held`` needs both.
+  perplexity needs at least :data:`MIN_SEEDS` seeds of every model the claim reads.
+
+Each contrast is tested once, on one interval with both sources of variance: the chunk
+bootstrap widened by the spread of the seeds' own values (:meth:`WorkBClaims.with_seeds`,
+:func:`prismlib.claims.with_seeds`); with one seed of a model it keeps the chunk bootstrap.
 
 A failed gate makes the claim ``not testable``; the detail says how far the curve or the
 contrast still moved and, for the convergence gates, the budget at which power-law fits
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_BY_RULE
-from prismlib.claims import MIN_SEEDS, Gate, Test, effect_stability_gate, stability_margin
+from prismlib.claims import MIN_SEEDS, Gate, Test, effect_stability_gate, stability_margin, with_seeds
 from prismlib.lstm.chunks import NLL, MissingBins
 from prismlib.lstm.convergence import (
     SHARE,
@@ -47,7 +48,7 @@ from prismlib.lstm.convergence import (
     stable_budget,
 )
 from prismlib.lstm.evaluation import SeedMeans, mean_nll, perplexity, seed_means, seed_rows
-from prismlib.stats import Interval, welch_difference
+from prismlib.stats import Interval
 
 if TYPE_CHECKING:
     from prismlib.lstm.doubling import DoublingCheck
@@ -187,30 +188,20 @@ class WorkBClaims:
         :class:`~prismlib.lstm.ChunkNLL`, or per-token ``(n,)``), one value per seed."""
         return [float(statistic(row)) for row in seed_rows(self.end.nll[model])]
 
-    def seed_test(
-        self,
-        a: Hashable,
-        b: Hashable | None = None,
-        sign: int = -1,
-        threshold: float = 0.0,
-        statistic: Callable[[NLL], float] | None = None,
-        name: str = "ppl",
-    ) -> tuple[Test, ...]:
-        """The seed-level test of ``ppl(a) - ppl(b)`` (``b`` defaults to the reference):
-        Welch's interval over the seeds' perplexities, to be added beside the chunk
-        bootstrap of the same contrast. Empty when either model has fewer than two seeds
-        (the seeds gate of :meth:`gates` then fails the claim where its effect is small).
-
-        ``statistic`` (one seed's test NLL -> a number; default its
-        perplexity) tests another per-seed quantity the same way, ``name`` naming it in the
-        label (e.g. a log ratio between two frequency bins, :func:`prismlib.lstm.bin_log_gap`)."""
+    def with_seeds(self, test: Test, a: Hashable, b: Hashable | None = None, statistic: Callable[[NLL], float] | None = None) -> Test:
+        """``test`` of the contrast ``a - b`` (``b`` defaults to the reference; a chunk bootstrap
+        of the seed means) on the one interval with both sources of variance
+        (:func:`prismlib.claims.with_seeds`): the two models trained independently, each seed's
+        own ``statistic`` (one seed's test NLL -> a number in the units of ``test``'s effect;
+        default its perplexity; e.g. its mean NLL for a log ratio, :func:`prismlib.lstm.bin_log_gap`
+        for a difference of two bins' log ratios). ``test`` unchanged when either model has fewer
+        than two seeds (the seeds gate of :meth:`gates` then fails the claim where its effect is small)."""
         b = self.reference if b is None else b
         stat = perplexity if statistic is None else statistic
         pa, pb = self.seed_values(a, stat), self.seed_values(b, stat)
         if len(pa) < 2 or len(pb) < 2:
-            return ()
-        iv = welch_difference(pa, pb)
-        return (Test(iv, sign, threshold, f"{name}({a}) - {name}({b}), Welch over seeds ({len(pa)} vs {len(pb)})"),)
+            return test
+        return with_seeds(test, pa, pb)
 
     def gates(
         self, models: Sequence[Hashable], tests_of: TestsOf, relative: bool = False, statistic: Callable[[NLL], float] | None = None

@@ -1,6 +1,6 @@
 """The gates every work-B perplexity claim carries (prismlib.lstm.verdicts): the model gate,
-the effect-stability gate from the half-budget test NLL, the seeds rule and the seed-level
-Welch test, on synthetic runs with known answers."""
+the effect-stability gate from the half-budget test NLL, the seeds rule and the one interval
+with chunk and seed variance (WorkBClaims.with_seeds), on synthetic runs with known answers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from prismlib.claims import Claim, Test
 from prismlib.lstm import LearningCurve, WorkBClaims, perplexity
 from prismlib.lstm.verdicts import MIN_SEEDS, SMALL_EFFECT
-from prismlib.stats import Interval, welch_difference
+from prismlib.stats import Interval, combined_interval
 
 N = 2000  # test tokens: 20 chunks of 100
 TOKENS = np.linspace(1e5, 2e6, 20)
@@ -131,29 +131,36 @@ def test_the_small_effect_threshold_is_five_percent_of_the_reference():
         assert c.gates(["base", "x"], _beats)[2].passed is passed, x_ppl
 
 
-def test_the_seed_level_test_is_welch_over_each_seeds_perplexity():
+def test_with_seeds_widens_the_chunk_test_by_each_seeds_perplexity():
     c = _claims(_runs({"base": (150, 150, 3), "x": (148, 148, 3)}))
-    (t,) = c.seed_test("x", sign=-1, threshold=0.0)
-    expected = welch_difference([perplexity(r) for r in c.end.nll["x"]], [perplexity(r) for r in c.end.nll["base"]])
+    (unit,) = _beats(c.end)
+    t = c.with_seeds(unit, "x")
+    pa, pb = ([perplexity(r) for r in c.end.nll[k]] for k in ("x", "base"))
+    expected = combined_interval(unit.interval, pa, pb)  # two arms trained independently, in perplexity
     assert (t.interval.effect, t.interval.low, t.interval.high) == pytest.approx((expected.effect, expected.low, expected.high))
-    assert t.interval.resampled == "runs" and t.sign == -1
-    assert t.label == "ppl(x) - ppl(base), Welch over seeds (3 vs 3)"
-    assert c.seed_perplexities("x") == pytest.approx([perplexity(r) for r in c.end.nll["x"]])
+    assert t.interval.resampled == "units+seeds" and t.interval.seeds == 3 and t.interval.effect == unit.interval.effect
+    assert (t.sign, t.threshold, t.label, t.kind) == (unit.sign, unit.threshold, unit.label, unit.kind)
+    assert c.seed_perplexities("x") == pytest.approx(pa)
     one = _claims(_runs({"base": (150, 150, 3), "x": (148, 148, 1)}))
-    assert one.seed_test("x") == ()
+    (unit1,) = _beats(one.end)
+    assert one.with_seeds(unit1, "x") == unit1  # one seed of x: the chunk bootstrap alone
 
 
-def test_a_claim_needs_the_chunk_and_the_seed_level_test_to_agree():
+def test_seeds_that_disagree_widen_the_one_interval_past_a_clear_chunk_gain():
     # the chunk bootstrap sees a clear gain; the seeds spread far more than the gain
     runs = _runs({"base": (150, 150, 3), "x": (147, 147, 3)})
     for seed, shift in enumerate((-0.05, 0.0, 0.05)):
         runs[Spec("x", seed)].test_chunks = runs[Spec("x", seed)].test_chunks + shift
     c = _claims(runs)
-    chunk = _beats(c.end)
-    seed_level = c.seed_test("x")
-    assert chunk[0].verdict == "held" and seed_level[0].verdict == "inside noise"
-    claim = Claim("07", "x beats base", "", chunk + seed_level, ())
-    assert claim.verdict == "inside noise"
+    (chunk,) = _beats(c.end)
+    combined = c.with_seeds(chunk, "x")
+    assert chunk.verdict == "held" and combined.verdict == "inside noise"
+    assert combined.interval.low < chunk.interval.low and combined.interval.high > chunk.interval.high
+    assert combined.interval.contains(0.0) and not chunk.interval.contains(0.0)
+    assert Claim("07", "x beats base", "", (combined,), ()).verdict == "inside noise"
+    # the seeds agree: the one interval stays close to the chunk bootstrap and the gain holds
+    (quiet,) = _beats(_claims(_runs({"base": (150, 150, 3), "x": (147, 147, 3)})).end)
+    assert _claims(_runs({"base": (150, 150, 3), "x": (147, 147, 3)})).with_seeds(quiet, "x").verdict == "held"
 
 
 # -- exact details, boundaries and the contrast that moved most (issue 23: the mutants of verdicts are killed) --
@@ -190,14 +197,17 @@ def test_an_effect_of_exactly_five_percent_is_not_small():
     assert not just.passed
 
 
-def test_seed_test_defaults_and_two_seeds_each():
-    c = _claims(_runs({"base": (150, 150, 2), "x": (148, 148, 2)}))
-    (t,) = c.seed_test("x")
-    assert (t.sign, t.threshold) == (-1, 0.0) and t.label == "ppl(x) - ppl(base), Welch over seeds (2 vs 2)"
-    (u,) = c.seed_test("base", "x", sign=1, threshold=0.5)
-    assert (u.sign, u.threshold, u.interval.effect) == (1, 0.5, pytest.approx(-t.interval.effect))
+def test_with_seeds_takes_the_reference_by_default_another_arm_and_a_statistic():
+    c = _claims(_runs({"base": (150, 150, 2), "x": (148, 148, 2), "y": (140, 140, 2)}))
+    unit = Test(c.end.delta("x"), -1, 0.0, "ppl(x) - ppl(base)")
+    assert c.with_seeds(unit, "x") == c.with_seeds(unit, "x", "base")
+    ppl_x, ppl_y = c.seed_perplexities("x"), c.seed_perplexities("y")
+    vs_y = c.with_seeds(unit, "x", "y").interval
+    assert vs_y == combined_interval(unit.interval, ppl_x, ppl_y) and vs_y.seeds == 2
+    logs = c.with_seeds(unit, "x", statistic=lambda nll: float(np.log(perplexity(nll)))).interval
+    assert logs == combined_interval(unit.interval, [np.log(p) for p in ppl_x], [np.log(p) for p in c.seed_perplexities("base")])
     few = _claims(_runs({"base": (150, 150, 1), "x": (148, 148, 3)}))
-    assert few.seed_test("x") == ()
+    assert few.with_seeds(unit, "x") is unit
 
 
 def test_the_stability_gate_names_the_contrast_that_moved_most_for_its_margin():

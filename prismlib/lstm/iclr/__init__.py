@@ -10,6 +10,7 @@ dyck_model         the Dyck-2 LSTMs: baseline and the official multi-timescale m
 dyck_training      Dyck-2 training as cached, resumable, seeded jobs; their convergence gate
 routing            routing by timescale: layer-2 unit blocks zeroed by timescale; forget-gate trajectories
 mutual_information mutual information between words d apart (bias-corrected), its decay fits
+timescale_fit      trained timescales: inverse gamma against rivals; fixed units keep their timescales
 ================== ======================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm.iclr
@@ -82,8 +83,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "dyck_accuracy_table",
         "seed_accuracy",
         "long_range_difference",
-        "long_range_seed_difference",
+        "long_range_test",
         "dyck_learned_gate",
+        "memory_floor",
+        "long_range_floor_gate",
     ),
     "routing": (
         "timescale_order",
@@ -93,6 +96,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "routing_ratios",
         "log_ratio_contrast",
         "forget_gate_trajectories",
+        "ROUTING_MARGIN",
+        "third_weights",
+        "routing_contrast",
+        "routing_test",
+    ),
+    "timescale_fit": (
+        "RIVALS",
+        "FIT_MARGIN",
+        "KEEP_FACTOR",
+        "fitted_loglik",
+        "invgamma_advantage",
+        "timescale_fits",
+        "invgamma_test",
+        "shown_timescales",
+        "timescale_drift",
+        "rank_agreement",
     ),
     "mutual_information": (
         "MI_ESTIMATORS",

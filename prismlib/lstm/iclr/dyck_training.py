@@ -44,14 +44,14 @@ from torch import nn
 
 from prismlib.anneal import DID_NOT_LEARN, STOPPED_AT_CAP, STOPPED_BY_RULE, AnnealRule, AnnealSettings, AnnealState, anneal_check
 from prismlib.artifacts import load_checkpoint, load_or_discard, remove, save_atomic
-from prismlib.claims import Gate
+from prismlib.claims import Gate, Test, with_seeds
 from prismlib.devices import resolve_device, torch_threads
 from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
-from prismlib.lstm.iclr.dyck import DyckSplit, accuracy_by_distance, build_dataset, sequence_correct
+from prismlib.lstm.iclr.dyck import N_TYPES, DyckSplit, accuracy_by_distance, build_dataset, sequence_correct
 from prismlib.lstm.iclr.dyck_model import DYCK_MODELS, DyckLSTM, build_dyck_model
 from prismlib.profiles import DyckSettings
 from prismlib.progress import progress_bar
-from prismlib.stats import N_BOOT, Interval, mean_interval, paired_bootstrap, welch_difference
+from prismlib.stats import N_BOOT, Interval, mean_interval, paired_bootstrap
 
 DYCK_RECIPE_VERSION = 1
 """Version of the code that trains a Dyck job (:func:`dyck_recipe_code`); it enters every key."""
@@ -463,16 +463,27 @@ def long_range_difference(
     return paired_bootstrap(stat, (a, b), n_boot=n_boot, seed=seed)
 
 
-def long_range_seed_difference(correct_a: np.ndarray, correct_b: np.ndarray, longest: np.ndarray, d_min: int) -> Interval | None:
-    """Welch's interval of the per-seed accuracies (strings with longest distance >= ``d_min``) of
-    ``a`` minus ``b`` (``(seeds, n)`` each); ``None`` with fewer than two seeds of either or no spread."""
+def long_range_test(
+    correct_a: np.ndarray,
+    correct_b: np.ndarray,
+    longest: np.ndarray,
+    d_min: int,
+    margin: float,
+    label: str,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Test:
+    """``a`` beats ``b`` by more than ``margin`` in accuracy on the strings with longest distance
+    >= ``d_min`` (``(seeds, n)`` bool each): a superiority test of :func:`long_range_difference`
+    on one interval with both sources of variance, the strings' bootstrap widened by the spread
+    of each seed's own accuracy on those strings (:func:`prismlib.claims.with_seeds`, the models
+    trained independently); the strings' bootstrap alone when a model has fewer than two seeds."""
+    test = Test.superiority(long_range_difference(correct_a, correct_b, longest, d_min, n_boot, seed), margin, label=label)
     keep = np.asarray(longest) >= d_min
-    pa = np.atleast_2d(correct_a)[:, keep].mean(axis=1)
-    pb = np.atleast_2d(correct_b)[:, keep].mean(axis=1)
-    try:
-        return welch_difference(pa, pb)
-    except ValueError:
-        return None
+    pa, pb = (np.atleast_2d(c)[:, keep].astype(np.float64).mean(axis=1) for c in (correct_a, correct_b))
+    if len(pa) < 2 or len(pb) < 2:
+        return test
+    return with_seeds(test, pa.tolist(), pb.tolist())
 
 
 def dyck_learned_gate(seed_table: pd.DataFrame) -> Gate:
@@ -485,4 +496,57 @@ def dyck_learned_gate(seed_table: pd.DataFrame) -> Gate:
     name = f"learned: every model gets at least {LEARNED_SHORT:.0%} of the shortest-distance strings right (seed mean)"
     return Gate(
         name, not low, ("" if not low else "not learned: ") + f"first bin {first.low_edge.iloc[0]:g}-{first.high_edge.iloc[0]:g}: {detail}"
+    )
+
+
+def memory_floor(split: DyckSplit, horizon: int, n_types: int = N_TYPES) -> np.ndarray:
+    """``(n,)`` the expected share of each string a reader with no memory past ``horizon`` gets
+    entirely right: the floor of the long-range claim.
+
+    The reader is right at every position whose innermost open bracket was opened fewer than
+    ``horizon`` symbols before the symbol to come (a closer there would be at distance <
+    ``horizon``: :func:`~prismlib.lstm.iclr.dyck.bracket_distances`); for an older innermost
+    opener it guesses the type, once per opener (a fair guess among ``n_types``, kept while that
+    opener stays innermost), so a string is right with probability ``n_types ** -k``, ``k`` the
+    openers it had to guess. On strings whose longest distance is at least ``horizon`` a model
+    below this floor shows no memory at those distances."""
+    if horizon < 1:
+        raise ValueError(f"horizon must be >= 1, got {horizon}")
+    out = np.empty(len(split.tokens))
+    for i, (ids, real) in enumerate(zip(split.tokens, split.mask)):
+        stack: list[int] = []
+        guessed: set[int] = set()
+        for t, tok in enumerate(ids[real].tolist()):
+            if tok % 2 == 0:
+                stack.append(t)
+            else:
+                stack.pop()
+            if stack and t + 1 - stack[-1] >= horizon:
+                guessed.add(stack[-1])
+        out[i] = float(n_types) ** -len(guessed)
+    return out
+
+
+def long_range_floor_gate(
+    correct_a: np.ndarray, correct_b: np.ndarray, longest: np.ndarray, d_min: int, floor: np.ndarray, margin: float = DYCK_MARGIN
+) -> Gate:
+    """Passed when at least one model's seed-mean accuracy on the strings with longest distance >=
+    ``d_min`` is above their :func:`memory_floor` (with ``horizon = d_min``) by more than
+    ``margin``: where both models sit at or below what a reader with no memory at those distances
+    gets, the long strings test no long-range memory, and the claim is not testable there (a model
+    at the floor while the other leaves it is what the claim predicts, so one model above suffices)."""
+    keep = np.asarray(longest) >= d_min
+    if not keep.any():
+        return Gate(
+            "long-range memory: a model leaves the memory floor on the long strings", False, f"no string with longest distance >= {d_min}"
+        )
+    acc = {name: float(np.atleast_2d(c)[:, keep].mean()) for name, c in (("a", correct_a), ("b", correct_b))}
+    bar = float(np.asarray(floor)[keep].mean())
+    best = max(acc.values())
+    return Gate(
+        f"long-range memory: a model beats, by more than {margin:.0%}, a reader with no memory {d_min} or more symbols back "
+        f"(right on the long strings with probability {bar:.2f}; it guesses the type of every older open bracket)",
+        best > bar + margin,
+        f"accuracy on the {int(keep.sum())} long strings {acc['a']:.2f} and {acc['b']:.2f} (seed means) against the floor {bar:.2f}"
+        + ("" if best > bar + margin else ": both models at the floor, the long strings test no long-range memory"),
     )

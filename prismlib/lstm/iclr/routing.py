@@ -14,7 +14,11 @@ each block's perplexity ratio per bin with a paired bootstrap over 100-token chu
 stream (:data:`prismlib.lstm.CHUNK`), the independent units of every PTB claim.
 :func:`log_ratio_contrast` asks whether a block hurts rare words relatively more than frequent
 ones, alone or against a reference model's blocks (the baseline's units in random order: what
-the timescale ordering adds over zeroing any block of a trained LSTM).
+the timescale ordering adds over zeroing any block of a trained LSTM). :func:`routing_test` is
+the claim as the paper shows it, over the seeds whose weights are kept: across the blocks (the
+longest-timescale third against the shortest third, :func:`third_weights`) and against random
+blocks of the same size of the same model, on one interval with the chunks' and the seeds'
+variance (:func:`routing_contrast`).
 
 **Forget-gate trajectories** (:func:`forget_gate_trajectories`): the forget gate of every unit
 at every word of one passage, read as :func:`prismlib.lstm.forget_gate_means` reads them (the
@@ -30,6 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from prismlib.claims import Test, with_seeds
 from prismlib.lstm.chunks import CHUNK, FREQUENCY_BINS
 from prismlib.lstm.evaluation import N_BOOT_PTB, chunk_sums, frequency_bins, token_nll
 from prismlib.lstm.model import LSTMLM
@@ -203,3 +208,104 @@ def forget_gate_trajectories(model: LSTMLM, ids: np.ndarray | Tensor) -> list[np
         x = out
     model.train(was)
     return out_gates
+
+
+ROUTING_MARGIN = 0.005
+"""The smallest routing contrast that matters (log perplexity ratio, rare minus frequent words:
+half a percent of perplexity), fixed before the run: the paper's figure reads the ratios by eye,
+so this prior stands in for a stated size."""
+
+
+def third_weights(n_blocks: int, n_random: int, against: str) -> np.ndarray:
+    """Weights ``(n_blocks + n_random,)`` of the routing statistics over blocks ordered longest
+    timescale first, then ``n_random`` random blocks of the same size.
+
+    ``against="short"``: the mean over the longest-timescale third of the blocks minus the mean
+    over the shortest third (the random blocks weigh 0); ``against="random"``: the longest third's
+    mean minus the mean over the random blocks. A third is ``max(1, n_blocks // 3)`` blocks."""
+    if n_blocks < 2 or n_random < 0:
+        raise ValueError(f"needs at least 2 timescale blocks and no negative count of random blocks, got {n_blocks}, {n_random}")
+    k = max(1, n_blocks // 3)
+    w = np.zeros(n_blocks + n_random)
+    w[:k] = 1 / k
+    if against == "short":
+        w[n_blocks - k : n_blocks] = -1 / k
+    elif against == "random":
+        if n_random < 1:
+            raise ValueError("against='random' needs at least one random block")
+        w[n_blocks:] = -1 / n_random
+    else:
+        raise ValueError(f"against must be 'short' or 'random', got {against!r}")
+    return w
+
+
+def routing_contrast(
+    ablated: np.ndarray,
+    intact: np.ndarray,
+    keep_a: np.ndarray,
+    keep_b: np.ndarray,
+    weights: np.ndarray,
+    n_boot: int = N_BOOT_PTB,
+    seed: int = 0,
+) -> tuple[Interval, list[float]]:
+    """A weighted sum over ablations of ``log ratio(bin a) - log ratio(bin b)`` (each as
+    :func:`log_ratio_contrast`), averaged over training seeds, with a paired bootstrap over the
+    :data:`~prismlib.lstm.CHUNK`-token chunks shared by every seed and ablation.
+
+    Args:
+        ablated: ``(S, K, n)`` NLL of seed ``s`` with ablation ``k`` (e.g. the timescale blocks,
+            longest first, then random blocks of the same size); ``intact``: ``(S, n)``.
+        keep_a, keep_b: ``(n,)`` bool, the two word bins (e.g. rare and frequent words).
+        weights: ``(K,)`` the combination (:func:`third_weights`).
+
+    Returns:
+        The seed-mean statistic's interval over chunks, and the statistic of each seed (for
+        :func:`prismlib.claims.with_seeds`). The statistic is linear in the per-chunk sums, so
+        seeds and ablations fold into one summed contrast per chunk before resampling.
+    """
+    abl = np.asarray(ablated, dtype=np.float64)
+    itc = np.asarray(intact, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if abl.ndim != 3 or itc.shape != (abl.shape[0], abl.shape[2]) or w.shape != (abl.shape[1],):
+        raise ValueError(f"ablated must be (S, K, n), intact (S, n), weights (K,); got {abl.shape}, {itc.shape}, {w.shape}")
+    n = abl.shape[2]
+    valid = np.isfinite(abl).all(axis=(0, 1)) & np.isfinite(itc).all(axis=0)
+    groups = np.arange(n) // CHUNK
+    n_groups = int(groups[-1]) + 1
+    used = np.bincount(groups, weights=valid.astype(np.float64), minlength=n_groups) > 0
+    delta = np.where(valid, np.einsum("k,skn->sn", w, abl - itc[:, None, :]), 0.0)  # (S, n): weighted change per token
+
+    def per_chunk(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        return np.bincount(groups, weights=np.where(keep & valid, values, 0.0), minlength=n_groups)[used]
+
+    na, nb = (per_chunk(np.ones(n), k) for k in (keep_a, keep_b))
+    if na.sum() == 0 or nb.sum() == 0:
+        raise ValueError("both word bins need scored tokens")
+    da = np.stack([per_chunk(d, keep_a) for d in delta])  # (S, G)
+    db = np.stack([per_chunk(d, keep_b) for d in delta])
+    per_seed = [float(a.sum() / na.sum() - b.sum() / nb.sum()) for a, b in zip(da, db)]
+
+    def stat(ca: np.ndarray, cb: np.ndarray, sa: np.ndarray, sb: np.ndarray, axis: int = -1) -> np.ndarray:
+        return sa.sum(axis) / ca.sum(axis) - sb.sum(axis) / cb.sum(axis)
+
+    iv = paired_bootstrap(stat, [na, nb, da.mean(axis=0), db.mean(axis=0)], n_boot=n_boot, seed=seed)
+    return iv, per_seed
+
+
+def routing_test(
+    ablated: np.ndarray,
+    intact: np.ndarray,
+    keep_a: np.ndarray,
+    keep_b: np.ndarray,
+    weights: np.ndarray,
+    label: str,
+    margin: float = ROUTING_MARGIN,
+    n_boot: int = N_BOOT_PTB,
+    seed: int = 0,
+) -> Test:
+    """``routing_contrast`` > ``margin``, on the one interval with both sources of variance (the
+    chunks' bootstrap and the spread of the seeds' own statistics, paired by seed:
+    :func:`prismlib.claims.with_seeds`); the chunks' bootstrap alone with one seed."""
+    iv, per_seed = routing_contrast(ablated, intact, keep_a, keep_b, weights, n_boot, seed)
+    test = Test.superiority(iv, margin, label=label)
+    return with_seeds(test, per_seed) if len(per_seed) >= 2 else test

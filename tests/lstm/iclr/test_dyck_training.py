@@ -22,6 +22,7 @@ from prismlib.lstm.iclr.dyck_training import (
     validation_loss,
 )
 from prismlib.profiles import DyckRecipe, DyckSettings
+from prismlib.stats import combined_interval
 
 TINY = DyckSettings(
     recipe=DyckRecipe(
@@ -166,7 +167,7 @@ def test_the_claims_statistics_on_made_up_correctness():
         dyck_accuracy_table,
         dyck_learned_gate,
         long_range_difference,
-        long_range_seed_difference,
+        long_range_test,
         seed_accuracy,
     )
 
@@ -187,10 +188,52 @@ def test_the_claims_statistics_on_made_up_correctness():
     assert dyck_learned_gate(seeds).passed
     diff = long_range_difference(correct_matrix(runs, "mts"), correct_matrix(runs, "baseline"), longest, 40, n_boot=200)
     assert 0.4 < diff.effect < 0.6 and diff.low > 0 and diff.units == 4 * 61
-    welch = long_range_seed_difference(correct_matrix(runs, "mts"), correct_matrix(runs, "baseline"), longest, 40)
-    assert welch is not None and welch.resampled == "runs" and welch.low > 0
-    assert long_range_seed_difference(correct_matrix(runs, "mts")[:1], correct_matrix(runs, "baseline"), longest, 40) is None
+    test = long_range_test(correct_matrix(runs, "mts"), correct_matrix(runs, "baseline"), longest, 40, 0.05, "long", n_boot=200)
+    per_seed = [correct_matrix(runs, k)[:, longest >= 40].mean(axis=1).tolist() for k in ("mts", "baseline")]
+    assert test.interval == combined_interval(diff, *per_seed) and test.interval.resampled == "units+seeds"
+    assert (test.label, test.threshold, test.verdict) == ("long", 0.05, "held")
+    alone = long_range_test(correct_matrix(runs, "mts")[:1], correct_matrix(runs, "baseline"), longest, 40, 0.05, "long", n_boot=200)
+    assert alone.interval.resampled == "units"  # one seed of mts: the strings' bootstrap alone
+    # seeds that disagree (one mts seed right only where the baseline is): the strings see a gain, the one interval does not
+    split = correct_matrix(runs, "mts").copy()
+    split[0] = correct_matrix(runs, "baseline")[0]
+    unit = long_range_difference(split, correct_matrix(runs, "baseline"), longest, 40, n_boot=200)
+    wide = long_range_test(split, correct_matrix(runs, "baseline"), longest, 40, 0.05, "long", n_boot=200)
+    assert unit.low > 0.05 and wide.interval.low < unit.low and wide.interval.high > unit.high and wide.verdict == "inside noise"
     same = long_range_difference(correct_matrix(runs, "mts"), correct_matrix(runs, "mts"), longest, 40)
     assert (same.effect, same.low, same.high) == (0.0, 0.0, 0.0)
     failing = dyck_learned_gate(seeds.assign(accuracy=0.2))
     assert not failing.passed and "not learned" in failing.detail
+
+
+def test_the_memory_floor_guesses_each_opener_older_than_the_horizon_once():
+    from prismlib.lstm.iclr.dyck_training import memory_floor
+
+    split = dyck.make_split([dyck.encode(s) for s in ("()", "(())", "([])", "((()))", "[][]")])
+    np.testing.assert_allclose(memory_floor(split, 1), [0.5, 0.25, 0.25, 0.125, 0.25])
+    np.testing.assert_allclose(memory_floor(split, 3), [1, 0.5, 0.5, 0.25, 1])
+    np.testing.assert_allclose(memory_floor(split, 7), [1, 1, 1, 1, 1])
+    with pytest.raises(ValueError, match="horizon"):
+        memory_floor(split, 0)
+
+
+def test_a_string_is_below_the_floor_only_with_a_distance_at_the_horizon(data):
+    from prismlib.lstm.iclr.dyck_training import memory_floor
+
+    split = data["test"]
+    floor = memory_floor(split, 10)
+    assert (floor[split.longest < 10] == 1).all() and (floor[split.longest >= 10] <= 0.5).all()
+
+
+def test_the_floor_gate_fails_only_when_both_models_sit_at_the_floor():
+    from prismlib.lstm.iclr.dyck_training import long_range_floor_gate
+
+    longest = np.array([5, 50, 60, 70])
+    floor = np.array([1.0, 0.3, 0.3, 0.3])
+    at_floor = np.array([[1, 1, 0, 0], [1, 0, 1, 0]], dtype=bool)  # 0.25 and 0.25 on the long strings
+    above = np.array([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=bool)  # 0.83
+    assert not long_range_floor_gate(at_floor, at_floor, longest, 45, floor).passed
+    assert "both models at the floor" in long_range_floor_gate(at_floor, at_floor, longest, 45, floor).detail
+    assert long_range_floor_gate(above, at_floor, longest, 45, floor).passed
+    assert long_range_floor_gate(at_floor, above, longest, 45, floor).passed
+    assert not long_range_floor_gate(above, above, longest, 100, floor).passed
