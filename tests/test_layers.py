@@ -29,10 +29,11 @@ LAYERS: dict[str, set[str]] = {
     "lstm": {"core", "data", "spectral", "lstm"},
     "lstm.iclr": {"core", "data", "spectral", "lstm", "lstm.iclr"},
     "prism": {"core", "data", "spectral", "probing", "prism"},
-    "top": {"core", "data", "spectral", "probing", "lstm", "lstm.iclr", "prism", "top"},
+    "pretrain": {"core", "data", "spectral", "probing", "lstm", "prism", "pretrain"},
+    "top": {"core", "data", "spectral", "probing", "lstm", "lstm.iclr", "prism", "pretrain", "top"},
 }
 """Layer -> the layers its modules may import."""
-PACKAGES = {"data", "spectral", "probing", "lstm", "prism", "runs"}
+PACKAGES = {"data", "spectral", "probing", "lstm", "prism", "pretrain", "runs"}
 SUBPACKAGES = {"lstm.iclr"}
 """Sub-packages that are a layer of their own (above their package)."""
 

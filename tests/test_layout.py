@@ -20,7 +20,7 @@ KEYS = Path(__file__).parent / "fixtures" / "job_keys.json"
 LIB = Path(__file__).resolve().parents[1] / "prismlib"
 ROOT = LIB.parent
 PROFILES_DIR = LIB / "profiles"
-PACKAGES = ("spectral", "probing", "prism", "lstm", "lstm.iclr", "runs")
+PACKAGES = ("spectral", "probing", "prism", "pretrain", "lstm", "lstm.iclr", "runs")
 """Every package with a lazy ``_EXPORTS`` table, sub-packages dotted (``lstm.iclr``)."""
 
 

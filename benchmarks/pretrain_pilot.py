@@ -1,0 +1,111 @@
+"""The pilot of issue 76 (item 2): short pretraining runs at a few sizes, each curve projected
+to the pretraining budget.
+
+    python benchmarks/pretrain_pilot.py --out pilot --sizes 2x128,4x256,4x384 --minutes 30
+    python benchmarks/pretrain_pilot.py --out /tmp/p --sizes 1x32h2 --corpus synthetic --seq-len 32 --batch 8 --tokens 20000   # a check
+
+Each size is one process (``python -m prismlib.pretrain.train``, the library's loop; the
+pilot's runs are its recipe with a constant learning rate after the warm-up), run one after
+the other with ``--threads`` torch threads, for ``--minutes`` or ``--tokens`` each; its state,
+``curve.csv`` (tokens seen, held-out masked-LM loss, unigram loss on the same masked positions,
+gain in nats) and ``run.json`` go to ``<out>/<size>/`` (a second call resumes a run that was cut
+short). Then every curve is projected (:func:`prismlib.pretrain.project`: a log-linear fit of
+the gain, the optimistic reading, and a power law on perplexity, the cautious one) to the
+tokens the run's own rate buys in the budget: ``--budget-minutes`` of wall time at the run's
+threads, by default 4 installments x 110 minutes of one process on both cores (the 2 workers
+of the budget, as 2 threads; the rate counts the held-out checks too). Writes
+``<out>/projection.json`` and ``projection.csv`` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from prismlib.pretrain import CURVE, RUN, project, read_curve
+
+BUDGET_MINUTES = 4 * 110
+"""Wall minutes of the pretraining budget: 4 installments of 110 minutes on both cores."""
+
+
+def run_size(size: str, out: Path, args: argparse.Namespace, extra: list[str]) -> None:
+    """One pilot run in its own process (resumes a state in ``out``)."""
+    cmd = [sys.executable, "-m", "prismlib.pretrain.train", "--out", str(out), "--size", size, "--threads", str(args.threads)]
+    cmd += ["--seq-len", str(args.seq_len), "--batch", str(args.batch), "--lr", str(args.lr), "--warmup", str(args.warmup)]
+    cmd += ["--corpus", args.corpus, "--eval-every", str(args.eval_every)]
+    cmd += ["--minutes", str(args.minutes)] if args.minutes else []
+    cmd += ["--max-tokens", str(args.tokens)] if args.tokens else []
+    subprocess.run(cmd + extra, check=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--sizes", default="2x128,4x256,4x384")
+    p.add_argument("--minutes", type=float, default=None, help="wall minutes per run")
+    p.add_argument("--tokens", type=float, default=None, help="training tokens per run")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seq-len", type=int, default=128)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup", type=int, default=500)
+    p.add_argument("--eval-every", type=int, default=200)
+    p.add_argument("--corpus", choices=("offline", "synthetic"), default="offline")
+    p.add_argument("--budget-minutes", type=float, default=BUDGET_MINUTES)
+    p.add_argument("--skip", type=float, default=0.25, help="share of each curve's tokens left out of the fits")
+    p.add_argument("--project-only", action="store_true", help="no training: project the curves already in --out")
+    args, extra = p.parse_known_args()
+    if not (args.minutes or args.tokens or args.project_only):
+        p.error("give --minutes or --tokens per run (or --project-only)")
+    rows = []
+    for size in [s for s in args.sizes.split(",") if s]:
+        folder = args.out / size
+        if not args.project_only:
+            run_size(size, folder, args, extra)
+        curve, run = read_curve(folder / CURVE), json.loads((folder / RUN).read_text())
+        rate = run["tokens"] / run["seconds"] if run["seconds"] else 0.0  # the held-out checks count too
+        budget_tokens = rate * 60 * args.budget_minutes
+        proj = project([r["tokens"] for r in curve], [r["heldout_loss"] for r in curve], run["unigram_loss"], budget_tokens, args.skip)
+        rows.append(
+            {
+                "size": size,
+                "threads": run["threads"],
+                "tokens": run["tokens"],
+                "minutes": run["seconds"] / 60,
+                "tokens_per_second": rate,
+                "unigram_loss": run["unigram_loss"],
+                "measured_gain": proj.measured[0],
+                "gain_per_doubling": proj.per_doubling,
+                "budget_tokens": budget_tokens,
+                "projected_log_linear": proj.log_linear,
+                "projected_power_law": proj.power_law,
+                "projected_cautious": proj.cautious,
+            }
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "projection.json").write_text(
+        json.dumps({"budget_minutes": args.budget_minutes, "skip": args.skip, "runs": rows}, indent=1)
+    )
+    with open(args.out / "projection.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"projection to {args.budget_minutes:.0f} wall minutes at each run's threads (gain = unigram - held-out loss, nats/masked token)")
+    print(
+        f"{'size':>7} {'thr':>3} {'tokens':>10} {'min':>6} {'tok/s':>7} {'gain':>7} {'/doubl':>7} "
+        + f"{'budget tok':>11} {'log-lin':>8} {'power':>7} {'cautious':>8}"
+    )
+    for r in rows:
+        print(
+            f"{r['size']:>7} {r['threads']:>3} {r['tokens']:>10,} {r['minutes']:>6.1f} {r['tokens_per_second']:>7,.0f} "
+            f"{r['measured_gain']:>+7.3f} {r['gain_per_doubling']:>+7.3f} {r['budget_tokens']:>11.3g} "
+            f"{r['projected_log_linear']:>+8.3f} {r['projected_power_law']:>+7.3f} {r['projected_cautious']:>+8.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

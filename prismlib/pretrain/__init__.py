@@ -1,0 +1,104 @@
+"""A small BERT pretrained here with masked LM on the offline training text (issue 76), so
+section 4's claims meet their premise at cpu scale.
+
+============ ==================================================================
+corpus       the pretraining text: training splits only, every sentence of an
+             evaluated split left out (hashed), the guard that refuses an overlap,
+             the held-out slice, the corpus digest, generated text for tests
+sequences    the text as WordPiece ids packed into full-length inputs (cached)
+model        ``BertSize`` and the ``transformers`` ``BertForMaskedLM`` built from it
+evaluation   the held-out masked-LM loss against a unigram model on the same positions
+train        the resumable training loop (AdamW, warm-up, schedule, minutes budget, curve)
+projection   a pilot curve projected to a budget (log-linear gain, power law)
+============ ==================================================================
+
+Every public name of the modules is importable from the package (``from prismlib.pretrain
+import ...``); a module is imported on first use of one of its names."""
+
+from __future__ import annotations
+
+from prismlib import lazy_exports
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "corpus": (
+        "SOURCES",
+        "PTB_BLOCK",
+        "HELDOUT_EVERY",
+        "MIN_WORDS",
+        "PTB_UNK",
+        "NUMBER",
+        "UNK_TOKEN",
+        "normalise_sentence",
+        "sentence_key",
+        "sentence_keys",
+        "split_sentences",
+        "Document",
+        "PretrainCorpus",
+        "corpus_digest",
+        "split_heldout",
+        "EvaluatedSplit",
+        "SplitKeys",
+        "EVALUATED",
+        "ptb_vocabulary",
+        "evaluated_keys",
+        "check_disjoint",
+        "exclude",
+        "newsgroups_documents",
+        "swda_documents",
+        "ptb_documents",
+        "build_corpus",
+        "synthetic_documents",
+    ),
+    "sequences": (
+        "tokenizer_digest",
+        "tokenize_documents",
+        "pack_sequences",
+        "PretrainInputs",
+        "pretraining_inputs",
+    ),
+    "model": (
+        "MINILM_VOCAB",
+        "TOKENIZER",
+        "BertSize",
+        "bert_config",
+        "new_bert",
+        "parameter_count",
+        "step_flops",
+        "full_head_loss",
+        "special_ids",
+        "pretraining_tokenizer",
+    ),
+    "evaluation": (
+        "HeldOut",
+        "unigram_model",
+        "heldout_set",
+        "heldout_loss",
+    ),
+    "train": (
+        "SCHEDULES",
+        "RECIPE_VERSION",
+        "STATE",
+        "CURVE",
+        "RUN",
+        "CURVE_COLUMNS",
+        "PretrainConfig",
+        "recipe_key",
+        "learning_rate",
+        "PretrainResult",
+        "write_curve",
+        "read_curve",
+        "pretrain",
+        "offline_inputs",
+        "synthetic_inputs",
+        "parser",
+        "main",
+    ),
+    "projection": (
+        "LogLinear",
+        "fit_log_linear",
+        "Projection",
+        "project",
+    ),
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
