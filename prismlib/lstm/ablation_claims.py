@@ -345,7 +345,12 @@ def memory_claims(
     margin = float(np.log(L3_SIMILAR))
     pairs = [(a, b) for i, a in enumerate(variants) for b in variants[i + 1 :]]
     l3_label = "ln tau L{layer} ({a}) - ln tau L{layer} ({b})"
-    if len(seeds) >= 2:
+    still = [f"{v} seed {k}" for v in variants for k in seeds if not layer_slope(changes[name[(v, k)]], last, fit) < 0]
+    if still:  # no timescale where layer 3 does not decay: the decay gate fails the row, named
+        l3_tests: tuple[Test, ...] = (
+            Test.exact(float("nan"), label=f"ln tau L{last + 1}: no timescale, layer {last + 1} does not decay in {', '.join(still)}"),
+        )
+    elif len(seeds) >= 2:
         log_tau = {v: [-float(np.log(-layer_slope(changes[name[(v, k)]], last, fit))) for k in seeds] for v in variants}
         l3_tests = tuple(
             Test.equivalence(
@@ -357,14 +362,17 @@ def memory_claims(
             for a, b in pairs
         )
     else:
-        l3_tests = tuple(
-            Test.equivalence(
-                context_interval([changes[name[(a, first)]], changes[name[(b, first)]]], log_tau_gap(fit, (0, last), (1, last))),
-                margin,
-                l3_label.format(layer=last + 1, a=a, b=b) + f" (seed {first} alone: contexts only)",
+        try:
+            l3_tests = tuple(
+                Test.equivalence(
+                    context_interval([changes[name[(a, first)]], changes[name[(b, first)]]], log_tau_gap(fit, (0, last), (1, last))),
+                    margin,
+                    l3_label.format(layer=last + 1, a=a, b=b) + f" (seed {first} alone: contexts only)",
+                )
+                for a, b in pairs
             )
-            for a, b in pairs
-        )
+        except ValueError:  # a resample of the contexts where layer 3 does not decay: no timescale to compare
+            l3_tests = (Test.exact(float("nan"), label=f"ln tau L{last + 1}: no timescale on every resample of the contexts"),)
 
     def tau_spread(models: Sequence[str], of: Mapping[str, np.ndarray]) -> float:
         """The largest |ln tau(a) - ln tau(b)| of layer 3 over those of ``models`` whose layer 3

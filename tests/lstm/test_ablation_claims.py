@@ -277,6 +277,18 @@ def test_layer_3_is_not_similar_where_one_model_keeps_another_timescale(few_resa
     assert claims[2].verdict == "held"
 
 
+@pytest.mark.parametrize("seeds", [(0,), (0, 1)])
+def test_a_layer_3_that_does_not_decay_has_no_timescale_and_its_row_no_verdict(few_resamples, seeds):
+    # the smoke profile's barely trained models: layer 3 of one model flat (rate 0) gives no ln tau
+    flat = RATES | {"baseline": [-0.2, -0.2, 0.0]}
+    decays = Gate("the cell-state change decays with distance", False, "not clearly negative: baseline L3")
+    claims, _ = _memory(seeds=seeds, rates=flat, gates=lambda models: (decays,))
+    similar = claims[2]
+    assert similar.verdict == "not testable" and "no timescale" in similar.deciding.label
+    with pytest.raises(ValueError, match="not finite"):  # and no verdict from it should the gates pass
+        _memory(seeds=seeds, rates=flat)[0][2].verdict  # noqa: B018
+
+
 def test_an_untrained_control_that_shows_the_effect_is_the_control_rows_verdict(few_resamples):
     claims, accounts = _memory(control_rates="same")
     l1, control, similar, order = claims
