@@ -3,6 +3,7 @@ a model that trains in milliseconds on a :data:`VOCAB`-word corpus."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -68,3 +69,15 @@ def memory_model(forget_bias: float):
         model.rnns[0].weight_ih_l0[8:16].zero_()
         model.rnns[0].weight_hh_l0_raw.zero_()
     return model.eval()
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A run spec as the claims read it: a model (``variant``) and a training seed."""
+
+    variant: str
+    seed: int
+
+    @property
+    def label(self) -> str:
+        return self.variant

@@ -3,11 +3,11 @@ pooled seed contrast and the claims on simulated cell-state changes with known d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from lstm_fixtures import Spec
 from scipy.stats import t as t_dist
 
 from prismlib.anneal import STOPPED_AT_CAP, STOPPED_BY_RULE
@@ -33,16 +33,6 @@ from prismlib.stats import Interval, mean_interval
 N = 2000  # test tokens: 20 chunks of 100
 NOISE = np.random.default_rng(0).normal(0, 0.3, N)
 NOISE -= NOISE.mean()  # a model's perplexity is exactly the one asked for
-
-
-@dataclass(frozen=True)
-class Spec:
-    variant: str
-    seed: int
-
-    @property
-    def label(self) -> str:
-        return self.variant
 
 
 def _run(stop: str):

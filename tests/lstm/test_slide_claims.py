@@ -4,11 +4,11 @@ and the claim assembled with its gates (notebook 08's: tests/lstm/test_ablation_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from lstm_fixtures import Spec
 
 from prismlib.claims import Gate
 from prismlib.lstm import (
@@ -54,16 +54,6 @@ def test_equivalent_is_one_equivalence_test_per_model_labelled_against_the_basel
     assert tests[0].interval.effect == pytest.approx(0.5) and tests[1].interval.effect == pytest.approx(10.0)
     assert tests[0].verdict == "held"  # within ±2
     assert tests[1].verdict == "not held"  # 10 above
-
-
-@dataclass(frozen=True)
-class Spec:
-    variant: str
-    seed: int
-
-    @property
-    def label(self) -> str:
-        return self.variant
 
 
 def _checks(ppl: dict[str, float], seeds: int) -> WorkBClaims:

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from lstm_fixtures import Spec
 
 from prismlib.claims import Claim, Test
 from prismlib.lstm import LearningCurve, WorkBClaims, perplexity
@@ -17,16 +18,6 @@ from prismlib.stats import Interval, combined_interval
 
 N = 2000  # test tokens: 20 chunks of 100
 TOKENS = np.linspace(1e5, 2e6, 20)
-
-
-@dataclass(frozen=True)
-class Spec:
-    variant: str
-    seed: int
-
-    @property
-    def label(self) -> str:
-        return self.variant
 
 
 @dataclass
