@@ -183,6 +183,8 @@ def main(argv: Sequence[str]) -> int:
         f"({records} as committed records, {cached} in the cache {cache_dir() / 'jobs'})"
     )
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if args.minutes is None and done < len(jobs):
+        print(training_ahead(jobs, pool_size(args.workers, profile.device)), flush=True)
     t0 = time.perf_counter()
     ran: Sequence[Trainable] = []
     arms, completed = 0, False
@@ -223,6 +225,24 @@ def main(argv: Sequence[str]) -> int:
             },
         )
     return 0
+
+
+def training_ahead(jobs: Sequence[Job], workers: int) -> str:
+    """One line said before any training starts: how many of ``jobs`` train and about how long,
+    their tokens at the rate the committed records measured
+    (:func:`prismlib.runs.installments.projected_seconds`), spread over ``workers``."""
+    from prismlib.data.ptb import load_ptb_corpus
+    from prismlib.runs.installments import measured_rate, projected_seconds
+
+    missing = [j for j in jobs if not committed(j) and not is_done(j)]
+    rate, n = measured_rate(jobs)
+    train_tokens = len(load_ptb_corpus().train)
+    seconds = sum(projected_seconds(j, train_tokens, rate) for j in missing)
+    source = f"measured on {n} committed record{'s' if n != 1 else ''}" if n else "no record measured it: the default"
+    return (
+        f"{len(missing)} LSTM model(s) train first: about {seconds / 60 / workers:.0f} min on {workers} worker(s) "
+        f"({seconds / 60:.0f} worker-minutes at {rate:,.0f} tokens/s, {source}); Ctrl-C stops, the same command resumes"
+    )
 
 
 def _trained_counts(jobs: Sequence[Trainable]) -> tuple[int, int]:

@@ -166,3 +166,28 @@ def test_the_slow_learners_twins_follow_their_models_and_the_claims_twins_come_l
     assert [j.spec for j in jobs[-len(claims) :]] == claims and all(j.twin for j in jobs[-len(claims) :])
     for i in twins[: -len(claims)]:  # a slow learner's twin right after its model on the profile's path
         assert jobs[i - 1].spec == jobs[i].spec and not jobs[i - 1].twin
+
+
+def test_a_committed_record_that_fails_its_digest_stops_the_run_before_any_training(tmp_path, monkeypatch):
+    import shutil
+
+    cpu = get_profile("cpu")
+    job = next(j for j in installments._work_b(cpu, ["05_chrono_init"])[1] if j.committed() is not None)
+    source = job.committed()
+    assert source is not None
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))  # a copy of that one record, flipped below
+    copy = job.runs / job.key
+    shutil.copytree(source, copy)
+    installments.check_records(cpu, ["05_chrono_init"])  # intact: nothing to say
+    data = bytearray((copy / "record.json").read_bytes())
+    data[10] ^= 1
+    (copy / "record.json").write_bytes(bytes(data))
+    with pytest.raises(installments.RecordsError) as err:
+        installments.check_records(cpu, ["05_chrono_init", "01_spectral_filters"], ["05", "01"])
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("1 committed run record cannot be used") and len(lines) == 3
+    assert str(copy / "record.json") in lines[1] and "SHA256SUMS" in lines[1]
+    assert f"`git checkout -- {copy}`" in lines[2] and '`make reproduce FRESH=1 ONLY="05 01"`' in lines[2]
+    installments.check_records(cpu, ["01_spectral_filters", "03_prism_layer"])  # no work-B notebook reads it
+    monkeypatch.setenv("PRISMLIB_FRESH", "1")
+    installments.check_records(cpu, ["05_chrono_init"])  # FRESH=1 ignores every record

@@ -53,3 +53,25 @@ def test_trained_counts_committed_records_beside_the_cache(monkeypatch):
     jobs_ = [_Job(True, False), _Job(True, True), _Job(False, True), _Job(False, False), _Job(False, False)]
     assert train._trained_counts(jobs_) == (2, 1)
     assert train._trained_counts([]) == (0, 0)
+
+
+def test_training_ahead_says_how_many_train_and_how_long_before_any_training(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from lstm_fixtures import tiny_lstm
+
+    from prismlib.data import ptb
+    from prismlib.runs import installments, train
+
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))  # no record, an empty cache
+    monkeypatch.setattr(ptb, "load_ptb_corpus", lambda: SimpleNamespace(train=range(10_000)))
+    monkeypatch.setattr(installments, "DEFAULT_RATE", 1.0)  # slow enough for minutes to show
+    settings = tiny_lstm(optimizer="anneal", epochs=5, steps_per_epoch=3, min_rounds=1, decays=1, fixed_path=True)
+    jobs_ = [lstm_job.Job(lstm.RunSpec(seed=s), settings, "test") for s in range(4)]
+    tokens = installments.job_tokens(jobs_[0], 10_000)
+    line = train.training_ahead(jobs_, 2)
+    minutes = 4 * tokens / 60
+    assert line.startswith(f"4 LSTM model(s) train first: about {minutes / 2:.0f} min on 2 worker(s) ({minutes:.0f} worker-minutes"), line
+    assert "no record measured it: the default" in line
+    monkeypatch.setattr(train, "is_done", lambda job, cache=None: job.spec.seed < 3)
+    assert train.training_ahead(jobs_, 2).startswith("1 LSTM model(s) train first")
