@@ -33,6 +33,10 @@ from prismlib.probing.features import CONDITIONS, HAAR_CONDITIONS, SMOOTH_CONDIT
 from prismlib.profiles import LSTMSettings, Profile
 
 PTB_TRAIN, PTB_VALID, PTB_VOCAB = 929_589, 73_760, 10_000
+PTB_TEST_TOKENS = 82_430
+"""Tokens of PTB's test split (notebook 10's routing ablation reads it whole)."""
+DYCK_INPUTS = 4
+"""One-hot inputs of a Dyck-2 model: two bracket pairs."""
 """PTB's training and validation tokens and vocabulary (:mod:`prismlib.data.ptb`)."""
 
 WINDOWS: dict[str, dict[str, tuple[int, int, int]]] = {
@@ -303,6 +307,25 @@ def works(profile: Profile) -> list[Work]:
             f"{B.gate_runs} all-pass-gate probes per task (the control)",
             "probe",
             _probe_flops(profile, Q.sizes, h, 1, B.gate_runs, Q.max_epochs),
+        ),
+    ]
+    D = profile.iclr.dyck
+    dyck_token = 2.0 * 4 * (DYCK_INPUTS + D.hidden) * D.hidden  # one LSTM layer's forward per symbol; the tiny output left out
+    out += [
+        # the cap's passes over the training strings, of half the longest length on average, forward and backward
+        Work(
+            "10_multi_timescale_iclr",
+            f"{2 * len(D.seeds)} Dyck-2 models trained (2 kinds x {len(D.seeds)} seeds, at most {D.epochs} passes)",
+            "lstm",
+            2 * len(D.seeds) * D.epochs * D.n_train * D.max_length / 2 * 3 * dyck_token,
+            jobs=2 * len(D.seeds),
+        ),
+        # routing: PTB test through notebook 07's official model once per zeroed block (and once whole)
+        Work(
+            "10_multi_timescale_iclr",
+            f"{profile.iclr.routing_blocks} timescale blocks zeroed in turn on PTB test",
+            "lstm",
+            (profile.iclr.routing_blocks + 1) * PTB_TEST_TOKENS * lstm_token_flops(profile.lstm),
         ),
     ]
     return out

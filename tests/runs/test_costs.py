@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from prismlib.lstm import RunSpec, all_specs, build_model
+from prismlib.paths import project_root
 from prismlib.prism import TRAINED
 from prismlib.profiles import PROFILES
 from prismlib.runs import costs
@@ -37,8 +38,10 @@ def test_lstm_flops_count_every_gate_weight():
 def test_works_cover_every_notebook_and_count_every_job(name):
     profile = PROFILES[name]
     work = costs.works(profile)
-    assert sorted({w.notebook[:2] for w in work}) == [f"0{n}" for n in range(1, 10)]
-    assert sum(w.jobs for w in work) == len(all_specs(profile)) + len(TRAINED) * len(profile.prism.seeds)
+    notebooks = sorted(p.stem for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert sorted({w.notebook for w in work}) == notebooks  # every notebook, by its own name
+    dyck = 2 * len(profile.iclr.dyck.seeds)  # notebook 10's Dyck-2 models: two kinds
+    assert sum(w.jobs for w in work) == len(all_specs(profile)) + len(TRAINED) * len(profile.prism.seeds) + dyck
     trained = [s for w in work for s in w.specs]  # work B's models, each in the first notebook that reads it
     assert len(trained) == len(set(trained)) == len(all_specs(profile))
     assert all(w.flops >= 0 for w in work) and sum(w.flops for w in work) > 0
