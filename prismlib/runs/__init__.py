@@ -21,6 +21,8 @@ pages        an executed notebook fit for a reader (no progress output, no machi
              paths, math as MathML) as a page; the style sheets, Markdown as HTML
 findings     what a profile found, from its claims: the index's first screen and the
              README's "What it found" table
+readme_costs the README's "Three ways in" times, from the manifest and the run records
+spectrum     ``python -m prismlib profile``: a local model's energy per band, layer by layer
 index_page   the report's index and its sections (currency line, notebooks,
              verdicts, figures, claims, manifest)
 links        the site's link check
@@ -42,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SECTION4",
         "projection",
         "train_until_converged",
+        "training_ahead",
     ),
     "costs": (
         "WINDOWS",
@@ -78,6 +81,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "plan": (
         "plan_table",
         "PLAN_WIDTH",
+        "device_counts",
     ),
     "reproduce": (
         "PACKAGES",
@@ -132,6 +136,24 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "effect_text",
         "findings_markdown",
         "update_readme",
+        "write_block",
+    ),
+    "readme_costs": (
+        "COSTS_MARKERS",
+        "REPORT_ROW",
+        "SMOKE_ROW",
+        "RunCosts",
+        "run_costs",
+        "costs_markdown",
+        "update_costs",
+    ),
+    "spectrum": (
+        "PAPER_WINDOW",
+        "MIN_WINDOW",
+        "load_local_model",
+        "text_windows",
+        "special_wrap",
+        "band_energy",
     ),
     "report": (
         "MARKER",

@@ -140,9 +140,7 @@ def _notes(
             f".cache/jobs/, no committed record): {todo}; {_grouped([(nb, e.training_source) for nb, e in trains])}."
         )
     disk = _grouped([(nb, what) for nb, what in zip(table["notebook"], table["disk_for"]) if what])
-    notes.append(
-        f"mem: GB of the {device}'s memory one job needs (host memory holds the data besides); disk: GB the caches write: {disk}."
-    )
+    notes.append(f"mem: GB of the {device}'s memory one job needs (host memory holds the data besides); disk: GB the caches write: {disk}.")
     total = table.iloc[-1]
     training = total["training_seconds"] / workers
     counts = device_counts(profile)
