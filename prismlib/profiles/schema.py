@@ -280,6 +280,11 @@ class ProbeSettings:
             if first < 1 or (last != 0 and last < first):
                 raise ValueError(f"an MLM bucket is (first, last) with 1 <= first <= last (last 0: to the end), got {(first, last)}")
 
+    def epochs_for(self, task: str) -> int:
+        """The epoch cap of a probe on ``task``: ``mlm_epochs`` for ``"mlm"`` (its frequency
+        buckets included), else ``max_epochs``."""
+        return self.mlm_epochs if task == "mlm" else self.max_epochs
+
 
 @dataclass(frozen=True)
 class MLMRecipe(Nested):

@@ -147,12 +147,14 @@ def _windows(profile: Profile, task: str, split: str, size: int) -> int:
     return WINDOWS[profile.data][task][SPLITS.index(split)] if size < 0 else size
 
 
-def _probe_flops(profile: Profile, sizes: dict, features: int, conditions: int, runs: int, epochs: int) -> float:
-    """Training operations of ``runs x conditions`` probes on every task of ``sizes``."""
+def _probe_flops(profile: Profile, sizes: dict, features: int, conditions: int, runs: int) -> float:
+    """Training operations of ``runs x conditions`` probes on every task of ``sizes``, each at
+    its own epoch cap (:meth:`~prismlib.profiles.ProbeSettings.epochs_for`: the MLM probe's is
+    ``mlm_epochs``)."""
     total = 0.0
     for task, size in sizes.items():
         rows = _windows(profile, task, "train", size.train) * (size.positions if size.positions > 0 else MASKED)
-        total += 6.0 * rows * features * CLASSES[task] * epochs * runs * conditions
+        total += 6.0 * rows * features * CLASSES[task] * profile.probe.epochs_for(task) * runs * conditions
     return total
 
 
@@ -196,10 +198,8 @@ def works(profile: Profile) -> list[Work]:
             "02_probing_filtered",
             f"{Q.runs} x {len(CONDITIONS)} probes per task, + the measured choices",
             "probe",
-            _probe_flops(profile, probe_sizes, h, len(CONDITIONS), Q.runs, Q.max_epochs)
-            + _probe_flops(
-                profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs, Q.max_epochs
-            ),
+            _probe_flops(profile, probe_sizes, h, len(CONDITIONS), Q.runs)
+            + _probe_flops(profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs),
         ),
     ]
     tokens = P.steps * P.batch_size * P.seq_len
@@ -225,7 +225,7 @@ def works(profile: Profile) -> list[Work]:
             "03_prism_layer",
             f"probes of {models} models",
             "probe",
-            _probe_flops(profile, P.sizes, h, models + 1, Q.runs, Q.max_epochs),
+            _probe_flops(profile, P.sizes, h, models + 1, Q.runs),
         ),
         Work(
             "04_long_range_mlm",
@@ -276,7 +276,7 @@ def works(profile: Profile) -> list[Work]:
         )
     )
     B, n = profile.beyond, profile.window
-    train_windows = sum(_windows(profile, t, "train", z.train) for t, z in Q.sizes.items())
+    gate_epochs = sum(Q.epochs_for(t) * _windows(profile, t, "train", z.train) for t, z in Q.sizes.items())  # window-epochs
     state_windows = sum(_windows(profile, t, s, getattr(z, s)) for t, z in Q.sizes.items() for s in SPLITS)
     out += [
         Work(
@@ -292,21 +292,21 @@ def works(profile: Profile) -> list[Work]:
             "09_beyond_bands",
             f"{B.runs} x {FILTERS} fixed-filter probes per task",
             "probe",
-            _probe_flops(profile, Q.sizes, h, FILTERS, B.runs, Q.max_epochs),
+            _probe_flops(profile, Q.sizes, h, FILTERS, B.runs),
         ),
         # the learned gate: a DCT and an inverse per window and step, forward and backward
         Work(
             "09_beyond_bands",
             f"{B.gate_runs} learned-gate probes per task",
             "probe",
-            B.gate_runs * Q.max_epochs * train_windows * 12.0 * n * n * h,
+            B.gate_runs * gate_epochs * 12.0 * n * n * h,
         ),
         # its all-pass control: the same windows and steps, no filter (the probe's rows only)
         Work(
             "09_beyond_bands",
             f"{B.gate_runs} all-pass-gate probes per task (the control)",
             "probe",
-            _probe_flops(profile, Q.sizes, h, 1, B.gate_runs, Q.max_epochs),
+            _probe_flops(profile, Q.sizes, h, 1, B.gate_runs),
         ),
     ]
     D = profile.iclr.dyck

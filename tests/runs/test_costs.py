@@ -57,3 +57,15 @@ def test_paper_costs_more_than_cpu():
 def test_measure_times_each_kind_of_work_on_this_device():
     rates = costs.measure(PROFILES["dryrun"], device="cpu", steps=1)
     assert set(rates) == set(costs.ASSUMED_TFLOPS) and all(r > 0 for r in rates.values())
+
+
+def test_each_probe_is_charged_its_own_epoch_cap():
+    # issue 77: every probe was charged max_epochs, the MLM probe too (30 against mlm_epochs 3 on the paper profile)
+    paper = PROFILES["paper"]
+    Q = paper.probe
+    assert Q.epochs_for("mlm") == Q.mlm_epochs != Q.max_epochs == Q.epochs_for("pos")
+    for task in ("mlm", "pos"):
+        size = Q.sizes[task]
+        rows = costs._windows(paper, task, "train", size.train) * (size.positions if size.positions > 0 else costs.MASKED)
+        expected = 6.0 * rows * 768 * costs.CLASSES[task] * Q.epochs_for(task)
+        assert costs._probe_flops(paper, {task: size}, 768, 1, 1) == pytest.approx(expected)
