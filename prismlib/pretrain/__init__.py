@@ -64,6 +64,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "new_bert",
         "parameter_count",
         "step_flops",
+        "half_weights",
+        "load_half_weights",
         "full_head_loss",
         "special_ids",
         "pretraining_tokenizer",
