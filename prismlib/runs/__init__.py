@@ -21,7 +21,9 @@ pages        an executed notebook fit for a reader (no progress output, no machi
              paths, math as MathML) as a page; the style sheets, Markdown as HTML
 findings     what a profile found, from its claims: the index's first screen and the
              README's "What it found" table
-readme_costs the README's "Three ways in" times, from the manifest and the run records
+readme_costs the README's "Three ways in" times and docs/results.md's run times, from the
+             manifest and the run records
+notebook_findings docs/results.md's "What each notebook found", from the claims
 spectrum     ``python -m prismlib profile``: a local model's energy per band, layer by layer
 index_page   the report's index and its sections (currency line, notebooks,
              verdicts, figures, claims, manifest)
@@ -146,6 +148,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "run_costs",
         "costs_markdown",
         "update_costs",
+        "TIMES_MARKERS",
+        "run_times_markdown",
+        "update_run_times",
+    ),
+    "notebook_findings": (
+        "RESULTS_MARKERS",
+        "CLAIM_CHARS",
+        "SHOWN",
+        "short",
+        "notebook_lines",
+        "notebook_findings",
+        "notebook_titles",
+        "update_results_page",
     ),
     "spectrum": (
         "PAPER_WINDOW",

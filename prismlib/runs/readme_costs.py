@@ -5,7 +5,8 @@ the results, the last row's hours from the profile's manifest (each notebook's l
 ``results/<profile>/manifest.json``) and its LSTM runs and worker-hours from the committed run
 records (``results/<profile>/runs/``, :func:`prismlib.records.scan`); ``python -m prismlib
 report --readme`` writes it between :data:`COSTS_MARKERS` (a test keeps the committed README
-equal to it).
+equal to it), and :func:`run_times_markdown`, ``docs/results.md``'s table of each notebook's
+last run, between :data:`TIMES_MARKERS`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from prismlib.runs.findings import WORKS, write_block
 from prismlib.runs.manifest import read_manifest
 from prismlib.timing import format_duration
 
+TIMES_MARKERS = ("<!-- run times: written by `python -m prismlib report --readme`; do not edit -->", "<!-- run times end -->")
+"""The lines around ``docs/results.md``'s run-times table."""
 COSTS_MARKERS = ("<!-- ways in: written by `python -m prismlib report --readme`; do not edit -->", "<!-- ways in end -->")
 """The lines around the README's "Three ways in" table."""
 REPORT_ROW = (
@@ -80,6 +83,22 @@ def costs_markdown(profile_name: str = "cpu", workers: int = 2) -> str:
     return "\n".join(lines + [f"| {w} | {r} | {t} |" for w, r, t in rows])
 
 
+def run_times_markdown(profile_name: str = "cpu") -> str:
+    """Each notebook's last run in the profile's manifest: minutes, the day and the commit."""
+    path = results_dir(profile_name) / "manifest.json"
+    notebooks = read_manifest(path).get("notebooks", {}) if path.exists() else {}
+    lines = ["| notebook | minutes | run on | commit |", "|---|---|---|---|"]
+    for nb, r in sorted(notebooks.items()):
+        if isinstance(r.get("seconds"), (int, float)):
+            lines.append(f"| {nb} | {r['seconds'] / 60:.1f} | {str(r.get('started', '?'))[:10]} | `{str(r.get('commit', '?'))[:7]}` |")
+    return "\n".join(lines)
+
+
 def update_costs(profile_name: str = "cpu", readme: Path | None = None) -> bool:
     """Write :func:`costs_markdown` between the README's :data:`COSTS_MARKERS`; whether it changed."""
     return write_block(readme or project_root() / "README.md", COSTS_MARKERS, costs_markdown(profile_name), "its 'Three ways in' heading")
+
+
+def update_run_times(profile_name: str = "cpu", page: Path | None = None) -> bool:
+    """Write :func:`run_times_markdown` into ``docs/results.md`` between :data:`TIMES_MARKERS`."""
+    return write_block(page or project_root() / "docs" / "results.md", TIMES_MARKERS, run_times_markdown(profile_name), "its 'Run times'")

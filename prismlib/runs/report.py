@@ -212,6 +212,12 @@ def main(argv: list[str]) -> int:
         print(f"report: README.md's findings {'rewritten' if changed else 'already current'}")
         changed = update_costs(name)
         print(f"report: README.md's ways in {'rewritten' if changed else 'already current'}")
+        if name == "cpu":  # docs/results.md is the cpu run's page
+            from prismlib.runs.notebook_findings import update_results_page
+            from prismlib.runs.readme_costs import update_run_times
+
+            changed = update_results_page(name) | update_run_times(name)
+            print(f"report: docs/results.md {'rewritten' if changed else 'already current'}")
     failed = [e for e in entries if not e.ok]
     profile_name = get_profile(args.profile).name
     for e in failed:

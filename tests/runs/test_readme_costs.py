@@ -33,3 +33,10 @@ def test_the_times_are_the_manifests_notebooks_by_work_and_the_records_worker_ho
     row = readme_costs.costs_markdown("cpu").splitlines()[-1]
     assert f"about {format_duration(1985.0)} of notebooks" in row and f"work A's (01-04, 09) {format_duration(1800.0)}" in row
     assert "work B's 2 LSTM runs" in row and "1.5 worker-hours (about 1 h on 2 cores" in row
+
+
+def test_the_results_page_shows_each_notebooks_last_run(monkeypatch):
+    monkeypatch.setenv(OUTPUT_ENV, str(project_root()))
+    page = (project_root() / "docs" / "results.md").read_text()
+    start, end = readme_costs.TIMES_MARKERS
+    assert page.split(start, 1)[1].split(end, 1)[0].strip() == readme_costs.run_times_markdown("cpu")
