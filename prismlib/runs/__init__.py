@@ -23,7 +23,7 @@ findings     what a profile found, from its claims: the index's first screen and
              README's "What it found" table
 readme_costs the README's "Three ways in" times and docs/results.md's run times, from the
              manifest and the run records
-notebook_findings docs/results.md's "What each notebook found", from the claims
+results_page docs/results.md's "What each notebook found", from the claims
 spectrum     ``python -m prismlib profile``: a local model's energy per band, layer by layer
 index_page   the report's index and its sections (currency line, notebooks,
              verdicts, figures, claims, manifest)
@@ -152,7 +152,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "run_times_markdown",
         "update_run_times",
     ),
-    "notebook_findings": (
+    "results_page": (
         "RESULTS_MARKERS",
         "CLAIM_CHARS",
         "SHOWN",

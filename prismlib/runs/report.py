@@ -213,8 +213,8 @@ def main(argv: list[str]) -> int:
         changed = update_costs(name)
         print(f"report: README.md's ways in {'rewritten' if changed else 'already current'}")
         if name == "cpu":  # docs/results.md is the cpu run's page
-            from prismlib.runs.notebook_findings import update_results_page
             from prismlib.runs.readme_costs import update_run_times
+            from prismlib.runs.results_page import update_results_page
 
             changed = update_results_page(name) | update_run_times(name)
             print(f"report: docs/results.md {'rewritten' if changed else 'already current'}")

@@ -7,7 +7,7 @@ import pandas as pd
 
 from prismlib.claims import read_claims
 from prismlib.paths import OUTPUT_ENV, project_root
-from prismlib.runs import notebook_findings as nf
+from prismlib.runs import results_page as nf
 
 
 def _row(nb, claim, verdict, gate="", model=None, effect=1.0):
