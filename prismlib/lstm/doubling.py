@@ -153,7 +153,7 @@ class DoublingCheck:
                 False,
                 f"not converged: cannot be checked yet: {len(self.missing)} of {2 * len(self.specs)} runs of the doubling check "
                 f"are not trained ({', '.join(self.missing[:3])}{', ...' if len(self.missing) > 3 else ''}); "
-                "`python -m prismlib train --profile cpu-long --minutes 140` trains them",
+                "`python -m prismlib train --profile cpu-long --minutes 110` trains them",
             )
         shifts = {label: float(np.mean(v)) for label, v in self.moved(statistic).items()}
         worst = max(shifts, key=lambda k: abs(shifts[k]))

@@ -4,7 +4,7 @@ paired seeds of every LSTM, and the rule that makes any profile's ``-long`` twin
 
 Since work B's grid was trained (issue 47), ``cpu`` itself has every seed, so ``cpu-long``'s
 LSTM settings are ``cpu``'s: the name stays, as the one the installments were trained under
-(``python -m prismlib train --profile cpu-long --minutes 140``), and the twin rule stays for
+(``python -m prismlib train --profile cpu-long --minutes 110``), and the twin rule stays for
 any profile with fewer seeds.
 """
 

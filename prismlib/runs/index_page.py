@@ -387,6 +387,17 @@ def _json_html(value: object) -> str:
     return html.escape("" if value is None else str(value))
 
 
+TRAINING_COLUMNS = ("started", "profile", "seconds", "trained", "left", "worker_minutes", "workers", "completed")
+"""The columns of the index's table of training runs (every field is in the folded JSON)."""
+
+
+def _training_html(runs: list[dict[str, Any]]) -> str:
+    """The training runs as a narrow table of :data:`TRAINING_COLUMNS`, each run's every field
+    (job keys included) folded beneath it."""
+    rows = [{k: r.get(k, "") for k in TRAINING_COLUMNS} for r in runs]
+    return _json_html(rows) + f"<details><summary>every field of the {len(runs)} runs</summary>{_json_html(runs)}</details>"
+
+
 def _manifest_section(src: Sources, manifest: dict) -> str:
     """Each notebook's run (commit, start, seconds, device; failures), the package
     versions of the runs, and the ``train`` runs."""
@@ -418,5 +429,5 @@ def _manifest_section(src: Sources, manifest: dict) -> str:
     for packages, stems in versions.items():
         parts += [f"<h3>Package versions of {html.escape(', '.join(stems))}</h3>", _json_html(json.loads(packages))]
     if manifest.get("training"):
-        parts += ["<h3>Training runs (<code>python -m prismlib train</code>)</h3>", _json_html(manifest["training"])]
+        parts += ["<h3>Training runs (<code>python -m prismlib train</code>)</h3>", _training_html(manifest["training"])]
     return "\n".join(parts)

@@ -1,7 +1,7 @@
 """Training a grid in installments: as many missing jobs as fit in a wall-clock budget.
 
 Work B's grid with the seeds its claims need is many hours of training on two cores, more
-than any sitting. ``python -m prismlib train --profile cpu-long --minutes 140`` trains the
+than any sitting. ``python -m prismlib train --profile cpu-long --minutes 110`` trains the
 missing jobs in priority order (:func:`prismlib.lstm.grid.in_priority`: every model's first
 seed, then the next seeds) on ``workers`` single-thread processes and
 
@@ -136,7 +136,7 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
     fresh = bool(os.environ.get(FRESH_ENV))
     twins = (
         f"; {sum(_present(j, fresh) for j in own)} of the {len(own)} twins of the claims' "
-        "own models are there (notebooks never train them: `python -m prismlib train --profile cpu-long --minutes 140`)"
+        "own models are there (notebooks never train them: `python -m prismlib train --profile cpu-long --minutes 110`)"
         if own
         else ""
     )

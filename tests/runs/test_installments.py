@@ -135,7 +135,7 @@ def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monke
     n = len(set(s for e in ("baseline", "exp1", "memory") for s in experiment(e, cpu))) + twins
     assert line.startswith(f"work B: 0 of the {n} LSTM runs of notebooks 05 08 from committed run records; {n} train first")
     assert line.endswith(f"0 of the {len(lstm.claim_twin_specs(cpu))} twins of the claims' own models are there (notebooks never train "
-                         "them: `python -m prismlib train --profile cpu-long --minutes 140`)")  # fmt: skip
+                         "them: `python -m prismlib train --profile cpu-long --minutes 110`)")  # fmt: skip
     only_08 = installments.records_line(cpu, ["08_memory_ablation", "01_spectral_filters"])
     n_08 = len(set(s for e in ("baseline", "memory") for s in experiment(e, cpu)))
     assert f"of the {n_08} LSTM runs of notebook 08" in only_08 and "claims' own" not in only_08  # 08 reads no twin
