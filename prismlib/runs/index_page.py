@@ -294,14 +294,17 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
         verdict = _verdict(cast(str, r.verdict))
         if nb in stale_nbs:
             verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(cast(str, r.verdict))}</s></small>"
+        model = str(getattr(r, "model", "") or "")
+        ran = f"<br><small>ran on: {html.escape(model)}</small>" if model and model != "nan" else ""  # where it is not the paper's model
         rows.append(
-            f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}</td>"
+            f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}{ran}</td>"
             f"<td class='effect'>{effect}<small>{html.escape(str(r.test))}</small></td>"
             f"<td>{html.escape(str(r.paper))}</td><td><small>{_collapsed(str(r.gate))}</small></td></tr>"
         )
     return (
-        f"<p>{summary} (of {len(table)}). Effects with their 95% paired-bootstrap intervals over the test set's "
-        "independent units (<code>prismlib/claims.py</code>); the same table as "
+        f"<p>{summary} (of {len(table)}). Each row's effect and 95% interval are the test that decided it: over the "
+        "test set's independent units, and over the training seeds too where trained models are compared (one interval, "
+        "<a href='docs/claims.html'>claims</a>); the same table as "
         "<a href='figures/claims.csv'>claims.csv</a> and <a href='figures/claims.md'>claims.md</a>.</p>\n"
         "<table class='claims'><colgroup><col style='width:8%'><col style='width:9%'><col style='width:24%'>"
         "<col style='width:19%'><col style='width:21%'><col style='width:19%'></colgroup>\n"
