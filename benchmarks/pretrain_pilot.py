@@ -74,6 +74,39 @@ def run_size(size: str, out: Path, args: argparse.Namespace, extra: list[str]) -
     subprocess.run(cmd + extra, check=True)
 
 
+def plot(out: Path, curves: dict[str, tuple[list[dict[str, float]], float]], rows: list[dict], skip: float) -> None:
+    """``<out>/pilot_curves.png`` and ``.pdf``: each size's measured gain against training tokens
+    (log scale) and both projections from the fitted half to its budget, beside the gate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from prismlib.plots import set_theme
+
+    set_theme()
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    for (size, (curve, unigram)), row, color in zip(curves.items(), rows, plt.rcParams["axes.prop_cycle"].by_key()["color"]):
+        pts = [r for r in curve if r["tokens"] > 0]
+        tokens, losses = [r["tokens"] for r in pts], [r["heldout_loss"] for r in pts]
+        ax.plot(tokens, [unigram - x for x in losses], marker=".", color=color, label=f"{size}: measured")
+        grid = np.geomspace(tokens[len(tokens) // 2], max(row["budget_tokens"], tokens[-1]), 24)
+        fits = [project(tokens, losses, unigram, float(b), skip) for b in grid]
+        ax.plot(grid, [f.log_linear for f in fits], ls="--", color=color, lw=1, label=f"{size}: log-linear (upper)")
+        ax.plot(grid, [f.power_law for f in fits], ls=":", color=color, lw=1.5, label=f"{size}: power law (lower)")
+    ax.axhline(GATE, color="0.2", lw=1, label=f"premise gate {GATE} nats")
+    ax.axhline(2.0, color="0.6", lw=1, ls="-.", label="aim 2 nats")
+    ax.set_xscale("log")
+    ax.set_xlabel("training tokens")
+    ax.set_ylabel("gain over unigram (nats per masked token)")
+    ax.set_title("Pretraining pilot: held-out masked-LM gain, projected to each size's budget")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    for suffix in ("png", "pdf"):
+        fig.savefig(out / f"pilot_curves.{suffix}", bbox_inches="tight")
+    plt.close(fig)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True)
@@ -98,11 +131,13 @@ def main() -> None:
     if not (args.minutes or args.tokens or args.project_only):
         p.error("give --minutes or --tokens per run (or --project-only)")
     rows = []
+    curves: dict[str, tuple[list[dict[str, float]], float]] = {}
     for size in [s for s in args.sizes.split(",") if s]:
         folder = args.out / size
         if not args.project_only:
             run_size(size, folder, args, extra)
         curve, run = read_curve(folder / CURVE), json.loads((folder / RUN).read_text())
+        curves[size] = (curve, run["unigram_loss"])
         rate = run["tokens"] / run["seconds"] if run["seconds"] else 0.0  # the held-out checks count too
         if args.speed:
             train_share = run["train_seconds"] / run["seconds"] if run["seconds"] else 1.0
@@ -133,6 +168,7 @@ def main() -> None:
         )
     args.out.mkdir(parents=True, exist_ok=True)
     choice = choose(rows)
+    plot(args.out, curves, rows, args.skip)
     (args.out / "projection.json").write_text(
         json.dumps(
             {"budget_minutes": args.budget_minutes, "skip": args.skip, "speed": str(args.speed), "runs": rows, "choice": choice}, indent=1
