@@ -53,6 +53,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     printed as one line without a traceback."""
     from prismlib.artifacts import CorruptArtifact
     from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
+    from prismlib.records import BadRecord
     from prismlib.runs.preflight import PreflightError
     from prismlib.runs.reproduce import NotebookFailed
 
@@ -69,6 +70,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
         PreflightError,
         NotebookFailed,
         CorruptArtifact,
+        BadRecord,
     )
 
 

@@ -13,6 +13,9 @@ recipe       ``PretrainConfig`` (BERT's long second phase included), the run's k
 record       committed states: a run's fp16 weights between sittings, kept in git
 train        the resumable training loop (AdamW, minutes budget, curve, phases, resuming
              from a committed state)
+installment  one installment of a pretraining (``train --minutes``): a budget's steps from
+             the local or the committed state, then the committed state; the recipe
+             of a profile's ``PretrainSettings``
 projection   a pilot curve projected to a budget (log-linear gain, power law)
 ============ ==================================================================
 
@@ -112,6 +115,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "synthetic_inputs",
         "parser",
         "main",
+    ),
+    "installment": (
+        "pretrain_config",
+        "PretrainOutcome",
+        "pretrain_installment",
     ),
     "projection": (
         "LogLinear",

@@ -44,4 +44,8 @@ def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Prof
 def get_config() -> Profile:
     """The ``cpu-long`` profile: ``cpu``'s models with every seed of :data:`LONG_SEEDS`, the
     first seed's shared with ``cpu``."""
+    # No pretraining yet (``pretrain`` stays None, so `train --minutes` runs the LSTM jobs only):
+    # its size and budget are the pilot's choice, by the rule docs/benchmarks.md states before the
+    # pilot runs ("The pilot's rule, stated before it runs"), and the pilot has not run. Once it
+    # has, its PretrainSettings go here, with the measurement that chose them.
     return until_converged(cpu.get_config())

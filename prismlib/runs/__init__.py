@@ -44,6 +44,7 @@ from prismlib import lazy_exports
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "train": (
         "SECTION4",
+        "PRETRAIN_MIN_MINUTES",
         "projection",
         "train_until_converged",
         "training_ahead",
