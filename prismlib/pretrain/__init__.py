@@ -96,6 +96,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "record": (
         "WEIGHTS",
+        "RunSoFar",
         "CommittedState",
         "check_committed",
         "write_state",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
@@ -31,8 +31,21 @@ from prismlib.pretrain.model import half_weights, load_half_weights, new_bert
 from prismlib.pretrain.recipe import PretrainConfig, recipe_description
 from prismlib.records import BadRecord, provenance, read_record, write_record
 
-if TYPE_CHECKING:
-    from prismlib.pretrain.train import PretrainResult
+
+class RunSoFar(Protocol):
+    """What :func:`write_state` reads of a run: a :class:`~prismlib.pretrain.train.PretrainResult`
+    (named by its fields, so that this module and the loop's need not import each other)."""
+
+    model: Any
+    key: str
+    steps: int
+    tokens: int
+    seconds: float
+    train_seconds: float
+    curve: list[dict[str, float]]
+    boundaries: list[int]
+    stop: str
+
 
 WEIGHTS = "weights.pt"
 """The record's float16 weights (:func:`~prismlib.pretrain.model.half_weights`)."""
@@ -84,7 +97,7 @@ def check_committed() -> dict[str, Any]:
 
 
 def write_state(
-    folder: Path, config: PretrainConfig, result: PretrainResult, corpus_digest: str, tokenizer_digest: str, threads: int | None = None
+    folder: Path, config: PretrainConfig, result: RunSoFar, corpus_digest: str, tokenizer_digest: str, threads: int | None = None
 ) -> Path:
     """Write the committed state of ``result`` (a :func:`~prismlib.pretrain.pretrain` of ``config``
     on the corpus and tokenizer of these digests) into ``folder``, ``<records>/<key>/``, whole or

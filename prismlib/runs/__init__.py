@@ -210,6 +210,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PAPER_FIGURE",
         "claims_cell",
         "main_figure",
+        "first_screen",
         "notebook_page",
         "markdown_html",
     ),
