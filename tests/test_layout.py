@@ -54,6 +54,15 @@ def test_lazy_exports_refuse_a_name_twice_and_a_name_equal_to_a_module():
         lazy_exports("pkg", {"a": ("b",), "b": ("y",)})
 
 
+def test_lazy_exports_of_a_sub_package_s_module_make_both_attributes():
+    _, dir_, all_ = lazy_exports("pkg", {"model": ("LM",), "claims.grid": ("EXPERIMENTS",)})
+    assert all_ == ["EXPERIMENTS", "LM"] and dir_() == ["EXPERIMENTS", "LM", "claims", "grid", "model"]
+    with pytest.raises(ValueError, match="'grid' names both the submodules grid and claims.grid"):
+        lazy_exports("pkg", {"grid": (), "claims.grid": ()})
+    with pytest.raises(ValueError, match="name both a submodule and a name"):
+        lazy_exports("pkg", {"claims.grid": ("claims",)})
+
+
 def test_every_public_name_of_the_modules_is_exported():
     exported = set(prismlib.profiles.__all__)
     for path in sorted(PROFILES_DIR.glob("*.py")):
