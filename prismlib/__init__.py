@@ -10,9 +10,10 @@ One package per work, and a few modules both share:
 ``prism``        work A, section 4: the prism layer, continued MLM training
                  (the paper's and the cpu's staged recipe), Table 1's arms, Fig. 5
 ``lstm``         work B: the LSTM LM, timescales and the slides' variants, training,
-                 evaluation, the experiment grid, the bigram gate, the cell-state ablation;
-                 its sub-package ``lstm.iclr`` the ICLR 2021 version's Dyck-2, routing by
-                 timescale and mutual information
+                 evaluation, the cached jobs, the bigram gate, the cell-state ablation;
+                 its sub-package ``lstm.claims`` the experiment grid and the notebooks'
+                 claims with their gates, ``lstm.iclr`` the ICLR 2021 version's Dyck-2,
+                 routing by timescale and mutual information
 ``runs``         the top: the ``python -m prismlib`` commands (data, train, plan,
                  reproduce, report, cache) and the report; nothing in the library imports it
 ``data``         one module per dataset, a data directory, the catalogue of datasets
@@ -35,8 +36,8 @@ One package per work, and a few modules both share:
 
 Dependencies point one way (``tests/test_layers.py``): the modules without a package and the
 settings package ``profiles`` are the core and import no other package; ``data`` and
-``spectral`` import only the core; ``probing`` and ``lstm`` import those, ``lstm.iclr`` imports
-``lstm`` (never the reverse); ``prism`` may import ``probing``, never the reverse; ``runs`` and
+``spectral`` import only the core; ``probing`` and ``lstm`` import those, ``lstm.iclr`` and
+``lstm.claims`` import ``lstm`` (never the reverse, nor each other); ``prism`` may import ``probing``, never the reverse; ``runs`` and
 ``__main__`` sit on top.
 
 Each package's ``__init__`` re-exports its modules' public names, so notebooks import

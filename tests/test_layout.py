@@ -20,7 +20,7 @@ KEYS = Path(__file__).parent / "fixtures" / "job_keys.json"
 LIB = Path(__file__).resolve().parents[1] / "prismlib"
 ROOT = LIB.parent
 PROFILES_DIR = LIB / "profiles"
-PACKAGES = ("spectral", "probing", "prism", "pretrain", "lstm", "lstm.iclr", "runs")
+PACKAGES = ("spectral", "probing", "prism", "pretrain", "lstm", "lstm.iclr", "lstm.claims", "runs")
 """Every package with a lazy ``_EXPORTS`` table, sub-packages dotted (``lstm.iclr``)."""
 
 
@@ -61,6 +61,21 @@ def test_lazy_exports_of_a_sub_package_s_module_make_both_attributes():
         lazy_exports("pkg", {"grid": (), "claims.grid": ()})
     with pytest.raises(ValueError, match="name both a submodule and a name"):
         lazy_exports("pkg", {"claims.grid": ("claims",)})
+
+
+def test_the_lstm_package_exports_its_claims_sub_package_again():
+    """``prismlib.lstm`` lists every module and name of ``prismlib.lstm.claims`` again (keyed
+    ``"claims.<module>"``), so ``from prismlib.lstm import ...`` reads all of work B as before the
+    claims layer moved into its sub-package, and each moved module is still an attribute by its
+    old name."""
+    import prismlib.lstm
+    import prismlib.lstm.claims
+
+    again = {key.removeprefix("claims."): names for key, names in prismlib.lstm._EXPORTS.items() if key.startswith("claims.")}
+    assert again == prismlib.lstm.claims._EXPORTS
+    for module in again:
+        assert getattr(prismlib.lstm, module) is importlib.import_module(f"prismlib.lstm.claims.{module}")
+    assert prismlib.lstm.claims is importlib.import_module("prismlib.lstm.claims")
 
 
 def test_every_public_name_of_the_modules_is_exported():

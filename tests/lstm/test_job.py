@@ -11,8 +11,8 @@ from lstm_fixtures import VOCAB, tiny_lstm, zipf_corpus
 
 from prismlib import lstm, paths
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm import summaries
 from prismlib.lstm.chunks import MissingBins
+from prismlib.lstm.claims import summaries
 
 TINY = tiny_lstm(optimizer="anneal", epochs=5, steps_per_epoch=3, min_rounds=1, decays=1, fixed_path=True, cutoffs=(10, 20), records=True)
 BASE = [lstm.RunSpec(seed=s) for s in (0, 1)]  # the baseline's weights are kept (WEIGHT_MODELS)

@@ -14,7 +14,7 @@ from prismlib import lstm
 from prismlib.artifacts import load_checkpoint
 from prismlib.lstm import job as lstm_job
 from prismlib.lstm import outcome
-from prismlib.lstm.grid import experiment
+from prismlib.lstm.claims.grid import experiment
 from prismlib.profiles import get_profile
 from prismlib.records import read_record
 

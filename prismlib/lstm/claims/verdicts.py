@@ -51,7 +51,7 @@ from prismlib.lstm.evaluation import SeedMeans, mean_nll, perplexity, seed_means
 from prismlib.stats import Interval
 
 if TYPE_CHECKING:
-    from prismlib.lstm.doubling import DoublingCheck
+    from prismlib.lstm.claims.doubling import DoublingCheck
     from prismlib.lstm.job import TrainedRun
 
 
