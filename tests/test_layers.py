@@ -108,6 +108,7 @@ def test_the_resolver_sees_every_import_form():
         "def f():\n    from prismlib.spectral import band_pass\n"
     )
     assert imports_of(ast.parse(src), "prismlib.lstm.ablation", False) == {
+        "prismlib.lstm.trained_runs",
         "prismlib.lstm.job",
         "prismlib.lstm.model",
         "prismlib.paths",

@@ -277,7 +277,7 @@ def test_dyck_checkpoints_written_before_the_iclr_sub_package_still_load(tmp_pat
 TESTS = Path(__file__).resolve().parent
 UNTESTED: dict[str, str] = {
     "__main__.py": "the entry point: its errors in tests/runs/test_cli.py, each command in tests/runs/test_<command>.py",
-    "paths.py": "where outputs and caches go: through every test that writes them (tests/runs/, tests/lstm/test_job.py)",
+    "paths.py": "where outputs and caches go: through every test that writes them (tests/runs/, tests/lstm/test_trained_runs.py)",
     "progress.py": "progress bars: through tests/runs/test_reproduce.py (a headless run's bars go to its log)",
     "profiles/smoke.py": "a table of settings: built by tests/profiles/test_registry.py, checked by the schema's checks",
     "profiles/paper.py": "a table of settings: built by tests/profiles/test_registry.py, checked by the schema's checks",

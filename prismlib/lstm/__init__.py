@@ -7,7 +7,9 @@ training           the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, ex
 chunks             a model's NLL summed per 100-token chunk (``ChunkNLL``): what comparisons read
 evaluation         per-token NLL, perplexity, paired chunk bootstraps, frequency bins
                    (array-level: nothing here takes a trained run)
-job                ``RunSpec``, the cached ``Job``, ``TrainedRun`` (from a checkpoint or a record)
+job                ``RunSpec``, the cached ``Job`` and its recipe version (it writes its record)
+trained_runs       ``trained``, ``TrainedRun``: a finished job read from its checkpoint or its record
+status             ``status.json``: how far a training job is
 outcome            what a finished job keeps in its committed record, and reading it back
 bigram             the unigram and Kneser-Ney bigram references (the gate of every claim)
 ablation           the cell-state ablation (how far back each layer remembers)
@@ -109,23 +111,27 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "job": (
         "RunSpec",
-        "NoWeights",
-        "TrainedRun",
         "build_model",
         "Job",
         "jobs_for",
+        "untrained_model",
+        "RECIPE_VERSION",
+        "recipe_code",
+        "bigram_valid_ppl",
+    ),
+    "trained_runs": (
+        "NoWeights",
+        "TrainedRun",
         "run_from_outcome",
         "checkpoint_outcome",
         "load_run",
         "sources_line",
         "trained",
+    ),
+    "status": (
         "STATUS",
         "write_status",
         "read_status",
-        "untrained_model",
-        "RECIPE_VERSION",
-        "recipe_code",
-        "bigram_valid_ppl",
     ),
     "convergence": (
         "SHARE",

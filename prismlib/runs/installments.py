@@ -35,7 +35,8 @@ from prismlib.devices import one_thread
 from prismlib.jobcache import committed, is_done, run_job, stop_pool
 from prismlib.lstm.claims.doubling import doubling_jobs
 from prismlib.lstm.claims.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, claim_twin_specs, experiment, in_priority
-from prismlib.lstm.job import FRESH_ENV, Job, jobs_for, read_status
+from prismlib.lstm.job import FRESH_ENV, Job, jobs_for
+from prismlib.lstm.status import read_status
 from prismlib.profiles import Profile
 from prismlib.progress import progress_bar
 from prismlib.records import BadRecord, find_record, read_record

@@ -33,7 +33,8 @@ import numpy as np
 from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, committed, is_done, pool_size, record_training, run_missing
 from prismlib.lstm.claims.doubling import doubling_jobs
 from prismlib.lstm.claims.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
-from prismlib.lstm.job import Job, jobs_for, read_status
+from prismlib.lstm.job import Job, jobs_for
+from prismlib.lstm.status import read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, Profile, get_profile, until_converged
 from prismlib.progress import progress_bar

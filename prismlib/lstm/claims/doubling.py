@@ -43,7 +43,8 @@ from prismlib.jobcache import run_missing
 from prismlib.lstm.chunks import NLL
 from prismlib.lstm.claims.grid import DOUBLING, claim_twin_specs, doubling_specs
 from prismlib.lstm.evaluation import SeedMeans, grouped_means, perplexity
-from prismlib.lstm.job import Job, RunSpec, load_run
+from prismlib.lstm.job import Job, RunSpec
+from prismlib.lstm.trained_runs import load_run
 from prismlib.profiles import Profile
 
 Statistic = Callable[[NLL], float]

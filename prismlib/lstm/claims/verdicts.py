@@ -52,7 +52,7 @@ from prismlib.stats import Interval
 
 if TYPE_CHECKING:
     from prismlib.lstm.claims.doubling import DoublingCheck
-    from prismlib.lstm.job import TrainedRun
+    from prismlib.lstm.trained_runs import TrainedRun
 
 
 def _fit_or_none(curve: LearningCurve | None) -> PowerLaw | None:
