@@ -179,7 +179,7 @@ class LSTMSettings(Nested):
         memory_warmup: words the model reads before each ablation context (notebook 08).
         memory_fit: distances ``(d_min, d_max)`` over which every model's decay is fitted.
         memory_mode: what ablating a word means: ``replace`` (by ``<unk>``) or ``remove``.
-        grid: which models the notebooks train (:mod:`prismlib.lstm.grid`): ``slides`` (every
+        grid: which models the notebooks train (:mod:`prismlib.lstm.claims.grid`): ``slides`` (every
             model the slides tabulate) or ``cpu`` (a subset that tests each claim; the smoke
             profile's).
         all_seeds: every model of the grid trains with every seed of ``seeds`` (paired: seed

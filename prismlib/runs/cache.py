@@ -68,8 +68,8 @@ class Entry:
 
 def _lstm_keys() -> dict[str, str]:
     """Key -> the (first) profile whose grid, or doubling check, trains that LSTM job."""
-    from prismlib.lstm.doubling import doubling_jobs
-    from prismlib.lstm.grid import all_specs
+    from prismlib.lstm.claims.doubling import doubling_jobs
+    from prismlib.lstm.claims.grid import all_specs
     from prismlib.lstm.job import jobs_for
 
     keys: dict[str, str] = {}

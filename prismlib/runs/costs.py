@@ -4,7 +4,7 @@
 training ``6 x parameters x tokens`` (forward + backward; BERT's attention adds
 ``12 x layers x seq_len x hidden`` per token), evaluation a third of that, a softmax probe
 ``6 x features x classes`` per row and epoch; the models it trains (jobs of
-:mod:`prismlib.lstm.grid` and :mod:`prismlib.prism.arms`), the peak accelerator memory of its
+:mod:`prismlib.lstm.claims.grid` and :mod:`prismlib.prism.arms`), the peak accelerator memory of its
 largest step and the disk its checkpoints and feature caches fill. The corpus sizes of the
 full datasets (:data:`WINDOWS`) are approximate, from the datasets' published sizes. Time is
 operations over a sustained throughput per kind of work: assumed (:data:`ASSUMED_TFLOPS`) or
@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from prismlib.devices import resolve_device
-from prismlib.lstm.grid import experiment
+from prismlib.lstm.claims.grid import experiment
 from prismlib.lstm.job import RunSpec, build_model
 from prismlib.prism.arms import ARMS, TRAINED, UNTRAINED_PRISM_ON
 from prismlib.probing.encoders import DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location
@@ -79,7 +79,7 @@ class Work:
     disk: float = 0.0
     disk_for: str = ""
     specs: tuple[RunSpec, ...] = ()
-    """Work B's LSTM models (:mod:`prismlib.lstm.grid`) this work trains: ``python -m prismlib
+    """Work B's LSTM models (:mod:`prismlib.lstm.claims.grid`) this work trains: ``python -m prismlib
     train`` trains them before the notebook runs, so their time is not the notebook's own."""
 
 

@@ -2,7 +2,7 @@
 
 Work B's grid with the seeds its claims need is many hours of training on two cores, more
 than any sitting. ``python -m prismlib train --profile cpu-long --minutes 110`` trains the
-missing jobs in priority order (:func:`prismlib.lstm.grid.in_priority`: every model's first
+missing jobs in priority order (:func:`prismlib.lstm.claims.grid.in_priority`: every model's first
 seed, then the next seeds) on ``workers`` single-thread processes and
 
 - starts a job only when its projected time fits in what is left of the budget
@@ -33,9 +33,10 @@ from typing import Any
 
 from prismlib.devices import one_thread
 from prismlib.jobcache import committed, is_done, run_job, stop_pool
-from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, claim_twin_specs, experiment, in_priority
-from prismlib.lstm.job import FRESH_ENV, Job, jobs_for, read_status
+from prismlib.lstm.claims.doubling import doubling_jobs
+from prismlib.lstm.claims.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, claim_twin_specs, experiment, in_priority
+from prismlib.lstm.job import FRESH_ENV, Job, jobs_for
+from prismlib.lstm.status import read_status
 from prismlib.profiles import Profile
 from prismlib.progress import progress_bar
 from prismlib.records import BadRecord, find_record, read_record
@@ -47,10 +48,10 @@ machine measured about that; see docs/benchmarks.md)."""
 
 
 def with_twins(profile: Profile, jobs: Sequence[Job]) -> list[Job]:
-    """``jobs`` in priority order (:func:`prismlib.lstm.grid.in_priority`), each slow learner
-    of the doubling check (:data:`~prismlib.lstm.grid.DOUBLING`) followed by its twin trained
+    """``jobs`` in priority order (:func:`prismlib.lstm.claims.grid.in_priority`), each slow learner
+    of the doubling check (:data:`~prismlib.lstm.claims.grid.DOUBLING`) followed by its twin trained
     on the doubled path, then the twins of the claims' own models
-    (:func:`~prismlib.lstm.grid.claim_twin_specs`: claim by claim, after the whole grid; none
+    (:func:`~prismlib.lstm.claims.grid.claim_twin_specs`: claim by claim, after the whole grid; none
     when the profile's recipe has no fixed path)."""
     claims = claim_twin_specs(profile)
     twins = {j.spec: j for j in doubling_jobs(profile)[1]}
@@ -127,7 +128,7 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
     ``stems`` (``"05_chrono_init"``, ...) come from: how many have a committed run record (and
     the commits they were trained at), how many a local checkpoint, how many train first;
     with ``FRESH=1`` that records are ignored; then, for 05-07, how many of the claims' own
-    doubled twins (:func:`~prismlib.lstm.grid.claim_twin_specs`, never trained by a notebook)
+    doubled twins (:func:`~prismlib.lstm.claims.grid.claim_twin_specs`, never trained by a notebook)
     are committed or cached. ``None`` when no work-B notebook runs or the profile keeps no records."""
     found = _work_b(profile, stems)
     if found is None:
@@ -170,7 +171,7 @@ def _present(job: Job, fresh: bool) -> bool:
 
 
 def twins_read(profile: Profile, stem: str) -> list[str]:
-    """The job keys of the claims' own doubled twins (:func:`~prismlib.lstm.grid.claim_twin_specs`)
+    """The job keys of the claims' own doubled twins (:func:`~prismlib.lstm.claims.grid.claim_twin_specs`)
     that notebook ``stem`` (``"07_layer2_timescales"``) would read now, sorted; empty for a
     notebook that reads none. The notebooks never train these twins, so a result is current
     only while this list is what it was when the notebook ran (an installment that commits
@@ -182,7 +183,7 @@ def twins_read(profile: Profile, stem: str) -> list[str]:
 
 
 def grid_jobs(profile: Profile) -> list[Job]:
-    """Every job of ``profile``'s grid (:func:`prismlib.lstm.grid.all_specs`) with its doubled twins, in priority order."""
+    """Every job of ``profile``'s grid (:func:`prismlib.lstm.claims.grid.all_specs`) with its doubled twins, in priority order."""
     return with_twins(profile, jobs_for(all_specs(profile), profile.lstm, profile.job_profile))
 
 

@@ -159,7 +159,7 @@ def lstm_runs_line(stem: str, profile_name: str, nb: nbformat.NotebookNode | Non
     records, its machine's job cache), and how many of its runs have a committed record now
     (``results/<profile>/runs/``, with the commits they were trained at); ``None`` for a notebook
     that trains no LSTM of the grid, or a profile that keeps no records."""
-    from prismlib.lstm.grid import NOTEBOOK_EXPERIMENTS, experiment
+    from prismlib.lstm.claims.grid import NOTEBOOK_EXPERIMENTS, experiment
     from prismlib.lstm.job import jobs_for
     from prismlib.profiles import get_profile
     from prismlib.runs.installments import committed_state

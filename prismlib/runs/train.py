@@ -1,6 +1,6 @@
 """``python -m prismlib train``: train a profile's models into the job cache up front.
 
-By default the LSTM grid of work B (:mod:`prismlib.lstm.grid`, notebooks 05-08); ``--section4``
+By default the LSTM grid of work B (:mod:`prismlib.lstm.claims.grid`, notebooks 05-08); ``--section4``
 adds the continued-MLM arms of section 4 (:mod:`prismlib.prism.arms`, notebooks 03-04),
 ``--only`` picks experiments. The jobs run on an executor of :mod:`prismlib.jobcache`:
 ``local`` worker processes, ``inline``, or ``slurm`` through submitit, one array task per
@@ -45,9 +45,10 @@ from typing import Any
 import numpy as np
 
 from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, committed, is_done, pool_size, record_training, run_missing
-from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
-from prismlib.lstm.job import Job, jobs_for, read_status
+from prismlib.lstm.claims.doubling import doubling_jobs
+from prismlib.lstm.claims.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
+from prismlib.lstm.job import Job, jobs_for
+from prismlib.lstm.status import read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, Profile, get_profile, until_converged
 from prismlib.progress import progress_bar

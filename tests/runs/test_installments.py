@@ -9,8 +9,8 @@ from lstm_fixtures import tiny_lstm, zipf_corpus
 
 from prismlib import lstm
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import experiment
+from prismlib.lstm.claims.doubling import doubling_jobs
+from prismlib.lstm.claims.grid import experiment
 from prismlib.profiles import get_profile
 from prismlib.runs import installments
 

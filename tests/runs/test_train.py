@@ -24,7 +24,7 @@ def test_train_until_converged_runs_the_jobs_with_a_projection_bar(tmp_path):
     ran = train_until_converged([job], "inline", 1, "cpu", {}, cache=tmp_path, poll=0.05, data=corpus)
     assert ran == [job] and jobs.is_done(job, tmp_path)
     done_tokens, total, seconds = projection([job], 1, tmp_path)
-    assert done_tokens == total == lstm_job.read_status(job, tmp_path)["tokens"] and seconds == 0
+    assert done_tokens == total == lstm.read_status(job, tmp_path)["tokens"] and seconds == 0
     with pytest.raises(ValueError, match="until_converged settings"):
         train_until_converged([lstm_job.Job(lstm.RunSpec(), TINY, "test")], "inline", 1, "cpu", {}, cache=tmp_path)
 
