@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -80,7 +82,9 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=10, help="timed steps per row")
     p.add_argument("--warmup", type=int, default=2, help="untimed steps first (compilation happens here)")
     p.add_argument("--matmul", type=int, default=2048, help="size of the reference matrix product")
+    p.add_argument("--json", type=Path, default=None, help="also write the rows here (the pilot's --speed reads it)")
     args = p.parse_args()
+    rows: list[dict[str, object]] = []
     split = lambda s: [x for x in s.split(",") if x]  # noqa: E731
     before = torch.get_num_threads()
     print(describe_device(torch.device("cpu")))
@@ -103,7 +107,24 @@ def main() -> None:
             tokens = args.batch * args.seq_len
             flops = step_flops(size, args.batch, args.seq_len, 0.15 if head == "masked" else None) / min(t) / 1e9
             print(f"{label} {tokens / min(t):9,.0f} {tokens / statistics.median(t):9,.0f} {flops:8.1f} {flops / ref:9.1%}")
+            rows.append(
+                {
+                    "threads": threads,
+                    "size": name,
+                    "seq_len": args.seq_len,
+                    "batch": args.batch,
+                    "head": head,
+                    "attn": attn,
+                    "compile": comp,
+                    "tokens_per_second": tokens / statistics.median(t),
+                    "best_tokens_per_second": tokens / min(t),
+                    "gflops": flops,
+                    "matmul_gflops": ref,
+                }
+            )
     torch.set_num_threads(before)
+    if args.json:
+        args.json.write_text(json.dumps({"device": describe_device(torch.device("cpu")), "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

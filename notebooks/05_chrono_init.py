@@ -164,7 +164,7 @@ table[["model", "seed", "val ppl", "test ppl", "bootstrap mean", "bootstrap sd",
 # its effect-stability gate (`prismlib.lstm.doubling`): doubling the path moved each slow
 # learner's contrast with the baseline by at most half the claim's margin (in the claim's
 # own unit), or by less than half its interval's width. That bound is loose: where a claim's
-# own models have their doubled twins too (`CLAIM_TWINS` in `prismlib/lstm/grid.py`: 07's
+# own models have their doubled twins too (`CLAIM_TWINS` in `prismlib/lstm/claims/grid.py`: 07's
 # multi-timescale, Pareto and MOD rows, 06's layer placement; trained by installments, never
 # by a notebook), each test is gated by its own shift instead, with the same allowance. And
 # where a test says *not held*, that counterexample decides the claim, so the gate asks only

@@ -2,8 +2,9 @@
 ``python -m prismlib train [--profile P] [--executor E]``,
 ``python -m prismlib reproduce [--profile P] [--only NN ...] [--paired]``,
 ``python -m prismlib plan [--profile P] [--measure]``,
-``python -m prismlib cache {list,verify,clean}`` and
-``python -m prismlib report [--profile P] [--out DIR]``."""
+``python -m prismlib cache {list,verify,clean}``,
+``python -m prismlib report [--profile P] [--out DIR]`` and
+``python -m prismlib profile MODEL TEXT``."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ commands:
   report [--profile P] [--out DIR]
                             static HTML site of the executed notebooks, claims and manifest
                             -> report/P/index.html; fails on a link that does not resolve
+  profile MODEL TEXT [--out DIR] [--window N]
+                            what frequencies each layer of a local Hugging Face model carries on a
+                            text: energy share per band against white noise (table + figure)
 
   --debug (anywhere)        show the traceback of an error (default: one line naming the fix)
   <command> --help          the command's options (a wrong one is one line naming it)
@@ -49,6 +53,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     printed as one line without a traceback."""
     from prismlib.artifacts import CorruptArtifact
     from prismlib.data.datadir import ChecksumError, DataNotFoundError, DownloadError
+    from prismlib.records import BadRecord
     from prismlib.runs.preflight import PreflightError
     from prismlib.runs.reproduce import NotebookFailed
 
@@ -65,6 +70,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
         PreflightError,
         NotebookFailed,
         CorruptArtifact,
+        BadRecord,
     )
 
 
@@ -115,6 +121,7 @@ COMMANDS = {
     "reproduce": "prismlib.runs.reproduce",
     "cache": "prismlib.runs.cache",
     "report": "prismlib.runs.report",
+    "profile": "prismlib.runs.spectrum",
 }
 """Command -> the module whose ``main(argv)`` runs it (imported only when called)."""
 

@@ -88,7 +88,7 @@ MIN_UNITS = 15
 19 test conversations of SWDA can, the 10 windows of a starved probe set cannot."""
 MIN_SEEDS = 3
 """Training seeds per trained model a claim needs where training variance is part of the test
-(work B's small effects, :mod:`prismlib.lstm.verdicts`; every contrast between section 4's trained
+(work B's small effects, :mod:`prismlib.lstm.claims.verdicts`; every contrast between section 4's trained
 arms, :mod:`prismlib.prism.seeds`): an interval over 2 seeds has 1 degree of freedom."""
 OUTCOMES: tuple[str, ...] = VERDICTS
 """Everything the verdict column of ``claims.csv`` can hold: the four verdicts (a descriptive

@@ -23,7 +23,7 @@ Whatever the executor, a job trains in :func:`run_job`: it takes a lock on its f
 ``train``, which resumes from ``partial.pt`` after an interruption (same weights as an
 uninterrupted run: the RNG states are in the checkpoint) and writes ``done.pt``
 atomically. ``python -m prismlib train --profile P`` (:mod:`prismlib.runs.train`) trains a
-profile's LSTM grid (:mod:`prismlib.lstm.grid`) and, with ``--section4``, section 4's arms up front.
+profile's LSTM grid (:mod:`prismlib.lstm.claims.grid`) and, with ``--section4``, section 4's arms up front.
 
 The ``local`` executor's pool is :func:`run_pool`, the one process pool of the project (the
 probes' parallel runs use it too): spawned processes with one torch thread each, results in

@@ -53,13 +53,15 @@ CODE_PATHS = ("prismlib", "notebooks", "pyproject.toml")
 
 class BadRecord(Exception):
     """A committed record that must not be used: ``path`` and what is wrong (``problem``); the
-    message is one line that names both and the fix."""
+    message is one line that names both and the fix (``fix``: by default, restore the file or
+    retrain the LSTM job)."""
 
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(
-            f"{path}: {problem}; this record is not used: restore it with `git checkout -- {path}` "
+    def __init__(self, path: Path, problem: str, fix: str | None = None) -> None:
+        fix = fix or (
+            f"restore it with `git checkout -- {path}` "
             f"or retrain its job (the record is rewritten), e.g. `python -m prismlib train --profile cpu-long`"
         )
+        super().__init__(f"{path}: {problem}; this record is not used: {fix}")
         self.path, self.problem = Path(path), problem
 
 

@@ -9,8 +9,7 @@
 * a paragraph's length is its lines stripped and joined by single spaces.
 
 ``docs/log.md``, the dated history, is left out: its entries are records of what happened,
-kept whole. ``docs/results.md`` is left out until it is rewritten as "what each notebook
-found" (issue 77, item 1); then it joins the check.
+kept whole.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_CHARS = 800
-EXEMPT = {"log.md", "results.md"}  # the dated history; results.md until its rewrite (see above)
+EXEMPT = {"log.md"}  # the dated history (see above)
 PAGES = sorted([ROOT / "README.md", *(p for p in ROOT.glob("docs/*.md") if p.name not in EXEMPT)])
 
 ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")

@@ -4,10 +4,10 @@ The modules directly in ``prismlib/`` and the package ``profiles`` are the core 
 statistics, claims, paths, artifacts, the job cache, executors and process pool, timing,
 devices, progress bars, plots) and import no other package of the library; ``data`` and
 ``spectral`` import only the core; ``probing`` and ``lstm`` import those; ``lstm.iclr`` (the
-ICLR 2021 version of work B) may import ``lstm``, never the reverse; ``prism`` may
-import ``probing``, never the reverse; ``runs`` and ``__main__`` sit on top and nothing
-below imports them. Imports inside functions and under
-``TYPE_CHECKING`` count, and no circle may exist between any two modules.
+ICLR 2021 version of work B) and ``lstm.claims`` (work B's grid and claims) may import
+``lstm``, never the reverse, nor each other; ``prism`` may import ``probing``, never the
+reverse; ``runs`` and ``__main__`` sit on top and nothing below imports them. Imports inside
+functions and under ``TYPE_CHECKING`` count, and no circle may exist between any two modules.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ LAYERS: dict[str, set[str]] = {
     "probing": {"core", "data", "spectral", "probing"},
     "lstm": {"core", "data", "spectral", "lstm"},
     "lstm.iclr": {"core", "data", "spectral", "lstm", "lstm.iclr"},
+    "lstm.claims": {"core", "data", "spectral", "lstm", "lstm.claims"},
     "prism": {"core", "data", "spectral", "probing", "prism"},
     "pretrain": {"core", "data", "spectral", "probing", "lstm", "prism", "pretrain"},
-    "top": {"core", "data", "spectral", "probing", "lstm", "lstm.iclr", "prism", "pretrain", "top"},
+    "top": {"core", "data", "spectral", "probing", "lstm", "lstm.iclr", "lstm.claims", "prism", "pretrain", "top"},
 }
 """Layer -> the layers its modules may import."""
 PACKAGES = {"data", "spectral", "probing", "lstm", "prism", "pretrain", "runs"}
-SUBPACKAGES = {"lstm.iclr"}
+SUBPACKAGES = {"lstm.iclr", "lstm.claims"}
 """Sub-packages that are a layer of their own (above their package)."""
 
 
@@ -106,7 +107,8 @@ def test_the_resolver_sees_every_import_form():
         "if TYPE_CHECKING:\n    from prismlib.runs import report\n"
         "def f():\n    from prismlib.spectral import band_pass\n"
     )
-    assert imports_of(ast.parse(src), "prismlib.lstm.grid", False) == {
+    assert imports_of(ast.parse(src), "prismlib.lstm.ablation", False) == {
+        "prismlib.lstm.trained_runs",
         "prismlib.lstm.job",
         "prismlib.lstm.model",
         "prismlib.paths",
@@ -119,6 +121,11 @@ def test_the_resolver_sees_every_import_form():
     assert layer("prismlib.lstm.iclr") == layer("prismlib.lstm.iclr.dyck") == "lstm.iclr" and layer("prismlib.lstm.job") == "lstm"
     assert imports_of(ast.parse("from prismlib.lstm.iclr import trained_dyck\n"), "prismlib.runs.x", False) == {
         "prismlib.lstm.iclr.dyck_training"
+    }
+    assert layer("prismlib.lstm.claims") == layer("prismlib.lstm.claims.grid") == "lstm.claims"
+    assert imports_of(ast.parse("from prismlib.lstm import EXPERIMENTS, RunSpec\n"), "prismlib.runs.x", False) == {
+        "prismlib.lstm.claims.grid",
+        "prismlib.lstm.job",
     }
 
 

@@ -20,7 +20,7 @@ KEYS = Path(__file__).parent / "fixtures" / "job_keys.json"
 LIB = Path(__file__).resolve().parents[1] / "prismlib"
 ROOT = LIB.parent
 PROFILES_DIR = LIB / "profiles"
-PACKAGES = ("spectral", "probing", "prism", "pretrain", "lstm", "lstm.iclr", "runs")
+PACKAGES = ("spectral", "probing", "prism", "pretrain", "lstm", "lstm.iclr", "lstm.claims", "runs")
 """Every package with a lazy ``_EXPORTS`` table, sub-packages dotted (``lstm.iclr``)."""
 
 
@@ -52,6 +52,30 @@ def test_lazy_exports_refuse_a_name_twice_and_a_name_equal_to_a_module():
         lazy_exports("pkg", {"a": ("x",), "b": ("x",)})
     with pytest.raises(ValueError, match="name both a submodule and a name"):
         lazy_exports("pkg", {"a": ("b",), "b": ("y",)})
+
+
+def test_lazy_exports_of_a_sub_package_s_module_make_both_attributes():
+    _, dir_, all_ = lazy_exports("pkg", {"model": ("LM",), "claims.grid": ("EXPERIMENTS",)})
+    assert all_ == ["EXPERIMENTS", "LM"] and dir_() == ["EXPERIMENTS", "LM", "claims", "grid", "model"]
+    with pytest.raises(ValueError, match="'grid' names both the submodules grid and claims.grid"):
+        lazy_exports("pkg", {"grid": (), "claims.grid": ()})
+    with pytest.raises(ValueError, match="name both a submodule and a name"):
+        lazy_exports("pkg", {"claims.grid": ("claims",)})
+
+
+def test_the_lstm_package_exports_its_claims_sub_package_again():
+    """``prismlib.lstm`` lists every module and name of ``prismlib.lstm.claims`` again (keyed
+    ``"claims.<module>"``), so ``from prismlib.lstm import ...`` reads all of work B as before the
+    claims layer moved into its sub-package, and each moved module is still an attribute by its
+    old name."""
+    import prismlib.lstm
+    import prismlib.lstm.claims
+
+    again = {key.removeprefix("claims."): names for key, names in prismlib.lstm._EXPORTS.items() if key.startswith("claims.")}
+    assert again == prismlib.lstm.claims._EXPORTS
+    for module in again:
+        assert getattr(prismlib.lstm, module) is importlib.import_module(f"prismlib.lstm.claims.{module}")
+    assert prismlib.lstm.claims is importlib.import_module("prismlib.lstm.claims")
 
 
 def test_every_public_name_of_the_modules_is_exported():
@@ -253,7 +277,7 @@ def test_dyck_checkpoints_written_before_the_iclr_sub_package_still_load(tmp_pat
 TESTS = Path(__file__).resolve().parent
 UNTESTED: dict[str, str] = {
     "__main__.py": "the entry point: its errors in tests/runs/test_cli.py, each command in tests/runs/test_<command>.py",
-    "paths.py": "where outputs and caches go: through every test that writes them (tests/runs/, tests/lstm/test_job.py)",
+    "paths.py": "where outputs and caches go: through every test that writes them (tests/runs/, tests/lstm/test_trained_runs.py)",
     "progress.py": "progress bars: through tests/runs/test_reproduce.py (a headless run's bars go to its log)",
     "profiles/smoke.py": "a table of settings: built by tests/profiles/test_registry.py, checked by the schema's checks",
     "profiles/paper.py": "a table of settings: built by tests/profiles/test_registry.py, checked by the schema's checks",

@@ -69,7 +69,8 @@ def _module_file(parts: list[str]) -> Path | None:
 
 @cache
 def _defined(source: Path) -> frozenset[str]:
-    """The names a module's top level defines or imports, and a package's lazy ``_EXPORTS``."""
+    """The names a module's top level defines or imports, and a package's lazy ``_EXPORTS``
+    (its names and its modules' attributes, :func:`prismlib.lazy_exports`)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -79,6 +80,8 @@ def _defined(source: Path) -> frozenset[str]:
             names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
             if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "_EXPORTS" and isinstance(node.value, ast.Dict):
                 names |= {name for value in node.value.values for name in ast.literal_eval(value)}
+                modules = [ast.literal_eval(key) for key in node.value.keys]  # "claims.grid": claims and grid are attributes
+                names |= {part for module in modules for part in (module.partition(".")[0], module.rpartition(".")[2])}
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return frozenset(names)
@@ -143,6 +146,7 @@ def test_the_checks_catch_the_stale_references_they_were_written_for():
     assert missing("prismlib.lstm.schedule") and missing("prismlib.prism.LOSS_IGNORE") and missing("prismlib.low_pass")
     assert not missing("prismlib.anneal") and not missing("prismlib.probing.masking.LOSS_IGNORE")
     assert not missing("prismlib.lstm.train_lm") and not missing("prismlib.runs.costs.ASSUMED_TFLOPS.items")
+    assert not missing("prismlib.lstm.claims.grid.experiment") and not missing("prismlib.lstm.grid")  # (lazy_exports' attribute)
     assert missing_path("prismlib/profiles.py") and not missing_path("prismlib/profiles/") and not missing_path("notebooks/NN_name.py")
     assert stale_imports("from prismlib.lstm.convergence import claim_margin") == ["prismlib.lstm.convergence.claim_margin"]
     assert stale_imports("from prismlib.claims import claim_margin\nfrom prismlib.lstm import LSTMLM") == []

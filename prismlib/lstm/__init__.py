@@ -7,24 +7,25 @@ training           the AWD-LSTM training loop (NT-ASGD, annealed SGD or Adam, ex
 chunks             a model's NLL summed per 100-token chunk (``ChunkNLL``): what comparisons read
 evaluation         per-token NLL, perplexity, paired chunk bootstraps, frequency bins
                    (array-level: nothing here takes a trained run)
-job                ``RunSpec``, the cached ``Job``, ``TrainedRun`` (from a checkpoint or a record)
-grid               which models each experiment trains on each profile
+job                ``RunSpec``, the cached ``Job`` and its recipe version (it writes its record)
+trained_runs       ``trained``, ``TrainedRun``: a finished job read from its checkpoint or its record
+status             ``status.json``: how far a training job is
+outcome            what a finished job keeps in its committed record, and reading it back
 bigram             the unigram and Kneser-Ney bigram references (the gate of every claim)
 ablation           the cell-state ablation (how far back each layer remembers)
 convergence        learning curves, the model gate, power-law budgets
-verdicts           the gates every perplexity claim carries: convergence, stability, seeds
-doubling           the doubling check: is one fixed learning-rate path long enough for a claim
-slide_claims       the slides' perplexity claims of notebooks 05-07 as tests, with their gates wired in
-ablation_claims    notebook 08's memory claims: the cell-state ablation as tests, with their gates
-header             what every work-B notebook starts with: profile, PTB test tokens, trained runs
-summaries          tables and figures of trained runs: the runs table, learning curves
+claims             sub-package: the grid, the notebooks' header and tables, the claims and
+                   their gates (grid, header, summaries, verdicts, doubling, slide_claims,
+                   ablation_claims)
 iclr               sub-package: the ICLR 2021 version's Dyck-2, routing by timescale, mutual information
 ================== ======================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.lstm import
-...``); a module is imported on first use of one of its names, so the package imports only
-what a caller needs. The sub-package :mod:`prismlib.lstm.iclr` exports its own names
-(``from prismlib.lstm.iclr import ...``); nothing in this package imports it."""
+...``), those of :mod:`prismlib.lstm.claims` too (its modules are keyed ``"claims.<module>"``
+below, and each stays an attribute by its old name: ``prismlib.lstm.grid`` is the module
+``prismlib.lstm.claims.grid``); a module is imported on first use of one of its names, so the
+package imports only what a caller needs. Nothing in this package's other modules imports either sub-package. The sub-package
+:mod:`prismlib.lstm.iclr` exports its own names only (``from prismlib.lstm.iclr import ...``)."""
 
 from __future__ import annotations
 
@@ -110,23 +111,27 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "job": (
         "RunSpec",
-        "NoWeights",
-        "TrainedRun",
         "build_model",
         "Job",
         "jobs_for",
+        "untrained_model",
+        "RECIPE_VERSION",
+        "recipe_code",
+        "bigram_valid_ppl",
+    ),
+    "trained_runs": (
+        "NoWeights",
+        "TrainedRun",
         "run_from_outcome",
         "checkpoint_outcome",
         "load_run",
         "sources_line",
         "trained",
+    ),
+    "status": (
         "STATUS",
         "write_status",
         "read_status",
-        "untrained_model",
-        "RECIPE_VERSION",
-        "recipe_code",
-        "bigram_valid_ppl",
     ),
     "convergence": (
         "SHARE",
@@ -143,84 +148,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SCALES",
         "humane_number",
         "format_tokens",
-    ),
-    "summaries": (
-        "runs_table",
-        "CURVES_TABLE",
-        "CURVE_COLUMNS",
-        "curves_frame",
-        "save_learning_curves",
-        "plot_learning_curves",
-    ),
-    "verdicts": (
-        "SMALL_EFFECT",
-        "MIN_SEEDS",
-        "TestsOf",
-        "claim_gates",
-        "WorkBClaims",
-        "interval_row",
-        "stopped_by_rule",
-        "converged_gate",
-    ),
-    "doubling": (
-        "DoublingCheck",
-        "doubling_jobs",
-        "doubling_check",
-    ),
-    "slide_claims": (
-        "perplexity_claim",
-        "equivalent",
-        "rises",
-        "first_layer_worst",
-        "no_harm",
-        "layer2_key",
-        "layer2_short",
-        "beats_baseline",
-        "beats_by",
-        "first_layer_worse_by",
-        "published_margin",
-        "pareto_best",
-        "x70_worst",
-        "RARE_MARGIN",
-        "bin_log_gap",
-        "rare_words",
-    ),
-    "ablation_claims": (
-        "MemoryGates",
-        "layer_slope",
-        "slope_gap",
-        "run_name",
-        "range_gap",
-        "log_tau_gap",
-        "L3_SIMILAR",
-        "ControlledEffect",
-        "controlled_effect",
-        "controlled_tests",
-        "control_note",
-        "slope_range",
-        "ablate_models",
-        "untrained_controls",
-        "decay_gate",
-        "MemoryClaims",
-        "memory_claims",
-    ),
-    "header": (
-        "WorkBStart",
-        "ptb_test_ids",
-        "work_b_start",
-        "baseline_references",
-        "trained_with_references",
-    ),
-    "grid": (
-        "EXPERIMENTS",
-        "NOTEBOOK_EXPERIMENTS",
-        "DOUBLING",
-        "CLAIM_TWINS",
-        "experiment",
-        "all_specs",
-        "doubling_specs",
-        "claim_twin_specs",
-        "in_priority",
     ),
     "outcome": (
         "keeps_weights",
@@ -268,6 +195,84 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolvable_fit",
         "shared_fit",
         "power_slope_interval",
+    ),
+    "claims.grid": (
+        "EXPERIMENTS",
+        "NOTEBOOK_EXPERIMENTS",
+        "DOUBLING",
+        "CLAIM_TWINS",
+        "experiment",
+        "all_specs",
+        "doubling_specs",
+        "claim_twin_specs",
+        "in_priority",
+    ),
+    "claims.header": (
+        "WorkBStart",
+        "ptb_test_ids",
+        "work_b_start",
+        "baseline_references",
+        "trained_with_references",
+    ),
+    "claims.summaries": (
+        "runs_table",
+        "CURVES_TABLE",
+        "CURVE_COLUMNS",
+        "curves_frame",
+        "save_learning_curves",
+        "plot_learning_curves",
+    ),
+    "claims.verdicts": (
+        "SMALL_EFFECT",
+        "MIN_SEEDS",
+        "TestsOf",
+        "claim_gates",
+        "WorkBClaims",
+        "interval_row",
+        "stopped_by_rule",
+        "converged_gate",
+    ),
+    "claims.doubling": (
+        "DoublingCheck",
+        "doubling_jobs",
+        "doubling_check",
+    ),
+    "claims.slide_claims": (
+        "perplexity_claim",
+        "equivalent",
+        "rises",
+        "first_layer_worst",
+        "no_harm",
+        "layer2_key",
+        "layer2_short",
+        "beats_baseline",
+        "beats_by",
+        "first_layer_worse_by",
+        "published_margin",
+        "pareto_best",
+        "x70_worst",
+        "RARE_MARGIN",
+        "bin_log_gap",
+        "rare_words",
+    ),
+    "claims.ablation_claims": (
+        "MemoryGates",
+        "layer_slope",
+        "slope_gap",
+        "run_name",
+        "range_gap",
+        "log_tau_gap",
+        "L3_SIMILAR",
+        "ControlledEffect",
+        "controlled_effect",
+        "controlled_tests",
+        "control_note",
+        "slope_range",
+        "ablate_models",
+        "untrained_controls",
+        "decay_gate",
+        "MemoryClaims",
+        "memory_claims",
     ),
 }
 

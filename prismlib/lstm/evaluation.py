@@ -431,16 +431,16 @@ def seed_rows(nll: NLL) -> list[NLL]:
 
 
 def seed_means(runs: dict[Any, Any], key: Callable[[Any], Any], reference: Any, at: str = "end") -> SeedMeans:
-    """:class:`SeedMeans` of ``runs`` (spec -> :class:`~prismlib.lstm.job.TrainedRun`),
+    """:class:`SeedMeans` of ``runs`` (spec -> :class:`~prismlib.lstm.trained_runs.TrainedRun`),
     grouped by ``key(spec)`` (e.g. ``lambda s: s.label``; every seed of a model shares
     its key), in the order the keys first appear.
 
     A run gives its test NLL as ``run.test_chunks`` (:class:`ChunkNLL`; per-token NLL is
     taken too). ``at="half"`` stacks the test NLL stored at half of each run's budget instead
-    (:meth:`~prismlib.lstm.job.TrainedRun.test_chunks_at_half`): the same contrasts then give
+    (:meth:`~prismlib.lstm.trained_runs.TrainedRun.test_chunks_at_half`): the same contrasts then give
     the earlier value of the effect-stability gate (:func:`prismlib.lstm.claim_gates`).
     ``at="valid_end"`` / ``"valid_previous"`` stack an annealed run's *validation* NLL at its
-    last two post-decay checkpoints (:meth:`~prismlib.lstm.job.TrainedRun.valid_chunks_at`):
+    last two post-decay checkpoints (:meth:`~prismlib.lstm.trained_runs.TrainedRun.valid_chunks_at`):
     the stability gate of annealed runs, which never reads test.
 
     Raises:

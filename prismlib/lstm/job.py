@@ -2,27 +2,22 @@
 
 :class:`RunSpec` says what to train (a timescale variant, initialised or fixed, and a
 seed); :class:`Job` trains it on PTB with a profile's settings and is cached by
-:mod:`prismlib.jobcache` under the hash of what changes the model; :func:`trained`
-returns the :class:`TrainedRun` of each spec, training the missing ones first.
+:mod:`prismlib.jobcache` under the hash of what changes the model (the spec, the recipe and
+:data:`RECIPE_VERSION`, with :func:`recipe_code` the code a recipe version stands for); at its
+end a job writes its committed run record (:meth:`Job.write_record`, :mod:`prismlib.records`).
 
-A finished job is read from its local checkpoint (``.cache/jobs/<key>/done.pt``) where there
-is one, else from its committed run record (:mod:`prismlib.records`, unless
-``$PRISMLIB_FRESH`` is set): both give the same :class:`TrainedRun`, built by one function
-from what a record keeps (:mod:`prismlib.lstm.outcome`: the NLL per 100-token chunk, the
-history, the biases), so the analyses have one code path and a record gives the numbers of
-the local run it was written from. Only the model itself differs: a record keeps weights
-for a few models (:data:`~prismlib.lstm.outcome.WEIGHT_MODELS`), in ``float16``.
+Reading a finished job back, from its checkpoint or its record, is
+:mod:`prismlib.lstm.trained_runs` (:func:`~prismlib.lstm.trained_runs.trained`); how far a
+running job is, :mod:`prismlib.lstm.status`.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,33 +25,23 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from prismlib.artifacts import load_checkpoint, remove, save_atomic
+from prismlib.artifacts import remove, save_atomic
 from prismlib.devices import resolve_device, torch_threads
-from prismlib.jobcache import job_dir, job_key, run_missing, with_recipe
+from prismlib.jobcache import job_key, with_recipe
 from prismlib.lstm.bigram import bigram_nll, fit_bigram
-from prismlib.lstm.chunks import ChunkNLL
-from prismlib.lstm.convergence import LearningCurve, fit_power_law
 from prismlib.lstm.evaluation import forget_gate_means, perplexity, token_nll
 from prismlib.lstm.model import LSTMLM, frequency_rank
 from prismlib.lstm.outcome import (
     ARRAYS,
-    WEIGHT_MODELS,
-    WEIGHT_SEEDS,
     WEIGHTS,
     arrays_writer,
-    biases_from_summary,
     biases_summary,
-    final_test_chunks,
-    history_from_summary,
     history_summary,
     keeps_weights,
-    load_arrays,
-    load_weights,
     outcome_arrays,
-    snapshot_chunks,
-    stored_forget_means,
     weights_writer,
 )
+from prismlib.lstm.status import write_status
 from prismlib.lstm.timescales import (
     DEFAULT_FREEZE,
     FREEZE,
@@ -69,7 +54,7 @@ from prismlib.lstm.timescales import (
 from prismlib.lstm.training import TrainHistory, train_lm
 from prismlib.paths import results_dir
 from prismlib.profiles import LSTMSettings
-from prismlib.records import RUNS, BadRecord, device_name, find_record, loaded_commit, provenance, read_record, write_record
+from prismlib.records import RUNS, BadRecord, device_name, find_record, loaded_commit, provenance, write_record
 
 
 @dataclass(frozen=True)
@@ -101,116 +86,6 @@ class RunSpec:
         return describe(self.variant, self.T, self.fixed, self.freeze)
 
 
-class NoWeights(FileNotFoundError):
-    """An analysis asked for the model of a run read from a committed record that keeps no weights."""
-
-
-@dataclass(eq=False)
-class TrainedRun:
-    """A trained model as the notebooks read it, from its local checkpoint or its committed
-    record alike (:func:`load_run`, :func:`run_from_outcome`).
-
-    Attributes:
-        spec: what was trained.
-        history: the training record (:class:`~prismlib.lstm.TrainHistory` as a record keeps
-            it, :func:`~prismlib.lstm.outcome.history_from_summary`: curves, learning-rate path,
-            decays, why it stopped; no per-token snapshots).
-        test_chunks: the NLL on PTB test per 100-token chunk, per frequency bin and per
-            70-token block (:class:`~prismlib.lstm.ChunkNLL`): what every comparison reads.
-        biases_init, biases_final: effective forget-gate biases per layer, ``(hidden_l,)``.
-        arrays: the record's arrays (:func:`~prismlib.lstm.outcome.outcome_arrays`; for a local
-            checkpoint computed from it when loaded).
-        source: ``"checkpoint"`` or ``"record"``; ``folder``: where it was read from.
-        provenance: the record's provenance (commit, date, ...); ``None`` for a checkpoint.
-    """
-
-    spec: RunSpec
-    history: TrainHistory
-    test_chunks: ChunkNLL
-    biases_init: list[Tensor]
-    biases_final: list[Tensor]
-    arrays: dict[str, np.ndarray]
-    source: str
-    folder: Path
-    provenance: dict[str, Any] | None = None
-    load_model: Callable[[], LSTMLM] | None = field(default=None, repr=False)
-    """Builds the model (``None``: the record keeps no weights); :attr:`model` calls it once."""
-    no_model: str = ""
-    """Why there is no model (the :class:`NoWeights` message)."""
-    measure_forget: Callable[[LSTMLM], list[np.ndarray]] | None = field(default=None, repr=False)
-    """Measures the mean forget gates of the model where the arrays keep none."""
-    _model: LSTMLM | None = field(default=None, init=False, repr=False)
-
-    @property
-    def model(self) -> LSTMLM:
-        """The model (best validation weights), in eval mode; read from the record's ``float16``
-        weights for a record.
-
-        Raises:
-            NoWeights: the run comes from a record that keeps no weights.
-        """
-        if self._model is None:
-            if self.load_model is None:
-                raise NoWeights(self.no_model or f"{self.spec.label} seed {self.spec.seed}: no model to load")
-            self._model = self.load_model()
-        return self._model
-
-    @property
-    def has_model(self) -> bool:
-        """Whether :attr:`model` can be read (a checkpoint, or a record that keeps its weights)."""
-        return self._model is not None or self.load_model is not None
-
-    @property
-    def test_ppl(self) -> float:
-        """Test perplexity."""
-        return self.test_chunks.perplexity()
-
-    @property
-    def val_ppl(self) -> float:
-        """Best validation perplexity."""
-        return min(self.history.val_ppl)
-
-    @property
-    def curve(self) -> LearningCurve | None:
-        """The learning curve (:meth:`TrainHistory.learning_curve`; ``None`` for runs trained
-        before curves were kept)."""
-        return self.history.learning_curve()
-
-    def valid_chunks_at(self, which: str) -> ChunkNLL | None:
-        """Validation NLL per chunk of an annealed run's best model at its last (``"end"``) or
-        second-to-last (``"previous"``) post-decay checkpoint (``None`` when the run has fewer
-        than two: not annealed, or stopped before a decay). No per-bin sums: a record keeps none."""
-        if which not in ("end", "previous"):
-            raise ValueError(f"which must be 'end' or 'previous', got {which!r}")
-        snaps = snapshot_chunks(self.arrays, "valid_round")
-        rounds = sorted(snaps)
-        if len(rounds) < 2:
-            return None
-        return snaps[rounds[-1] if which == "end" else rounds[-2]]
-
-    def test_chunks_at_half(self) -> tuple[int, ChunkNLL] | None:
-        """``(tokens, chunk sums)``: the stored test NLL snapshot nearest to half the training
-        tokens on a log scale (as :meth:`TrainHistory.snapshot_near`; ``None`` when none was stored)."""
-        snaps = snapshot_chunks(self.arrays, "test_tokens")
-        if not snaps:
-            return None
-        half = max(self.history.tokens / 2, 1)
-        t = min(snaps, key=lambda k: abs(math.log(k / half)))
-        return t, snaps[t]
-
-    def forget_means(self) -> list[np.ndarray]:
-        """Each layer's mean forget-gate activation per unit on the scored PTB test tokens,
-        ``(hidden_l,)`` (:func:`~prismlib.lstm.forget_gate_means`; stored in ``float32`` by a
-        record, measured on the model and rounded alike where the arrays keep none)."""
-        stored = stored_forget_means(self.arrays)
-        if stored is None:
-            if self.measure_forget is None:
-                raise ValueError(f"{self.spec.label} seed {self.spec.seed}: no forget-gate means stored and no way to measure them")
-            stored = [np.asarray(m, dtype=np.float32).astype(np.float64) for m in self.measure_forget(self.model)]
-            self.arrays |= {f"forget_means_layer{layer}": m.astype(np.float32) for layer, m in enumerate(stored)}
-        return stored
-
-
 def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings, rank: Tensor | None = None) -> LSTMLM:
     """A fresh model with ``spec``'s variant applied (seeded by ``spec.seed``).
 
@@ -236,7 +111,9 @@ def build_model(spec: RunSpec, vocab_size: int, s: LSTMSettings, rank: Tensor | 
 def untrained_model(spec: RunSpec, settings: LSTMSettings, corpus: Any = None, device: str = "cpu") -> LSTMLM:
     """The model of ``spec`` *before* training, in eval mode: the initialisation control of
     a memory claim (the same fixed biases, bit-identical to the trained model's start, the
-    other weights random). ``corpus``: as :meth:`Job.train` (``None``: PTB)."""
+    other weights random), and the model a finished job's weights load into
+    (:func:`~prismlib.lstm.trained_runs.load_run`). ``corpus``: as :meth:`Job.train`
+    (``None``: PTB)."""
     corpus = corpus if corpus is not None else _ptb()
     return build_model(spec, len(corpus.vocab), settings, _rank(corpus)).to(resolve_device(device)).eval()
 
@@ -309,7 +186,7 @@ class Job:
         biases before and after training. ``corpus``: an object with ``train``, ``valid``,
         ``test`` id arrays and ``vocab`` (``None``: PTB, loaded here). The history holds the
         learning curve and the test NLL at half the budget; after every epoch
-        ``status.json`` says how far training is (:func:`write_status`)."""
+        ``status.json`` says how far training is (:func:`~prismlib.lstm.status.write_status`)."""
         t0 = time.perf_counter()
         loaded_commit()  # the code this process runs, fixed before a long training (its record names it)
         corpus, s = corpus if corpus is not None else _ptb(), self.settings
@@ -400,44 +277,6 @@ FRESH_ENV = "PRISMLIB_FRESH"
 """Set (to anything but empty): committed run records are not used, every job trains again
 (and rewrites its record): ``make reproduce FRESH=1``."""
 
-STATUS = "status.json"
-"""Per job folder: how far training is, rewritten after every epoch (:func:`write_status`)."""
-
-
-def write_status(folder: Path, hist: TrainHistory, s: LSTMSettings) -> None:
-    """Write ``<folder>/status.json``: tokens and seconds so far, the last curve point, and
-    the budget at which the model gate would pass by a power-law fit of the curve
-    (``projected_tokens``, ``null`` while the curve is too short to fit)."""
-    curve = hist.learning_curve()
-    projected = None
-    if curve is not None:
-        try:
-            projected = fit_power_law(curve).budget(s.converge_share, s.converge_tolerance, start=curve.budget)
-        except ValueError:
-            projected = None
-    status: dict[str, Any] = {
-        "epochs": hist.epochs,
-        "tokens": hist.tokens,
-        "seconds": round(hist.seconds, 1),
-        "valid_ppl": None if curve is None else float(curve.valid_ppl[-1]),
-        "projected_tokens": projected if projected is None or math.isfinite(projected) else None,
-        "cap_tokens": round(hist.tokens / max(hist.epochs, 1) * s.epochs),
-    }
-    if hist.anneal is not None:
-        status |= {"decays": len(hist.anneal.decayed_at), "lr_scale": hist.anneal.scale, "stop": hist.anneal.stop}
-    tmp = folder / (STATUS + ".tmp")
-    tmp.write_text(json.dumps(status))
-    tmp.replace(folder / STATUS)
-
-
-def read_status(job: Job, cache: Path | None = None) -> dict[str, Any] | None:
-    """The job's ``status.json`` (``None`` before its first epoch)."""
-    path = job_dir(job, cache) / STATUS
-    try:
-        return json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
 
 def jobs_for(specs: Sequence[RunSpec], settings: LSTMSettings, profile_name: str) -> list[Job]:
     """One :class:`Job` per spec (duplicates dropped, order kept), of the profile named
@@ -453,148 +292,3 @@ def _ptb() -> Any:
 
 def _rank(corpus: Any) -> torch.Tensor:
     return frequency_rank(np.bincount(corpus.train, minlength=len(corpus.vocab)))
-
-
-def _test_ids(corpus: Any, s: LSTMSettings) -> np.ndarray:
-    return corpus.test if s.test_tokens is None else corpus.test[: s.test_tokens]
-
-
-def run_from_outcome(
-    job: Job,
-    arrays: dict[str, np.ndarray],
-    summary: Mapping[str, Any],
-    corpus: Any,
-    source: str,
-    folder: Path,
-    model: LSTMLM | Callable[[], LSTMLM] | None,
-) -> TrainedRun:
-    """The :class:`TrainedRun` of ``job`` from what its record keeps: ``arrays``
-    (:func:`~prismlib.lstm.outcome.outcome_arrays`) and ``summary`` (``record.json``'s
-    ``history``, ``biases_init``, ``biases_final``, ``provenance``). The one constructor of both
-    paths (:func:`load_run`).
-
-    Args:
-        model: the loaded model, a function that loads it, or ``None`` (the record keeps no
-            weights: :attr:`TrainedRun.model` raises :class:`NoWeights`, naming why).
-    """
-    s = job.settings
-    test = _test_ids(corpus, s)
-    no_model = ""
-    if model is None:
-        kept = ", ".join(f"{v}{'' if T is None else f' T={T:g}'}{' (fixed)' if fixed else ''}" for v, T, fixed in WEIGHT_MODELS)
-        no_model = (
-            f"{job.label} ({job.key}) was read from its committed record {folder}, which keeps no weights (records keep "
-            f"them only for {kept} at seeds {', '.join(map(str, WEIGHT_SEEDS))}: prismlib.lstm.outcome.WEIGHT_MODELS), and "
-            "this analysis runs the model itself; retrain it here with FRESH=1 (make reproduce FRESH=1 retrains every job)"
-        )
-
-    def measure(m: LSTMLM) -> list[np.ndarray]:
-        with torch_threads(s.threads):
-            return forget_gate_means(m, test, s.eval_batch, s.bptt)
-
-    run = TrainedRun(
-        job.spec,
-        history_from_summary(summary["history"]),
-        final_test_chunks(arrays, len(test)),
-        biases_from_summary(summary["biases_init"]),
-        biases_from_summary(summary["biases_final"]),
-        arrays,
-        source,
-        folder,
-        summary.get("provenance"),
-        load_model=None if model is None or isinstance(model, LSTMLM) else model,
-        no_model=no_model,
-        measure_forget=measure,
-    )
-    if isinstance(model, LSTMLM):
-        run._model = model
-    return run
-
-
-def checkpoint_outcome(done: Mapping[str, Any], corpus: Any, s: LSTMSettings) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """What a record of this finished checkpoint (``done.pt``'s contents) would keep: the arrays and
-    the summary's history and biases, computed as :meth:`Job.write_record` computes them (the
-    forget-gate means aside: measured on demand, :meth:`TrainedRun.forget_means`)."""
-    hist = done["history"]
-    arrays = outcome_arrays(
-        done["test_nll"],
-        _test_ids(corpus, s),
-        np.bincount(corpus.train, minlength=len(corpus.vocab)),
-        hist.val_snapshots or {},
-        hist.snapshots or {},
-        [],
-    )
-    summary = {
-        "history": history_summary(hist),
-        "biases_init": biases_summary(done["biases_init"]),
-        "biases_final": biases_summary(done["biases_final"]),
-    }
-    return arrays, summary
-
-
-def load_run(job: Job, cache: Path | None = None, device: str = "auto", corpus: Any = None) -> TrainedRun:
-    """The finished ``job`` as a :class:`TrainedRun`: from its local checkpoint where there is one,
-    else from its committed record (:meth:`Job.committed`: none when ``$PRISMLIB_FRESH`` is set),
-    both through :func:`run_from_outcome`. A record's model is read (``float16`` weights, eval
-    mode) only when an analysis asks for it."""
-    path = job_dir(job, cache) / "done.pt"
-    corpus = corpus if corpus is not None else _ptb()
-    dev = resolve_device(device)
-    if path.exists():
-        done = load_checkpoint(path, map_location=dev)
-        model = build_model(job.spec, len(corpus.vocab), job.settings, _rank(corpus)).to(dev)
-        model.load_state_dict(done["model"])
-        model.eval()
-        arrays, summary = checkpoint_outcome(done, corpus, job.settings)
-        return run_from_outcome(job, arrays, summary, corpus, "checkpoint", path.parent, model)
-    folder = job.committed()
-    if folder is None:
-        raise FileNotFoundError(f"job {job.label} ({job.key}) has not been trained; run it with prismlib.jobcache.run_missing")
-    record = read_record(folder, job.describe())
-    loader = None
-    if (folder / WEIGHTS).exists():
-
-        def loader() -> LSTMLM:
-            model = build_model(job.spec, len(corpus.vocab), job.settings, _rank(corpus))
-            return load_weights(model, folder).to(dev).eval()
-
-    return run_from_outcome(job, load_arrays(folder), record, corpus, "record", folder, loader)
-
-
-def sources_line(runs: Mapping[Any, TrainedRun]) -> str:
-    """One line saying where ``runs`` were read from: how many from committed records, trained at
-    which commit(s) on which date(s), and how many from local checkpoints."""
-    records = [r for r in runs.values() if r.source == "record"]
-    local = len(runs) - len(records)
-    parts = []
-    if records:
-        by: dict[tuple[str, str], int] = {}
-        for r in records:
-            prov = r.provenance or {}
-            when = (str(prov.get("commit") or "?")[:10], str(prov.get("date") or "?")[:10])
-            by[when] = by.get(when, 0) + 1
-        order = sorted(by.items(), key=lambda x: x[0][1])
-        trained_at = "; ".join(f"trained at commit {c} on {d}, {n} job{'s' * (n != 1)}" for (c, d), n in order)
-        parts.append(f"{len(records)} from committed run records ({trained_at})")
-    if local:
-        parts.append(f"{local} from local checkpoints")
-    return f"{len(runs)} trained models: " + ", ".join(parts) if parts else "no trained models"
-
-
-def trained(
-    specs: Sequence[RunSpec],
-    settings: LSTMSettings,
-    profile_name: str,
-    executor: str | None = None,
-    workers: int | None = None,
-    device: str = "auto",
-    cache: Path | None = None,
-    corpus: Any = None,
-) -> dict[RunSpec, TrainedRun]:
-    """The trained models of ``specs``: jobs with neither a local checkpoint nor a usable committed
-    record run first (:func:`run_missing`; with ``$PRISMLIB_FRESH`` set records do not count), then
-    each is read from its checkpoint or its record (:func:`load_run`)."""
-    jobs = jobs_for(specs, settings, profile_name)
-    run_missing(jobs, executor, workers, cache, device, data=corpus)
-    corpus = corpus if corpus is not None else _ptb()
-    return {job.spec: load_run(job, cache, device, corpus) for job in jobs}

@@ -93,7 +93,10 @@ class LSTMLayer(nn.LSTM):
         # nn.LSTM's "weights changed" check leaves the list alone and no re-flattening
         # happens (on CUDA cuDNN copies them into its buffer, with a warning).
         self._flat_weights = [self.weight_ih_l0, w_hh, b_ih, b_hh]
-        return super().forward(input, hx)
+        try:
+            return super().forward(input, hx)
+        finally:  # the parameters again: a computed tensor left here cannot be deep-copied (copy.deepcopy of the model)
+            self._flat_weights = [self.weight_ih_l0, self.weight_hh_l0_raw, self.bias_ih_l0_raw, self.bias_hh_l0_raw]
 
     def _apply(self, fn, recurse=True):
         ret = super()._apply(fn, recurse)

@@ -57,7 +57,7 @@ WEIGHT_MODELS = (
     ("official", None, True),
 )
 """``(variant, T, fixed)`` of the models whose weights a record keeps: notebook 08's cell-state
-ablation (:func:`prismlib.lstm.grid.experiment` ``"memory"``: a test checks the two agree) and
+ablation (:func:`prismlib.lstm.claims.grid.experiment` ``"memory"``: a test checks the two agree) and
 notebook 10's routing (baseline, Pareto, official)."""
 
 

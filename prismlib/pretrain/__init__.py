@@ -8,7 +8,14 @@ corpus       the pretraining text: training splits only, every sentence of an
 sequences    the text as WordPiece ids packed into full-length inputs (cached)
 model        ``BertSize`` and the ``transformers`` ``BertForMaskedLM`` built from it
 evaluation   the held-out masked-LM loss against a unigram model on the same positions
-train        the resumable training loop (AdamW, warm-up, schedule, minutes budget, curve)
+recipe       ``PretrainConfig`` (BERT's long second phase included), the run's key, the
+             learning rate with its re-warm-up after a boundary
+record       committed states: a run's fp16 weights between sittings, kept in git
+train        the resumable training loop (AdamW, minutes budget, curve, phases, resuming
+             from a committed state)
+installment  one installment of a pretraining (``train --minutes``): a budget's steps from
+             the local or the committed state, then the committed state; the recipe
+             of a profile's ``PretrainSettings``
 projection   a pilot curve projected to a budget (log-linear gain, power law)
 ============ ==================================================================
 
@@ -64,6 +71,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "new_bert",
         "parameter_count",
         "step_flops",
+        "half_weights",
+        "load_half_weights",
         "full_head_loss",
         "special_ids",
         "pretraining_tokenizer",
@@ -74,24 +83,44 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "heldout_set",
         "heldout_loss",
     ),
-    "train": (
+    "recipe": (
         "SCHEDULES",
         "RECIPE_VERSION",
+        "REWARM_STEPS",
+        "PretrainConfig",
+        "recipe_description",
+        "recipe_key",
+        "learning_rate",
+        "check_lengths",
+        "cross_boundary",
+    ),
+    "record": (
+        "WEIGHTS",
+        "RunSoFar",
+        "CommittedState",
+        "check_committed",
+        "write_state",
+        "read_state",
+    ),
+    "train": (
         "STATE",
         "CURVE",
         "RUN",
         "CURVE_COLUMNS",
-        "PretrainConfig",
-        "recipe_key",
-        "learning_rate",
         "PretrainResult",
         "write_curve",
         "read_curve",
         "pretrain",
+        "PretrainData",
         "offline_inputs",
         "synthetic_inputs",
         "parser",
         "main",
+    ),
+    "installment": (
+        "pretrain_config",
+        "PretrainOutcome",
+        "pretrain_installment",
     ),
     "projection": (
         "LogLinear",

@@ -11,6 +11,9 @@ positions *before* the MLM head, so the vocabulary-sized decoder runs on ~15% of
 library's head at every position, the same number (tests/pretrain/test_model.py), kept for
 the speed benchmark. The masking is :func:`prismlib.probing.mask_batch` (BERT's 80/10/10 at
 15%), drawn per step by :func:`prismlib.prism.training_batch`.
+
+:func:`half_weights` and :func:`load_half_weights` are the float16 weights a committed state
+keeps (:mod:`prismlib.pretrain.record`), the decoder tied to the word embeddings stored once.
 """
 
 from __future__ import annotations
@@ -128,6 +131,29 @@ def step_flops(size: BertSize, batch: int, seq_len: int, masked_share: float | N
     head_tokens = tokens * (1.0 if masked_share is None else masked_share)
     head = 2 * (h * h + h * size.vocab_size)
     return 3.0 * (tokens * layers * per_token_layer + head_tokens * head)
+
+
+def half_weights(model: torch.nn.Module) -> dict[str, Tensor]:
+    """The parameters in float16 (2 bytes each), a tied one once under its first name
+    (``named_parameters``: the MLM decoder is the word embeddings): a committed state's weights."""
+    return {name: p.detach().to(torch.float16) for name, p in model.named_parameters()}
+
+
+def load_half_weights(model: Any, weights: dict[str, Tensor]) -> Any:
+    """``model`` (in place, returned) with the parameters of ``weights`` (:func:`half_weights`)
+    converted to each parameter's dtype: a tied parameter gets its one stored tensor.
+
+    Raises:
+        ValueError: ``weights`` holds other names or shapes than ``model``'s parameters.
+    """
+    params = dict(model.named_parameters())
+    if set(weights) != set(params) or any(weights[n].shape != p.shape for n, p in params.items()):
+        differ = sorted(set(weights) ^ set(params)) or [n for n, p in params.items() if weights[n].shape != p.shape]
+        raise ValueError(f"the weights are not this architecture's parameters (they differ in {differ[:3]})")
+    with torch.no_grad():
+        for name, p in params.items():
+            p.copy_(weights[name].to(p.dtype))
+    return model
 
 
 def full_head_loss(model: Any, input_ids: Tensor, labels: Tensor) -> Tensor:

@@ -20,9 +20,8 @@ from prismlib.profiles import ProbeSettings
 
 
 def epoch_cap(task: TaskData, settings: ProbeSettings) -> int:
-    """The probes' epoch cap on ``task``: ``mlm_epochs`` for an MLM task (a frequency bucket
-    included), else ``max_epochs``."""
-    return settings.mlm_epochs if task.name == "mlm" else settings.max_epochs
+    """The probes' epoch cap on ``task`` (:meth:`~prismlib.profiles.ProbeSettings.epochs_for`)."""
+    return settings.epochs_for(task.name)
 
 
 def probe_task(

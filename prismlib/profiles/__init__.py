@@ -15,9 +15,10 @@ registry     :data:`PROFILES` and :func:`get_profile`
 ============ ===========================================================================
 
 A profile module is one ``get_config()`` that returns its :class:`Profile`, the settings
-in the order of the notebooks, each with the reason for its value beside it; a derived
-profile (``cpu-long``, ``dryrun``) calls the ``get_config()`` of the profile it derives
-from and changes what it changes. :data:`PROFILES` holds each module's profile by name
+in the order of the notebooks, each group with a line or two on what it does and why (the
+measurements behind the values are in docs/profiles.md); a derived profile (``cpu-long``,
+``dryrun``) calls the ``get_config()`` of the profile it derives from and changes what it
+changes. :data:`PROFILES` holds each module's profile by name
 (``cpu-long`` is in ``cpu_long``).
 
 Notebooks take a ``profile`` parameter (papermill) whose default comes from the
@@ -51,6 +52,7 @@ from prismlib.profiles.schema import (
     LSTMRecipe,
     LSTMSettings,
     MLMRecipe,
+    PretrainSettings,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -78,6 +80,7 @@ __all__ = [
     "LSTMRecipe",
     "LSTMSettings",
     "MLMRecipe",
+    "PretrainSettings",
     "PrismSettings",
     "ProbeSettings",
     "Profile",

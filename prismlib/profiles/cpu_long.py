@@ -4,7 +4,7 @@ paired seeds of every LSTM, and the rule that makes any profile's ``-long`` twin
 
 Since work B's grid was trained (issue 47), ``cpu`` itself has every seed, so ``cpu-long``'s
 LSTM settings are ``cpu``'s: the name stays, as the one the installments were trained under
-(``python -m prismlib train --profile cpu-long --minutes 140``), and the twin rule stays for
+(``python -m prismlib train --profile cpu-long --minutes 110``), and the twin rule stays for
 any profile with fewer seeds.
 """
 
@@ -44,4 +44,8 @@ def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Prof
 def get_config() -> Profile:
     """The ``cpu-long`` profile: ``cpu``'s models with every seed of :data:`LONG_SEEDS`, the
     first seed's shared with ``cpu``."""
+    # No pretraining yet (``pretrain`` stays None, so `train --minutes` runs the LSTM jobs only):
+    # its size and budget are the pilot's choice, by the rule docs/benchmarks.md states before the
+    # pilot runs ("The pilot's rule, stated before it runs"), and the pilot has not run. Once it
+    # has, its PretrainSettings go here, with the measurement that chose them.
     return until_converged(cpu.get_config())

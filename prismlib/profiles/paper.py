@@ -71,9 +71,8 @@ def get_config() -> Profile:
             seeds=(0, 1, 2, 3, 4, 5), bootstrap=1000, memory_contexts=1000, context=70, threads=None, grid="slides",
             records=True,
         ),
-        # Notebook 09: five runs per condition: the learned profiles' Welch intervals need more
-        # than the 1 degree of freedom of two runs (cpu keeps 2 runs of each fixed filter, 5 of
-        # the learned gate and of its all-pass control).
+        # Notebook 09: five runs per condition (the learned profiles' Welch intervals need more than
+        # two runs' 1 degree of freedom): docs/profiles.md#paper-beyond-runs
         beyond=BeyondSettings(runs=5),
         # Notebook 10: the official Dyck recipe (prismlib.lstm.iclr.OFFICIAL_RECIPE) and 23 blocks of
         # 50 layer-2 units.

@@ -12,6 +12,7 @@ values; split, one profile's meaning would spread over modules."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from prismlib.anneal import AnnealSettings
@@ -178,7 +179,7 @@ class LSTMSettings(Nested):
         memory_warmup: words the model reads before each ablation context (notebook 08).
         memory_fit: distances ``(d_min, d_max)`` over which every model's decay is fitted.
         memory_mode: what ablating a word means: ``replace`` (by ``<unk>``) or ``remove``.
-        grid: which models the notebooks train (:mod:`prismlib.lstm.grid`): ``slides`` (every
+        grid: which models the notebooks train (:mod:`prismlib.lstm.claims.grid`): ``slides`` (every
             model the slides tabulate) or ``cpu`` (a subset that tests each claim; the smoke
             profile's).
         all_seeds: every model of the grid trains with every seed of ``seeds`` (paired: seed
@@ -279,6 +280,11 @@ class ProbeSettings:
         for first, last in self.mlm_buckets:
             if first < 1 or (last != 0 and last < first):
                 raise ValueError(f"an MLM bucket is (first, last) with 1 <= first <= last (last 0: to the end), got {(first, last)}")
+
+    def epochs_for(self, task: str) -> int:
+        """The epoch cap of a probe on ``task``: ``mlm_epochs`` for ``"mlm"`` (its frequency
+        buckets included), else ``max_epochs``."""
+        return self.mlm_epochs if task == "mlm" else self.max_epochs
 
 
 @dataclass(frozen=True)
@@ -569,6 +575,63 @@ class ICLRSettings:
 
 
 @dataclass(frozen=True)
+class PretrainSettings:
+    """The small BERT pretrained here with masked LM (issue 76, :mod:`prismlib.pretrain`): its
+    recipe and how an installment runs it (``python -m prismlib train --minutes``,
+    :func:`prismlib.pretrain.pretrain_installment`). The recipe's fields make a
+    :class:`~prismlib.pretrain.PretrainConfig` (:func:`prismlib.pretrain.pretrain_config`,
+    which runs the recipe's own checks: the long phase's lengths and share), always with a
+    linear decay to 0 at ``total_steps``, so a run has an end and its record says ``done``.
+
+    Attributes:
+        size: the architecture, ``LAYERSxHIDDEN[hHEADS]`` (``"4x256"``:
+            :meth:`prismlib.pretrain.BertSize.parse`).
+        seq_len: tokens per input of the first phase (special tokens included).
+        batch_size: inputs per step of the first phase.
+        lr: AdamW's peak learning rate, after ``warmup_steps`` of linear warm-up.
+        warmup_steps: steps of the warm-up.
+        total_steps: the schedule's length: the run is done after this many steps.
+        long_seq_len: BERT's second phase: the last ``long_share`` of the steps train on
+            inputs this long, as many tokens per step (``None``: one phase).
+        long_share: the share of ``total_steps`` in the long phase.
+        seed: initialisation, data order, masking and dropout.
+        dropout: hidden and attention dropout (BERT's 0.1).
+        threads: torch threads of the pretraining process (it runs alone, after the LSTM
+            jobs of an installment).
+        eval_every: steps between held-out checks (the curve).
+        checkpoint_every: steps between local states (the loop also saves at the budget's end).
+        heldout_inputs: held-out inputs scored at each check (``None``: all).
+    """
+
+    size: str
+    seq_len: int
+    batch_size: int
+    lr: float
+    warmup_steps: int
+    total_steps: int
+    long_seq_len: int | None = None
+    long_share: float = 0.1
+    seed: int = 0
+    dropout: float = 0.1
+    threads: int = 2
+    eval_every: int = 200
+    checkpoint_every: int = 200
+    heldout_inputs: int | None = 256
+
+    def __post_init__(self) -> None:
+        if re.fullmatch(r"\d+x\d+(h\d+)?", self.size) is None:
+            raise ValueError(f"a pretraining size is LAYERSxHIDDEN[hHEADS], e.g. 4x256 or 2x128h2, got {self.size!r}")
+        least = {"seq_len": 1, "batch_size": 1, "total_steps": 1, "warmup_steps": 0, "threads": 1, "eval_every": 1, "checkpoint_every": 1}
+        low = [f"{k} = {getattr(self, k)}" for k, n in least.items() if getattr(self, k) < n]
+        if self.heldout_inputs is not None and self.heldout_inputs < 1:
+            low.append(f"heldout_inputs = {self.heldout_inputs}")
+        if low:
+            raise ValueError(
+                f"pretraining settings need warmup_steps >= 0, heldout_inputs >= 1 or None and every other count >= 1, got {', '.join(low)}"
+            )
+
+
+@dataclass(frozen=True)
 class Profile:
     """One run profile.
 
@@ -586,6 +649,10 @@ class Profile:
         beyond: settings of notebook 09 (smooth, wavelet and learned filters).
         iclr: settings of notebook 10 (the ICLR 2021 version of work B: Dyck-2, routing,
             mutual information).
+        pretrain: the small BERT pretrained here (:class:`PretrainSettings`), trained by
+            ``python -m prismlib train --minutes`` after the LSTM jobs; ``None``: this profile
+            pretrains nothing (every profile until the pilot of docs/benchmarks.md has chosen
+            the size and the budget).
         data: the probing data (:mod:`prismlib.probing.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).
@@ -607,6 +674,7 @@ class Profile:
     iclr: ICLRSettings
     data: str = "offline"
     jobs_as: str | None = None
+    pretrain: PretrainSettings | None = None
 
     @property
     def job_profile(self) -> str:

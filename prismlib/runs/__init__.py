@@ -21,6 +21,10 @@ pages        an executed notebook fit for a reader (no progress output, no machi
              paths, math as MathML) as a page; the style sheets, Markdown as HTML
 findings     what a profile found, from its claims: the index's first screen and the
              README's "What it found" table
+readme_costs the README's "Three ways in" times and docs/results.md's run times, from the
+             manifest and the run records
+results_page docs/results.md's "What each notebook found", from the claims
+spectrum     ``python -m prismlib profile``: a local model's energy per band, layer by layer
 index_page   the report's index and its sections (currency line, notebooks,
              verdicts, figures, claims, manifest)
 links        the site's link check
@@ -40,8 +44,10 @@ from prismlib import lazy_exports
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "train": (
         "SECTION4",
+        "PRETRAIN_MIN_MINUTES",
         "projection",
         "train_until_converged",
+        "training_ahead",
     ),
     "costs": (
         "WINDOWS",
@@ -78,6 +84,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "plan": (
         "plan_table",
         "PLAN_WIDTH",
+        "device_counts",
     ),
     "reproduce": (
         "PACKAGES",
@@ -132,6 +139,37 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "effect_text",
         "findings_markdown",
         "update_readme",
+        "write_block",
+    ),
+    "readme_costs": (
+        "COSTS_MARKERS",
+        "REPORT_ROW",
+        "SMOKE_ROW",
+        "RunCosts",
+        "run_costs",
+        "costs_markdown",
+        "update_costs",
+        "TIMES_MARKERS",
+        "run_times_markdown",
+        "update_run_times",
+    ),
+    "results_page": (
+        "RESULTS_MARKERS",
+        "CLAIM_CHARS",
+        "SHOWN",
+        "short",
+        "notebook_lines",
+        "notebook_findings",
+        "notebook_titles",
+        "update_results_page",
+    ),
+    "spectrum": (
+        "PAPER_WINDOW",
+        "MIN_WINDOW",
+        "load_local_model",
+        "text_windows",
+        "special_wrap",
+        "band_energy",
     ),
     "report": (
         "MARKER",
@@ -172,6 +210,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PAPER_FIGURE",
         "claims_cell",
         "main_figure",
+        "first_screen",
         "notebook_page",
         "markdown_html",
     ),

@@ -57,8 +57,8 @@ MIN_COLUMN = 60
 @dataclass(frozen=True)
 class PageMetrics:
     """What a reader sees of a page: its height, width and the output streams' share, in CSS
-    px at a window :data:`WIDTH` px wide, up to five snippets of raw ``$...$`` TeX, and the
-    claims table's columns ``(width, header)``."""
+    px at a window ``window`` px wide (default :data:`WIDTH`), up to five snippets of raw
+    ``$...$`` TeX, and the claims table's columns ``(width, header)``."""
 
     height: int
     streams: int
@@ -66,10 +66,11 @@ class PageMetrics:
     tex: tuple[str, ...]
     width: int = WIDTH
     columns: tuple[tuple[int, str], ...] = ()
+    window: int = WIDTH
 
     def problems(self, name: str) -> list[str]:
         """What makes the page hard to read: wider than the window, a squeezed claims column."""
-        out = [f"{name} is {self.width} px wide in a {WIDTH} px window"] if self.width > WIDTH else []
+        out = [f"{name} is {self.width} px wide in a {self.window} px window"] if self.width > self.window else []
         out += [f"{name}: the claims column '{h}' is {w} px wide (< {MIN_COLUMN})" for w, h in self.columns if w < MIN_COLUMN]
         return out
 
@@ -94,8 +95,8 @@ def _run(args: list[str], timeout: float) -> str:
     return done.stdout
 
 
-def measure_page(page: str | Path, timeout: float = 120) -> PageMetrics:
-    """Open ``page`` (a local HTML file) in headless chromium and measure it."""
+def measure_page(page: str | Path, timeout: float = 120, width: int = WIDTH) -> PageMetrics:
+    """Open ``page`` (a local HTML file) in headless chromium ``width`` px wide and measure it."""
     import json
 
     page = Path(page).resolve()
@@ -103,7 +104,7 @@ def measure_page(page: str | Path, timeout: float = 120) -> PageMetrics:
     html = page.read_text(encoding="utf-8")
     probe.write_text(html.replace("</body>", _PROBE + "</body>", 1) if "</body>" in html else html + _PROBE)
     try:
-        dom = _run([f"--window-size={WIDTH},900", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], timeout)
+        dom = _run([f"--window-size={width},900", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], timeout)
     finally:
         probe.unlink(missing_ok=True)
     found = re.search(r"data-probe=\"([^\"]*)\"", dom)
@@ -112,7 +113,7 @@ def measure_page(page: str | Path, timeout: float = 120) -> PageMetrics:
     values = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     columns = tuple((int(w), str(h)) for w, h in values.get("columns", []))
     return PageMetrics(
-        int(values["height"]), int(values["streams"]), int(values["stderr"]), tuple(values["tex"]), int(values["width"]), columns
+        int(values["height"]), int(values["streams"]), int(values["stderr"]), tuple(values["tex"]), int(values["width"]), columns, width
     )
 
 

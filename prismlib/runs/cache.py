@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator, Sequence
@@ -67,8 +68,8 @@ class Entry:
 
 def _lstm_keys() -> dict[str, str]:
     """Key -> the (first) profile whose grid, or doubling check, trains that LSTM job."""
-    from prismlib.lstm.doubling import doubling_jobs
-    from prismlib.lstm.grid import all_specs
+    from prismlib.lstm.claims.doubling import doubling_jobs
+    from prismlib.lstm.claims.grid import all_specs
     from prismlib.lstm.job import jobs_for
 
     keys: dict[str, str] = {}
@@ -76,6 +77,13 @@ def _lstm_keys() -> dict[str, str]:
         for j in jobs_for(all_specs(p), p.lstm, p.job_profile) + doubling_jobs(p)[1]:
             keys.setdefault(j.key, p.job_profile)
     return keys
+
+
+def _dyck_keys() -> set[str]:
+    """The keys of every profile's Dyck-2 jobs (notebook 10)."""
+    from prismlib.lstm.iclr.dyck_training import dyck_jobs
+
+    return {j.key for p in PROFILES.values() for j in dyck_jobs(p.iclr.dyck, p.name)}
 
 
 def _record_folders() -> Iterator[tuple[str, Path]]:
@@ -133,7 +141,7 @@ def _job_entries(root: Path) -> Iterator[Entry]:
     from prismlib.lstm.job import RECIPE_VERSION
     from prismlib.lstm.timescales import describe
 
-    keys = _lstm_keys()
+    keys, dyck_keys = _lstm_keys(), _dyck_keys()
     for folder in sorted(p for p in (root / "jobs").glob("*") if p.is_dir()):
         try:
             spec = json.loads((folder / "spec.json").read_text())
@@ -141,9 +149,11 @@ def _job_entries(root: Path) -> Iterator[Entry]:
             spec = {}
         state = "done" if (folder / "done.pt").exists() else "partial" if (folder / "partial.pt").exists() else "empty"
         if spec.get("kind") == "mlm-arm":
-            yield Entry(
-                "mlm arm", folder, spec.get("profile", "?"), f"arm {spec.get('arm')}", spec.get("recipe", 1), state, _arm_in_use(spec)
-            )
+            label = f"arm {spec.get('arm')} seed {spec.get('seed', 0)}"
+            yield Entry("mlm arm", folder, spec.get("profile", "?"), label, spec.get("recipe", 1), state, _arm_in_use(spec))
+        elif spec.get("kind") == "dyck":
+            label = f"Dyck-2 {spec.get('model')} seed {spec.get('seed')}"
+            yield Entry("dyck", folder, spec.get("profile", "?"), label, spec.get("recipe", 1), state, folder.name in dyck_keys)
         elif "spec" in spec:
             s = spec["spec"]
             label = f"{describe(s['variant'], s.get('T'), s.get('fixed', False), s.get('freeze', 'input_forget'))} seed {s.get('seed', 0)}"
@@ -164,7 +174,7 @@ def _states_entries(root: Path) -> Iterator[Entry]:
             "states",
             path,
             profile,
-            f"{encoder} {task} {path.stem.split('-')[0]}",
+            f"{encoder} {task} {path.stem.split('-')[0]} ({path.stem.split('-')[-1][:8]})",  # two texts' states differ in digest
             None,
             "done",
             profile in PROFILES and encoder in encoders,
@@ -175,10 +185,21 @@ def _states_entries(root: Path) -> Iterator[Entry]:
         yield Entry("frozen states", folder, "?", folder.name, None, state, used)
 
 
+KINDS = ("lstm", "dyck", "mlm arm", "states", "frozen states", "unknown")
+"""The order of the kinds in ``cache list``."""
+
+
 def entries(root: Path | None = None) -> list[Entry]:
-    """Every cached job and state under ``root`` (default ``.cache/``)."""
+    """Every cached job and state under ``root`` (default ``.cache/``), grouped by profile,
+    then kind (:data:`KINDS`), then label (a seed's number in its order: seed 2 before seed 10)."""
     root = Path(root or cache_dir())
-    return [*_job_entries(root), *_states_entries(root)]
+    rows = [*_job_entries(root), *_states_entries(root)]
+    return sorted(rows, key=lambda e: (e.profile, KINDS.index(e.kind) if e.kind in KINDS else len(KINDS), _natural(e.label), str(e.path)))
+
+
+def _natural(text: str) -> list[tuple[int, int | str]]:
+    """``text`` split into words and numbers, numbers compared as numbers."""
+    return [(0, int(w)) if w.isdigit() else (1, w) for w in re.split(r"(\d+)", text) if w]
 
 
 def _files(entry: Entry) -> list[Path]:
@@ -219,7 +240,9 @@ def list_cache(root: Path, profile_name: str | None) -> int:
     rows = [e for e in entries(root) if profile_name is None or e.profile == profile_name]
     print(f"cache {root}: {len(rows)} entries, {_human(sum(e.size for e in rows))}")
     print(f"{'kind':14s} {'profile':9s} {'label':44s} {'recipe':>6s} {'state':8s} {'size':>9s} {'age':>7s}  in use")
-    for e in rows:
+    for i, e in enumerate(rows):
+        if i and e.profile != rows[i - 1].profile:
+            print()
         recipe = "" if e.recipe is None else str(e.recipe)
         print(
             f"{e.kind:14s} {e.profile:9s} {e.label[:44]:44s} {recipe:>6s} {e.state:8s} {_human(e.size):>9s} "

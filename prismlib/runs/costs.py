@@ -4,7 +4,7 @@
 training ``6 x parameters x tokens`` (forward + backward; BERT's attention adds
 ``12 x layers x seq_len x hidden`` per token), evaluation a third of that, a softmax probe
 ``6 x features x classes`` per row and epoch; the models it trains (jobs of
-:mod:`prismlib.lstm.grid` and :mod:`prismlib.prism.arms`), the peak accelerator memory of its
+:mod:`prismlib.lstm.claims.grid` and :mod:`prismlib.prism.arms`), the peak accelerator memory of its
 largest step and the disk its checkpoints and feature caches fill. The corpus sizes of the
 full datasets (:data:`WINDOWS`) are approximate, from the datasets' published sizes. Time is
 operations over a sustained throughput per kind of work: assumed (:data:`ASSUMED_TFLOPS`) or
@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from prismlib.devices import resolve_device
-from prismlib.lstm.grid import experiment
+from prismlib.lstm.claims.grid import experiment
 from prismlib.lstm.job import RunSpec, build_model
 from prismlib.prism.arms import ARMS, TRAINED, UNTRAINED_PRISM_ON
 from prismlib.probing.encoders import DRY_RUN_CONFIG, DRY_RUN_ENCODER, encoder_location
@@ -33,6 +33,10 @@ from prismlib.probing.features import CONDITIONS, HAAR_CONDITIONS, SMOOTH_CONDIT
 from prismlib.profiles import LSTMSettings, Profile
 
 PTB_TRAIN, PTB_VALID, PTB_VOCAB = 929_589, 73_760, 10_000
+PTB_TEST_TOKENS = 82_430
+"""Tokens of PTB's test split (notebook 10's routing ablation reads it whole)."""
+DYCK_INPUTS = 4
+"""One-hot inputs of a Dyck-2 model: two bracket pairs."""
 """PTB's training and validation tokens and vocabulary (:mod:`prismlib.data.ptb`)."""
 
 WINDOWS: dict[str, dict[str, tuple[int, int, int]]] = {
@@ -75,7 +79,7 @@ class Work:
     disk: float = 0.0
     disk_for: str = ""
     specs: tuple[RunSpec, ...] = ()
-    """Work B's LSTM models (:mod:`prismlib.lstm.grid`) this work trains: ``python -m prismlib
+    """Work B's LSTM models (:mod:`prismlib.lstm.claims.grid`) this work trains: ``python -m prismlib
     train`` trains them before the notebook runs, so their time is not the notebook's own."""
 
 
@@ -143,12 +147,14 @@ def _windows(profile: Profile, task: str, split: str, size: int) -> int:
     return WINDOWS[profile.data][task][SPLITS.index(split)] if size < 0 else size
 
 
-def _probe_flops(profile: Profile, sizes: dict, features: int, conditions: int, runs: int, epochs: int) -> float:
-    """Training operations of ``runs x conditions`` probes on every task of ``sizes``."""
+def _probe_flops(profile: Profile, sizes: dict, features: int, conditions: int, runs: int) -> float:
+    """Training operations of ``runs x conditions`` probes on every task of ``sizes``, each at
+    its own epoch cap (:meth:`~prismlib.profiles.ProbeSettings.epochs_for`: the MLM probe's is
+    ``mlm_epochs``)."""
     total = 0.0
     for task, size in sizes.items():
         rows = _windows(profile, task, "train", size.train) * (size.positions if size.positions > 0 else MASKED)
-        total += 6.0 * rows * features * CLASSES[task] * epochs * runs * conditions
+        total += 6.0 * rows * features * CLASSES[task] * profile.probe.epochs_for(task) * runs * conditions
     return total
 
 
@@ -192,10 +198,8 @@ def works(profile: Profile) -> list[Work]:
             "02_probing_filtered",
             f"{Q.runs} x {len(CONDITIONS)} probes per task, + the measured choices",
             "probe",
-            _probe_flops(profile, probe_sizes, h, len(CONDITIONS), Q.runs, Q.max_epochs)
-            + _probe_flops(
-                profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs, Q.max_epochs
-            ),
+            _probe_flops(profile, probe_sizes, h, len(CONDITIONS), Q.runs)
+            + _probe_flops(profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs),
         ),
     ]
     tokens = P.steps * P.batch_size * P.seq_len
@@ -221,7 +225,7 @@ def works(profile: Profile) -> list[Work]:
             "03_prism_layer",
             f"probes of {models} models",
             "probe",
-            _probe_flops(profile, P.sizes, h, models + 1, Q.runs, Q.max_epochs),
+            _probe_flops(profile, P.sizes, h, models + 1, Q.runs),
         ),
         Work(
             "04_long_range_mlm",
@@ -272,7 +276,7 @@ def works(profile: Profile) -> list[Work]:
         )
     )
     B, n = profile.beyond, profile.window
-    train_windows = sum(_windows(profile, t, "train", z.train) for t, z in Q.sizes.items())
+    gate_epochs = sum(Q.epochs_for(t) * _windows(profile, t, "train", z.train) for t, z in Q.sizes.items())  # window-epochs
     state_windows = sum(_windows(profile, t, s, getattr(z, s)) for t, z in Q.sizes.items() for s in SPLITS)
     out += [
         Work(
@@ -288,21 +292,40 @@ def works(profile: Profile) -> list[Work]:
             "09_beyond_bands",
             f"{B.runs} x {FILTERS} fixed-filter probes per task",
             "probe",
-            _probe_flops(profile, Q.sizes, h, FILTERS, B.runs, Q.max_epochs),
+            _probe_flops(profile, Q.sizes, h, FILTERS, B.runs),
         ),
         # the learned gate: a DCT and an inverse per window and step, forward and backward
         Work(
             "09_beyond_bands",
             f"{B.gate_runs} learned-gate probes per task",
             "probe",
-            B.gate_runs * Q.max_epochs * train_windows * 12.0 * n * n * h,
+            B.gate_runs * gate_epochs * 12.0 * n * n * h,
         ),
         # its all-pass control: the same windows and steps, no filter (the probe's rows only)
         Work(
             "09_beyond_bands",
             f"{B.gate_runs} all-pass-gate probes per task (the control)",
             "probe",
-            _probe_flops(profile, Q.sizes, h, 1, B.gate_runs, Q.max_epochs),
+            _probe_flops(profile, Q.sizes, h, 1, B.gate_runs),
+        ),
+    ]
+    D = profile.iclr.dyck
+    dyck_token = 2.0 * 4 * (DYCK_INPUTS + D.hidden) * D.hidden  # one LSTM layer's forward per symbol; the tiny output left out
+    out += [
+        # the cap's passes over the training strings, of half the longest length on average, forward and backward
+        Work(
+            "10_multi_timescale_iclr",
+            f"{2 * len(D.seeds)} Dyck-2 models trained (2 kinds x {len(D.seeds)} seeds, at most {D.epochs} passes)",
+            "lstm",
+            2 * len(D.seeds) * D.epochs * D.n_train * D.max_length / 2 * 3 * dyck_token,
+            jobs=2 * len(D.seeds),
+        ),
+        # routing: PTB test through notebook 07's official model once per zeroed block (and once whole)
+        Work(
+            "10_multi_timescale_iclr",
+            f"{profile.iclr.routing_blocks} timescale blocks zeroed in turn on PTB test",
+            "lstm",
+            (profile.iclr.routing_blocks + 1) * PTB_TEST_TOKENS * lstm_token_flops(profile.lstm),
         ),
     ]
     return out

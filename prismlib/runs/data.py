@@ -90,17 +90,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "check-urls":
         return 0 if _print_url_checks(check_urls(args.names or None, timeout=args.timeout)) else 1
+    env = os.environ.get(ENV_VAR)
+    where = f"{root} ({ENV_VAR}={env})" if env else f"{root} ({ENV_VAR} not set)"
     if args.command == "fetch":
+        if not root.is_dir():  # never create a directory the user did not ask for
+            print(
+                f"error: the data directory {where} does not exist: create it (`mkdir -p {root}`) to download "
+                f"the datasets there, or set {ENV_VAR} to the directory that holds them",
+                file=sys.stderr,
+            )
+            return 1
         try:
             fetched = fetch(args.names or None, data_dir=root, force=args.force, paper=args.paper, verbose=args.verbose)
-        except (DownloadError, ChecksumError, ImportError) as err:
+        except DownloadError as err:
+            print(f"error: the data directory {where} lacks what was asked for, and downloading it failed: {err}", file=sys.stderr)
+            return 1
+        except (ChecksumError, ImportError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
         print(fetch_line(fetched, root, args.verbose))
         return 0
     failed = False
-    env = os.environ.get(ENV_VAR)
-    where = f"{root} ({ENV_VAR}={env})" if env else f"{root} ({ENV_VAR} not set)"
     found = verify(args.names or None, data_dir=root)
     if not any(s.state != "missing" for statuses in found.values() for s in statuses):
         print(

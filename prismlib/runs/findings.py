@@ -125,14 +125,23 @@ def update_readme(profile_name: str = "cpu", readme: Path | None = None) -> bool
     Raises:
         ValueError: the README lacks the markers (naming them and where they go).
     """
-    readme = readme or project_root() / "README.md"
+    block = findings_markdown(read_claims(figure_dir(profile_name) / "claims.csv"), profile_name)
+    return write_block(readme or project_root() / "README.md", README_MARKERS, block, "its 'What it found' heading")
+
+
+def write_block(readme: Path, markers: tuple[str, str], block: str, where: str) -> bool:
+    """Replace what stands between the two ``markers`` lines of ``readme`` by ``block``;
+    returns whether the file changed.
+
+    Raises:
+        ValueError: a marker is missing (naming both and ``where`` they go).
+    """
     text = readme.read_text()
-    start, end = README_MARKERS
+    start, end = markers
     if start not in text or end not in text:
-        raise ValueError(f"{readme} has no findings block: put the lines {start!r} and {end!r} under its 'What it found' heading")
+        raise ValueError(f"{readme} has no such block: put the lines {start!r} and {end!r} under {where}")
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    block = findings_markdown(read_claims(figure_dir(profile_name) / "claims.csv"), profile_name)
     new = f"{head}{start}\n{block}\n{end}{tail}"
     if new != text:
         readme.write_text(new)

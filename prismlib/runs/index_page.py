@@ -294,14 +294,17 @@ def _claims_section(table: pd.DataFrame | None, entries: list[Entry], stored_cla
         verdict = _verdict(cast(str, r.verdict))
         if nb in stale_nbs:
             verdict = f"{_verdict('stale')}<br><small>was <s>{html.escape(cast(str, r.verdict))}</s></small>"
+        model = str(getattr(r, "model", "") or "")
+        ran = f"<br><small>ran on: {html.escape(model)}</small>" if model and model != "nan" else ""  # where it is not the paper's model
         rows.append(
-            f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}</td>"
+            f"<tr><td>{link}</td><td>{verdict}</td><td>{html.escape(str(r.claim))}{ran}</td>"
             f"<td class='effect'>{effect}<small>{html.escape(str(r.test))}</small></td>"
             f"<td>{html.escape(str(r.paper))}</td><td><small>{_collapsed(str(r.gate))}</small></td></tr>"
         )
     return (
-        f"<p>{summary} (of {len(table)}). Effects with their 95% paired-bootstrap intervals over the test set's "
-        "independent units (<code>prismlib/claims.py</code>); the same table as "
+        f"<p>{summary} (of {len(table)}). Each row's effect and 95% interval are the test that decided it: over the "
+        "test set's independent units, and over the training seeds too where trained models are compared (one interval, "
+        "<a href='docs/claims.html'>claims</a>); the same table as "
         "<a href='figures/claims.csv'>claims.csv</a> and <a href='figures/claims.md'>claims.md</a>.</p>\n"
         "<table class='claims'><colgroup><col style='width:8%'><col style='width:9%'><col style='width:24%'>"
         "<col style='width:19%'><col style='width:21%'><col style='width:19%'></colgroup>\n"
@@ -387,6 +390,17 @@ def _json_html(value: object) -> str:
     return html.escape("" if value is None else str(value))
 
 
+TRAINING_COLUMNS = ("started", "profile", "seconds", "trained", "left", "worker_minutes", "workers", "completed")
+"""The columns of the index's table of training runs (every field is in the folded JSON)."""
+
+
+def _training_html(runs: list[dict[str, Any]]) -> str:
+    """The training runs as a narrow table of :data:`TRAINING_COLUMNS`, each run's every field
+    (job keys included) folded beneath it."""
+    rows = [{k: r.get(k, "") for k in TRAINING_COLUMNS} for r in runs]
+    return _json_html(rows) + f"<details><summary>every field of the {len(runs)} runs</summary>{_json_html(runs)}</details>"
+
+
 def _manifest_section(src: Sources, manifest: dict) -> str:
     """Each notebook's run (commit, start, seconds, device; failures), the package
     versions of the runs, and the ``train`` runs."""
@@ -418,5 +432,5 @@ def _manifest_section(src: Sources, manifest: dict) -> str:
     for packages, stems in versions.items():
         parts += [f"<h3>Package versions of {html.escape(', '.join(stems))}</h3>", _json_html(json.loads(packages))]
     if manifest.get("training"):
-        parts += ["<h3>Training runs (<code>python -m prismlib train</code>)</h3>", _json_html(manifest["training"])]
+        parts += ["<h3>Training runs (<code>python -m prismlib train</code>)</h3>", _training_html(manifest["training"])]
     return "\n".join(parts)

@@ -1,8 +1,8 @@
 """Training a grid in installments: as many missing jobs as fit in a wall-clock budget.
 
 Work B's grid with the seeds its claims need is many hours of training on two cores, more
-than any sitting. ``python -m prismlib train --profile cpu-long --minutes 140`` trains the
-missing jobs in priority order (:func:`prismlib.lstm.grid.in_priority`: every model's first
+than any sitting. ``python -m prismlib train --profile cpu-long --minutes 110`` trains the
+missing jobs in priority order (:func:`prismlib.lstm.claims.grid.in_priority`: every model's first
 seed, then the next seeds) on ``workers`` single-thread processes and
 
 - starts a job only when its projected time fits in what is left of the budget
@@ -33,12 +33,13 @@ from typing import Any
 
 from prismlib.devices import one_thread
 from prismlib.jobcache import committed, is_done, run_job, stop_pool
-from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, claim_twin_specs, experiment, in_priority
-from prismlib.lstm.job import FRESH_ENV, Job, jobs_for, read_status
+from prismlib.lstm.claims.doubling import doubling_jobs
+from prismlib.lstm.claims.grid import DOUBLING_NOTEBOOKS, NOTEBOOK_EXPERIMENTS, all_specs, claim_twin_specs, experiment, in_priority
+from prismlib.lstm.job import FRESH_ENV, Job, jobs_for
+from prismlib.lstm.status import read_status
 from prismlib.profiles import Profile
 from prismlib.progress import progress_bar
-from prismlib.records import read_record
+from prismlib.records import BadRecord, find_record, read_record
 
 DEFAULT_RATE = 10_000.0
 """Training tokens per second of one single-thread worker, validation and scoring included,
@@ -47,10 +48,10 @@ machine measured about that; see docs/benchmarks.md)."""
 
 
 def with_twins(profile: Profile, jobs: Sequence[Job]) -> list[Job]:
-    """``jobs`` in priority order (:func:`prismlib.lstm.grid.in_priority`), each slow learner
-    of the doubling check (:data:`~prismlib.lstm.grid.DOUBLING`) followed by its twin trained
+    """``jobs`` in priority order (:func:`prismlib.lstm.claims.grid.in_priority`), each slow learner
+    of the doubling check (:data:`~prismlib.lstm.claims.grid.DOUBLING`) followed by its twin trained
     on the doubled path, then the twins of the claims' own models
-    (:func:`~prismlib.lstm.grid.claim_twin_specs`: claim by claim, after the whole grid; none
+    (:func:`~prismlib.lstm.claims.grid.claim_twin_specs`: claim by claim, after the whole grid; none
     when the profile's recipe has no fixed path)."""
     claims = claim_twin_specs(profile)
     twins = {j.spec: j for j in doubling_jobs(profile)[1]}
@@ -67,13 +68,10 @@ def committed_state(jobs: Sequence[Job]) -> tuple[int, list[str]]:
     return len(folders), sorted({str(read_record(f)["provenance"]["commit"])[:10] for f in folders})
 
 
-def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
-    """One line for ``make reproduce``: where the LSTM runs of the work-B notebooks among
-    ``stems`` (``"05_chrono_init"``, ...) come from: how many have a committed run record (and
-    the commits they were trained at), how many a local checkpoint, how many train first;
-    with ``FRESH=1`` that records are ignored; then, for 05-07, how many of the claims' own
-    doubled twins (:func:`~prismlib.lstm.grid.claim_twin_specs`, never trained by a notebook)
-    are committed or cached. ``None`` when no work-B notebook runs or the profile keeps no records."""
+def _work_b(profile: Profile, stems: Sequence[str]) -> tuple[list[str], list[Job], list[Job]] | None:
+    """The work-B notebooks among ``stems``, the LSTM jobs they read and the claims' own
+    twins they read when present; ``None`` when no work-B notebook runs or the profile
+    keeps no records."""
     books = [s[:2] for s in stems if s[:2] in NOTEBOOK_EXPERIMENTS]
     if not books or not profile.lstm.records:
         return None
@@ -83,10 +81,63 @@ def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
     if set(books) & set(DOUBLING_NOTEBOOKS):
         jobs += doubling_jobs(profile, claims=False)[1]
         own = _claim_twins(profile)
+    return books, jobs, own
+
+
+class RecordsError(ValueError):
+    """Committed run records that exist but must not be used: the run stops before any
+    training; the message names each file and the two ways on."""
+
+
+def bad_records(profile: Profile, stems: Sequence[str]) -> list[BadRecord]:
+    """The committed records read by the work-B notebooks among ``stems`` that exist but must
+    not be used (:func:`prismlib.records.find_record`: a flipped byte, a truncated file, an
+    older recipe), one per file; none with ``FRESH=1``, which ignores records."""
+    found = _work_b(profile, stems)
+    if found is None or os.environ.get(FRESH_ENV):
+        return []
+    bad: dict[Path, BadRecord] = {}
+    for job in [*found[1], *found[2]]:
+        try:
+            find_record(job.runs, job.key, job.describe())
+        except BadRecord as err:
+            bad.setdefault(err.path, err)
+    return list(bad.values())
+
+
+def check_records(profile: Profile, stems: Sequence[str], only: Sequence[str] | None = None) -> None:
+    """Raise :class:`RecordsError` when :func:`bad_records` finds any: without it, the jobs
+    of those records would silently retrain (up to an hour each on two cores)."""
+    bad = bad_records(profile, stems)
+    if not bad:
+        return
+    shown = [b.path.relative_to(Path.cwd()) if b.path.is_relative_to(Path.cwd()) else b.path for b in bad]
+    paths = " ".join(str(p.parent) for p in shown)
+    only_arg = f' ONLY="{" ".join(only)}"' if only else ""
+    lines = [f"{len(bad)} committed run record{'s' if len(bad) > 1 else ''} cannot be used, so nothing was trained or run:"]
+    lines += [f"  {p}: {b.problem}" for p, b in zip(shown, bad)]
+    lines.append(
+        f"two ways on: restore {'them' if len(bad) > 1 else 'it'} with `git checkout -- {paths}`, "
+        f"or retrain without any record: `make reproduce FRESH=1{only_arg}` (`python -m prismlib plan` says how long)"
+    )
+    raise RecordsError("\n".join(lines))
+
+
+def records_line(profile: Profile, stems: Sequence[str]) -> str | None:
+    """One line for ``make reproduce``: where the LSTM runs of the work-B notebooks among
+    ``stems`` (``"05_chrono_init"``, ...) come from: how many have a committed run record (and
+    the commits they were trained at), how many a local checkpoint, how many train first;
+    with ``FRESH=1`` that records are ignored; then, for 05-07, how many of the claims' own
+    doubled twins (:func:`~prismlib.lstm.claims.grid.claim_twin_specs`, never trained by a notebook)
+    are committed or cached. ``None`` when no work-B notebook runs or the profile keeps no records."""
+    found = _work_b(profile, stems)
+    if found is None:
+        return None
+    books, jobs, own = found
     fresh = bool(os.environ.get(FRESH_ENV))
     twins = (
         f"; {sum(_present(j, fresh) for j in own)} of the {len(own)} twins of the claims' "
-        "own models are there (notebooks never train them: `python -m prismlib train --profile cpu-long --minutes 140`)"
+        "own models are there (notebooks never train them: `python -m prismlib train --profile cpu-long --minutes 110`)"
         if own
         else ""
     )
@@ -120,7 +171,7 @@ def _present(job: Job, fresh: bool) -> bool:
 
 
 def twins_read(profile: Profile, stem: str) -> list[str]:
-    """The job keys of the claims' own doubled twins (:func:`~prismlib.lstm.grid.claim_twin_specs`)
+    """The job keys of the claims' own doubled twins (:func:`~prismlib.lstm.claims.grid.claim_twin_specs`)
     that notebook ``stem`` (``"07_layer2_timescales"``) would read now, sorted; empty for a
     notebook that reads none. The notebooks never train these twins, so a result is current
     only while this list is what it was when the notebook ran (an installment that commits
@@ -132,7 +183,7 @@ def twins_read(profile: Profile, stem: str) -> list[str]:
 
 
 def grid_jobs(profile: Profile) -> list[Job]:
-    """Every job of ``profile``'s grid (:func:`prismlib.lstm.grid.all_specs`) with its doubled twins, in priority order."""
+    """Every job of ``profile``'s grid (:func:`prismlib.lstm.claims.grid.all_specs`) with its doubled twins, in priority order."""
     return with_twins(profile, jobs_for(all_specs(profile), profile.lstm, profile.job_profile))
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 
-from prismlib.paths import project_root
+from prismlib.paths import figure_dir, project_root
 from prismlib.runs.results import Entry, Sources
 
 STYLE = """
@@ -62,6 +62,7 @@ PAGE_STYLE = """
 .failed { background: #fde7e9; color: #8a0015; border-left: 4px solid #b00020; padding: 0.5rem 1rem; }
 .warn { color: #8a4b00; }
 math[display="block"] { margin: 0.6rem 0; }
+img.first-figure { max-width: 100%; max-height: 60vh; height: auto; display: block; margin: 0.4rem 0; }
 """
 """What a notebook page adds to nbconvert's style."""
 
@@ -272,6 +273,32 @@ def _results_line(nb: nbformat.NotebookNode) -> str:
     return f"**Results:** {' &middot; '.join(links)}" if links else "**Results:** this notebook shows no claims table or saved figure"
 
 
+def first_screen(nb: nbformat.NotebookNode, stem: str, claims: Path | None, title: str = "") -> str:
+    """What a reader sees first on a notebook's page, above its prose (Markdown): what the
+    notebook found (:func:`prismlib.runs.results_page.notebook_lines` of its rows in the
+    ``claims`` table, when there is one) and its main figure (:func:`main_figure`: the image
+    its saving cell shows), narrowed to the page."""
+    parts = []
+    if claims is not None and claims.is_file():
+        from prismlib.claims import read_claims
+        from prismlib.runs.results_page import notebook_lines
+
+        table = read_claims(claims)
+        rows = table[table["notebook"].astype(str).str.zfill(2) == stem[:2]]
+        if not rows.empty:
+            parts.append(
+                f"**{html.escape(title or stem)}: what it found** ([every claim](#claims); the notebook follows the figure):\n\n"
+                + "\n".join(f"- {html.escape(ln, quote=False)}" for ln in notebook_lines(rows))
+            )
+    found = main_figure(nb)
+    if found:
+        png = next((o["data"]["image/png"] for o in nb.cells[found[0]].get("outputs", []) if "image/png" in o.get("data", {})), None)
+        if png:
+            data = png if isinstance(png, str) else "".join(png)
+            parts.append(f"<img class='first-figure' alt='main figure: {found[1]}' src='data:image/png;base64,{data.strip()}'>")
+    return "\n\n".join(parts)
+
+
 def notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> tuple[str, int]:
     """One notebook as a self-contained HTML page (a header linking back to the index and
     saying how the result stands), without progress output or machine paths, its math as
@@ -294,7 +321,9 @@ def notebook_page(nb: nbformat.NotebookNode, entry: Entry, src: Sources) -> tupl
         header += f" &middot; {dropped} progress outputs left out"
     roots = project_roots(nb, {str(project_root()): "<project>", str(data_dir()): "<data>", str(Path.home()): "~"})
     redact_notebook(nb, roots)
-    header = f"{_results_line(nb)}\n\n{header}" + (f"\n\n{entry.runs}" if entry.runs else "")
+    claims = None if src.stored else figure_dir(src.profile) / "claims.csv"
+    screen = first_screen(nb, entry.stem, claims, entry.title)  # before the anchors move the cells
+    header = f"{header}\n\n{screen}\n\n{_results_line(nb)}" + (f"\n\n{entry.runs}" if entry.runs else "")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(header))
     math = notebook_math(nb)
     body, _ = HTMLExporter(embed_images=True).from_notebook_node(nb, resources={"metadata": {"name": entry.title}})

@@ -10,6 +10,7 @@ FLOP model calibrated on the runs, else the FLOP model of :mod:`prismlib.runs.co
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -80,8 +81,8 @@ def _table(table: pd.DataFrame) -> str:
         "run": [format_duration(x) if x > 0 else "-" for x in table["run_seconds"]],
         "run from": list(table["run_from"]),
         "training": [format_duration(x) if x > 0 else "-" for x in table["training_seconds"]],
-        "mem GB": [size(x) for x in table["device_memory_GB"]],
-        "disk GB": [size(x) for x in table["disk_GB"]],
+        "mem": [size(x) for x in table["device_memory_GB"]],
+        "disk": [size(x) for x in table["disk_GB"]],
     }
     left = ("notebook", "run from")
     widths = {k: max(len(k), *map(len, v)) for k, v in columns.items()}
@@ -139,12 +140,19 @@ def _notes(
             f".cache/jobs/, no committed record): {todo}; {_grouped([(nb, e.training_source) for nb, e in trains])}."
         )
     disk = _grouped([(nb, what) for nb, what in zip(table["notebook"], table["disk_for"]) if what])
-    notes.append(
-        f"mem GB: the {device}'s memory one job needs (host memory holds the data besides); disk GB: what the caches write: {disk}."
-    )
+    notes.append(f"mem: GB of the {device}'s memory one job needs (host memory holds the data besides); disk: GB the caches write: {disk}.")
     total = table.iloc[-1]
     training = total["training_seconds"] / workers
-    for n in (1, 4, 8):
+    counts = device_counts(profile)
+    if not counts:  # a CPU machine: one line, no devices it does not have
+        wall = total["run_seconds"] + training
+        about = format_duration(wall)
+        notes.append(
+            f"wall clock on this machine ({os.cpu_count()} cores, {workers} training workers): "
+            f"{'' if about.startswith('<') else 'about '}{about} (notebooks one after another, after the training)"
+        )
+        return notes
+    for n in counts:
         wall = max((total["run_seconds"] + training) / n, total["longest_seconds"])
         how = (
             f"{format_duration(total['run_seconds'])} of notebooks, "
@@ -155,6 +163,19 @@ def _notes(
         about = format_duration(wall)
         notes.append(f"wall clock on {n} {device}{'s' if n > 1 else ''}: {'' if about.startswith('<') else 'about '}{about} ({how})")
     return notes
+
+
+def device_counts(profile: Profile) -> tuple[int, ...]:
+    """The device counts ``plan`` gives a wall clock for: the paper profile's GPU cluster (1,
+    4 and 8 GPUs, wherever it is planned), else this machine's GPUs (1 and all of them); none
+    on a machine without a GPU."""
+    if profile.name == "paper":
+        return (1, 4, 8)
+    if resolve_device(profile.device).type != "cuda":
+        return ()
+    import torch
+
+    return tuple(dict.fromkeys((1, torch.cuda.device_count())))
 
 
 def _wrap(text: str) -> str:

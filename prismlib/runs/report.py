@@ -197,7 +197,7 @@ def main(argv: list[str]) -> int:
         help="also keep a PNG of each page as a reader sees it (headless chromium) in <out>/screenshots/",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a notebook's last run failed or did not complete (CI)")
-    parser.add_argument("--readme", action="store_true", help="also write the profile's findings into README.md's 'What it found' table")
+    parser.add_argument("--readme", action="store_true", help="also write README.md's 'What it found' and 'Three ways in'")
     parser.add_argument("--allow-failed", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     args = parser.parse_args(argv)
     index, entries = _build(args.profile, args.out)  # errors: one line by python -m prismlib
@@ -205,9 +205,19 @@ def main(argv: list[str]) -> int:
     print(f"report: {index} ({len(pages)} pages)")
     if args.readme:
         from prismlib.runs.findings import update_readme
+        from prismlib.runs.readme_costs import update_costs
 
-        changed = update_readme(get_profile(args.profile).name)
+        name = get_profile(args.profile).name
+        changed = update_readme(name)
         print(f"report: README.md's findings {'rewritten' if changed else 'already current'}")
+        changed = update_costs(name)
+        print(f"report: README.md's ways in {'rewritten' if changed else 'already current'}")
+        if name == "cpu":  # docs/results.md is the cpu run's page
+            from prismlib.runs.readme_costs import update_run_times
+            from prismlib.runs.results_page import update_results_page
+
+            changed = update_results_page(name) | update_run_times(name)
+            print(f"report: docs/results.md {'rewritten' if changed else 'already current'}")
     failed = [e for e in entries if not e.ok]
     profile_name = get_profile(args.profile).name
     for e in failed:

@@ -70,13 +70,15 @@ def check_arguments(
 ) -> tuple[Profile, list[Path], str | None]:
     """What :func:`run_notebooks` refuses before anything slow (the data check, training, a
     kernel): an unknown profile, an ``only`` that matches no notebook, and uncommitted code
-    on a profile whose results are committed (cpu, paper) without ``allow_dirty``.
+    on a profile whose results are committed (cpu, paper) without ``allow_dirty``, and a
+    committed run record that cannot be used (:func:`prismlib.runs.installments.check_records`:
+    its job would retrain).
 
     Returns:
         The profile, the notebook sources to run and the checkout's commit.
 
     Raises:
-        ValueError: one of the above, in one line naming the fix.
+        ValueError: one of the above, naming the fix (``RecordsError``, a ``ValueError``: a line per record).
     """
     prof = get_profile(profile_name)
     sources = notebook_sources(only, notebooks_dir)
@@ -86,6 +88,9 @@ def check_arguments(
             f"prismlib, the notebooks or pyproject.toml differ from commit {commit[:12]}: the {prof.name} profile's results "
             "must come from committed code; commit first, or pass --allow-dirty (make ... ALLOW_DIRTY=1; recorded in the manifest)"
         )
+    from prismlib.runs.installments import check_records
+
+    check_records(prof, [s.stem for s in sources], only)
     return prof, sources, commit
 
 

@@ -159,7 +159,7 @@ def lstm_runs_line(stem: str, profile_name: str, nb: nbformat.NotebookNode | Non
     records, its machine's job cache), and how many of its runs have a committed record now
     (``results/<profile>/runs/``, with the commits they were trained at); ``None`` for a notebook
     that trains no LSTM of the grid, or a profile that keeps no records."""
-    from prismlib.lstm.grid import NOTEBOOK_EXPERIMENTS, experiment
+    from prismlib.lstm.claims.grid import NOTEBOOK_EXPERIMENTS, experiment
     from prismlib.lstm.job import jobs_for
     from prismlib.profiles import get_profile
     from prismlib.runs.installments import committed_state
@@ -199,11 +199,14 @@ def grid_line(profile_name: str) -> str | None:
         return None
     jobs = grid_jobs(prof)
     done, commits = committed_state(jobs)
-    at = f", trained at {', '.join(f'<code>{c}</code>' for c in commits)}" if commits else ""
     how = "trained" if done == len(jobs) else "it trains"
-    return (
+    line = (
         f"Work B's grid of committed runs (<code>results/{jobs[0].profile}/{RUNS}/</code>, the <code>{prof.name}</code> "
-        f"profile's {len(jobs)} runs): <b>{done} of {len(jobs)} trained</b>{at}; {how} in installments "
-        f"(<code>python -m prismlib train --profile {prof.name} --minutes 140</code>). Each work-B page's header "
+        f"profile's {len(jobs)} runs): <b>{done} of {len(jobs)} trained</b>; {how} in installments "
+        f"(<code>python -m prismlib train --profile {prof.name} --minutes 110</code>). Each work-B page's header "
         "says which runs it read."
     )
+    if commits:  # folded: a reader wants the count, not two dozen hashes
+        codes = ", ".join(f"<code>{c}</code>" for c in commits)
+        line += f"<details><summary>the {len(commits)} commits they were trained at</summary>{codes}</details>"
+    return line

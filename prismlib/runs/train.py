@@ -1,6 +1,6 @@
 """``python -m prismlib train``: train a profile's models into the job cache up front.
 
-By default the LSTM grid of work B (:mod:`prismlib.lstm.grid`, notebooks 05-08); ``--section4``
+By default the LSTM grid of work B (:mod:`prismlib.lstm.claims.grid`, notebooks 05-08); ``--section4``
 adds the continued-MLM arms of section 4 (:mod:`prismlib.prism.arms`, notebooks 03-04),
 ``--only`` picks experiments. The jobs run on an executor of :mod:`prismlib.jobcache`:
 ``local`` worker processes, ``inline``, or ``slurm`` through submitit, one array task per
@@ -14,6 +14,20 @@ shared with ``cpu``); for an NT-ASGD profile, every model until it passes the mo
 with a progress bar of training tokens against the budget the power-law fits of the curves
 project (:func:`prismlib.lstm.write_status`). Both are resumable (each job continues from
 its checkpoint).
+
+``--minutes M`` is an installment (:mod:`prismlib.runs.installments`): the missing LSTM jobs
+first, as many as fit in the budget; then, for a profile with
+:class:`~prismlib.profiles.PretrainSettings` (``profile.pretrain``; none has them until the
+pretraining pilot has chosen a size, docs/benchmarks.md), the pretraining of issue 76 in the
+minutes left (:func:`prismlib.pretrain.pretrain_installment`: from its committed state under
+``results/<job profile>/pretrain/<key>/``, which it rewrites at the end), when at least
+:data:`PRETRAIN_MIN_MINUTES` are left, else skipped with a line saying so. The LSTM jobs go
+first, as before the pretraining existed: no job is begun that cannot finish inside the
+budget, so once the grid is trained they take no time and the pretraining has the whole
+budget; ``--pretrain-only`` gives it the whole budget now (the LSTM jobs wait). Each part
+appends its own entry to ``training.json`` (the pretraining's has ``"kind": "pretrain"``);
+uncommitted code trains the LSTM jobs and stops before the pretraining's first step (its
+committed state could never be read).
 """
 
 from __future__ import annotations
@@ -31,15 +45,20 @@ from typing import Any
 import numpy as np
 
 from prismlib.jobcache import EXECUTOR_ENV, EXECUTORS, Trainable, committed, is_done, pool_size, record_training, run_missing
-from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
-from prismlib.lstm.job import Job, jobs_for, read_status
+from prismlib.lstm.claims.doubling import doubling_jobs
+from prismlib.lstm.claims.grid import DOUBLING_NOTEBOOKS, EXPERIMENTS, NOTEBOOK_EXPERIMENTS, all_specs, experiment
+from prismlib.lstm.job import Job, jobs_for
+from prismlib.lstm.status import read_status
 from prismlib.paths import cache_dir
 from prismlib.profiles import PROFILES, Profile, get_profile, until_converged
 from prismlib.progress import progress_bar
 from prismlib.runs.cli import CommandParser
 
 SECTION4 = "section4"
+PRETRAIN_MIN_MINUTES = 10.0
+"""The fewest minutes an installment's pretraining runs in: with fewer left after the LSTM jobs it
+is skipped, saying so (building the inputs, the held-out checks and the committed state take a
+few minutes of their own, so a shorter sitting would train little and still commit a state)."""
 
 
 def _section4(profile: Profile, executor: str | None, slurm: dict) -> int:
@@ -152,6 +171,11 @@ def main(argv: Sequence[str]) -> int:
         "(starts no job it cannot finish by then; the next installment resumes)",
     )
     parser.add_argument(
+        "--pretrain-only",
+        action="store_true",
+        help="with --minutes: the profile's pretraining alone, for the whole budget (the LSTM jobs wait for the next installment)",
+    )
+    parser.add_argument(
         "--until-converged",
         action="store_true",
         help="train the profile's -long twin (cpu: cpu-long, three seeds of every model; resumable)",
@@ -162,6 +186,10 @@ def main(argv: Sequence[str]) -> int:
     profile = get_profile(args.profile)
     if args.until_converged and not profile.name.endswith("-long"):
         profile = until_converged(profile)
+    if args.pretrain_only and args.minutes is None:
+        parser.error("--pretrain-only is an installment's: give its budget too (--minutes 110)")
+    if args.pretrain_only and profile.pretrain is None:
+        parser.error(f"profile {profile.name} pretrains nothing (no pretrain settings until the pilot chooses them: docs/benchmarks.md)")
     if args.for_notebooks:
         args.only = list(dict.fromkeys((*(args.only or ()), *(e for nb in args.for_notebooks for e in NOTEBOOK_EXPERIMENTS[nb]))))
     lstm_experiments = [e for e in (args.only or EXPERIMENTS) if e != SECTION4]
@@ -183,6 +211,8 @@ def main(argv: Sequence[str]) -> int:
         f"({records} as committed records, {cached} in the cache {cache_dir() / 'jobs'})"
     )
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if args.minutes is None and done < len(jobs):
+        print(training_ahead(jobs, pool_size(args.workers, profile.device)), flush=True)
     t0 = time.perf_counter()
     ran: Sequence[Trainable] = []
     arms, completed = 0, False
@@ -225,6 +255,24 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
+def training_ahead(jobs: Sequence[Job], workers: int) -> str:
+    """One line said before any training starts: how many of ``jobs`` train and about how long,
+    their tokens at the rate the committed records measured
+    (:func:`prismlib.runs.installments.projected_seconds`), spread over ``workers``."""
+    from prismlib.data.ptb import load_ptb_corpus
+    from prismlib.runs.installments import measured_rate, projected_seconds
+
+    missing = [j for j in jobs if not committed(j) and not is_done(j)]
+    rate, n = measured_rate(jobs)
+    train_tokens = len(load_ptb_corpus().train)
+    seconds = sum(projected_seconds(j, train_tokens, rate) for j in missing)
+    source = f"measured on {n} committed record{'s' if n != 1 else ''}" if n else "no record measured it: the default"
+    return (
+        f"{len(missing)} LSTM model(s) train first: about {seconds / 60 / workers:.0f} min on {workers} worker(s) "
+        f"({seconds / 60:.0f} worker-minutes at {rate:,.0f} tokens/s, {source}); Ctrl-C stops, the same command resumes"
+    )
+
+
 def _trained_counts(jobs: Sequence[Trainable]) -> tuple[int, int]:
     """How many of ``jobs`` need no training: (those with a usable committed record, the others
     finished in the local cache). A fresh clone has records and an empty cache."""
@@ -233,12 +281,27 @@ def _trained_counts(jobs: Sequence[Trainable]) -> tuple[int, int]:
 
 
 def _installment(profile: Profile, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int) -> int:
-    """``train --minutes M``: one installment (:func:`prismlib.runs.installments.train_installment`)."""
-    from prismlib.data.ptb import load_ptb_corpus
+    """``train --minutes M``: one installment, the LSTM jobs first
+    (:func:`prismlib.runs.installments.train_installment`; none with ``--pretrain-only``), then the
+    pretraining in the minutes left (:func:`_pretrain_installment`; profiles with pretrain settings)."""
     from prismlib.records import source_commit
+
+    t0 = time.perf_counter()
+    commit = source_commit()  # the code that trains (the session may commit records while it runs)
+    if not args.pretrain_only:
+        _lstm_installment(profile, jobs, args, started, done_before, commit)
+    if profile.pretrain is not None:
+        _pretrain_installment(profile, args.minutes - (time.perf_counter() - t0) / 60, args.minutes, commit)
+    return 0
+
+
+def _lstm_installment(
+    profile: Profile, jobs: list[Job], args: argparse.Namespace, started: str, done_before: int, commit: str | None
+) -> None:
+    """The LSTM jobs of an installment, in priority order, for at most ``args.minutes``; its entry in ``training.json``."""
+    from prismlib.data.ptb import load_ptb_corpus
     from prismlib.runs.installments import train_installment, with_twins
 
-    commit = source_commit()  # the code that trains (the session may commit records while it runs)
     ordered = with_twins(profile, jobs)
     workers = pool_size(args.workers, profile.device)
     train_tokens = len(load_ptb_corpus().train)
@@ -273,7 +336,57 @@ def _installment(profile: Profile, jobs: list[Job], args: argparse.Namespace, st
             "completed": not result.left,
         },
     )
-    return 0
+
+
+def _pretrain_installment(profile: Profile, minutes: float, installment_minutes: float, commit: str | None) -> None:
+    """The pretraining of an installment in the ``minutes`` left of it (skipped, saying so, under
+    :data:`PRETRAIN_MIN_MINUTES`): :func:`prismlib.pretrain.pretrain_installment`, which says a
+    line before its steps and one after, its committed states under
+    ``results/<job profile>/pretrain/``, its local ones under ``.cache/pretrain/``; an entry in
+    ``training.json`` when it trained (none when its record was done already)."""
+    from prismlib.paths import output_root, results_dir
+    from prismlib.pretrain.installment import pretrain_installment
+
+    settings = profile.pretrain
+    assert settings is not None
+    if minutes < PRETRAIN_MIN_MINUTES:
+        print(
+            f"pretraining {settings.size}: skipped, {max(minutes, 0):.0f} min left of this installment after the LSTM jobs, "
+            f"at least {PRETRAIN_MIN_MINUTES:.0f} needed (--pretrain-only gives it the whole budget)",
+            flush=True,
+        )
+        return
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    outcome = pretrain_installment(settings, minutes, results_dir(profile.job_profile) / "pretrain", cache_dir() / "pretrain")
+    if not outcome.trained:
+        return
+    record = outcome.record
+    if record is not None and record.is_relative_to(output_root()):
+        record = record.relative_to(output_root())
+    record_training(
+        profile.job_profile,
+        {
+            "kind": "pretrain",
+            "started": started,
+            "profile": profile.name,
+            "seconds": round(outcome.seconds, 1),
+            "installment_minutes": installment_minutes,
+            "pretrain_minutes": round(minutes, 1),
+            "commit": commit,
+            "size": outcome.size,
+            "key": outcome.key,
+            "steps_before": outcome.steps_before,
+            "steps": outcome.steps,
+            "total_steps": outcome.total_steps,
+            "tokens": outcome.tokens,
+            "gain": None if outcome.gain is None else round(outcome.gain, 4),
+            "gain_seq_len": outcome.gain_seq_len,
+            "stop": outcome.stop,
+            "record": None if record is None else str(record),
+            "threads": settings.threads,
+            "completed": outcome.done,
+        },
+    )
 
 
 def _wall_seconds(job: Job) -> float:

@@ -19,7 +19,7 @@ from prismlib import lstm
 from prismlib.devices import torch_threads
 from prismlib.jobcache import run_pool
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm import training
+from prismlib.lstm import trained_runs, training
 
 TINY = tiny_lstm(optimizer="ntasgd", average_last=1, curve_every=2, curve_tokens=1000, epochs=2, steps_per_epoch=3, cutoffs=(10, 20))
 
@@ -34,7 +34,7 @@ def _weights(folder: str) -> dict[str, torch.Tensor]:
 
 def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
     corpus = uniform_corpus()
-    runs = lstm_job.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)
+    runs = trained_runs.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)
     run = runs[_job().spec]
     h = run.model.sizes[1]
     assert torch.allclose(run.biases_final[1], torch.full((h,), math.log(4.0)))  # fixed layer 2 at X = 5
@@ -45,7 +45,7 @@ def test_cached_job_is_read_not_retrained(tmp_path, monkeypatch):
 
     monkeypatch.setattr(lstm_job, "train_lm", no_training)
     assert jobs.run_missing([_job()], "inline", cache=tmp_path, data=corpus) == []
-    again = lstm_job.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)[_job().spec]
+    again = trained_runs.trained([_job().spec], TINY, "test", executor="inline", cache=tmp_path, corpus=corpus)[_job().spec]
     np.testing.assert_array_equal(again.test_chunks.sums, run.test_chunks.sums)
     for a, b in zip(run.model.state_dict().values(), again.model.state_dict().values()):
         assert torch.equal(a, b)
@@ -107,7 +107,7 @@ def test_bad_executor_and_untrained_job_are_named(tmp_path):
     with pytest.raises(ValueError, match="executor must be one of"):
         jobs.run_missing([_job()], "threads", cache=tmp_path)
     with pytest.raises(FileNotFoundError, match="has not been trained"):
-        lstm_job.load_run(_job(), cache=tmp_path, corpus=uniform_corpus())
+        trained_runs.load_run(_job(), cache=tmp_path, corpus=uniform_corpus())
 
 
 def test_a_truncated_or_bit_flipped_done_checkpoint_is_moved_aside_and_the_job_retrains(tmp_path, capsys):

@@ -49,6 +49,18 @@ def test_fixed_biases_stay_bit_identical_under_weight_decay(optimizer):
         assert r.bias_ih_l0_raw.grad[: 2 * h].abs().max() == 0
 
 
+def test_a_model_that_ran_with_gradients_can_be_deep_copied():
+    # the memory curve (prismlib.lstm.ablation.cell_state_change) deep-copies a model; a forward pass
+    # with gradients used to leave computed tensors in the layers' _flat_weights, which cannot be copied
+    import copy
+
+    model = lstm.build_model(lstm.RunSpec("layerwise", 20.0, fixed=True, seed=0), VOCAB, TINY)
+    x = torch.as_tensor(random_ids(4 * 9)).view(4, 9)
+    model.nll(model(x[:, :-1]).last_dropped, x[:, 1:]).mean().backward()
+    twin = copy.deepcopy(model)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), twin.state_dict().values()))
+
+
 def test_initialised_biases_do_train():
     model = lstm.build_model(lstm.RunSpec("layerwise", 20.0, fixed=False), VOCAB, TINY)
     b0 = forget_gate_biases(list(model.rnns))

@@ -13,8 +13,8 @@ from prismlib import jobcache as jobs
 from prismlib import lstm
 from prismlib.artifacts import load_checkpoint
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm import outcome
-from prismlib.lstm.grid import experiment
+from prismlib.lstm import outcome, trained_runs
+from prismlib.lstm.claims.grid import experiment
 from prismlib.profiles import get_profile
 from prismlib.records import read_record
 
@@ -51,7 +51,7 @@ def test_a_finished_job_writes_its_record_and_is_not_retrained_from_it(tmp_path,
     corpus = zipf_corpus()
     spec = lstm.RunSpec("official", fixed=True, seed=0)  # a model whose weights are kept
     job = lstm_job.Job(spec, TINY, "test")
-    run = lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "cache", corpus=corpus)[spec]
+    run = trained_runs.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "cache", corpus=corpus)[spec]
     done = load_checkpoint(jobs.job_dir(job, tmp_path / "cache") / "done.pt")  # what training produced, per token
     hist, test_nll = done["history"], done["test_nll"]
     folder = job.committed()
@@ -94,10 +94,10 @@ def test_a_job_of_a_model_without_kept_weights_and_a_dirty_tree(tmp_path, monkey
     spec = lstm.RunSpec("layerwise", 20.0, fixed=True, seed=0)
     job = lstm_job.Job(spec, TINY, "test")
     monkeypatch.setattr("prismlib.records.loaded_commit", lambda: "1" * 40 + "+dirty")
-    lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "a", corpus=corpus)
+    trained_runs.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "a", corpus=corpus)
     assert job.committed() is None and "uncommitted code" in capsys.readouterr().err
     monkeypatch.setattr("prismlib.records.loaded_commit", lambda: "1" * 40)
-    lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "b", corpus=corpus)
+    trained_runs.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "b", corpus=corpus)
     folder = job.committed()
     assert folder is not None and not (folder / outcome.WEIGHTS).exists()
     with pytest.raises(FileNotFoundError, match="keeps no weights"):
@@ -120,7 +120,7 @@ def test_fresh_ignores_the_committed_records(tmp_path, clean_tree, monkeypatch):
     corpus = zipf_corpus()
     spec = lstm.RunSpec(seed=3)
     job = lstm_job.Job(spec, TINY, "test")
-    lstm_job.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "cache", corpus=corpus)
+    trained_runs.trained([spec], TINY, "test", executor="inline", cache=tmp_path / "cache", corpus=corpus)
     assert job.committed() is not None
     monkeypatch.setenv(lstm_job.FRESH_ENV, "1")
     assert job.committed() is None and jobs.run_missing([job], "inline", cache=tmp_path / "other", data=corpus) == [job]

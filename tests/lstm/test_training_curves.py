@@ -78,7 +78,7 @@ def test_until_converged_stops_at_the_first_epoch_that_passes_the_model_gate(tmp
     before = cv.LearningCurve(np.array(hist.curve_tokens[: n - 2]), np.array(hist.curve_ppl[: n - 2]))
     assert not cv.model_gate("m", before, 0.5, 0.1).passed
     assert set(hist.snapshots) == {t for e, t in enumerate(hist.epoch_tokens, 1) if e in (1, 2, 3, 4, 6, 8, 12)}
-    status = lstm_job.read_status(job, tmp_path)
+    status = lstm.read_status(job, tmp_path)
     assert status["tokens"] == hist.tokens and status["epochs"] == hist.epochs
 
 

@@ -65,7 +65,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EQUIVALENT = Path(__file__).with_name("equivalent.txt")
 CACHE = ROOT / ".cache" / "mutants"
 
-_TRAINING = ("tests/lstm/test_verdicts_claim_gates.py::test_claim_gates_and_the_learning_curve_table",)
+_TRAINING = ("tests/lstm/claims/test_verdicts_claim_gates.py::test_claim_gates_and_the_learning_curve_table",)
 """Left out of the convergence and verdicts mutants: it trains two models (a minute here) to read
 their gates, which the synthetic runs of the same file test exactly."""
 
@@ -79,23 +79,23 @@ MODULES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         "prismlib.lstm.convergence",
         (
             "tests/lstm/test_convergence.py",
-            "tests/lstm/test_verdicts.py",
-            "tests/lstm/test_verdicts_claim_gates.py",
-            "tests/lstm/test_summaries.py",
+            "tests/lstm/claims/test_verdicts.py",
+            "tests/lstm/claims/test_verdicts_claim_gates.py",
+            "tests/lstm/claims/test_summaries.py",
         ),
         _TRAINING,
     ),
     "verdicts": (
-        "prismlib.lstm.verdicts",
+        "prismlib.lstm.claims.verdicts",
         (
-            "tests/lstm/test_verdicts.py",
-            "tests/lstm/test_verdicts_claim_gates.py",
+            "tests/lstm/claims/test_verdicts.py",
+            "tests/lstm/claims/test_verdicts_claim_gates.py",
             "tests/lstm/test_convergence.py",
-            "tests/lstm/test_doubling.py",
+            "tests/lstm/claims/test_doubling.py",
         ),
         _TRAINING,
     ),
-    "doubling": ("prismlib.lstm.doubling", ("tests/lstm/test_doubling.py",), ()),
+    "doubling": ("prismlib.lstm.claims.doubling", ("tests/lstm/claims/test_doubling.py",), ()),
     "schedule": ("prismlib.anneal", ("tests/core/test_anneal.py", "tests/profiles/test_schema.py", "tests/lstm/test_job_keys.py"), ()),
     "artifacts": ("prismlib.artifacts", ("tests/core/test_artifacts.py",), ()),
 }

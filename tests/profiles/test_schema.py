@@ -1,6 +1,6 @@
 """The settings classes (prismlib.profiles.schema): a schema without values, and the checks that
 refuse settings that cannot work (an LSTM schedule that cannot stop, an unknown optimizer, an
-empty MLM bucket)."""
+empty MLM bucket, a pretraining size or count that cannot run)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,20 @@ def test_a_rate_for_the_pretrained_layers_needs_the_staged_recipe_and_a_positive
             S.updated(pretrained_lr=bad)
     with pytest.raises(ValueError, match="pretrained_lr needs the staged recipe"):
         get_profile("paper").prism.updated(pretrained_lr=1e-4)
+
+
+def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_no_profile_pretrains_before_the_pilot():
+    from prismlib.profiles import PROFILES, PretrainSettings
+
+    good = {"size": "4x256", "seq_len": 128, "batch_size": 32, "lr": 1e-3, "warmup_steps": 0, "total_steps": 10}
+    assert PretrainSettings(**good).threads == 2 and PretrainSettings(**{**good, "size": "2x128h2", "heldout_inputs": None})
+    for bad, message in (
+        ({"size": "4by256"}, "LAYERSxHIDDEN"),
+        ({"total_steps": 0}, "total_steps = 0"),
+        ({"warmup_steps": -1}, "warmup_steps = -1"),
+        ({"heldout_inputs": 0}, "heldout_inputs = 0"),
+        ({"threads": 0, "eval_every": 0}, "threads = 0, eval_every = 0"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            PretrainSettings(**{**good, **bad})
+    assert all(p.pretrain is None for p in PROFILES.values())  # the pilot of docs/benchmarks.md chooses cpu-long's

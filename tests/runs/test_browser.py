@@ -63,9 +63,11 @@ def test_a_page_wider_than_the_window_or_a_squeezed_claims_column_is_found(tmp_p
     assert w.width >= 3000 and w.problems("wide.html") == [f"wide.html is {w.width} px wide in a 1280 px window"]
 
 
-def test_the_smoke_pages_are_readable(site):
-    for name in ("index", "05_chrono_init"):
-        assert measure_page(site / f"{name}.html").problems(name) == []
+@pytest.mark.parametrize("width", [1000, 1400])
+def test_the_smoke_pages_are_readable_and_never_scroll_sideways(site, width):
+    for name in ("index", "03_prism_layer", "05_chrono_init"):  # issue 77: the index scrolled sideways at 1400 px
+        m = measure_page(site / f"{name}.html", width=width)
+        assert m.window == width and m.problems(name) == []
 
 
 def _drawn(png: Path) -> float:

@@ -98,3 +98,23 @@ def test_list_and_verify_show_the_committed_run_records_and_name_a_refused_one(t
     assert cli(["cache", "--cache", str(tmp_path / ".cache"), "verify"]) == 1
     out = capsys.readouterr().out
     assert f"{broken / 'outcome.npz'}: its bytes do not match SHA256SUMS" in out
+
+
+def test_list_is_grouped_by_profile_and_kind_names_dyck_jobs_and_shows_seeds(tmp_path, capsys):
+    from prismlib.lstm.iclr.dyck_training import dyck_jobs
+
+    cache = tmp_path / ".cache"
+    smoke = PROFILES["smoke"]
+    dyck = dyck_jobs(smoke.iclr.dyck, "smoke")[0]
+    _job_folder(cache, dyck.describe())
+    for seed in (10, 2):
+        _job_folder(cache, {"kind": "mlm-arm", "arm": "prism", "profile": "smoke", "recipe": 2, "seed": seed, "encoder": "x"})
+    for seed in (1, 0):
+        _job_folder(cache, Job(RunSpec(seed=seed), smoke.lstm, "smoke").describe())
+    assert cli(["cache", "--cache", str(cache), "list"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines()[2:] if ln.strip() and not ln.startswith("committed")]
+    smoke_lines = [ln for ln in lines if ln[15:24].strip() == "smoke"]
+    assert [ln[:14].strip() for ln in smoke_lines] == ["lstm", "lstm", "dyck", "mlm arm", "mlm arm"], lines  # grouped by kind
+    assert [ln[25:40].strip() for ln in smoke_lines[:2]] == ["baseline seed 0", "baseline seed 1"]
+    assert smoke_lines[2][25:].startswith(f"Dyck-2 {dyck.kind} seed {dyck.seed} ") and "(no spec.json)" not in "".join(lines)
+    assert [ln[25:45].split()[-1] for ln in smoke_lines[3:]] == ["2", "10"]  # arm prism seed 2, then 10: numbers as numbers

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from prismlib.lstm import RunSpec, all_specs, build_model
+from prismlib.paths import project_root
 from prismlib.prism import TRAINED
 from prismlib.profiles import PROFILES
 from prismlib.runs import costs
@@ -37,8 +38,10 @@ def test_lstm_flops_count_every_gate_weight():
 def test_works_cover_every_notebook_and_count_every_job(name):
     profile = PROFILES[name]
     work = costs.works(profile)
-    assert sorted({w.notebook[:2] for w in work}) == [f"0{n}" for n in range(1, 10)]
-    assert sum(w.jobs for w in work) == len(all_specs(profile)) + len(TRAINED) * len(profile.prism.seeds)
+    notebooks = sorted(p.stem for p in (project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert sorted({w.notebook for w in work}) == notebooks  # every notebook, by its own name
+    dyck = 2 * len(profile.iclr.dyck.seeds)  # notebook 10's Dyck-2 models: two kinds
+    assert sum(w.jobs for w in work) == len(all_specs(profile)) + len(TRAINED) * len(profile.prism.seeds) + dyck
     trained = [s for w in work for s in w.specs]  # work B's models, each in the first notebook that reads it
     assert len(trained) == len(set(trained)) == len(all_specs(profile))
     assert all(w.flops >= 0 for w in work) and sum(w.flops for w in work) > 0
@@ -54,3 +57,15 @@ def test_paper_costs_more_than_cpu():
 def test_measure_times_each_kind_of_work_on_this_device():
     rates = costs.measure(PROFILES["dryrun"], device="cpu", steps=1)
     assert set(rates) == set(costs.ASSUMED_TFLOPS) and all(r > 0 for r in rates.values())
+
+
+def test_each_probe_is_charged_its_own_epoch_cap():
+    # issue 77: every probe was charged max_epochs, the MLM probe too (30 against mlm_epochs 3 on the paper profile)
+    paper = PROFILES["paper"]
+    Q = paper.probe
+    assert Q.epochs_for("mlm") == Q.mlm_epochs != Q.max_epochs == Q.epochs_for("pos")
+    for task in ("mlm", "pos"):
+        size = Q.sizes[task]
+        rows = costs._windows(paper, task, "train", size.train) * (size.positions if size.positions > 0 else costs.MASKED)
+        expected = 6.0 * rows * 768 * costs.CLASSES[task] * Q.epochs_for(task)
+        assert costs._probe_flops(paper, {task: size}, 768, 1, 1) == pytest.approx(expected)

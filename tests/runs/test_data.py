@@ -52,3 +52,14 @@ def test_fetch_of_data_already_there_is_one_summary_line_and_each_file_with_v(da
 
 def test_the_fetch_line_counts_what_was_fetched_now(tmp_path: Path) -> None:
     assert fetch_line(Fetched(1, 1, 2, 0), tmp_path) == f"data: 1 dataset ready in {tmp_path} (1 file valid, 2 fetched now; details: -v)"
+
+
+def test_fetch_into_a_directory_that_does_not_exist_creates_nothing_and_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    files = (DataFile("a.txt", (Download("https://example.invalid/a.txt"),), sha(b"x")),)
+    use_catalogue(monkeypatch, Dataset("d", "x", "x", files))
+    missing = tmp_path / "nowhere" / "data"
+    monkeypatch.setenv("PRISMLIB_DATA", str(missing))
+    assert main(["fetch", "d"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: the data directory {missing} (PRISMLIB_DATA={missing}) does not exist") and f"mkdir -p {missing}" in err
+    assert not (tmp_path / "nowhere").exists()

@@ -86,5 +86,5 @@ def test_update_readme_writes_between_the_markers_and_names_missing_ones(tmp_pat
     text = readme.read_text()
     assert "old" not in text and "`01` **held**: a claim" in text and text.endswith("## next\n")
     readme.write_text("# x\n")
-    with pytest.raises(ValueError, match="has no findings block: put the lines"):
+    with pytest.raises(ValueError, match="has no such block: put the lines"):
         update_readme("cpu", readme)

@@ -43,3 +43,18 @@ def test_a_table_a_library_function_writes_belongs_to_the_notebook_that_calls_it
     path = tmp_path / "05_x.ipynb"
     nbformat.write(nb, path)
     assert figure_owners(["lstm_learning_curves", "other"], (path,)) == {"lstm_learning_curves": ("05_x", "Learning curves")}
+
+
+def test_a_claim_names_the_model_that_ran_and_the_interval_the_verdict_read():
+    import pandas as pd
+
+    from prismlib.runs.index_page import _claims_section
+
+    row = {"notebook": "03", "verdict": "held", "effect": 1.0, "ci_low": 0.5, "ci_high": 1.5, "unit": "points",
+           "test": "t", "paper": "p", "gate": "", "control": ""}  # fmt: skip
+    table = pd.DataFrame(
+        [{**row, "claim": "BERT + Prism beats BERT", "model": "all-MiniLM-L6-v2"}, {**row, "claim": "LSTM", "model": None}]
+    )
+    html = _claims_section(table, [], {})
+    assert "BERT + Prism beats BERT<br><small>ran on: all-MiniLM-L6-v2</small>" in html  # issue 77: not BERT where MiniLM ran
+    assert html.count("ran on:") == 1 and "over the training seeds too" in html

@@ -9,8 +9,8 @@ from lstm_fixtures import tiny_lstm, zipf_corpus
 
 from prismlib import lstm
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm.doubling import doubling_jobs
-from prismlib.lstm.grid import experiment
+from prismlib.lstm.claims.doubling import doubling_jobs
+from prismlib.lstm.claims.grid import experiment
 from prismlib.profiles import get_profile
 from prismlib.runs import installments
 
@@ -135,7 +135,7 @@ def test_reproduce_says_in_one_line_where_work_bs_runs_come_from(tmp_path, monke
     n = len(set(s for e in ("baseline", "exp1", "memory") for s in experiment(e, cpu))) + twins
     assert line.startswith(f"work B: 0 of the {n} LSTM runs of notebooks 05 08 from committed run records; {n} train first")
     assert line.endswith(f"0 of the {len(lstm.claim_twin_specs(cpu))} twins of the claims' own models are there (notebooks never train "
-                         "them: `python -m prismlib train --profile cpu-long --minutes 140`)")  # fmt: skip
+                         "them: `python -m prismlib train --profile cpu-long --minutes 110`)")  # fmt: skip
     only_08 = installments.records_line(cpu, ["08_memory_ablation", "01_spectral_filters"])
     n_08 = len(set(s for e in ("baseline", "memory") for s in experiment(e, cpu)))
     assert f"of the {n_08} LSTM runs of notebook 08" in only_08 and "claims' own" not in only_08  # 08 reads no twin
@@ -166,3 +166,28 @@ def test_the_slow_learners_twins_follow_their_models_and_the_claims_twins_come_l
     assert [j.spec for j in jobs[-len(claims) :]] == claims and all(j.twin for j in jobs[-len(claims) :])
     for i in twins[: -len(claims)]:  # a slow learner's twin right after its model on the profile's path
         assert jobs[i - 1].spec == jobs[i].spec and not jobs[i - 1].twin
+
+
+def test_a_committed_record_that_fails_its_digest_stops_the_run_before_any_training(tmp_path, monkeypatch):
+    import shutil
+
+    cpu = get_profile("cpu")
+    job = next(j for j in installments._work_b(cpu, ["05_chrono_init"])[1] if j.committed() is not None)
+    source = job.committed()
+    assert source is not None
+    monkeypatch.setenv("PRISMLIB_OUTPUT", str(tmp_path))  # a copy of that one record, flipped below
+    copy = job.runs / job.key
+    shutil.copytree(source, copy)
+    installments.check_records(cpu, ["05_chrono_init"])  # intact: nothing to say
+    data = bytearray((copy / "record.json").read_bytes())
+    data[10] ^= 1
+    (copy / "record.json").write_bytes(bytes(data))
+    with pytest.raises(installments.RecordsError) as err:
+        installments.check_records(cpu, ["05_chrono_init", "01_spectral_filters"], ["05", "01"])
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("1 committed run record cannot be used") and len(lines) == 3
+    assert str(copy / "record.json") in lines[1] and "SHA256SUMS" in lines[1]
+    assert f"`git checkout -- {copy}`" in lines[2] and '`make reproduce FRESH=1 ONLY="05 01"`' in lines[2]
+    installments.check_records(cpu, ["01_spectral_filters", "03_prism_layer"])  # no work-B notebook reads it
+    monkeypatch.setenv("PRISMLIB_FRESH", "1")
+    installments.check_records(cpu, ["05_chrono_init"])  # FRESH=1 ignores every record

@@ -31,3 +31,31 @@ def test_the_main_figure_is_the_first_of_the_papers_else_the_first_saved():
 def test_the_claims_cell_is_the_one_displaying_the_claims_table():
     assert claims_cell(_notebook("x = 1", "y = 2")) == 2
     assert claims_cell(_notebook("x = 1", claims=False)) is None
+
+
+def test_the_first_screen_shows_what_the_notebook_found_and_its_main_figure(tmp_path):
+    import pandas as pd
+
+    from prismlib.runs.pages import first_screen
+
+    fig = nbformat.v4.new_code_cell("save_figure(fig, 'fig4_probing', P.name)")
+    fig.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=\n", "text/plain": "<Figure>"})]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 02 · Probing"), fig])
+    claims = tmp_path / "claims.csv"
+    row = {
+        "claim": "LOW is best for topic",
+        "effect": 64.3,
+        "ci_low": 60.8,
+        "ci_high": 67.9,
+        "unit": "points",
+        "gate": "",
+        "model": "MiniLM",
+    }
+    pd.DataFrame([{"notebook": 2, "verdict": "held", **row}, {"notebook": 3, "verdict": "not held", **row}]).to_csv(claims, index=False)
+    screen = first_screen(nb, "02_probing_filtered", claims, "02 · Probing")
+    assert screen.startswith("**02 · Probing: what it found** ([every claim](#claims)")
+    assert "- 1 claims: 1 held, 0 not held" in screen and "- Held: LOW is best for topic (+64.3 [+60.8, +67.9] points)." in screen
+    assert "not held: " not in screen.lower().split("0 not held")[-1]  # notebook 3's row is not shown
+    assert screen.endswith("<img class='first-figure' alt='main figure: fig4_probing' src='data:image/png;base64,iVBORw0KGgo='>")
+    assert first_screen(nb, "02_probing_filtered", None).startswith("<img class='first-figure'")  # no claims table: the figure
+    assert first_screen(nbformat.v4.new_notebook(cells=[]), "02_x", None) == ""

@@ -89,7 +89,7 @@ def test_report_from_results_has_manifest_claims_and_figures(tmp_path, monkeypat
     assert first < index.index("<h2>Contents</h2>") < index.index("<h2 id='notebooks'>")
     assert "chrono moves the biases" in index[first : index.index("<h2>Contents</h2>")]  # 05's first decided claim
     assert (
-        re.search(r"<b>0 of \d+ trained</b>", index) and "<code>python -m prismlib train --profile cpu-long --minutes 140</code>" in index
+        re.search(r"<b>0 of \d+ trained</b>", index) and "<code>python -m prismlib train --profile cpu-long --minutes 110</code>" in index
     )
     page = (site / f"{picked[0].stem}.html").read_text()
     assert re.search(r"LSTM runs:</strong> .* none of its \d+ runs has a committed record", page)
@@ -292,8 +292,12 @@ def test_each_page_opens_with_links_to_its_claims_table_and_main_figure(smoke_si
     for path in NOTEBOOKS:
         page = (site / f"{path.stem}.html").read_text()
         results = page[page.index("Results:") :][:400]
-        assert page.index("Results:") < page.index("report index"), path.stem  # the first line of the page
+        title = page.index("<h1")  # the notebook's own title: its prose follows
+        assert page.index("report index") < page.index("Results:") < title, path.stem  # issue 77: results before the prose
+        if "first-figure" in page:
+            assert page.index("first-figure") < title, path.stem
         assert '<a href="#claims">' in results and page.count('id="claims"') == 1, path.stem
         if '<a href="#main-figure">' in results:
             assert page.count('id="main-figure"') == 1 and page.index('id="main-figure"') < page.index('id="claims"'), path.stem
     assert sum('<a href="#main-figure">' in (site / f"{p.stem}.html").read_text() for p in NOTEBOOKS) >= len(NOTEBOOKS) - 1
+    assert sum("first-figure" in (site / f"{p.stem}.html").read_text() for p in NOTEBOOKS) >= len(NOTEBOOKS) - 1

@@ -220,6 +220,20 @@ def test_an_unknown_only_is_refused_before_the_data_check(monkeypatch, capsys):
     assert capsys.readouterr() == ("", "")
 
 
+def test_check_args_refuses_a_committed_record_that_cannot_be_used_in_one_message(monkeypatch, capsys):
+    from prismlib.__main__ import main
+    from prismlib.records import BadRecord
+    from prismlib.runs import installments
+
+    bad = BadRecord(Path("results/cpu/runs/abc/record.json"), "its bytes do not match SHA256SUMS")
+    monkeypatch.setattr(installments, "bad_records", lambda profile, stems: [bad] if any(s.startswith("05") for s in stems) else [])
+    assert main(["reproduce", "--check-args", "--profile", "smoke", "--only", "05"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("prismlib reproduce: error: 1 committed run record cannot be used"), err
+    assert "git checkout -- results/cpu/runs/abc" in err and 'FRESH=1 ONLY="05"' in err
+    assert main(["reproduce", "--check-args", "--profile", "smoke", "--only", "01"]) == 0
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
 def test_make_reproduce_checks_its_arguments_before_the_data_check_and_training(tmp_path):
     venv = tmp_path / "venv"  # an installed venv as far as make can tell: nothing is installed

@@ -4,7 +4,7 @@ Every model of a paired comparison trains on the same fixed path (``fixed_path``
 stays at ``lr`` for ``min_rounds`` rounds, then a few divisions and a stop), so "stopped by
 its rule" says nothing about convergence: every run stops where the path ends. Whether
 the path is long enough is measured instead. The baseline and the slowest learners
-(:data:`~prismlib.lstm.grid.DOUBLING`, first :data:`~prismlib.lstm.grid.DOUBLING_SEEDS`
+(:data:`~prismlib.lstm.claims.grid.DOUBLING`, first :data:`~prismlib.lstm.claims.grid.DOUBLING_SEEDS`
 seeds) train a second time on the path doubled
 (:meth:`~prismlib.profiles.LSTMRecipe.doubled`), and a claim is trusted where doubling
 moves the contrast of each slow learner against the baseline by at most half the claim's
@@ -15,7 +15,7 @@ learn faster; the gate therefore speaks for every claim of notebooks 05-07.
 
 Where that bound is too loose for a claim (issue 47: fixed layer-wise T = 200's contrast moved
 -1.13 ppl, more than five rows of 06-07 allow), the claim's own models train on the doubled
-path too (:data:`~prismlib.lstm.grid.CLAIM_TWINS`, by installments): a test whose models all
+path too (:data:`~prismlib.lstm.claims.grid.CLAIM_TWINS`, by installments): a test whose models all
 have both paths on every seed of the check is gated by its *own* shift, the test's effect
 computed on the doubled runs minus the same on the regular ones, with the same allowance
 (rule stated before any of those twins trained). And, as every gate, it covers what decides
@@ -41,9 +41,10 @@ import pandas as pd
 from prismlib.claims import Gate, Test, stability_margin
 from prismlib.jobcache import run_missing
 from prismlib.lstm.chunks import NLL
+from prismlib.lstm.claims.grid import DOUBLING, claim_twin_specs, doubling_specs
 from prismlib.lstm.evaluation import SeedMeans, grouped_means, perplexity
-from prismlib.lstm.grid import DOUBLING, claim_twin_specs, doubling_specs
-from prismlib.lstm.job import Job, RunSpec, load_run
+from prismlib.lstm.job import Job, RunSpec
+from prismlib.lstm.trained_runs import load_run
 from prismlib.profiles import Profile
 
 Statistic = Callable[[NLL], float]
@@ -52,7 +53,7 @@ Statistic = Callable[[NLL], float]
 
 @dataclass(frozen=True)
 class DoublingCheck:
-    """The runs of the doubling check: each model of :data:`~prismlib.lstm.grid.DOUBLING` per
+    """The runs of the doubling check: each model of :data:`~prismlib.lstm.claims.grid.DOUBLING` per
     seed, on the profile's path and on the doubled one.
 
     Attributes:
@@ -61,7 +62,7 @@ class DoublingCheck:
         specs: every spec the check needs (each on both paths).
         rounds: the rounds at the start rate of the two paths, e.g. ``(140, 280)``.
         reference: the variant the slow learners are contrasted with (``"baseline"``).
-        own: the claims' own models with doubled twins (:data:`~prismlib.lstm.grid.CLAIM_TWINS`);
+        own: the claims' own models with doubled twins (:data:`~prismlib.lstm.claims.grid.CLAIM_TWINS`);
             their runs in ``regular`` and ``doubled`` where trained, never required.
     """
 
@@ -146,14 +147,14 @@ class DoublingCheck:
 
         The shift is a point estimate on purpose: a gate passed unless the shift's interval
         excluded the allowance would pass the more easily the noisier the check; more seeds
-        (:data:`~prismlib.lstm.grid.DOUBLING_SEEDS`) are the remedy for a noisy shift."""
+        (:data:`~prismlib.lstm.claims.grid.DOUBLING_SEEDS`) are the remedy for a noisy shift."""
         if self.missing:
             return Gate(
                 self.name,
                 False,
                 f"not converged: cannot be checked yet: {len(self.missing)} of {2 * len(self.specs)} runs of the doubling check "
                 f"are not trained ({', '.join(self.missing[:3])}{', ...' if len(self.missing) > 3 else ''}); "
-                "`python -m prismlib train --profile cpu-long --minutes 140` trains them",
+                "`python -m prismlib train --profile cpu-long --minutes 110` trains them",
             )
         shifts = {label: float(np.mean(v)) for label, v in self.moved(statistic).items()}
         worst = max(shifts, key=lambda k: abs(shifts[k]))
@@ -208,8 +209,8 @@ class DoublingCheck:
 def doubling_jobs(profile: Profile, claims: bool = True) -> tuple[list[Job], list[Job]]:
     """The jobs of ``profile``'s doubling check: each model on the profile's path and its twin
     on the doubled one (``([], [])`` where the recipe has no fixed path); without ``claims``
-    only the slow learners' (:data:`~prismlib.lstm.grid.DOUBLING`), not the claims' own
-    models (:func:`~prismlib.lstm.grid.claim_twin_specs`, which only installments train)."""
+    only the slow learners' (:data:`~prismlib.lstm.claims.grid.DOUBLING`), not the claims' own
+    models (:func:`~prismlib.lstm.claims.grid.claim_twin_specs`, which only installments train)."""
     own = set(claim_twin_specs(profile)) if not claims else set()
     specs = [s for s in doubling_specs(profile) if s not in own]
     if not specs:

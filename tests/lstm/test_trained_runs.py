@@ -1,4 +1,4 @@
-"""A trained run read from its committed record (prismlib.lstm.job.load_run): the same analysis
+"""A trained run read from its committed record (prismlib.lstm.trained_runs.load_run): the same analysis
 numbers as the local run it was written from, the model only where the record keeps its
 weights, and no record at all when FRESH is set."""
 
@@ -10,9 +10,11 @@ import torch
 from lstm_fixtures import VOCAB, tiny_lstm, zipf_corpus
 
 from prismlib import lstm, paths
+from prismlib.jobcache import job_dir
 from prismlib.lstm import job as lstm_job
-from prismlib.lstm import summaries
+from prismlib.lstm import trained_runs
 from prismlib.lstm.chunks import MissingBins
+from prismlib.lstm.claims import summaries
 
 TINY = tiny_lstm(optimizer="anneal", epochs=5, steps_per_epoch=3, min_rounds=1, decays=1, fixed_path=True, cutoffs=(10, 20), records=True)
 BASE = [lstm.RunSpec(seed=s) for s in (0, 1)]  # the baseline's weights are kept (WEIGHT_MODELS)
@@ -38,7 +40,7 @@ def trained(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(paths.OUTPUT_ENV, str(root / "out"))
         mp.setattr("prismlib.records.loaded_commit", lambda: "0" * 40)
-        local = lstm_job.trained(SPECS, TINY, "test", executor="inline", cache=root / "cache", corpus=corpus)
+        local = trained_runs.trained(SPECS, TINY, "test", executor="inline", cache=root / "cache", corpus=corpus)
     return root, corpus, local
 
 
@@ -48,7 +50,7 @@ def from_records(trained, monkeypatch):
     root, corpus, local = trained
     monkeypatch.setenv(paths.OUTPUT_ENV, str(root / "out"))
     monkeypatch.delenv(lstm_job.FRESH_ENV, raising=False)
-    read = {s: lstm_job.load_run(lstm_job.Job(s, TINY, "test"), cache=root / "empty", corpus=corpus) for s in SPECS}
+    read = {s: trained_runs.load_run(lstm_job.Job(s, TINY, "test"), cache=root / "empty", corpus=corpus) for s in SPECS}
     return corpus, local, read
 
 
@@ -95,8 +97,8 @@ def test_a_run_read_from_its_record_gives_the_analysis_numbers_of_its_local_run(
 def test_the_chunked_run_keeps_the_per_token_checkpoints_numbers(trained):
     """The port to chunk sums moves no number beyond float32 rounding (a record's precision)."""
     root, corpus, local = trained
-    done = torch.load(lstm_job.job_dir(lstm_job.Job(SPECS[2], TINY, "test"), root / "cache") / "done.pt", weights_only=False)
-    base = torch.load(lstm_job.job_dir(lstm_job.Job(SPECS[0], TINY, "test"), root / "cache") / "done.pt", weights_only=False)
+    done = torch.load(job_dir(lstm_job.Job(SPECS[2], TINY, "test"), root / "cache") / "done.pt", weights_only=False)
+    base = torch.load(job_dir(lstm_job.Job(SPECS[0], TINY, "test"), root / "cache") / "done.pt", weights_only=False)
     run, base_run = local[SPECS[2]], local[SPECS[0]]
     assert run.test_ppl == pytest.approx(lstm.perplexity(done["test_nll"]), rel=1e-6)
     per_token = lstm.perplexity_difference(done["test_nll"], base["test_nll"], n_boot=500)
@@ -140,22 +142,22 @@ def test_fresh_ignores_the_records_and_a_local_checkpoint_comes_first(trained, m
     root, corpus, local = trained
     monkeypatch.setenv(paths.OUTPUT_ENV, str(root / "out"))
     job = lstm_job.Job(FIXED[0], TINY, "test")
-    assert lstm_job.load_run(job, cache=root / "cache", corpus=corpus).source == "checkpoint"
-    assert lstm_job.load_run(job, cache=root / "empty", corpus=corpus).source == "record"
+    assert trained_runs.load_run(job, cache=root / "cache", corpus=corpus).source == "checkpoint"
+    assert trained_runs.load_run(job, cache=root / "empty", corpus=corpus).source == "record"
     monkeypatch.setenv(lstm_job.FRESH_ENV, "1")
     monkeypatch.setattr("prismlib.records.loaded_commit", lambda: "1" * 40 + "+dirty")  # writes no record over the others
     with pytest.raises(FileNotFoundError, match="has not been trained"):
-        lstm_job.load_run(job, cache=root / "empty", corpus=corpus)
+        trained_runs.load_run(job, cache=root / "empty", corpus=corpus)
     trained_again = []
     train = lstm_job.train_lm
     monkeypatch.setattr(lstm_job, "train_lm", lambda *a, **k: trained_again.append(1) or train(*a, **k))
-    run = lstm_job.trained([FIXED[0]], TINY, "test", executor="inline", cache=root / "fresh", corpus=corpus)[FIXED[0]]
+    run = trained_runs.trained([FIXED[0]], TINY, "test", executor="inline", cache=root / "fresh", corpus=corpus)[FIXED[0]]
     assert trained_again == [1] and run.source == "checkpoint"
 
 
 def test_the_notebooks_say_where_their_runs_come_from(from_records):
     _, local, read = from_records
-    line = lstm_job.sources_line({**{("local", s): r for s, r in local.items()}, **{("read", s): r for s, r in read.items()}})
+    line = trained_runs.sources_line({**{("local", s): r for s, r in local.items()}, **{("read", s): r for s, r in read.items()}})
     today = read[SPECS[0]].provenance["date"][:10]
     records = f"4 from committed run records (trained at commit 0000000000 on {today}, 4 jobs)"
     assert line == f"8 trained models: {records}, 4 from local checkpoints"

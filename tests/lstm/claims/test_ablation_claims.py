@@ -1,4 +1,4 @@
-"""Notebook 08's memory claims (prismlib.lstm.ablation_claims): the gates, the controlled tests, the
+"""Notebook 08's memory claims (prismlib.lstm.claims.ablation_claims): the gates, the controlled tests, the
 pooled seed contrast and the claims on simulated cell-state changes with known decay rates."""
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def test_decay_gate_passes_only_when_every_slope_is_clearly_negative():
 
 def test_ablate_models_and_the_untrained_controls_read_every_spec_with_the_profiles_settings(monkeypatch):
     from prismlib.lstm import ablate_models, untrained_controls
-    from prismlib.lstm import ablation_claims as module
+    from prismlib.lstm.claims import ablation_claims as module
 
     calls = []
     monkeypatch.setattr(
@@ -212,7 +212,7 @@ def few_resamples(monkeypatch):
     from functools import partial
 
     from prismlib.lstm import ablation
-    from prismlib.lstm import ablation_claims as module
+    from prismlib.lstm.claims import ablation_claims as module
 
     monkeypatch.setattr(module, "control_excess", partial(ablation.control_excess, n_boot=200))
     monkeypatch.setattr(module, "context_interval", partial(ablation.context_interval, n_boot=200))

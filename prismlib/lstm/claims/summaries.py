@@ -1,6 +1,6 @@
 """Tables and figures of trained runs: the runs table, the learning-curve table shared by
 notebooks 05-07 and their plot. The run-level code of work B (it takes
-:class:`~prismlib.lstm.job.TrainedRun`), kept apart from the array-level modules
+:class:`~prismlib.lstm.trained_runs.TrainedRun`), kept apart from the array-level modules
 (:mod:`~prismlib.lstm.convergence`, :mod:`~prismlib.lstm.evaluation`) that the job imports."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from matplotlib.ticker import FuncFormatter
 
 from prismlib.lstm.convergence import SHARE
 from prismlib.lstm.evaluation import bootstrap_perplexity
-from prismlib.lstm.job import TrainedRun
+from prismlib.lstm.trained_runs import TrainedRun
 from prismlib.paths import figure_dir, locked
 
 

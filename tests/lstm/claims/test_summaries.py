@@ -1,4 +1,4 @@
-"""Tables of trained runs (prismlib.lstm.summaries): the learning-curve table, on synthetic runs."""
+"""Tables of trained runs (prismlib.lstm.claims.summaries): the learning-curve table, on synthetic runs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from prismlib import paths
 from prismlib.lstm import convergence as cv
-from prismlib.lstm import summaries
+from prismlib.lstm.claims import summaries
 
 
 def _run(label: str, seed: int, curve):

@@ -6,7 +6,7 @@ Every model is ablated with the profile's settings (:func:`ablate_models`;
 effect beside its excess over the untrained control (:func:`controlled_effect`,
 :func:`controlled_tests`: Student's interval over the seeds, its only test; or a contrast pooled
 over the models, :func:`prismlib.lstm.ablation.pooled_seed_contrast`), and the claims
-themselves are :func:`memory_claims`. Split from :mod:`prismlib.lstm.slide_claims` (the
+themselves are :func:`memory_claims`. Split from :mod:`prismlib.lstm.claims.slide_claims` (the
 perplexity claims of notebooks 05-07).
 """
 
@@ -29,9 +29,9 @@ from prismlib.lstm.ablation import (
     effective_timescale,
     pooled_seed_contrast,
 )
+from prismlib.lstm.claims.verdicts import converged_gate
 from prismlib.lstm.job import RunSpec, untrained_model
 from prismlib.lstm.model import LSTMLM
-from prismlib.lstm.verdicts import converged_gate
 from prismlib.profiles import LSTMSettings
 from prismlib.stats import Interval, mean_interval
 

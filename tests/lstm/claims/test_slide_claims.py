@@ -1,6 +1,6 @@
-"""The slides' perplexity claims of notebooks 05-07 as tests (prismlib.lstm.slide_claims): each
+"""The slides' perplexity claims of notebooks 05-07 as tests (prismlib.lstm.claims.slide_claims): each
 test function on seed means with known perplexities (its sign, threshold, label and effect),
-and the claim assembled with its gates (notebook 08's: tests/lstm/test_ablation_claims.py)."""
+and the claim assembled with its gates (notebook 08's: tests/lstm/claims/test_ablation_claims.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The model and stability gates a work-B claim carries (prismlib.lstm.verdicts.claim_gates): on
+"""The model and stability gates a work-B claim carries (prismlib.lstm.claims.verdicts.claim_gates): on
 synthetic runs with known answers, and on trained runs beside their learning-curve table."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from lstm.test_training_curves import TINY
 from prismlib import lstm, paths
 from prismlib.claims import effect_stability_gate
 from prismlib.lstm import convergence as cv
-from prismlib.lstm import summaries, verdicts
+from prismlib.lstm.claims import summaries, verdicts
 from prismlib.stats import Interval
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py

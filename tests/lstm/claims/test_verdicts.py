@@ -1,4 +1,4 @@
-"""The gates every work-B perplexity claim carries (prismlib.lstm.verdicts): the model gate,
+"""The gates every work-B perplexity claim carries (prismlib.lstm.claims.verdicts): the model gate,
 the effect-stability gate from the half-budget test NLL, the seeds rule and the one interval
 with chunk and seed variance (WorkBClaims.with_seeds), on synthetic runs with known answers."""
 
@@ -13,7 +13,7 @@ from lstm_fixtures import Spec
 
 from prismlib.claims import Claim, Test
 from prismlib.lstm import LearningCurve, WorkBClaims, perplexity
-from prismlib.lstm.verdicts import MIN_SEEDS, SMALL_EFFECT
+from prismlib.lstm.claims.verdicts import MIN_SEEDS, SMALL_EFFECT
 from prismlib.stats import Interval, combined_interval
 
 N = 2000  # test tokens: 20 chunks of 100
@@ -386,7 +386,7 @@ def test_converged_gate_reads_the_rule_for_annealed_runs_and_the_curves_otherwis
 
 
 def test_stopped_by_rule_details_name_the_run_its_rounds_tokens_and_best_validation():
-    from prismlib.lstm.verdicts import stopped_by_rule
+    from prismlib.lstm.claims.verdicts import stopped_by_rule
 
     with pytest.raises(ValueError, match="stopped_by_rule needs at least one run"):
         stopped_by_rule({})

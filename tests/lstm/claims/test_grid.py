@@ -1,4 +1,4 @@
-"""The experiment grid (prismlib.lstm.grid): which models each profile trains, that every one can
+"""The experiment grid (prismlib.lstm.claims.grid): which models each profile trains, that every one can
 be built, and the order they train in."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from prismlib import lstm
-from prismlib.lstm import grid
-from prismlib.lstm.grid import in_priority
+from prismlib.lstm.claims import grid
+from prismlib.lstm.claims.grid import in_priority
 from prismlib.profiles import get_profile
 
 

@@ -37,7 +37,7 @@ NOTEBOOK_EXPERIMENTS: dict[str, tuple[str, ...]] = {
 }
 """The experiments whose models each work-B notebook reads (``make reproduce ONLY=05`` trains those only)."""
 DOUBLING_NOTEBOOKS = ("05", "06", "07")
-"""The notebooks whose claims read the doubling check (:mod:`prismlib.lstm.doubling`): training
+"""The notebooks whose claims read the doubling check (:mod:`prismlib.lstm.claims.doubling`): training
 for them trains its doubled-path twins too, where the profile's recipe has a fixed path."""
 
 # (variant, T) per experiment; T is X for "layer2", None for variants without one.
@@ -106,7 +106,7 @@ middle- and last-layer-longest at T = 20 and T = 70). On the slides grid with a 
 train on the doubled path too, claim by claim (every seed of one model before the next, in
 this order), after the rest of the grid: a test between two models that both have their
 doubled twins on every seed of the check is then gated by its own shift
-(:meth:`~prismlib.lstm.doubling.DoublingCheck.gate`), with the same allowance. Only
+(:meth:`~prismlib.lstm.claims.doubling.DoublingCheck.gate`), with the same allowance. Only
 ``python -m prismlib train`` trains them (an installment each, about 80 worker-minutes a
 twin); a notebook reads the ones committed and never trains them."""
 
@@ -114,7 +114,7 @@ DOUBLING_SEEDS = 3
 """The doubling check's models train this many seeds (the first ones) on the doubled path.
 Three since issue 47's grid: with two, the shift of fixed layer-wise T = 200's contrast
 (+0.01 and -1.78 ppl) was as noisy as it was large; the gate's rule (the seed mean of the
-shift, :meth:`~prismlib.lstm.doubling.DoublingCheck.gate`) was kept as stated before the runs."""
+shift, :meth:`~prismlib.lstm.claims.doubling.DoublingCheck.gate`) was kept as stated before the runs."""
 
 
 def doubling_specs(profile: Profile) -> list[RunSpec]:

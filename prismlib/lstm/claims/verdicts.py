@@ -51,8 +51,8 @@ from prismlib.lstm.evaluation import SeedMeans, mean_nll, perplexity, seed_means
 from prismlib.stats import Interval
 
 if TYPE_CHECKING:
-    from prismlib.lstm.doubling import DoublingCheck
-    from prismlib.lstm.job import TrainedRun
+    from prismlib.lstm.claims.doubling import DoublingCheck
+    from prismlib.lstm.trained_runs import TrainedRun
 
 
 def _fit_or_none(curve: LearningCurve | None) -> PowerLaw | None:

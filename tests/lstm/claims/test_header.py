@@ -1,4 +1,4 @@
-"""The start of every work-B notebook (prismlib.lstm.header): the profile and PTB test
+"""The start of every work-B notebook (prismlib.lstm.claims.header): the profile and PTB test
 tokens, and the reference table written beside the trained runs (a row per baseline seed)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from prismlib.lstm import WorkBStart, baseline_references, header, ptb_test_ids, trained_with_references, work_b_start
+from prismlib.lstm import WorkBStart, baseline_references, ptb_test_ids, trained_with_references, work_b_start
+from prismlib.lstm.claims import header
 from prismlib.profiles import get_profile
 
 

@@ -4,10 +4,10 @@ A work-B perplexity claim is a set of tests computed from the models' seed means
 (:class:`~prismlib.lstm.SeedMeans`) and the gates :class:`~prismlib.lstm.WorkBClaims`
 adds to it (model, effect-stability and seeds gates), behind the Kneser-Ney bigram gate.
 The tests are given as functions of the seed means (``tests_of``, a
-:data:`~prismlib.lstm.verdicts.TestsOf`) because the stability gate recomputes them at an
+:data:`~prismlib.lstm.claims.verdicts.TestsOf`) because the stability gate recomputes them at an
 earlier checkpoint. This module holds those functions for each claim of the notebooks
 (experiments 1-4, in the slides' wording) and :func:`perplexity_claim`, which assembles a
-claim from them. Notebook 08's memory claims are :mod:`prismlib.lstm.ablation_claims`.
+claim from them. Notebook 08's memory claims are :mod:`prismlib.lstm.claims.ablation_claims`.
 
 Every contrast is a paired bootstrap over 100-token chunks of PTB test
 (:func:`~prismlib.lstm.perplexity_difference`, :func:`~prismlib.lstm.perplexity_contrast`),
@@ -26,6 +26,7 @@ import numpy as np
 
 from prismlib.claims import Claim, Gate, Test
 from prismlib.lstm.chunks import NLL, ChunkNLL
+from prismlib.lstm.claims.verdicts import TestsOf, WorkBClaims
 from prismlib.lstm.evaluation import (
     SeedMeans,
     bin_log_ratio_contrast,
@@ -35,7 +36,6 @@ from prismlib.lstm.evaluation import (
     perplexity_contrast,
     perplexity_difference,
 )
-from prismlib.lstm.verdicts import TestsOf, WorkBClaims
 
 
 def perplexity_claim(

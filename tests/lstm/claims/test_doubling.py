@@ -1,4 +1,4 @@
-"""The doubling check (prismlib.lstm.doubling): how far doubling a fixed learning-rate path
+"""The doubling check (prismlib.lstm.claims.doubling): how far doubling a fixed learning-rate path
 moves a slow learner's contrast with the baseline, and the gate it gives every claim, on
 synthetic test NLL with known perplexities."""
 
@@ -225,7 +225,7 @@ def test_work_b_claims_gate_a_claim_whose_models_have_their_own_twins_by_their_o
 
 
 def test_a_notebook_never_trains_the_claims_own_twins(monkeypatch):
-    import prismlib.lstm.doubling as doubling
+    import prismlib.lstm.claims.doubling as doubling
 
     trained: list = []
     corpus = object()

@@ -17,7 +17,8 @@ import pandas as pd
 
 from prismlib.data.ptb import PTBCorpus, load_ptb_corpus
 from prismlib.lstm.bigram import lm_references
-from prismlib.lstm.job import RunSpec, TrainedRun, sources_line, trained
+from prismlib.lstm.job import RunSpec
+from prismlib.lstm.trained_runs import TrainedRun, sources_line, trained
 from prismlib.plots import save_table, set_theme
 from prismlib.profiles import LSTMSettings, Profile, get_profile
 

@@ -1,0 +1,104 @@
+"""The README's "Three ways in" table, its times read from the committed results, not written by hand.
+
+:func:`costs_markdown` renders the table: reading the report, the smoke path and regenerating
+the results, the last row's hours from the profile's manifest (each notebook's last run,
+``results/<profile>/manifest.json``) and its LSTM runs and worker-hours from the committed run
+records (``results/<profile>/runs/``, :func:`prismlib.records.scan`); ``python -m prismlib
+report --readme`` writes it between :data:`COSTS_MARKERS` (a test keeps the committed README
+equal to it), and :func:`run_times_markdown`, ``docs/results.md``'s table of each notebook's
+last run, between :data:`TIMES_MARKERS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from prismlib.paths import project_root, results_dir
+from prismlib.records import RUNS, scan
+from prismlib.runs.findings import WORKS, write_block
+from prismlib.runs.manifest import read_manifest
+from prismlib.timing import format_duration
+
+TIMES_MARKERS = ("<!-- run times: written by `python -m prismlib report --readme`; do not edit -->", "<!-- run times end -->")
+"""The lines around ``docs/results.md``'s run-times table."""
+COSTS_MARKERS = ("<!-- ways in: written by `python -m prismlib report --readme`; do not edit -->", "<!-- ways in end -->")
+"""The lines around the README's "Three ways in" table."""
+REPORT_ROW = (
+    "read the committed results",
+    "`make report PROFILE=cpu`, open `report/cpu/index.html`",
+    "about 20 s (the first `make` also installs `.venv`: about 4 minutes)",
+)
+SMOKE_ROW = (
+    "check that everything runs",
+    "`make reproduce PROFILE=smoke`",
+    "about 11 minutes, 14 with the first install (a review's fresh clone, 2026-12)",
+)
+"""The two rows no committed file measures (the report's build and the smoke path), as last timed."""
+
+
+@dataclass(frozen=True)
+class RunCosts:
+    """What regenerating a profile costs, from its committed files.
+
+    Attributes:
+        notebook_seconds: notebook stem -> seconds of its last run (the manifest).
+        records: committed LSTM run records that can be used.
+        worker_seconds: their training's wall seconds, summed (one worker each).
+    """
+
+    notebook_seconds: dict[str, float]
+    records: int
+    worker_seconds: float
+
+    def work_seconds(self, work: str) -> float:
+        """Seconds of the notebooks of ``work`` (``"A"`` or ``"B"``, :data:`~prismlib.runs.findings.WORKS`)."""
+        return sum(s for nb, s in self.notebook_seconds.items() if nb[:2] in WORKS[work][1])
+
+
+def run_costs(profile_name: str) -> RunCosts:
+    """:class:`RunCosts` of ``profile_name`` (no manifest or records: zeros)."""
+    path = results_dir(profile_name) / "manifest.json"
+    notebooks = read_manifest(path).get("notebooks", {}) if path.exists() else {}
+    seconds = {nb: float(r["seconds"]) for nb, r in notebooks.items() if isinstance(r.get("seconds"), (int, float))}
+    usable = [s.record for s in scan(results_dir(profile_name) / RUNS) if s.problem is None and s.record]
+    worker = sum(float(r.get("provenance", {}).get("wall_seconds", 0.0)) for r in usable)
+    return RunCosts(seconds, len(usable), worker)
+
+
+def costs_markdown(profile_name: str = "cpu", workers: int = 2) -> str:
+    """The README's "Three ways in" table for ``profile_name`` on ``workers`` cores."""
+    c = run_costs(profile_name)
+    a, b = c.work_seconds("A"), c.work_seconds("B")
+    hours = c.worker_seconds / 3600
+    regenerate = (
+        f"about {format_duration(a + b)} of notebooks, each at its last run's time in `results/{profile_name}/manifest.json`: "
+        f"work A's (01-04, 09) {format_duration(a)}, work B's (05-08, 10) {format_duration(b)}, because work B's "
+        f"{c.records} LSTM runs come from the committed run records (`results/{profile_name}/runs/`); `FRESH=1` retrains "
+        f"them: their training took {hours:.1f} worker-hours (about {hours / workers:.0f} h on {workers} cores, in "
+        "installments: `python -m prismlib train --profile cpu-long --minutes 110`); rewrites `results/cpu`"
+    )
+    rows = [REPORT_ROW, SMOKE_ROW, ("regenerate the results", '`make reproduce` (`ONLY="01 02"` for some notebooks)', regenerate)]
+    lines = ["| you want to | run | time on 2 cores, no GPU |", "|---|---|---|"]
+    return "\n".join(lines + [f"| {w} | {r} | {t} |" for w, r, t in rows])
+
+
+def run_times_markdown(profile_name: str = "cpu") -> str:
+    """Each notebook's last run in the profile's manifest: minutes, the day and the commit."""
+    path = results_dir(profile_name) / "manifest.json"
+    notebooks = read_manifest(path).get("notebooks", {}) if path.exists() else {}
+    lines = ["| notebook | minutes | run on | commit |", "|---|---|---|---|"]
+    for nb, r in sorted(notebooks.items()):
+        if isinstance(r.get("seconds"), (int, float)):
+            lines.append(f"| {nb} | {r['seconds'] / 60:.1f} | {str(r.get('started', '?'))[:10]} | `{str(r.get('commit', '?'))[:7]}` |")
+    return "\n".join(lines)
+
+
+def update_costs(profile_name: str = "cpu", readme: Path | None = None) -> bool:
+    """Write :func:`costs_markdown` between the README's :data:`COSTS_MARKERS`; whether it changed."""
+    return write_block(readme or project_root() / "README.md", COSTS_MARKERS, costs_markdown(profile_name), "its 'Three ways in' heading")
+
+
+def update_run_times(profile_name: str = "cpu", page: Path | None = None) -> bool:
+    """Write :func:`run_times_markdown` into ``docs/results.md`` between :data:`TIMES_MARKERS`."""
+    return write_block(page or project_root() / "docs" / "results.md", TIMES_MARKERS, run_times_markdown(profile_name), "its 'Run times'")

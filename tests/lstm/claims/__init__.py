@@ -1,0 +1,1 @@
+"""Tests of prismlib.lstm.claims."""

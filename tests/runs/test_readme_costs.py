@@ -1,0 +1,42 @@
+"""The README's "Three ways in" times come from the committed manifest and run records: the
+committed README agrees with them, and the numbers are the sums they say."""
+
+from __future__ import annotations
+
+import json
+
+from prismlib.paths import OUTPUT_ENV, project_root
+from prismlib.runs import readme_costs
+from prismlib.timing import format_duration
+
+
+def test_the_readme_shows_the_committed_run_times(monkeypatch):
+    monkeypatch.setenv(OUTPUT_ENV, str(project_root()))
+    readme = (project_root() / "README.md").read_text()
+    start, end = readme_costs.COSTS_MARKERS
+    assert readme.split(start, 1)[1].split(end, 1)[0].strip() == readme_costs.costs_markdown("cpu"), (
+        "README.md's 'Three ways in' differs from results/cpu: `python -m prismlib report --profile cpu --readme` rewrites it"
+    )
+
+
+def test_the_times_are_the_manifests_notebooks_by_work_and_the_records_worker_hours(tmp_path, monkeypatch):
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))
+    out = tmp_path / "results" / "cpu"
+    out.mkdir(parents=True)
+    runs = {"01_a": 600.0, "09_b": 1200.0, "05_c": 60.0, "10_d": 120.0, "11_new": 5.0}
+    (out / "manifest.json").write_text(json.dumps({"notebooks": {k: {"seconds": v} for k, v in runs.items()} | {"02_x": {}}}))
+    records = [{"provenance": {"wall_seconds": 3600.0}}, {"provenance": {"wall_seconds": 1800.0}}]
+    monkeypatch.setattr(readme_costs, "scan", lambda folder: [type("S", (), {"problem": None, "record": r})() for r in records])
+    costs = readme_costs.run_costs("cpu")
+    assert costs.work_seconds("A") == 1800.0 and costs.work_seconds("B") == 180.0  # 11_new belongs to no work yet
+    assert costs.records == 2 and costs.worker_seconds == 5400.0
+    row = readme_costs.costs_markdown("cpu").splitlines()[-1]
+    assert f"about {format_duration(1985.0)} of notebooks" in row and f"work A's (01-04, 09) {format_duration(1800.0)}" in row
+    assert "work B's 2 LSTM runs" in row and "1.5 worker-hours (about 1 h on 2 cores" in row
+
+
+def test_the_results_page_shows_each_notebooks_last_run(monkeypatch):
+    monkeypatch.setenv(OUTPUT_ENV, str(project_root()))
+    page = (project_root() / "docs" / "results.md").read_text()
+    start, end = readme_costs.TIMES_MARKERS
+    assert page.split(start, 1)[1].split(end, 1)[0].strip() == readme_costs.run_times_markdown("cpu")

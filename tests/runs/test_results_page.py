@@ -1,0 +1,48 @@
+"""docs/results.md's "What each notebook found": at most five lines per notebook, written from
+the claims; the committed page agrees with the committed claims."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from prismlib.claims import read_claims
+from prismlib.paths import OUTPUT_ENV, project_root
+from prismlib.runs import results_page as nf
+
+
+def _row(nb, claim, verdict, gate="", model=None, effect=1.0):
+    return {"notebook": nb, "claim": claim, "verdict": verdict, "gate": gate, "model": model,
+            "effect": effect, "ci_low": effect - 1, "ci_high": effect + 1, "unit": "points"}  # fmt: skip
+
+
+def test_each_notebook_gets_its_counts_model_one_claim_per_verdict_and_what_stays_open():
+    table = pd.DataFrame(
+        [
+            _row(3, "first held", "held", model="MiniLM + prism"),
+            _row(3, "second held", "held", model="MiniLM + prism"),
+            _row(3, "a refuted claim " + "word " * 60, "not held", model="MiniLM"),
+            _row(3, "open one", "not testable", "failed: the encoder was pretrained with masked LM (no); other"),
+            _row(3, "open two", "not testable", "failed: the encoder was pretrained with masked LM (no)"),
+            _row(5, "noise", "inside noise"),
+        ]
+    )
+    text = nf.notebook_findings(table, {"03": "03 · The prism layer"})
+    sections = text.split("\n\n### ")
+    assert sections[0].startswith("### 03 · The prism layer\n\n") and sections[1].startswith("05\n\n")  # no title: the number
+    lines = [ln for ln in sections[0].splitlines() if ln.startswith("- ")]
+    assert len(lines) == 4 and lines[0] == "- 5 claims: 2 held, 1 not held, 0 inside noise, 2 not testable; models: MiniLM + prism, MiniLM."
+    assert lines[1].startswith("- Held: first held (+1") and "second held" not in text
+    assert lines[2].startswith("- Not held: a refuted claim word") and "… (+1" in lines[2] and len(lines[2]) < nf.CLAIM_CHARS + 40
+    assert lines[3] == "- Open: 2 not testable, 2 of them for want of: the encoder was pretrained with masked LM."
+
+
+def test_the_committed_results_page_shows_the_committed_cpu_claims(monkeypatch):
+    monkeypatch.setenv(OUTPUT_ENV, str(project_root()))
+    page = (project_root() / "docs" / "results.md").read_text()
+    expected = nf.notebook_findings(read_claims(project_root() / "figures" / "cpu" / "claims.csv"), nf.notebook_titles())
+    start, end = nf.RESULTS_MARKERS
+    assert page.split(start, 1)[1].split(end, 1)[0].strip() == expected, (
+        "docs/results.md differs from figures/cpu/claims.csv: `python -m prismlib report --profile cpu --readme` rewrites it"
+    )
+    for section in expected.split("\n\n### "):
+        assert sum(ln.startswith("- ") for ln in section.splitlines()) <= 5
