@@ -18,8 +18,9 @@ of the budget, as 2 threads; the rate counts the held-out checks too). With ``--
 there for that size at ``--budget-threads`` threads (masked head, fastest row), times the
 share of the pilot run's wall time spent on training steps, as the rule in
 ``docs/benchmarks.md`` says. Each size also says whether its committed states fit the
-repository cap (``--installments`` fp16 states of its parameters in ``--cap-mb``), and the
-rule's choice is printed last. Writes ``<out>/projection.json`` and ``projection.csv``.
+repository cap (``--installments`` fp16 states of its parameters in ``--cap-mb``), the budget's
+tokens are read at most at ``--max-passes`` passes over the corpus (repeated text returns less
+than fresh), and the rule's choice is printed last. Writes ``<out>/projection.json`` and ``projection.csv``.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ def main() -> None:
     p.add_argument("--budget-threads", type=int, default=2, help="threads of the pretraining (with --speed)")
     p.add_argument("--installments", type=int, default=4, help="committed states (one per installment, the last the record)")
     p.add_argument("--cap-mb", type=float, default=100.0, help="the repository growth allowed for those states")
+    p.add_argument("--max-passes", type=float, default=4.0, help="the projection reads at most this many passes over the corpus")
     p.add_argument("--project-only", action="store_true", help="no training: project the curves already in --out")
     args, extra = p.parse_known_args()
     if not (args.minutes or args.tokens or args.project_only):
@@ -142,7 +144,8 @@ def main() -> None:
         if args.speed:
             train_share = run["train_seconds"] / run["seconds"] if run["seconds"] else 1.0
             rate = speed_rate(json.loads(args.speed.read_text()), size, args.budget_threads) * train_share
-        budget_tokens = rate * 60 * args.budget_minutes
+        corpus_tokens = run["train_inputs"] * run["config"]["seq_len"]
+        budget_tokens = min(rate * 60 * args.budget_minutes, args.max_passes * corpus_tokens)  # no more fresh-enough data than that
         n_params = parameter_count(new_bert(BertSize.parse(size), 0))
         state_mb = args.installments * 2 * n_params / 1e6
         proj = project([r["tokens"] for r in curve], [r["heldout_loss"] for r in curve], run["unigram_loss"], budget_tokens, args.skip)
@@ -161,6 +164,7 @@ def main() -> None:
                 "measured_gain": proj.measured[0],
                 "gain_per_doubling": proj.per_doubling,
                 "budget_tokens": budget_tokens,
+                "budget_passes": rate * 60 * args.budget_minutes / corpus_tokens,
                 "projected_log_linear": proj.log_linear,
                 "projected_power_law": proj.power_law,
                 "projected_cautious": proj.cautious,
