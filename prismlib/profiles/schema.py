@@ -651,8 +651,8 @@ class Profile:
             mutual information).
         pretrain: the small BERT pretrained here (:class:`PretrainSettings`), trained by
             ``python -m prismlib train --minutes`` after the LSTM jobs; ``None``: this profile
-            pretrains nothing (every profile until the pilot of docs/benchmarks.md has chosen
-            the size and the budget).
+            pretrains nothing (every profile but ``cpu-long``, whose size and budget the pilot of
+            docs/benchmarks.md chose).
         data: the probing data (:mod:`prismlib.probing.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).

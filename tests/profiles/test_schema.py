@@ -85,7 +85,7 @@ def test_a_rate_for_the_pretrained_layers_needs_the_staged_recipe_and_a_positive
         get_profile("paper").prism.updated(pretrained_lr=1e-4)
 
 
-def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_no_profile_pretrains_before_the_pilot():
+def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_only_cpu_long_pretrains():
     from prismlib.profiles import PROFILES, PretrainSettings
 
     good = {"size": "4x256", "seq_len": 128, "batch_size": 32, "lr": 1e-3, "warmup_steps": 0, "total_steps": 10}
@@ -99,4 +99,6 @@ def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_no_profile
     ):
         with pytest.raises(ValueError, match=message):
             PretrainSettings(**{**good, **bad})
-    assert all(p.pretrain is None for p in PROFILES.values())  # the pilot of docs/benchmarks.md chooses cpu-long's
+    pretraining = {name: p.pretrain for name, p in PROFILES.items() if p.pretrain is not None}
+    assert list(pretraining) == ["cpu-long"]  # the second pilot's choice (docs/benchmarks.md)
+    assert (pretraining["cpu-long"].size, pretraining["cpu-long"].long_seq_len) == ("4x256", 512)
