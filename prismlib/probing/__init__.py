@@ -137,7 +137,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "nearer_profile",
     ),
     "study": (
-        "epoch_cap",
         "probe_task",
         "choice_row",
         "choice_table",
@@ -168,6 +167,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "learned_filter": (
         "GATED",
+        "GateRecipe",
         "SpectralGate",
         "GatedProbe",
         "GatedProbeResult",

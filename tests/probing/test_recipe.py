@@ -1,14 +1,26 @@
 """How a probe trains (prismlib.probing.recipe): one typed recipe from the profile to the probe,
-its defaults stated once."""
+its defaults stated once. (That the cap reaches the schedule: test_study; the gated probe's:
+test_learned_filter.)"""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import pytest
 
-from prismlib.probing import ProbeRecipe
+from prismlib.probing import (
+    ProbeRecipe,
+    gate_and_control_runs,
+    gated_probe_runs,
+    probe_conditions,
+    probe_task,
+    train_gated_probe,
+    train_probe,
+)
 from prismlib.profiles import PROFILES
+
+RECIPE_FIELDS = {f.name for f in dataclasses.fields(ProbeRecipe)}
 
 
 @pytest.mark.parametrize("profile_name", sorted(PROFILES))
@@ -41,3 +53,17 @@ def test_the_cap_has_no_default_and_with_cap_changes_the_cap_only():
 def test_a_recipe_that_cannot_train_is_refused(fields, message):
     with pytest.raises(ValueError, match=message):
         ProbeRecipe(**fields)
+
+
+PROBES = (train_probe, probe_conditions, train_gated_probe, gated_probe_runs, gate_and_control_runs, probe_task)
+"""Every function that trains probes with a recipe."""
+
+
+@pytest.mark.parametrize("function", PROBES, ids=lambda f: f.__name__)
+def test_the_probes_take_the_recipe_and_restate_none_of_its_settings(function):
+    """A default restated in a probe (``max_epochs=30`` beside the profile's cap) or settings
+    passed on as ``**kwargs`` would bypass the recipe: neither may come back."""
+    params = inspect.signature(function).parameters
+    assert "recipe" in params
+    assert not RECIPE_FIELDS & set(params), f"{function.__name__} restates {sorted(RECIPE_FIELDS & set(params))}"
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), f"{function.__name__} takes **kwargs"
