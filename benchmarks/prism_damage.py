@@ -78,7 +78,7 @@ def main() -> None:
 
     from prismlib.prism import load_mlm_tokenizer, mlm_corpus, probe_encoders, section4_data, section4_models
     from prismlib.prism.seeds import SeedComparison
-    from prismlib.probing import build_task, encode_splits, pool_features, probe_conditions
+    from prismlib.probing import ProbeRecipe, build_task, encode_splits, pool_features, probe_conditions
     from prismlib.profiles import TaskSize, get_profile
 
     P = get_profile(args.profile)
@@ -120,8 +120,8 @@ def main() -> None:
         feats = {"train": feats["train"], "val": feats["val"], "test": feats["val"]}  # scored on validation only
         t2 = time.perf_counter()
         runs = probe_conditions(
-            feats, len(task.label_names), tuple(features), Q.runs, P.seed, workers=Q.workers, max_epochs=Q.max_epochs,
-            patience=Q.patience, batch_size=Q.batch_size, standardize=Q.standardize, device=torch.device("cpu"),
+            feats, len(task.label_names), tuple(features), Q.runs, P.seed, ProbeRecipe.of(Q, task.name), workers=Q.workers,
+            device=torch.device("cpu"),
         )  # fmt: skip
         groups = task.row_groups("val", feats["val"].window)
         compare = SeedComparison.from_runs(runs, feats["val"], groups, seed=P.seed, task="topic")

@@ -92,6 +92,7 @@ profile = os.environ.get("PRISMLIB_PROFILE", "cpu")  # smoke | cpu | paper
 
 # %%
 import time
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -111,6 +112,7 @@ from prismlib.probing import (
     PROFILE_TASKS,
     TASKS,
     ProbeComparison,
+    ProbeRecipe,
     cap_table,
     capped_conditions,
     capped_table,
@@ -118,7 +120,6 @@ from prismlib.probing import (
     choice_row,
     choice_table,
     encode_splits,
-    epoch_cap,
     load_encoder,
     masked_lm_gate,
     masked_lm_premise,
@@ -246,10 +247,13 @@ buckets.astype({"share of masked test wordpieces": float}).round(1)
 
 # %%
 t0 = time.perf_counter()
+recipes = {name: ProbeRecipe.of(S, tasks[name].name) for name in PROBE_TASKS}  # each task's epoch cap (MLM: mlm_epochs)
 probes, summaries = {}, []
 for name in PROBE_TASKS:
     conditions = CONDITIONS + ((DC,) if name in CONTROLLED else ())
-    probes[name], table = probe_task(features[name][LAST], tasks[name], S, conditions, seed=P.seed, device=encoder.device)
+    probes[name], table = probe_task(
+        features[name][LAST], tasks[name], S, conditions, seed=P.seed, device=encoder.device, recipe=recipes[name]
+    )
     summaries.append(table.assign(task=name))
 fig4 = pd.concat(summaries, ignore_index=True)[
     ["task", "condition", "accuracy", "ci_low", "ci_high", "sd_runs", "epochs", "n_test_rows", "n_test_units"]
@@ -339,7 +343,9 @@ rows = []
 options = {"seed": P.seed, "device": encoder.device, "runs": S.option_runs}
 features_value = {True: "standardised", False: "raw"}
 for name in PROBE_TASKS:
-    _, table = probe_task(features[name][LAST], tasks[name], S, CONDITIONS, standardize=not S.standardize, **options)
+    _, table = probe_task(
+        features[name][LAST], tasks[name], S, CONDITIONS, recipe=replace(recipes[name], standardize=not S.standardize), **options
+    )
     rows += [
         choice_row("features", features_value[S.standardize], name, fig4[fig4["task"] == name], BANDS),
         choice_row("features", features_value[not S.standardize], name, table, BANDS),
@@ -506,12 +512,20 @@ per_layer.round(2)
 
 # %%
 t0 = time.perf_counter()
-caps = {name: epoch_cap(tasks[name], S) for name in PROBE_TASKS}
+caps = {name: recipes[name].max_epochs for name in PROBE_TASKS}
 capped = {name: capped_conditions(probes[name], caps[name]) for name in PROBE_TASKS}
 longer = {
     name: with_runs(
         probes[name],
-        probe_task(features[name][LAST], tasks[name], S, capped[name], seed=P.seed, device=encoder.device, max_epochs=2 * caps[name])[0],
+        probe_task(
+            features[name][LAST],
+            tasks[name],
+            S,
+            capped[name],
+            seed=P.seed,
+            device=encoder.device,
+            recipe=recipes[name].with_cap(2 * caps[name]),
+        )[0],
     )
     for name in PROBE_TASKS
     if capped[name]

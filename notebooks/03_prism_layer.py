@@ -119,6 +119,7 @@ from prismlib.probing import (
     ENCODER_NAMES,
     ENCODERS,
     MAJORITY,
+    ProbeRecipe,
     build_task,
     encode_splits,
     pool_features,
@@ -385,11 +386,8 @@ for name, t in tasks.items():
         tuple(feats["train"].x),
         Q.runs,
         P.seed,
+        ProbeRecipe.of(Q, t.name),
         workers=Q.workers,
-        max_epochs=Q.max_epochs,
-        patience=Q.patience,
-        batch_size=Q.batch_size,
-        standardize=Q.standardize,
         device=models["original"].device,
     )
     test_rows[name] = feats["test"]

@@ -76,6 +76,7 @@ profile = os.environ.get("PRISMLIB_PROFILE", "cpu")  # smoke | cpu | paper
 
 # %%
 import time
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -99,7 +100,9 @@ from prismlib.probing import (
     MATCHED_HAAR_CONDITIONS,
     MATCHED_SMOOTH_CONDITIONS,
     TASKS,
+    GateRecipe,
     ProbeComparison,
+    ProbeRecipe,
     band_spread,
     best_on_validation,
     beyond_features,
@@ -110,7 +113,6 @@ from prismlib.probing import (
     capped_table,
     combine_runs,
     energy_twin_condition,
-    epoch_cap,
     gate_and_control_runs,
     load_encoder,
     matched_windows,
@@ -323,15 +325,16 @@ match.round(3)
 conditions = ("ORIG", *BANDS, *MATCHED_SMOOTH_CONDITIONS, *MATCHED_HAAR_CONDITIONS)
 probes, gated, test_rows, groups, best_smooth, twins, summaries = {}, {}, {}, {}, {}, {}, []
 seconds = {"features": 0.0, "fixed filters": 0.0, "energy twin": 0.0, "learned gate and control": 0.0}
-caps = {name: epoch_cap(tasks[name], S) for name in TASKS}
-gate_training = {"resample": B.resample, "workers": S.workers, "gate_lr": B.gate_lr, "grid_size": B.grid_size, "device": encoder.device}
+# 02's recipe for each task (its epoch cap: the MLM probe's is mlm_epochs) with 09's larger batches
+recipes = {name: replace(ProbeRecipe.of(S, tasks[name].name), batch_size=B.batch_size) for name in TASKS}
+caps = {name: recipes[name].max_epochs for name in TASKS}
+gate_recipes = {name: GateRecipe(gate_lr=B.gate_lr, batch_windows=windows_per_step[name], grid_size=B.grid_size) for name in TASKS}
+where = {"workers": S.workers, "device": encoder.device}
 for name in TASKS:
-    epochs = {"max_epochs": caps[name], "patience": S.patience}
-    fixed_probe = {"workers": S.workers, "batch_size": B.batch_size, "device": encoder.device, **epochs}
     t0 = time.perf_counter()
     feats = {split: beyond_features(st, conditions) for split, st in states[name].items()}
     t1 = time.perf_counter()
-    fixed = probe_conditions(feats, len(tasks[name].label_names), conditions, B.runs, P.seed, **fixed_probe)
+    fixed = probe_conditions(feats, len(tasks[name].label_names), conditions, B.runs, P.seed, recipes[name], **where)
     t2 = time.perf_counter()
     # the energy twin of the best smooth band on validation: one more condition, probed like the others
     best_smooth[name] = best_on_validation(fixed, MATCHED_SMOOTH_CONDITIONS)
@@ -339,10 +342,17 @@ for name in TASKS:
     twin_runs = []
     if twins[name] not in conditions:
         twin_feats = {split: beyond_features(st, (twins[name],)) for split, st in states[name].items()}
-        twin_runs.append(probe_conditions(twin_feats, len(tasks[name].label_names), (twins[name],), B.runs, P.seed, **fixed_probe))
+        twin_runs.append(probe_conditions(twin_feats, len(tasks[name].label_names), (twins[name],), B.runs, P.seed, recipes[name], **where))
     t3 = time.perf_counter()
     gated[name], control = gate_and_control_runs(
-        states[name], len(tasks[name].label_names), B.gate_runs, P.seed, batch_windows=windows_per_step[name], **gate_training, **epochs
+        states[name],
+        len(tasks[name].label_names),
+        B.gate_runs,
+        P.seed,
+        recipes[name],
+        gate=gate_recipes[name],
+        resample=B.resample,
+        **where,
     )
     for part, dt in zip(seconds, (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)):
         seconds[part] += dt
@@ -565,13 +575,12 @@ t0 = time.perf_counter()
 probes_doubled, gated_doubled, twins_doubled = {}, {}, {}
 for name in TASKS:
     capped = capped_conditions(probes[name], caps[name])
-    epochs = {"max_epochs": 2 * caps[name], "patience": S.patience}
-    fixed_probe = {"workers": S.workers, "batch_size": B.batch_size, "device": encoder.device, **epochs}
+    doubled = recipes[name].with_cap(2 * caps[name])
     fixed = [c for c in capped if c not in (GATED, ALL_PASS)]
     again = []
     if fixed:
         feats = {split: beyond_features(st, fixed) for split, st in states[name].items()}
-        again.append(probe_conditions(feats, len(tasks[name].label_names), fixed, B.runs, P.seed, resume=probes[name], **fixed_probe))
+        again.append(probe_conditions(feats, len(tasks[name].label_names), fixed, B.runs, P.seed, doubled, resume=probes[name], **where))
     gated_doubled[name] = gated[name]
     if GATED in capped or ALL_PASS in capped:
         gated_doubled[name], control = gate_and_control_runs(
@@ -579,10 +588,11 @@ for name in TASKS:
             len(tasks[name].label_names),
             B.gate_runs,
             P.seed,
-            batch_windows=windows_per_step[name],
+            doubled,
+            gate=gate_recipes[name],
+            resample=B.resample,
             resume=probes[name],
-            **gate_training,
-            **epochs,
+            **where,
         )
         again += [gated_doubled[name], control]
     probes_doubled[name] = with_runs(probes[name], combine_runs(*again)) if again else probes[name]
@@ -591,7 +601,7 @@ for name in TASKS:
     twins_doubled[name] = energy_twin_condition(best, [len(h) for st in states[name].values() for h in st.hidden])
     if twins_doubled[name] not in probes_doubled[name].correct:
         twin_feats = {split: beyond_features(st, (twins_doubled[name],)) for split, st in states[name].items()}
-        twin_runs = probe_conditions(twin_feats, len(tasks[name].label_names), (twins_doubled[name],), B.runs, P.seed, **fixed_probe)
+        twin_runs = probe_conditions(twin_feats, len(tasks[name].label_names), (twins_doubled[name],), B.runs, P.seed, doubled, **where)
         probes_doubled[name] = combine_runs(probes_doubled[name], twin_runs)
 cap_seconds = time.perf_counter() - t0
 capped_probes = capped_table(probes, probes_doubled, caps)

@@ -9,6 +9,7 @@ encoders          the pretrained encoders (offline MiniLM, Hugging Face BERT), h
                   pretrained, and the gate on the paper's masked-LM premise
 features          filtered features per condition, sampled positions
 states            the encoder's full hidden states, cached once per window
+recipe            how a probe trains (epoch cap, patience, rate, batches), built from the profile
 probes            the paper's softmax probe, its runs (continued past a cap), accuracy comparisons
 specialisation    bands x tasks on each task's scale: does a band do well only on its task,
                   and whose band profile is MLM's nearest?
@@ -98,6 +99,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "cached_states",
         "encode_splits",
     ),
+    "recipe": ("ProbeRecipe",),
     "probes": (
         "MAJORITY",
         "FitState",
@@ -135,7 +137,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "nearer_profile",
     ),
     "study": (
-        "epoch_cap",
         "probe_task",
         "choice_row",
         "choice_table",
@@ -166,6 +167,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "learned_filter": (
         "GATED",
+        "GateRecipe",
         "SpectralGate",
         "GatedProbe",
         "GatedProbeResult",

@@ -7,7 +7,9 @@ hidden states, along the tokens and over the window's real length, by a gate in
 (0, 1); a linear softmax probe reads the filtered state of each sampled position; both
 are trained together with the paper's recipe (:func:`prismlib.probing.fit_with_halving`:
 Adam, at most 30 epochs, learning rate halved when the validation loss does not
-decrease, early stopping with patience 1, best epoch restored, ``1/|N|`` weights).
+decrease, early stopping with patience 1, best epoch restored, ``1/|N|`` weights), the
+token probe's :class:`~prismlib.probing.ProbeRecipe` (its cap, patience and rate) with the
+gate's own settings beside it (:class:`GateRecipe`).
 The learned gate is the task's *spectral profile*: which timescales the probe needs
 (read by :mod:`prismlib.probing.spectral_profiles`).
 
@@ -67,6 +69,7 @@ from prismlib.probing.probes import (
     weighted_accuracy,
     weighted_loss,
 )
+from prismlib.probing.recipe import ProbeRecipe
 from prismlib.probing.states import States
 from prismlib.spectral.bands import allocate_bands
 from prismlib.spectral.transform import dct, dct_matrix, idct
@@ -74,6 +77,7 @@ from prismlib.spectral.transform import dct, dct_matrix, idct
 __all__ = [
     "ALL_PASS",
     "GATED",
+    "GateRecipe",
     "GatedProbe",
     "GatedProbeResult",
     "GatedRuns",
@@ -242,6 +246,35 @@ class GatedProbe(nn.Module):
 # --------------------------------------------------------------------------- training
 
 
+@dataclass(frozen=True)
+class GateRecipe:
+    """What the gated probe sets beside the :class:`~prismlib.probing.ProbeRecipe` it shares
+    with the token probe (whose cap, patience and rate it reads).
+
+    Attributes:
+        gate_lr: Adam's learning rate for the gate's logits (``None``: the recipe's ``lr``).
+            A step moves a logit by about the rate, so a few thousand steps are needed to
+            move the gate far from 0.5 at 1e-3; with few windows raise it (e.g. 1e-2 to
+            5e-2). Both rates are halved together by the schedule.
+        batch_windows: windows per step (all their sampled rows; the loss is weighted by
+            ``1/|N|`` over those rows, as the token batches of
+            :func:`~prismlib.probing.train_probe`); :func:`matched_windows` gives as many
+            steps per epoch as a token probe's ``batch_size``.
+        grid_size, init: see :class:`SpectralGate`.
+    """
+
+    gate_lr: float | None = None
+    batch_windows: int = 8
+    grid_size: int = 512
+    init: float = 0.5
+
+
+def _raw_states_only(recipe: ProbeRecipe) -> None:
+    """The gated probe reads the raw states: a recipe that standardises cannot be honoured."""
+    if recipe.standardize:
+        raise ValueError("the gated probe reads raw states; it cannot standardise them (give it a recipe with standardize=False)")
+
+
 @dataclass
 class GatedProbeResult(ProbeResult):
     """A :class:`~prismlib.probing.ProbeResult` plus the learned gate.
@@ -301,15 +334,10 @@ def train_gated_probe(
     val: States,
     test: States,
     n_classes: int,
+    recipe: ProbeRecipe,
     *,
     seed: int,
-    max_epochs: int = 30,
-    patience: int | None = 1,
-    lr: float = 1e-3,
-    gate_lr: float | None = None,
-    batch_windows: int = 8,
-    grid_size: int = 512,
-    init: float = 0.5,
+    gate: GateRecipe | None = None,
     all_pass: bool = False,
     device: str | torch.device = "cpu",
     resume: FitState | None = None,
@@ -319,17 +347,14 @@ def train_gated_probe(
     Args:
         train, val, test: :class:`States` of one layer (same hidden size).
         n_classes: number of classes.
+        recipe: the epoch cap, patience and the probe's learning rate
+            (:class:`~prismlib.probing.ProbeRecipe`, as :func:`~prismlib.probing.train_probe`'s;
+            its ``batch_size`` is the token probe's: this one steps over windows,
+            ``gate.batch_windows``).
         seed: seeds the probe's initialisation (as :func:`~prismlib.probing.train_probe`)
             and the order of the windows.
-        max_epochs, patience: see :func:`~prismlib.probing.train_probe`.
-        lr: Adam's learning rate for the probe (its default 1e-3, as the paper).
-        gate_lr: Adam's learning rate for the gate's logits (default ``lr``).  A step
-            moves a logit by about the rate, so a few thousand steps are needed to move
-            the gate far from 0.5 at 1e-3; with few windows raise it (e.g. 1e-2 to 5e-2).
-            Both rates are halved together by the schedule.
-        batch_windows: windows per step (all their sampled rows; the loss is weighted by
-            ``1/|N|`` over those rows, as the token batches of ``train_probe``).
-        grid_size, init: see :class:`SpectralGate`.
+        gate: the gate's rate, windows per step, grid and initial value (default
+            :class:`GateRecipe`'s).
         all_pass: train the control instead: the gate fixed at 1 (the identity; ``init``
             and ``gate_lr`` unused), everything else as for the learned gate (the same
             windows, batches, seed, probe initialisation and learning rate).
@@ -339,27 +364,33 @@ def train_gated_probe(
 
     Returns:
         :class:`GatedProbeResult`; ``test_pred`` is aligned with ``test``'s rows.
+
+    Raises:
+        ValueError: the splits do not fit ``n_classes`` or differ in hidden size, or
+            ``recipe`` standardises (the gate reads raw states).
     """
+    _raw_states_only(recipe)
+    gate = GateRecipe() if gate is None else gate
     check_splits({s: (x.labels, x.labels, x.weights) for s, x in {"train": train, "val": val, "test": test}.items()}, n_classes)
     if len({train.hidden_size, val.hidden_size, test.hidden_size}) != 1:
         raise ValueError(f"train, val and test have different hidden sizes ({train.hidden_size}, {val.hidden_size}, {test.hidden_size})")
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
-    model = GatedProbe(train.hidden_size, n_classes, grid_size, 1.0 if all_pass else init, learn=not all_pass)
+    model = GatedProbe(train.hidden_size, n_classes, gate.grid_size, 1.0 if all_pass else gate.init, learn=not all_pass)
     bound = 1 / train.hidden_size**0.5
     with torch.no_grad():
         model.probe.weight.uniform_(-bound, bound, generator=gen)
         model.probe.bias.uniform_(-bound, bound, generator=gen)
     model.to(device)
-    groups = [{"params": list(model.probe.parameters()), "lr": lr}]
+    groups = [{"params": list(model.probe.parameters()), "lr": recipe.lr}]
     if not all_pass:
-        groups.append({"params": list(model.gate.parameters()), "lr": lr if gate_lr is None else gate_lr})
+        groups.append({"params": list(model.gate.parameters()), "lr": recipe.lr if gate.gate_lr is None else gate.gate_lr})
     opt = torch.optim.Adam(groups)
     yt, wt = train.labels.to(device), train.weights.float().to(device)
 
     def epoch_batches():
         order = torch.randperm(len(train.hidden), generator=gen).tolist()
-        for h, p, rows in _window_batches(train, order, batch_windows):
+        for h, p, rows in _window_batches(train, order, gate.batch_windows):
             rows = rows.to(device)
             yield model(h, p), yt[rows], wt[rows]
 
@@ -368,8 +399,8 @@ def train_gated_probe(
         opt,
         epoch_batches,
         lambda: _evaluate_states(model, val, 64, device)[0],
-        max_epochs=max_epochs,
-        patience=patience,
+        max_epochs=recipe.max_epochs,
+        patience=recipe.patience,
         start=resume,
         generator=gen,
     )
@@ -405,13 +436,16 @@ class GatedRuns(ProbeRuns):
 
 
 def _gated_job(args: tuple) -> GatedProbeResult:
-    """One gated probe training: ``(states, n_classes, seed, resample, kwargs)``; with
-    ``resample`` the training windows are a bootstrap resample drawn from ``seed``."""
-    states, n_classes, seed, resample, kwargs = args
+    """One gated probe training: ``(states, n_classes, recipe, gate, seed, resample, all_pass,
+    device, resume)``; with ``resample`` the training windows are a bootstrap resample drawn
+    from ``seed``."""
+    states, n_classes, recipe, gate, seed, resample, all_pass, device, resume = args
     train = states["train"]
     if resample:
         train = train.resample(np.random.default_rng([seed, 1]).integers(0, len(train.hidden), len(train.hidden)))
-    return train_gated_probe(train, states["val"], states["test"], n_classes, seed=seed, **kwargs)
+    return train_gated_probe(
+        train, states["val"], states["test"], n_classes, recipe, seed=seed, gate=gate, all_pass=all_pass, device=device, resume=resume
+    )
 
 
 def gated_probe_runs(
@@ -419,13 +453,16 @@ def gated_probe_runs(
     n_classes: int,
     runs: int,
     seed: int,
+    recipe: ProbeRecipe,
     *,
+    gate: GateRecipe | None = None,
     condition: str = GATED,
+    all_pass: bool = False,
     resample: bool = False,
+    device: str | torch.device = "cpu",
     workers: int = 1,
     progress: bool = True,
     resume: ProbeRuns | None = None,
-    **kwargs,
 ) -> GatedRuns:
     """Train the gated probe ``runs`` times (seeds ``seed, seed+1, ...``), like
     :func:`prismlib.probing.probe_conditions` for one condition.
@@ -435,24 +472,27 @@ def gated_probe_runs(
         n_classes: number of classes.
         runs: probe runs (the paper: 3).
         seed: base seed.
+        recipe, gate: how each run trains (:func:`train_gated_probe`'s).
         condition: the name of the runs in the table and in ``correct`` (e.g. :data:`ALL_PASS`
             for the control, with ``all_pass=True``).
+        all_pass: train the all-pass control (:func:`train_gated_probe`'s ``all_pass``).
         resample: train each run on its own bootstrap resample of the training windows
             (drawn from the run's seed), so that the spread over runs of a learned
             quantity (the gate's profile) covers the sampling of the training data, not
             only the seed.
+        device: where to train.
         workers: parallel processes, one torch thread each (1: in this process); the
             results do not depend on it.  Each worker receives its own copy of the states.
         progress: show a progress bar.
-        resume: runs of ``condition`` trained before alike but with a lower ``max_epochs``
+        resume: runs of ``condition`` trained before alike but with a lower cap
             (as :func:`~prismlib.probing.probe_conditions`' ``resume``).
-        **kwargs: passed to :func:`train_gated_probe`.
 
     Returns:
         :class:`GatedRuns`; merge with the brick-wall probes' runs by :func:`combine_runs`.
     """
+    _raw_states_only(recipe)
     starts = [None] * runs if resume is None else resume.resume_states(condition, runs)
-    jobs = [(states, n_classes, seed + run, resample, {**kwargs, "resume": starts[run]}) for run in range(runs)]
+    jobs = [(states, n_classes, recipe, gate, seed + run, resample, all_pass, device, starts[run]) for run in range(runs)]
     results = run_pool(_gated_job, jobs, workers, progress=progress, desc="gated probes", unit="probe")
     return _gated_runs(results, states, condition)
 
@@ -476,29 +516,30 @@ def gate_and_control_runs(
     n_classes: int,
     runs: int,
     seed: int,
+    recipe: ProbeRecipe,
     *,
+    gate: GateRecipe | None = None,
     resample: bool = False,
+    device: str | torch.device = "cpu",
     workers: int = 1,
     progress: bool = True,
     resume: ProbeRuns | None = None,
-    **kwargs,
 ) -> tuple[GatedRuns, GatedRuns]:
     """The learned gate (:data:`GATED`) and its all-pass control (:data:`ALL_PASS`), ``runs``
     runs each, trained exactly alike: run ``r`` of both has seed ``seed + r``, the same
-    bootstrap resample of the windows (with ``resample``), the same window batches and
-    learning rates (``kwargs``, passed to :func:`train_gated_probe`); only the control's
-    gate is fixed at 1.  Both sets of runs share one pool of ``workers`` processes.
-    ``resume``: runs holding both conditions trained before alike with a lower
-    ``max_epochs``, continued from where their cap cut them off (as in :func:`gated_probe_runs`).
+    bootstrap resample of the windows (with ``resample``), the same ``recipe`` and ``gate``
+    (window batches, learning rates: :func:`train_gated_probe`'s); only the control's gate
+    is fixed at 1.  Both sets of runs share one pool of ``workers`` processes.
+    ``resume``: runs holding both conditions trained before alike with a lower cap,
+    continued from where their cap cut them off (as in :func:`gated_probe_runs`).
 
     Returns:
         ``(learned, control)``, each what :func:`gated_probe_runs` returns for it.
     """
-    if "all_pass" in kwargs:
-        raise ValueError("gate_and_control_runs trains both the learned gate and the all-pass control; do not pass all_pass")
+    _raw_states_only(recipe)
     starts = {c: [None] * runs if resume is None else resume.resume_states(c, runs) for c in (GATED, ALL_PASS)}
     jobs = [
-        (states, n_classes, seed + run, resample, {**kwargs, "all_pass": control, "resume": starts[ALL_PASS if control else GATED][run]})
+        (states, n_classes, recipe, gate, seed + run, resample, control, device, starts[ALL_PASS if control else GATED][run])
         for control in (False, True)
         for run in range(runs)
     ]

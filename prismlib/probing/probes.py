@@ -1,7 +1,8 @@
 """Softmax probes with the paper's training recipe (section 3.2).
 
 A probe is a linear map from a token's (filtered) features to class logits, trained
-with Adam at its default settings (lr 1e-3, betas 0.9/0.999) for at most 30 epochs.
+with Adam at its default settings (lr 1e-3, betas 0.9/0.999) for at most 30 epochs (the
+settings travel as one :class:`~prismlib.probing.ProbeRecipe`, built from the profile).
 After an epoch whose validation loss does not decrease, the learning rate is halved;
 after ``patience + 1`` such epochs in a row (patience 1: two), training stops and the
 parameters of the epoch with the lowest validation loss are restored.  (The paper says
@@ -11,7 +12,7 @@ reading of how the two rules combine.)
 
 Loss and accuracy weigh each token by ``1/|N|`` of its gold label (App. C), over the
 positions actually fed to the probe (:mod:`prismlib.probing.features` renormalises after
-sampling).  Features are raw by default, as in the paper; ``standardize=True`` scales
+sampling).  Features are raw by default, as in the paper; ``standardize=True`` (of the recipe) scales
 them with the training set's mean and standard deviation per hidden unit, a linear
 reparametrisation that leaves the family of probes unchanged but changes what Adam's
 step size means for the tiny LOW-band features (notebook 02 measures the difference).
@@ -44,6 +45,7 @@ from torch import Tensor, nn
 from prismlib.claims import Gate
 from prismlib.jobcache import run_pool
 from prismlib.probing.features import Features
+from prismlib.probing.recipe import ProbeRecipe
 from prismlib.stats import N_BOOT, Interval, group_sums, ratio_difference
 
 if TYPE_CHECKING:
@@ -160,8 +162,8 @@ def fit_with_halving(
             minimised).
         val_loss: the validation loss of the current parameters (called in eval mode).
         max_epochs: epoch limit.
-        patience: see :func:`train_probe`; ``None`` runs ``max_epochs`` epochs and keeps
-            the last parameters.
+        patience: see :class:`~prismlib.probing.ProbeRecipe`; ``None`` runs ``max_epochs``
+            epochs and keeps the last parameters.
         start: the :class:`FitState` of a fit of the same module, optimiser and batches
             that an earlier cap cut off: the fit goes on from its next epoch, as if that
             cap had been ``max_epochs`` (``model``, ``opt`` and ``generator`` are set to
@@ -244,13 +246,9 @@ def train_probe(
     val: tuple[Tensor, Tensor, Tensor],
     test: tuple[Tensor, Tensor, Tensor],
     n_classes: int,
+    recipe: ProbeRecipe,
     *,
     seed: int,
-    max_epochs: int = 30,
-    patience: int | None = 1,
-    lr: float = 1e-3,
-    batch_size: int = 512,
-    standardize: bool = False,
     device: str | torch.device = "cpu",
     resume: FitState | None = None,
 ) -> ProbeResult:
@@ -260,26 +258,22 @@ def train_probe(
         train, val, test: ``(x, labels, weights)`` with ``x`` of shape ``(n, hidden)``,
             ``labels`` int64 ``(n,)`` in ``0 .. n_classes-1`` and weights ``(n,)``.
         n_classes: number of classes.
+        recipe: the epoch cap, patience, learning rate, rows per step and standardisation
+            (:class:`~prismlib.probing.ProbeRecipe`; from a profile:
+            :meth:`~prismlib.probing.ProbeRecipe.of`).
         seed: seeds the initialisation and the order of minibatches.
-        max_epochs: epoch limit (30 in the paper; 3 for the MLM probe).
-        patience: epochs without improvement tolerated (after each one the learning
-            rate is halved); ``None`` trains exactly ``max_epochs`` epochs and keeps the
-            last parameters (the MLM probe).
-        lr: Adam's initial learning rate (its default, 1e-3).
-        batch_size: tokens per step.
-        standardize: scale features by the training mean and SD per hidden unit
-            (default raw features, as in the paper).
         device: where to train.
         resume: the :attr:`ProbeResult.resume` of this probe (the same data, seed and
-            settings) cut off by a lower cap: it trains on to ``max_epochs`` from there,
-            the same run as one trained with this cap from the start.
+            recipe but for a lower cap) cut off by that cap: it trains on to
+            ``recipe.max_epochs`` from there, the same run as one trained with this cap
+            from the start.
 
     Returns:
         A :class:`ProbeResult`.
     """
     check_splits({"train": train, "val": val, "test": test}, n_classes)
     device = torch.device(device)
-    if standardize:
+    if recipe.standardize:
         mean, std = train[0].float().mean(0), train[0].float().std(0).clamp_min(1e-6)
     else:
         mean, std = torch.zeros(train[0].shape[1]), torch.ones(train[0].shape[1])
@@ -296,12 +290,12 @@ def train_probe(
         model.weight.uniform_(-bound, bound, generator=gen)
         model.bias.uniform_(-bound, bound, generator=gen)
     model.to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr)
 
     def epoch_batches():
         order = torch.randperm(len(xt), generator=gen).to(device)
-        for i in range(0, len(order), batch_size):
-            idx = order[i : i + batch_size]
+        for i in range(0, len(order), recipe.batch_size):
+            idx = order[i : i + recipe.batch_size]
             yield model(xt[idx]), yt[idx], wt[idx]
 
     history, best_epoch, state = fit_with_halving(
@@ -309,8 +303,8 @@ def train_probe(
         opt,
         epoch_batches,
         lambda: _evaluate(model, xv, yv, wv, 8192)[0],
-        max_epochs=max_epochs,
-        patience=patience,
+        max_epochs=recipe.max_epochs,
+        patience=recipe.patience,
         start=resume,
         generator=gen,
     )
@@ -354,9 +348,9 @@ class ProbeRuns:
 
 
 def _probe_job(args: tuple) -> ProbeResult:
-    """One probe training: ``(split, n_classes, seed, kwargs)`` (``kwargs`` of :func:`train_probe`)."""
-    split, n_classes, seed, kwargs = args
-    return train_probe(split["train"], split["val"], split["test"], n_classes, seed=seed, **kwargs)
+    """One probe training: ``(split, n_classes, recipe, seed, device, resume)`` (:func:`train_probe`'s)."""
+    split, n_classes, recipe, seed, device, resume = args
+    return train_probe(split["train"], split["val"], split["test"], n_classes, recipe, seed=seed, device=device, resume=resume)
 
 
 def majority_class(train: Features | States) -> int:
@@ -371,11 +365,12 @@ def probe_conditions(
     conditions: Sequence[str],
     runs: int,
     seed: int,
+    recipe: ProbeRecipe,
     *,
+    device: str | torch.device = "cpu",
     workers: int = 1,
     progress: bool = True,
     resume: ProbeRuns | None = None,
-    **probe_kwargs,
 ) -> ProbeRuns:
     """Probe every condition ``runs`` times (seeds ``seed, seed+1, ...``).
 
@@ -385,14 +380,16 @@ def probe_conditions(
         conditions: which feature matrices to probe.
         runs: probe runs per condition (the paper: 3).
         seed: base seed (run ``r`` of every condition uses ``seed + r``).
+        recipe: how every probe trains (:func:`train_probe`'s ``recipe``).
+        device: where to train.
         workers: parallel processes, one torch thread each (1: in this process). The
             results do not depend on it.
         progress: show a progress bar over the probes.
         resume: these conditions' runs probed before with the same features, seed and
-            settings but a lower ``max_epochs``: each run its cap cut off goes on from
-            where it stood (:attr:`ProbeRuns.resume`), each run its rule stopped trains
-            again (and repeats). The result is the same as probing with this cap from the start.
-        **probe_kwargs: passed to :func:`train_probe`.
+            recipe but a lower cap (:meth:`~prismlib.probing.ProbeRecipe.with_cap`): each run
+            its cap cut off goes on from where it stood (:attr:`ProbeRuns.resume`), each run
+            its rule stopped trains again (and repeats). The result is the same as probing
+            with this cap from the start.
 
     Returns:
         :class:`ProbeRuns`.
@@ -401,7 +398,7 @@ def probe_conditions(
     for cond in conditions:
         split = {s: (f.x[cond], f.labels, f.weights) for s, f in feats.items()}
         starts = [None] * runs if resume is None else resume.resume_states(cond, runs)
-        jobs.extend((split, n_classes, seed + run, {**probe_kwargs, "resume": starts[run]}) for run in range(runs))
+        jobs.extend((split, n_classes, recipe, seed + run, device, starts[run]) for run in range(runs))
     done = run_pool(_probe_job, jobs, workers, progress=progress, desc="probes", unit="probe")
     results: dict[str, Sequence[ProbeResult]] = {cond: done[i * runs : (i + 1) * runs] for i, cond in enumerate(conditions)}
     return collect_runs(results, feats["test"].labels, majority_class(feats["train"]))

@@ -1,9 +1,10 @@
 """Notebook 02's procedures: probe a task with a profile's settings and tabulate the
 measured choices (its claims: :mod:`prismlib.probing.fig4_claims`).
 
-:func:`probe_task` trains and summarises every condition of one task (the MLM probe with
-its own epoch limit); :func:`choice_row` and :func:`choice_table` compare the band ranking
-under two values of a choice the paper leaves open.
+:func:`probe_task` trains and summarises every condition of one task (with the task's
+:class:`~prismlib.probing.ProbeRecipe`: the MLM probe with its own epoch limit);
+:func:`choice_row` and :func:`choice_table` compare the band ranking under two values of a
+choice the paper leaves open.
 """
 
 from __future__ import annotations
@@ -15,13 +16,9 @@ import torch
 
 from prismlib.probing.features import Features
 from prismlib.probing.probes import MAJORITY, ProbeRuns, probe_conditions, ranking, summarise
+from prismlib.probing.recipe import ProbeRecipe
 from prismlib.probing.tasks import TaskData
 from prismlib.profiles import ProbeSettings
-
-
-def epoch_cap(task: TaskData, settings: ProbeSettings) -> int:
-    """The probes' epoch cap on ``task`` (:meth:`~prismlib.profiles.ProbeSettings.epochs_for`)."""
-    return settings.epochs_for(task.name)
 
 
 def probe_task(
@@ -33,35 +30,32 @@ def probe_task(
     seed: int,
     device: str | torch.device = "cpu",
     runs: int | None = None,
-    **options,
+    recipe: ProbeRecipe | None = None,
 ) -> tuple[ProbeRuns, pd.DataFrame]:
-    """Probe ``conditions`` of one task with ``settings`` (epochs: :func:`epoch_cap`;
-    ``patience``, ``batch_size``, ``workers``, ``standardize``).
+    """Probe ``conditions`` of one task with ``settings`` (``runs`` and ``workers``) and the
+    task's recipe.
 
     Args:
         feats: split -> :class:`~prismlib.probing.Features` of the task's windows.
         runs: probe runs per condition (default ``settings.runs``).
-        **options: override :func:`~prismlib.probing.train_probe` settings (``standardize``).
+        recipe: how each probe trains (default ``ProbeRecipe.of(settings, task.name)``: the
+            task's epoch cap, :meth:`~prismlib.profiles.ProbeSettings.epochs_for`, and the
+            profile's patience, rows per step and standardisation); a measured choice or the
+            cap check passes its own, e.g. ``ProbeRecipe.of(settings, task.name).with_cap(...)``.
 
     Returns:
         The runs and their :func:`~prismlib.probing.summarise` table, conditions named
         without their ``|placement`` suffix.
     """
-    kwargs = {
-        "max_epochs": epoch_cap(task, settings),
-        "patience": settings.patience,
-        "standardize": settings.standardize,
-    } | options
     r = probe_conditions(
         feats,
         len(task.label_names),
         conditions,
         runs or settings.runs,
         seed,
+        ProbeRecipe.of(settings, task.name) if recipe is None else recipe,
         workers=settings.workers,
-        batch_size=settings.batch_size,
         device=device,
-        **kwargs,
     )
     table = summarise(r, feats["test"], task.row_groups("test", feats["test"].window), seed=seed)
     return r, table.assign(condition=table["condition"].str.split("|").str[0])

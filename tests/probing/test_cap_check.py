@@ -14,6 +14,7 @@ from prismlib.probing import (
     CAP_GATE,
     MAJORITY,
     Features,
+    ProbeRecipe,
     ProbeRuns,
     cap_table,
     capped_conditions,
@@ -66,9 +67,9 @@ def features(seed: int, n: int = 90) -> Features:
 def test_a_run_its_rule_stopped_before_the_cap_repeats_exactly_with_the_cap_doubled():
     """What lets the check re-probe only the capped conditions (probes are seeded)."""
     feats = {"train": features(0), "val": features(1), "test": features(2)}
-    kw = dict(patience=1, batch_size=16, standardize=False, progress=False)
-    at_cap = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=8, **kw)
-    doubled = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=16, **kw)
+    recipe = ProbeRecipe(max_epochs=8, patience=1, batch_size=16, standardize=False)
+    at_cap = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, recipe, progress=False)
+    doubled = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, recipe.with_cap(16), progress=False)
     a, b = at_cap.table, doubled.table
     stopped = a.index[a["epochs"] < 8]
     assert len(stopped), "no run stopped before the cap: the data do not exercise the check"
@@ -111,23 +112,24 @@ def test_runs_continued_from_the_cap_are_the_runs_the_doubled_cap_trains():
     """The check continues each capped run from where it stood (``resume``) instead of training
     it again: every number, run by run, is what probing with the doubled cap from the start gives."""
     feats = {"train": features(0), "val": features(1), "test": features(2)}
-    kw = dict(patience=1, batch_size=16, standardize=False, progress=False)
-    at_cap = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=8, **kw)
+    recipe = ProbeRecipe(max_epochs=8, patience=1, batch_size=16, standardize=False)
+    doubled_cap, kw = recipe.with_cap(16), dict(progress=False)
+    at_cap = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, recipe, **kw)
     assert any(s is not None for s in at_cap.resume["easy"]) and any(s is None for states in at_cap.resume.values() for s in states)
-    doubled = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=16, **kw)
-    continued = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, max_epochs=16, resume=at_cap, **kw)
+    doubled = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, doubled_cap, **kw)
+    continued = probe_conditions(feats, 3, ("easy", "noise"), 2, 0, doubled_cap, resume=at_cap, **kw)
     pd.testing.assert_frame_equal(continued.table, doubled.table)
     for c in doubled.correct:
         np.testing.assert_array_equal(continued.correct[c], doubled.correct[c])
     # the states were not consumed: the same continuation again gives the same runs
-    again = probe_conditions(feats, 3, ("easy",), 2, 0, max_epochs=16, resume=at_cap, **kw)
+    again = probe_conditions(feats, 3, ("easy",), 2, 0, doubled_cap, resume=at_cap, **kw)
     pd.testing.assert_frame_equal(again.table, doubled.table[doubled.table["condition"] == "easy"])
     # and the states are what it goes on from (training again from epoch 0 would give the same runs):
     # from other parameters the same call gives other runs
-    other = probe_conditions(feats, 3, ("easy",), 2, 0, max_epochs=16, resume=zeroed(at_cap), **kw)
+    other = probe_conditions(feats, 3, ("easy",), 2, 0, doubled_cap, resume=zeroed(at_cap), **kw)
     assert not np.allclose(other.table["test_loss"], again.table["test_loss"])
     with pytest.raises(ValueError, match="cannot continue 3 runs of 'easy'"):
-        probe_conditions(feats, 3, ("easy",), 3, 0, max_epochs=16, resume=at_cap, **kw)
+        probe_conditions(feats, 3, ("easy",), 3, 0, doubled_cap, resume=at_cap, **kw)
     with pytest.raises(ValueError, match="'ORIG': the runs to resume hold none of it"):
         at_cap.resume_states("ORIG", 2)
 

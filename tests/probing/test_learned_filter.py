@@ -3,6 +3,8 @@ the all-pass control, matched bands. (The states it trains on are tested in ``te
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,8 @@ from prismlib.probing import (
     ALL_PASS,
     GATED,
     MAJORITY,
+    GateRecipe,
+    ProbeRecipe,
     SpectralGate,
     States,
     combine_runs,
@@ -94,14 +98,16 @@ def test_gate_filters_each_row_over_its_length_without_leaking():
 # --------------------------------------------------------------------------- training
 
 
-FAST = dict(max_epochs=12, lr=0.02, gate_lr=0.02, batch_windows=4, grid_size=32)
+FAST = ProbeRecipe(max_epochs=12, lr=0.02)
 """Few windows, so higher rates than the paper's 1e-3 (the test is about the gate's shape)."""
+GATE = GateRecipe(gate_lr=0.02, batch_windows=4, grid_size=32)
+"""The gate's settings beside :data:`FAST`."""
 
 
 @pytest.mark.parametrize("where", ["low", "high"])
 def test_learned_gate_finds_the_label_band(where):
     train, val, test = synthetic(30, 0, where), synthetic(10, 1, where), synthetic(10, 2, where)
-    r = train_gated_probe(train, val, test, 2, seed=0, **FAST)
+    r = train_gated_probe(train, val, test, 2, FAST, seed=0, gate=GATE)
     low, top = r.gate[r.grid < 0.2].mean(), r.gate[r.grid >= 0.5].mean()
     if where == "low":
         assert low > 0.6 and top < 0.3, (low, top)
@@ -110,18 +116,18 @@ def test_learned_gate_finds_the_label_band(where):
     assert r.accuracy > 0.75  # raw unit 0 gives about 0.65
     assert r.test_pred.shape == (len(test),) and r.gate.shape == r.grid.shape == (32,)
     assert list(r.band_means.index) == ["LOW", "MID-LOW", "MID", "MID-HIGH", "HIGH"]
-    assert 1 <= r.best_epoch <= r.epochs <= FAST["max_epochs"]
+    assert 1 <= r.best_epoch <= r.epochs <= FAST.max_epochs
 
 
 def test_runs_pair_with_brick_wall_probes():
     states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
-    runs = gated_probe_runs(states, 2, runs=2, seed=0, progress=False, **{**FAST, "max_epochs": 2})
+    runs = gated_probe_runs(states, 2, runs=2, seed=0, recipe=FAST.with_cap(2), gate=GATE, progress=False)
     assert runs.gates.shape == (2, 32) and len(runs.band_means) == 2
     assert runs.correct[GATED].shape == (2, len(states["test"]))
-    again = train_gated_probe(states["train"], states["val"], states["test"], 2, seed=1, **{**FAST, "max_epochs": 2})
+    again = train_gated_probe(states["train"], states["val"], states["test"], 2, FAST.with_cap(2), seed=1, gate=GATE)
     assert np.array_equal(again.test_pred == states["test"].labels.numpy(), runs.correct[GATED][1])  # seed + run
     feats = {s: st.features() for s, st in states.items()}
-    orig = probe_conditions(feats, 2, ("ORIG",), runs=1, seed=0, progress=False, max_epochs=2)
+    orig = probe_conditions(feats, 2, ("ORIG",), runs=1, seed=0, recipe=ProbeRecipe(max_epochs=2), progress=False)
     both = combine_runs(orig, runs)
     groups = feats["test"].window.numpy()
     table = summarise(both, feats["test"], groups, n_boot=50)
@@ -148,7 +154,7 @@ def test_a_resample_keeps_each_drawn_windows_rows_and_weights():
 
 def test_resampled_runs_train_on_different_windows_drawn_from_their_seed():
     states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
-    kw = {**FAST, "max_epochs": 2}
+    kw = dict(recipe=FAST.with_cap(2), gate=GATE)
     plain = gated_probe_runs(states, 2, runs=2, seed=0, progress=False, **kw)
     resampled = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, progress=False, **kw)
     again = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, progress=False, **kw)
@@ -162,7 +168,25 @@ def test_resampled_runs_train_on_different_windows_drawn_from_their_seed():
 def test_training_rejects_bad_input():
     s = synthetic(3, 0, "low")
     with pytest.raises(ValueError, match="labels must lie"):
-        train_gated_probe(s, s, s, 1, seed=0, max_epochs=1)
+        train_gated_probe(s, s, s, 1, ProbeRecipe(max_epochs=1), seed=0)
+    with pytest.raises(ValueError, match="reads raw states"):
+        train_gated_probe(s, s, s, 2, ProbeRecipe(max_epochs=1, standardize=True), seed=0)
+
+
+@pytest.mark.parametrize("cap", [2, 5])
+def test_the_gated_probe_and_its_runs_train_to_the_recipe_s_cap(cap):
+    """The cap is the recipe's (no default of the gated probe's own): with ``patience=None``
+    every run trains exactly ``max_epochs`` epochs, alone, in runs and beside its control."""
+    states = {"train": synthetic(6, 0, "low"), "val": synthetic(3, 1, "low"), "test": synthetic(3, 2, "low")}
+    recipe = ProbeRecipe(max_epochs=cap, patience=None, lr=0.02)
+    one = train_gated_probe(states["train"], states["val"], states["test"], 2, recipe, seed=0, gate=GATE)
+    assert one.epochs == len(one.history) == cap
+    runs = gated_probe_runs(states, 2, 2, 0, recipe, gate=GATE, progress=False)
+    assert runs.table["epochs"].tolist() == [cap, cap]
+    learned, control = gate_and_control_runs(states, 2, 1, 0, recipe, gate=GATE, progress=False)
+    assert learned.table["epochs"].tolist() == control.table["epochs"].tolist() == [cap]
+    with pytest.raises(ValueError, match="reads raw states"):
+        gate_and_control_runs(states, 2, 1, 0, replace(recipe, standardize=True), gate=GATE, progress=False)
 
 
 # --------------------------------------------------------------------------- the all-pass control
@@ -189,7 +213,7 @@ def test_the_all_pass_gate_is_the_identity_with_nothing_to_learn():
 
 def test_the_all_pass_control_trains_exactly_like_the_learned_gate():
     states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
-    kw = {**FAST, "max_epochs": 3}
+    kw = dict(recipe=FAST.with_cap(3), gate=GATE)
     control = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, condition=ALL_PASS, all_pass=True, progress=False, **kw)
     assert set(control.correct) == {ALL_PASS, MAJORITY} and (control.gates == 1).all()
     assert (control.band_means.to_numpy() == 1).all()
@@ -199,10 +223,11 @@ def test_the_all_pass_control_trains_exactly_like_the_learned_gate():
     one = train_gated_probe(train, states["val"], states["test"], 2, seed=1, all_pass=True, **kw)
     np.testing.assert_array_equal(one.test_pred == states["test"].labels.numpy(), control.correct[ALL_PASS][1])
     # the same as the learned pipeline with its gate pinned at 1 (a gate lr of 0 from a gate of ~1)
-    pinned = train_gated_probe(train, states["val"], states["test"], 2, seed=1, init=1 - 1e-7, **{**kw, "gate_lr": 0.0})
+    pinned_gate = replace(GATE, init=1 - 1e-7, gate_lr=0.0)
+    pinned = train_gated_probe(train, states["val"], states["test"], 2, kw["recipe"], seed=1, gate=pinned_gate)
     losses = [[h["train_loss"], h["val_loss"]] for h in one.history]
     np.testing.assert_allclose(losses, [[h["train_loss"], h["val_loss"]] for h in pinned.history], rtol=1e-4)
-    assert len(one.history) == kw["max_epochs"]
+    assert len(one.history) == kw["recipe"].max_epochs
     learned = gated_probe_runs(states, 2, runs=2, seed=0, resample=True, progress=False, **kw)
     assert not np.allclose(learned.gates, 1.0)  # the learned gate moved; the control did not
     assert combine_runs(learned, control).correct.keys() >= {GATED, ALL_PASS}
@@ -212,25 +237,25 @@ def test_the_all_pass_control_trains_exactly_like_the_learned_gate():
         np.testing.assert_array_equal(got.correct[cond], want.correct[cond])
         np.testing.assert_array_equal(got.gates, want.gates)
         assert list(got.table["condition"].unique()) == [cond]
-    with pytest.raises(ValueError, match="all_pass"):
+    with pytest.raises(TypeError, match="all_pass"):  # it trains both; there is nothing to choose
         gate_and_control_runs(states, 2, runs=1, seed=0, all_pass=True, progress=False, **kw)
 
 
 def test_the_gate_and_its_control_continue_past_their_cap_as_a_higher_cap_trains_them():
     states = {"train": synthetic(12, 0, "low"), "val": synthetic(4, 1, "low"), "test": synthetic(4, 2, "low")}
-    kw = dict(runs=2, seed=0, resample=True, progress=False)
-    short = combine_runs(*gate_and_control_runs(states, 2, **kw, **{**FAST, "max_epochs": 2}))
+    kw = dict(runs=2, seed=0, gate=GATE, resample=True, progress=False)
+    short = combine_runs(*gate_and_control_runs(states, 2, recipe=FAST.with_cap(2), **kw))
     assert all(s is not None for c in (GATED, ALL_PASS) for s in short.resume[c])
-    long = gate_and_control_runs(states, 2, **kw, **{**FAST, "max_epochs": 5})
-    went_on = gate_and_control_runs(states, 2, resume=short, **kw, **{**FAST, "max_epochs": 5})
+    long = gate_and_control_runs(states, 2, recipe=FAST.with_cap(5), **kw)
+    went_on = gate_and_control_runs(states, 2, recipe=FAST.with_cap(5), resume=short, **kw)
     for got, want, cond in zip(went_on, long, (GATED, ALL_PASS)):
         pd.testing.assert_frame_equal(got.table, want.table)
         np.testing.assert_array_equal(got.correct[cond], want.correct[cond])
         np.testing.assert_array_equal(got.gates, want.gates)
-    alone = gated_probe_runs(states, 2, resume=short, **kw, **{**FAST, "max_epochs": 5})
+    alone = gated_probe_runs(states, 2, recipe=FAST.with_cap(5), resume=short, **kw)
     np.testing.assert_array_equal(alone.gates, long[0].gates)
     # from a zero gate and probe, another run: the states are what it goes on from
-    assert not np.allclose(gated_probe_runs(states, 2, resume=zeroed(short), **kw, **{**FAST, "max_epochs": 5}).gates, long[0].gates)
+    assert not np.allclose(gated_probe_runs(states, 2, recipe=FAST.with_cap(5), resume=zeroed(short), **kw).gates, long[0].gates)
 
 
 # --------------------------------------------------------------------------- old pickles

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -11,6 +13,7 @@ from prismlib.probing import (
     MAJORITY,
     Features,
     ProbeComparison,
+    ProbeRecipe,
     ProbeRuns,
     accuracy_sums,
     best_on_validation,
@@ -34,7 +37,7 @@ def blobs(n: int, classes: int, seed: int, dim: int = 8):
 
 
 def test_learns_a_separable_problem():
-    r = train_probe(blobs(600, 4, 0), blobs(200, 4, 1), blobs(200, 4, 2), 4, seed=0, batch_size=32)
+    r = train_probe(blobs(600, 4, 0), blobs(200, 4, 1), blobs(200, 4, 2), 4, ProbeRecipe(max_epochs=30, batch_size=32), seed=0)
     assert r.accuracy > 0.95 and r.val_accuracy > 0.95
     assert 1 <= r.best_epoch <= r.epochs <= 30
 
@@ -43,32 +46,32 @@ def test_early_stopping_patience_one_halves_lr_then_stops():
     train = blobs(600, 4, 0)
     x, y, w = blobs(200, 4, 1)
     val = (x, (y + 1) % 4, w)  # fitting the training labels makes validation worse every epoch
-    r = train_probe(train, val, blobs(200, 4, 2), 4, seed=0, batch_size=32, max_epochs=30, patience=1)
+    r = train_probe(train, val, blobs(200, 4, 2), 4, ProbeRecipe(max_epochs=30, patience=1, batch_size=32), seed=0)
     assert r.epochs == 3 and r.best_epoch == 1 and r.resume is None  # stopped by its rule: nothing to continue
     assert [h["lr"] for h in r.history] == [1e-3, 1e-3, 5e-4]
     assert r.history[1]["val_loss"] > r.history[0]["val_loss"]
 
 
 def test_fixed_epochs_without_patience():
-    r = train_probe(blobs(100, 3, 0), blobs(50, 3, 1), blobs(50, 3, 2), 3, seed=0, max_epochs=3, patience=None)
+    r = train_probe(blobs(100, 3, 0), blobs(50, 3, 1), blobs(50, 3, 2), 3, ProbeRecipe(max_epochs=3, patience=None), seed=0)
     assert r.epochs == 3 and r.best_epoch == 3
 
 
 @pytest.mark.parametrize("patience", [1, None])
 def test_a_run_continued_past_its_cap_is_the_run_a_higher_cap_trains(patience):
     data = blobs(300, 4, 0), blobs(100, 4, 1), blobs(100, 4, 2)
-    kw = dict(seed=3, batch_size=32, patience=patience)
-    short = train_probe(*data, 4, max_epochs=3, **kw)
+    recipe = ProbeRecipe(max_epochs=3, patience=patience, batch_size=32)
+    short = train_probe(*data, 4, recipe, seed=3)
     assert short.epochs == 3 and short.resume is not None and len(short.resume.history) == 3
-    long = train_probe(*data, 4, max_epochs=9, **kw)
+    long = train_probe(*data, 4, recipe.with_cap(9), seed=3)
     for _ in range(2):  # the saved state is not consumed: continuing twice gives the same run
-        went_on = train_probe(*data, 4, max_epochs=9, resume=short.resume, **kw)
+        went_on = train_probe(*data, 4, recipe.with_cap(9), seed=3, resume=short.resume)
         assert went_on.history == long.history and went_on.best_epoch == long.best_epoch
         assert went_on.accuracy == long.accuracy and went_on.test_loss == long.test_loss
         np.testing.assert_array_equal(went_on.test_pred, long.test_pred)
     assert short.history == long.history[:3]
     with pytest.raises(ValueError, match="ran 3 epochs; a cap of 2 cannot continue it"):
-        train_probe(*data, 4, max_epochs=2, resume=short.resume, **kw)
+        train_probe(*data, 4, recipe.with_cap(2), seed=3, resume=short.resume)
 
 
 def test_weighted_metrics():
@@ -88,7 +91,7 @@ def feats(seed, n=120):
 
 def test_probe_conditions_and_majority_baseline():
     split = {"train": feats(0), "val": feats(1), "test": feats(2)}
-    runs = probe_conditions(split, 3, ("ORIG", "LOW"), runs=2, seed=0, batch_size=16, progress=False)
+    runs = probe_conditions(split, 3, ("ORIG", "LOW"), runs=2, seed=0, recipe=ProbeRecipe(max_epochs=30, batch_size=16), progress=False)
     df = runs.table
     assert list(df["condition"]) == ["ORIG", "ORIG", "LOW", "LOW"]
     means = df.groupby("condition").accuracy.mean()
@@ -117,8 +120,8 @@ def test_worker_processes_give_the_same_probes():
     the in-process run here, so both are the same computation."""
     split = {"train": feats(0, 60), "val": feats(1, 30), "test": feats(2, 30)}
     with torch_threads(1):
-        one = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False)
-    two = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, batch_size=16, progress=False, workers=2)
+        one = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, recipe=ProbeRecipe(max_epochs=30, batch_size=16), progress=False)
+    two = probe_conditions(split, 3, ("ORIG",), runs=2, seed=0, recipe=ProbeRecipe(max_epochs=30, batch_size=16), progress=False, workers=2)
     assert np.array_equal(one.correct["ORIG"], two.correct["ORIG"])
     assert np.allclose(one.table["test_loss"], two.table["test_loss"], atol=1e-5)
 
@@ -129,24 +132,26 @@ def test_standardize_scales_by_the_training_statistics_and_raw_is_the_default():
     train, val, test = shift(train), shift(val), shift(test)
     mean, std = train[0].mean(0), train[0].std(0)
     by_hand = [((x - mean) / std, y, w) for x, y, w in (train, val, test)]
-    a = train_probe(train, val, test, 3, seed=0, batch_size=16, max_epochs=4, standardize=True)
-    b = train_probe(*by_hand, 3, seed=0, batch_size=16, max_epochs=4)
+    recipe = ProbeRecipe(max_epochs=4, batch_size=16)
+    assert recipe.standardize is False
+    a = train_probe(train, val, test, 3, replace(recipe, standardize=True), seed=0)
+    b = train_probe(*by_hand, 3, recipe, seed=0)
     assert np.array_equal(a.test_pred, b.test_pred) and a.test_loss == pytest.approx(b.test_loss, rel=1e-4)
-    raw = train_probe(train, val, test, 3, seed=0, batch_size=16, max_epochs=4)
+    raw = train_probe(train, val, test, 3, recipe, seed=0)
     assert raw.test_loss != pytest.approx(a.test_loss, rel=1e-3)  # raw features are not rescaled
 
 
 def test_bad_inputs():
     good = blobs(20, 2, 0)
     with pytest.raises(ValueError, match="empty"):
-        train_probe(good, (good[0][:0], good[1][:0], good[2][:0]), good, 2, seed=0)
+        train_probe(good, (good[0][:0], good[1][:0], good[2][:0]), good, 2, ProbeRecipe(max_epochs=30), seed=0)
     with pytest.raises(ValueError, match=r"labels must lie in 0\.\.1"):
-        train_probe(good, good, (good[0], good[1] + 5, good[2]), 2, seed=0)
+        train_probe(good, good, (good[0], good[1] + 5, good[2]), 2, ProbeRecipe(max_epochs=30), seed=0)
 
 
 def test_probe_comparison_is_the_task_s_accuracies_differences_and_gates():
     split = {"train": feats(0), "val": feats(1), "test": feats(2)}
-    runs = probe_conditions(split, 3, ("ORIG", "LOW"), runs=2, seed=0, batch_size=16, progress=False)
+    runs = probe_conditions(split, 3, ("ORIG", "LOW"), runs=2, seed=0, recipe=ProbeRecipe(max_epochs=30, batch_size=16), progress=False)
     groups = (split["test"].window.numpy() % 10).astype(str)
     cmp = ProbeComparison(runs, split["test"], groups, seed=3, n_boot=300)
     assert cmp.units == 10

@@ -12,6 +12,7 @@ import torch
 from prismlib.probing import (
     MAJORITY,
     Features,
+    ProbeRecipe,
     TaskData,
     Window,
     choice_changes,
@@ -19,8 +20,9 @@ from prismlib.probing import (
     choice_table,
     probe_task,
 )
+from prismlib.probing import probes as probes_module
 from prismlib.probing import study as study_module
-from prismlib.profiles import get_profile
+from prismlib.profiles import PROFILES, get_profile
 
 BANDS = ("LOW", "MID", "HIGH")
 
@@ -73,15 +75,41 @@ def test_probe_task_takes_the_profile_s_settings_and_names_conditions_without_pl
     real = study_module.probe_conditions
 
     def spy(*args, **kwargs):
-        seen.update(kwargs, runs=args[3], seed=args[4], classes=args[1])
+        seen.update(kwargs, runs=args[3], seed=args[4], classes=args[1], recipe=args[5])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(study_module, "probe_conditions", spy)
     feats = {"train": tiny_features(0), "val": tiny_features(1), "test": tiny_features(2)}
     runs, table = probe_task(feats, tiny_task(name), settings, ("ORIG", "LOW|outside"), seed=7)
-    assert seen["max_epochs"] == epochs and seen["patience"] == settings.patience and seen["standardize"] is False
-    assert (seen["runs"], seen["seed"], seen["classes"], seen["batch_size"]) == (2, 7, 3, 16)
+    assert seen["recipe"] == ProbeRecipe(max_epochs=epochs, patience=settings.patience, batch_size=16, standardize=False)
+    assert (seen["runs"], seen["seed"], seen["classes"]) == (2, 7, 3)
     assert list(table["condition"]) == ["ORIG", "LOW", MAJORITY] and set(runs.correct) == {"ORIG", "LOW|outside", MAJORITY}
     assert table["n_test_units"].iloc[0] == 10  # the task's windows are the units
-    probe_task(feats, tiny_task(name), settings, ("ORIG",), seed=7, runs=1, standardize=True)
-    assert seen["runs"] == 1 and seen["standardize"] is True
+    standardised = replace(ProbeRecipe.of(settings, name), standardize=True)
+    probe_task(feats, tiny_task(name), settings, ("ORIG",), seed=7, runs=1, recipe=standardised)
+    assert seen["runs"] == 1 and seen["recipe"] is standardised
+
+
+@pytest.mark.parametrize("profile_name", sorted(PROFILES))
+def test_each_profile_s_epoch_cap_reaches_the_probe_s_schedule(profile_name, monkeypatch):
+    """No restated default between the profile and the probe: the cap and patience that
+    :func:`fit_with_halving` runs with are the profile's, the MLM probe's ``mlm_epochs`` too."""
+    settings = replace(PROFILES[profile_name].probe, workers=1)  # in this process, where the spy is
+    seen = []
+    real = probes_module.fit_with_halving
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs["max_epochs"], kwargs["patience"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(probes_module, "fit_with_halving", spy)
+    feats = {"train": tiny_features(0), "val": tiny_features(1), "test": tiny_features(2)}
+    for name in ("pos", "mlm"):
+        seen.clear()
+        probe_task(feats, tiny_task(name), settings, ("ORIG",), seed=0, runs=1)
+        assert seen == [(settings.epochs_for(name), settings.patience)], name
+        seen.clear()
+        probe_task(feats, tiny_task(name), settings, ("ORIG",), seed=0, runs=1, recipe=ProbeRecipe.of(settings, name).with_cap(7))
+        assert seen == [(7, settings.patience)], name
+    # a profile where the two caps differ, so that a cap from anywhere but the task's own shows
+    assert any(p.probe.epochs_for("mlm") != p.probe.epochs_for("pos") for p in PROFILES.values())
