@@ -17,6 +17,8 @@ installment  one installment of a pretraining (``train --minutes``): a budget's 
              the local or the committed state, then the committed state; the recipe
              of a profile's ``PretrainSettings``
 projection   a pilot curve projected to a budget (log-linear gain, power law)
+encoder      the committed pretraining as a Hugging Face encoder folder (built
+             once per record, in the cache) and its masked-LM premise gate
 ============ ==================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.pretrain
@@ -127,6 +129,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "fit_log_linear",
         "Projection",
         "project",
+    ),
+    "encoder": (
+        "PREMISE_GATE",
+        "BUILT",
+        "PretrainingNotDone",
+        "PretrainedEncoder",
+        "committed_encoder",
+        "pretrained_premise",
     ),
 }
 

@@ -1,0 +1,181 @@
+"""The committed pretraining as an encoder (prismlib.pretrain.encoder), on a tiny pretraining of
+generated text written as its committed state: the Hugging Face folder gives the record model's
+hidden states and MLM logits, is built once per record and rebuilt for another; a flipped byte,
+a missing record and an unfinished schedule build nothing (the last two naming the fix); the
+premise gate passes from PREMISE_GATE nats up."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from prismlib.paths import OUTPUT_ENV
+from prismlib.pretrain import (
+    BUILT,
+    PREMISE_GATE,
+    WEIGHTS,
+    PretrainedEncoder,
+    PretrainingNotDone,
+    committed_encoder,
+    pretrain,
+    pretrain_config,
+    pretrain_installment,
+    pretrained_premise,
+    pretraining_tokenizer,
+    read_state,
+    synthetic_inputs,
+    write_state,
+)
+from prismlib.probing import MASKED_LM_PREMISE, hidden_states, load_encoder
+from prismlib.profiles import PretrainSettings
+from prismlib.records import BadRecord
+
+SETTINGS = PretrainSettings(
+    "1x32h2", seq_len=32, batch_size=8, lr=3e-3, warmup_steps=3, total_steps=8, long_seq_len=64, long_share=0.25,
+    threads=1, eval_every=4, checkpoint_every=4, heldout_inputs=16,
+)  # fmt: skip
+"""A tiny recipe with both phases (steps 0-5 at 32 tokens, 6-7 at 64), done after 8 steps."""
+CLEAN = "0" * 40
+KW = {"eval_every": 4, "checkpoint_every": 4, "heldout_inputs": 16, "threads": 1, "progress": False}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return synthetic_inputs(seq_len=32, n_docs=300, long_seq_len=64)
+
+
+def _installment(data, minutes, records, machine):
+    return pretrain_installment(SETTINGS, minutes, records, machine, data=data, progress=False, say=lambda _: None)
+
+
+@pytest.fixture(scope="module")
+def done(data, tmp_path_factory):
+    """The records folder holding the done committed state of SETTINGS (one installment)."""
+    tmp = tmp_path_factory.mktemp("done")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("prismlib.records.loaded_commit", lambda: CLEAN)  # records are written from committed code only
+        outcome = _installment(data, 60, tmp / "records", tmp / "machine")
+    assert outcome.done
+    return tmp / "records"
+
+
+@pytest.fixture(autouse=True)
+def out(tmp_path, monkeypatch):
+    """An empty output root: the encoder folders go to its .cache/encoders/."""
+    root = tmp_path / "out"
+    monkeypatch.setenv(OUTPUT_ENV, str(root))
+    return root
+
+
+def _state(data, folder):
+    inputs = data.inputs
+    return read_state(folder, pretrain_config(SETTINGS), inputs.corpus_digest, inputs.tokenizer_digest)
+
+
+def _copy(records, tmp_path):
+    copy = tmp_path / "records"
+    shutil.copytree(records, copy)
+    return copy
+
+
+def test_the_folder_is_the_record_model_as_a_hugging_face_encoder(data, done, out):
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    encoder = committed_encoder(SETTINGS, done, data)
+    state = _state(data, done / encoder.key)
+    last = state.curve[-1]
+    assert encoder.folder == out / ".cache" / "encoders" / f"pretrained-{encoder.key}"
+    assert (encoder.size, encoder.steps, encoder.tokens, encoder.seq_len) == ("1x32h2", 8, 8 * 8 * 32, 64)  # read at the long length
+    assert (encoder.heldout_loss, encoder.unigram_loss, encoder.gain) == (last["heldout_loss"], last["unigram_loss"], last["gain"])
+    ids = data.long_inputs.heldout[0].tolist()  # [CLS] ... [SEP], 64 ids
+    loaded = load_encoder(str(encoder.folder), device="cpu")
+    # exact, no tolerance: the same fp32 values (the committed fp16 ones) through the same CPU kernels at the same thread count
+    with torch.no_grad():
+        batch = torch.tensor([ids])
+        reference = state.model.bert(input_ids=batch, attention_mask=torch.ones_like(batch), output_hidden_states=True)
+        logits = state.model(input_ids=batch).logits
+        mlm = AutoModelForMaskedLM.from_pretrained(str(encoder.folder)).eval()
+        assert torch.equal(mlm(input_ids=batch).logits, logits)
+    assert len(reference.hidden_states) == 2
+    for layer, expected in enumerate(reference.hidden_states):
+        assert torch.equal(hidden_states(loaded, ids, layer), expected[0]), layer
+    text = "The committed pretraining, read as an encoder."
+    assert AutoTokenizer.from_pretrained(str(encoder.folder))(text)["input_ids"] == pretraining_tokenizer()(text)["input_ids"]
+    assert loaded.tokenizer.model_max_length == 512
+
+
+def test_the_folder_is_built_once_per_record_and_rebuilt_for_another(data, done, tmp_path, monkeypatch):
+    records = _copy(done, tmp_path)
+    first = committed_encoder(SETTINGS, records, data)
+    weights = first.folder / "model.safetensors"
+    before = (first.folder.stat().st_ino, weights.stat().st_mtime_ns, (first.folder / BUILT).read_text())
+    again = committed_encoder(SETTINGS, records, data)
+    assert again == first
+    assert (again.folder.stat().st_ino, weights.stat().st_mtime_ns, (again.folder / BUILT).read_text()) == before
+    # another record of the same recipe (a run crossing a boundary at step 4): other weights, the same key
+    config, inputs = pretrain_config(SETTINGS), data.inputs
+    other = pretrain(
+        config, inputs, tmp_path / "other", mask_id=data.mask_id, special=data.special, long_inputs=data.long_inputs, boundaries=[4], **KW
+    )
+    monkeypatch.setattr("prismlib.records.loaded_commit", lambda: CLEAN)
+    write_state(records / first.key, config, other, inputs.corpus_digest, inputs.tokenizer_digest)
+    rebuilt = committed_encoder(SETTINGS, records, data)
+    assert rebuilt.folder == first.folder and rebuilt.folder.stat().st_ino != before[0]
+    assert (rebuilt.folder / BUILT).read_text() != before[2]
+    assert [p.name for p in rebuilt.folder.parent.iterdir()] == [rebuilt.folder.name]  # no .part, .old or .lock left
+    loaded = load_encoder(str(rebuilt.folder), device="cpu")
+    new = other.model.bert.encoder.layer[0].output.dense.weight.detach().half().float()
+    assert torch.equal(loaded.model.encoder.layer[0].output.dense.weight, new)
+    assert not torch.equal(new, _state(data, done / first.key).model.bert.encoder.layer[0].output.dense.weight)
+
+
+def test_a_flipped_byte_in_the_record_weights_is_refused_even_with_a_built_folder(data, done, tmp_path):
+    records = _copy(done, tmp_path)
+    built = committed_encoder(SETTINGS, records, data)
+    weights = records / built.key / WEIGHTS
+    raw = bytearray(weights.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    weights.write_bytes(bytes(raw))
+    with pytest.raises(BadRecord) as err:
+        committed_encoder(SETTINGS, records, data)
+    assert err.value.path == weights and str(err.value).startswith(f"{weights}: ") and "\n" not in str(err.value)
+
+
+def test_a_missing_record_and_an_unfinished_schedule_name_the_fix(data, out, monkeypatch):
+    records = out / "results" / "cpu" / "pretrain"  # where cpu-long keeps them, so the fix names them as committed
+    with pytest.raises(PretrainingNotDone) as err:
+        committed_encoder(SETTINGS, records, data)
+    key = err.value.folder.name
+    fix = (
+        "run `python -m prismlib train --profile cpu-long --minutes 110` until it is done (each installment goes on from the last), "
+        f"then commit results/cpu/pretrain/{key} and results/cpu/training.json"
+    )
+    assert (err.value.folder, err.value.steps, err.value.total_steps) == (records / key, 0, 8)
+    assert str(err.value) == f"the 1x32h2 BERT has no committed pretraining (results/cpu/pretrain/{key}: step 0 of 8): {fix}"
+    monkeypatch.setattr("prismlib.records.loaded_commit", lambda: CLEAN)
+    assert _installment(data, 1e-9, records, out / "machine").steps == 1  # the budget spent at the first step
+    with pytest.raises(PretrainingNotDone) as err:
+        committed_encoder(SETTINGS, records, data)
+    assert (err.value.steps, err.value.total_steps) == (1, 8)
+    assert str(err.value) == f"the 1x32h2 BERT's pretraining is not done (results/cpu/pretrain/{key}: step 1 of 8): {fix}"
+    assert not (out / ".cache" / "encoders").exists()  # nothing built
+
+
+def _encoder(gain):
+    return PretrainedEncoder(Path("x"), "k", "4x256", 8054, 32_989_184, heldout_loss=7.0 - gain, unigram_loss=7.0, seq_len=512)
+
+
+def test_the_premise_passes_from_premise_gate_nats_up():
+    assert PREMISE_GATE == 1.5  # issue 76's gate
+    passed = pretrained_premise(_encoder(1.5))
+    assert passed.passed and passed.name == MASKED_LM_PREMISE
+    assert not pretrained_premise(_encoder(1.49)).passed and pretrained_premise(_encoder(1.51)).passed
+    assert not pretrained_premise(_encoder(1.6), gate=2.0).passed and pretrained_premise(_encoder(0.1), gate=0.0).passed
+    assert passed.detail == (
+        "the 4x256 BERT pretrained here with masked LM on 32,989,184 tokens gains +1.500 nats per masked token over the unigram "
+        "model on held-out text (unigram 7.000, model 5.500, at 512 tokens), gate 1.50"
+    )
+    assert "\n" not in passed.detail
