@@ -206,6 +206,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "optimisation_gate",
         "task_claims",
         "section_claims",
+        "section_claims_from_runs",
     ),
 }
 
