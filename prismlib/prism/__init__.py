@@ -10,7 +10,8 @@ sanity           the MLM sanity gate: each trained arm's held-out MLM loss again
 seeds            training seeds: seeded condition names, seed means, one interval over units and seeds, the seeds gate,
                  a Table 1 row's accuracy columns
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
-verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability)
+verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability); a Fig. 5
+                 claim tested at every near-window width
 table1_claims    Table 1 and App. B's claims with their gates; the names and paper numbers of notebook 03
 ================ ================================================================
 
@@ -118,6 +119,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DIP_WIDTHS",
         "span_regions",
         "fig5_summary",
+        "fig5_by_seed",
         "bootstrap_ci",
     ),
     "verdicts": (
@@ -128,6 +130,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "sector_condition",
         "Section4Gates",
         "stable_since_decay",
+        "Fig5Key",
+        "claim_at_every_width",
     ),
     "table1_claims": (
         "TASK_NAMES",
