@@ -111,7 +111,6 @@ from prismlib.probing import (
     OWN_TASKS,
     PROFILE_TASKS,
     TASKS,
-    ProbeComparison,
     ProbeRecipe,
     cap_table,
     capped_conditions,
@@ -132,6 +131,7 @@ from prismlib.probing import (
     section3_claims,
     specialisation_table,
     specialisation_tests,
+    task_comparison,
     with_cap_gates,
     with_runs,
 )
@@ -288,15 +288,8 @@ plt.show()
 # A task's claims are testable only if its ORIG probe beats always answering the
 # training set's most frequent class, outside the test-set noise.
 
-
 # %% tags=["nbval-check-output"]
-def comparison(runs, name):
-    """The paired comparisons of one task's probe runs over its test units."""
-    test = features[name][LAST]["test"]
-    return ProbeComparison(runs, test, tasks[name].row_groups("test", test.window), seed=P.seed, task=name)
-
-
-compare = {name: comparison(probes[name], name) for name in PROBE_TASKS}
+compare = {name: task_comparison(probes[name], features[name][LAST], tasks[name], seed=P.seed) for name in PROBE_TASKS}
 gates = {name: compare[name].gate() for name in PROBE_TASKS}
 pd.DataFrame(
     {
@@ -531,7 +524,7 @@ longer = {
     if capped[name]
 }
 longer_probes = {name: longer.get(name, probes[name]) for name in PROBE_TASKS}
-compare_doubled = {name: comparison(longer_probes[name], name) for name in PROBE_TASKS}
+compare_doubled = {name: task_comparison(longer_probes[name], features[name][LAST], tasks[name], seed=P.seed) for name in PROBE_TASKS}
 specialisation_doubled = specialisation_tests({name: compare_doubled[name] for name in CLAIM_TASKS}, MIDPOINT)
 cap_seconds = time.perf_counter() - t0
 capped_probes = capped_table(probes, longer_probes, caps)

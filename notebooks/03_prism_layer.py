@@ -98,6 +98,7 @@ from prismlib.prism import (
     UNIT_NAMES,
     Section4Gates,
     SeedComparison,
+    accuracy_columns,
     arm_of,
     articles_line,
     earlier,
@@ -110,7 +111,6 @@ from prismlib.prism import (
     section4_models,
     sector_condition,
     sector_sizes,
-    seeds_interval,
     spread_row,
     trained_weights,
     unigram_logprobs,
@@ -435,32 +435,14 @@ print(overview.round(1).to_string())
 # (within a seed), the majority class, and the paper's number where it has one
 # (`original` is App. B.2; the paper has no untrained prism).
 
-
 # %%
-def accuracy_columns(name: str, cond: str) -> dict[str, float]:
-    """Accuracy of ``cond`` on task ``name``: over test units (seed means) and over test units and training seeds."""
-    c, iv = compare[name], compare[name].accuracy(cond)
-    per_seed = c.seed_accuracy(cond) if c.counts.get(cond, 0) else {}
-    over = seeds_interval(iv, list(per_seed.values()))
-    return {
-        "mean": iv.effect,
-        "ci_low": iv.low,
-        "ci_high": iv.high,
-        "seeds": c.counts.get(cond, 0),
-        "seeds_ci_low": over.low if over else np.nan,
-        "seeds_ci_high": over.high if over else np.nan,
-        "sd_seeds": spread_row(per_seed)["sd"] if per_seed else np.nan,
-        "sd_runs": runs_sd.get((name, cond), np.nan),
-    }
-
-
 T1_ARMS = ("original", "prism_untrained", "baseline", "baseline_prism_untrained", "prism")
 table1 = pd.DataFrame(
     [
         {
             "arm": a,
             "task": name,
-            **accuracy_columns(name, a),
+            **accuracy_columns(compare[name], a, runs_sd.get((name, a), np.nan)),
             "majority": compare[name].accuracy(MAJORITY).effect,
             "paper": TABLE1_PAPER.get((name, a), np.nan),
         }
@@ -529,7 +511,7 @@ appendix_b = pd.DataFrame(
             "model": MODEL_NAMES.get(cond, MODEL_NAMES["prism"]),
             "features": cond.removeprefix("prism ") if cond.startswith("prism ") else "all units",
             "task": TASK_NAMES[name],
-            **accuracy_columns(name, cond),
+            **accuracy_columns(compare[name], cond, runs_sd.get((name, cond), np.nan)),
             "paper accuracy": paper,
         }
         for (sec, cond, name), paper in APPENDIX_B_PAPER.items()

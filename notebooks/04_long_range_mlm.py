@@ -75,8 +75,10 @@ from prismlib.prism import (
     DIP_WIDTHS,
     article_mean,
     bootstrap_ci,
+    claim_at_every_width,
     earlier,
     every_seed,
+    fig5_by_seed,
     fig5_inputs,
     fig5_summary,
     heldout_logprobs,
@@ -306,21 +308,9 @@ plt.show()
 # *prism − baseline*) to the bootstrap over articles (`both_iv`,
 # `prismlib.stats.combined_interval`).
 
-
 # %%
-def fig5_by_seed(near: int = 10) -> dict[int, dict]:
-    """Fig. 5's summary of each training seed's two models (its point estimates are the seeds' part of an interval)."""
-    return {
-        s: fig5_summary(
-            {a: logp[seeded(a, s)] for a in ARMS4}, {a: masked15[seeded(a, s)] for a in ARMS4}, articles, S.span, near,
-            n_boot=S.bootstrap, seed=P.seed,
-        )
-        for s in S.seeds
-    }  # fmt: skip
-
-
 summary_iv = fig5_summary(mean_logp, mean15, articles, S.span, n_boot=S.bootstrap, seed=P.seed)
-summary_by_seed = fig5_by_seed()
+summary_by_seed = fig5_by_seed(logp, masked15, articles, S.span, S.seeds, arms=ARMS4, n_boot=S.bootstrap, seed=P.seed)
 seed_values = seed_effects(summary_by_seed)
 both_iv = {k: seeds_interval(iv, seed_values[k]) for k, iv in summary_iv.items()}  # over articles and seeds
 earlier_iv = (
@@ -407,7 +397,8 @@ print(f"difference of the dips (prism - BERT) = {d} (with the seeds {both_iv[('p
 # %%
 rows, by_width = [], {}
 for w in DIP_WIDTHS:
-    pooled, over = fig5_summary(mean_logp, mean15, articles, S.span, w, n_boot=S.bootstrap, seed=P.seed), seed_effects(fig5_by_seed(w))
+    pooled = fig5_summary(mean_logp, mean15, articles, S.span, w, n_boot=S.bootstrap, seed=P.seed)
+    over = seed_effects(fig5_by_seed(logp, masked15, articles, S.span, S.seeds, w, arms=ARMS4, n_boot=S.bootstrap, seed=P.seed))
     early = (
         fig5_summary(
             seed_means({v: logp[earlier(v)] for v in models}), seed_means({v: masked15[earlier(v)] for v in models}),
@@ -551,50 +542,51 @@ claims = [
     for text, paper, test, key, gates in rows
 ]
 
-
-def width_claim(text: str, paper: str, make, key: tuple[str, str], gates: tuple[Gate, ...]) -> Claim:
-    """A dip claim tested at every near-window width of DIP_WIDTHS (``make``: interval, width -> Test; all needed)."""
-    tests, stable = [], []
-    for w in DIP_WIDTHS:
-        pooled, over, early = by_width[w]
-        t = seeds_test(make(pooled[key], w), over[key])  # the seed means over articles, with the seeds' spread
-        tests.append(t)
-        stable.append(stable_since_decay(t, early[key].effect if early else None, t.label, "BERT or BERT + Prism"))
-    return Claim("04", text, paper, tuple(tests), (*gates, seeds[key[0]], *stable), "nats")
-
-
 WIDTHS = "/".join(map(str, DIP_WIDTHS))
+MISSING = "BERT or BERT + Prism"  # what a failed stability gate names as lacking an earlier checkpoint
 NEAR_GATES = (*trained["prism"], *trained["baseline"], near_gates["prism"], near_gates["baseline"])
 claims += [
-    width_claim(
+    claim_at_every_width(
+        "04",
         f"BERT + Prism dips next to the masked region by at least {MIN_NATS:g} nats at every near window ({WIDTHS} tokens each "
         "side; log p 11-50 tokens away minus the near window)",
         PAPER_DIP,
         lambda x, w: Test.superiority(x, MIN_NATS, label=f"dip of BERT + Prism, near {w}"),
         ("prism", "dip"),
-        (*trained["prism"], near_gates["prism"]),
+        by_width,
+        (*trained["prism"], near_gates["prism"], seeds["prism"]),
+        missing=MISSING,
     ),
-    width_claim(
+    claim_at_every_width(
+        "04",
         f"BERT does not dip next to the masked region: its dip within ±{DIP_MARGIN:g} nats at every near window ({WIDTHS} tokens)",
         PAPER_NO_DIP,
         lambda x, w: Test.equivalence(x, DIP_MARGIN, f"dip of BERT, near {w}"),
         ("baseline", "dip"),
-        (*trained["baseline"], near_gates["baseline"]),
+        by_width,
+        (*trained["baseline"], near_gates["baseline"], seeds["baseline"]),
+        missing=MISSING,
     ),
-    width_claim(
+    claim_at_every_width(
+        "04",
         f"the dip is deeper for BERT + Prism than for BERT, by at least {MIN_NATS:g} nats at every near window ({WIDTHS} tokens)",
         f"{PAPER_DIP}; {PAPER_NO_DIP}",
         lambda x, w: Test.superiority(x, MIN_NATS, label=f"prism - BERT, dip, near {w}"),
         ("prism - baseline", "dip"),
-        NEAR_GATES,
+        by_width,
+        (*NEAR_GATES, seeds["prism - baseline"]),
+        missing=MISSING,
     ),
-    width_claim(
+    claim_at_every_width(
+        "04",
         f"the deeper dip of BERT + Prism reflects dependence on the redacted distant context: prism - BERT dip at least "
         f"{MIN_NATS:g} nats at every near window ({WIDTHS} tokens), with both heads using context inside the span",
         "Sec. 4.3: the dips 'adjacent to the redacted text, indicating dependence on (redacted) distant context'",
         lambda x, w: Test.superiority(x, MIN_NATS, label=f"prism - BERT, dip, near {w} (read as distant context)"),
         ("prism - baseline", "dip"),
-        (*NEAR_GATES, span_gates["prism"], span_gates["baseline"]),
+        by_width,
+        (*NEAR_GATES, span_gates["prism"], span_gates["baseline"], seeds["prism - baseline"]),
+        missing=MISSING,
     ),
 ]
 failed = sorted({g.name for c in claims for g in c.failed_gates})

@@ -87,7 +87,7 @@ from IPython.display import display
 from matplotlib.patches import Patch
 
 from prismlib import spectral
-from prismlib.claims import Claim, Gate, report
+from prismlib.claims import report
 from prismlib.data import load_wikitext
 from prismlib.plots import BAND_PALETTE, filter_responses, save_figure, save_table, set_theme, spectral_profile_figure
 from prismlib.probing import (
@@ -101,7 +101,6 @@ from prismlib.probing import (
     MATCHED_SMOOTH_CONDITIONS,
     TASKS,
     GateRecipe,
-    ProbeComparison,
     ProbeRecipe,
     band_spread,
     best_on_validation,
@@ -117,7 +116,7 @@ from prismlib.probing import (
     load_encoder,
     matched_windows,
     probe_conditions,
-    section_claims,
+    section_claims_from_runs,
     smoothed_profile,
     spectral_centre,
     summarise,
@@ -674,20 +673,19 @@ capped_probes.round(2)
 MIN_EFFECT = 1.0  # accuracy points: the smallest difference a "beats" claim counts, and the all-pass check's margin (our choice)
 SPREAD_MARGIN = 0.2  # gate units: a task has a spectral profile when its band means differ by more than this
 MODEL = ENCODER_NAMES[P.encoder]
-
-
-def claims_of(runs: dict, gates: dict, twins: dict) -> tuple[list[Claim], dict, dict]:
-    """This notebook's rows (`probing.section_claims`) from the probes ``runs``, the learned
-    gates ``gates`` and the energy twins ``twins`` of every task."""
-    compare = {n: ProbeComparison(runs[n], test_rows[n], groups[n], seed=P.seed, task=n) for n in TASKS}
-    band_means = {n: gates[n].band_means for n in TASKS}
-    return section_claims(
-        compare, band_means, twins, titles=TITLES, window=N, gate_runs=B.gate_runs, min_effect=MIN_EFFECT, spread_margin=SPREAD_MARGIN
-    )
-
-
-at_cap, task_rows, checks = claims_of(probes, gated, twins)
-doubled, doubled_rows, _ = claims_of(probes_doubled, gated_doubled, twins_doubled)
+# the rows are built twice from the same test rows and settings: at the probes' epoch cap and with it doubled
+CLAIM_INPUTS = {
+    "test": test_rows,
+    "groups": groups,
+    "seed": P.seed,
+    "titles": TITLES,
+    "window": N,
+    "gate_runs": B.gate_runs,
+    "min_effect": MIN_EFFECT,
+    "spread_margin": SPREAD_MARGIN,
+}
+at_cap, task_rows, checks = section_claims_from_runs(probes, gated, twins, **CLAIM_INPUTS)
+doubled, doubled_rows, _ = section_claims_from_runs(probes_doubled, gated_doubled, twins_doubled, **CLAIM_INPUTS)
 # each row also needs its verdict to stand with the probes' cap doubled; the tasks' rows share paper
 # sentences and their number can change with the cap (the learned gate's second row), so rows are matched task by task
 pairs = [(at_cap[:1], doubled[:1]), *((task_rows[n], doubled_rows[n]) for n in TASKS)]
@@ -695,13 +693,6 @@ claims = [c for rows, twin_rows in pairs for c in with_cap_gates(rows, twin_rows
 moved = pd.concat([cap_table(rows, twin_rows) for rows, twin_rows in pairs], ignore_index=True)
 print(f"verdicts the doubled epoch cap moves: {int(moved['moved'].sum())} of {len(moved)}")
 display(moved[moved["moved"]].round(2))
-
-
-def check_role(claim: Claim, gate: Gate) -> str:
-    """How the all-pass check enters ``claim``: as a gate, a win gate, or not at all ("")."""
-    role = "gate" if gate in claim.gates else "win gate" if gate in claim.win_gates else ""
-    return f"{claim.tests[0].label} ({role})" if role else ""
-
 
 check_table = pd.DataFrame(
     [
@@ -712,7 +703,7 @@ check_table = pd.DataFrame(
             "ci_high": ch.interval.high,
             f"within ±{MIN_EFFECT:g}": ch.test.verdict,
             "check": "passed" if ch.gate.passed else "failed",
-            "gates": "; ".join(r for c in task_rows[name] if (r := check_role(c, ch.gate))) or "no row",
+            "gates": "; ".join(r for c in task_rows[name] if (r := ch.role_in(c))) or "no row",
             "took the verdict of": "; ".join(c.tests[0].label for c in task_rows[name] if ch.gate in c.deciding_gates) or "none",
         }
         for name, ch in checks.items()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import jupytext
@@ -73,6 +74,31 @@ def test_notebook_pairs_agree(source: Path):
 def test_notebook_has_profile_parameter(source: Path):
     params = [c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1 and 'os.environ.get("PRISMLIB_PROFILE", "cpu")' in params[0].source
+
+
+def defined_functions(source: str) -> list[str]:
+    """``"name (line N)"`` of every ``def`` (``async def`` too) at any depth of the Python
+    ``source``, in line order: a notebook's ``.py`` holds its markdown as comments, so what
+    this finds is in a code cell."""
+    found = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [f"{n.name} (line {n.lineno})" for n in sorted(found, key=lambda n: n.lineno)]
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_defines_no_function(source: Path):
+    """A notebook reads like the paper section it reproduces: prose, parameters, a few calls
+    into prismlib, a figure, a table. A function belongs in the library, typed, documented and
+    tested, its inputs as arguments instead of the notebook's globals (docs/contributing.md)."""
+    defs = defined_functions(source.read_text())
+    assert not defs, f"{source.name} defines {', '.join(defs)}: move it into prismlib, beside the code of its concept, and call it"
+
+
+def test_the_def_check_finds_a_def_at_any_depth_and_none_in_prose_or_a_lambda():
+    src = (
+        "# %% [markdown]\n# def in prose is no function\n\n# %%\nkey = lambda x: x\n"
+        "for i in range(2):\n    def inner():\n        pass\nclass Rows:\n    async def fetch(self):\n        pass\n"
+    )
+    assert defined_functions(src) == ["inner (line 7)", "fetch (line 10)"]
 
 
 def test_notebook_sources_filter():

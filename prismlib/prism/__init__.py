@@ -7,9 +7,11 @@ staged_recipe    the cpu recipe: frozen lower layers, head warm-up, top layers
 corpus           section 4's text: training, stopping and held-out Fig. 5 inputs
 arms             Table 1's arms as cached, resumable training jobs, and the trained models
 sanity           the MLM sanity gate: each trained arm's held-out MLM loss against a unigram model
-seeds            training seeds: seeded condition names, seed means, one interval over units and seeds, the seeds gate
+seeds            training seeds: seeded condition names, seed means, one interval over units and seeds, the seeds gate,
+                 a Table 1 row's accuracy columns
 span_analysis    Fig. 5: masked-span scores, held-out scores, per-article means
-verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability)
+verdicts         the gates of Table 1 and App. B's claims (sanity, convergence, stability); a Fig. 5
+                 claim tested at every near-window width
 table1_claims    Table 1 and App. B's claims with their gates; the names and paper numbers of notebook 03
 ================ ================================================================
 
@@ -103,6 +105,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "seed_effects",
         "spread_row",
         "SeedComparison",
+        "accuracy_columns",
     ),
     "span_analysis": (
         "masked_span_logprobs",
@@ -116,6 +119,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DIP_WIDTHS",
         "span_regions",
         "fig5_summary",
+        "fig5_by_seed",
         "bootstrap_ci",
     ),
     "verdicts": (
@@ -126,6 +130,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "sector_condition",
         "Section4Gates",
         "stable_since_decay",
+        "Fig5Key",
+        "claim_at_every_width",
     ),
     "table1_claims": (
         "TASK_NAMES",

@@ -246,3 +246,38 @@ class SeedComparison:
             add(self.pooled),
             self.counts | {name: max(self.counts.get(p, 0) for p in parts)} if all(p in self.counts for p in parts) else self.counts,
         )
+
+
+def accuracy_columns(comparison: SeedComparison, condition: str, sd_runs: float = float("nan")) -> dict[str, float]:
+    """The accuracy columns of one row of Table 1 or App. B (notebook 03): ``condition``'s
+    accuracy (%) on one task, over test units and over test units and training seeds together.
+
+    Args:
+        comparison: the task's probes over training seeds.
+        condition: a condition without its seed (``"prism"``, ``"prism LOW sector"``).
+        sd_runs: the SD (points) over probe runs within a seed, averaged over the seeds; the
+            runs' table it comes from spans every task, so the caller computes it.
+
+    Returns:
+        ``mean``, ``ci_low``, ``ci_high``: the seed-mean predictions' accuracy and its interval
+        over test units; ``seeds``: how many seeds were probed (0: an untrained model);
+        ``seeds_ci_low``, ``seeds_ci_high``: the interval over units and seeds
+        (:func:`seeds_interval`, NaN with fewer than two seeds); ``sd_seeds``: the SD of the
+        seeds' accuracies (:func:`spread_row`, NaN without seeds); ``sd_runs`` as given.
+        Reported beside each other, the two intervals show how much of a contrast's noise is
+        training variance.
+    """
+    iv = comparison.accuracy(condition)
+    seeds = comparison.counts.get(condition, 0)
+    per_seed = comparison.seed_accuracy(condition) if seeds else {}
+    over = seeds_interval(iv, list(per_seed.values()))
+    return {
+        "mean": iv.effect,
+        "ci_low": iv.low,
+        "ci_high": iv.high,
+        "seeds": seeds,
+        "seeds_ci_low": over.low if over else float("nan"),
+        "seeds_ci_high": over.high if over else float("nan"),
+        "sd_seeds": spread_row(per_seed)["sd"] if per_seed else float("nan"),
+        "sd_runs": sd_runs,
+    }

@@ -5,12 +5,13 @@ middle span is masked; :func:`heldout_logprobs` scores 15%-masked held-out input
 MLM sanity check that :func:`unigram_logprobs` (the context-free baseline) gates.
 Several Fig. 5 inputs come from one article, so the intervals (:func:`article_mean`,
 :func:`span_minus_outside`, :func:`bootstrap_ci`) resample articles; the resampling
-itself is :mod:`prismlib.stats`'s.
+itself is :mod:`prismlib.stats`'s. :func:`fig5_summary` gives Fig. 5's numbers of the
+seed-mean models, :func:`fig5_by_seed` those of each training seed's models.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -18,6 +19,7 @@ import torch
 from torch import Tensor
 
 from prismlib.prism.mlm_training import mlm_head
+from prismlib.prism.seeds import seeded
 from prismlib.probing.masking import LOSS_IGNORE, mask_batch
 from prismlib.progress import progress_bar
 from prismlib.stats import LEVEL, N_BOOT, Interval, group_sums, paired_bootstrap, ratio_difference
@@ -340,6 +342,41 @@ def fig5_summary(
         seed=seed,
     )
     return out
+
+
+def fig5_by_seed(
+    logp: Mapping[str, np.ndarray],
+    masked15: Mapping[str, np.ndarray],
+    articles: np.ndarray,
+    span: tuple[int, int],
+    seeds: Sequence[int],
+    near: int = 10,
+    *,
+    arms: Sequence[str] = ("baseline", "prism"),
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> dict[int, dict[tuple[str, str], Interval]]:
+    """:func:`fig5_summary` of each training seed's own models alone: their effects are the
+    seeds' part of an interval over articles and seeds (:func:`prismlib.prism.seed_effects`,
+    then :func:`prismlib.prism.seeds_interval` or :func:`prismlib.prism.seeds_test`).
+
+    Args:
+        logp, masked15: each trained model's (``"prism#1"``: :func:`prismlib.prism.seeded`)
+            ``(N, length)`` span-masked log p and ``(N,)`` mean log p at 15% masked tokens,
+            as :func:`fig5_summary` reads them.
+        seeds: the training seeds, each with a model of every arm.
+        arms: the models compared (``baseline`` and ``prism``).
+        articles, span, near, n_boot, seed: as :func:`fig5_summary`'s.
+
+    Returns:
+        training seed -> that seed's :func:`fig5_summary`.
+    """
+    return {
+        s: fig5_summary(
+            {a: logp[seeded(a, s)] for a in arms}, {a: masked15[seeded(a, s)] for a in arms}, articles, span, near, n_boot=n_boot, seed=seed
+        )
+        for s in seeds
+    }
 
 
 def _mean_ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:

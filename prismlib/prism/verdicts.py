@@ -30,11 +30,14 @@ sector"`` (a sector's columns of that arm's features); the same condition of the
 earlier checkpoint carries the suffix :data:`EARLIER`, and a trained model's condition its seed
 after that (:func:`prismlib.prism.seeded`: ``"prism LOW sector@previous#1"``). The claims read
 the conditions without a seed: the seed-mean predictions.
+
+Notebook 04's dip claims carry the same seeds and stability gates, once for each near-window
+width (:func:`claim_at_every_width`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from prismlib.claims import Claim, Gate, Test, effect_stability_gate, stability_margin
@@ -180,3 +183,49 @@ def stable_since_decay(test: Test, earlier: float | None, name: str, missing: st
             f"not converged: no earlier checkpoint for {missing} (a run that never decayed, or a fixed budget)",
         )  # fmt: skip
     return effect_stability_gate(name, test.interval, earlier, stability_margin(test), "the last decay")
+
+
+Fig5Key = tuple[str, str]
+"""A number of Fig. 5: ``(model, quantity)``, e.g. ``("prism - baseline", "dip")`` (:func:`prismlib.prism.fig5_summary`)."""
+
+
+def claim_at_every_width(
+    notebook: str,
+    text: str,
+    paper: str,
+    make: Callable[[Interval, int], Test],
+    key: Fig5Key,
+    by_width: Mapping[int, tuple[Mapping[Fig5Key, Interval], Mapping[Fig5Key, Sequence[float]], Mapping[Fig5Key, Interval]]],
+    gates: Sequence[Gate],
+    *,
+    unit: str = "nats",
+    missing: str = "a trained model",
+) -> Claim:
+    """A Fig. 5 dip claim that must hold at every near-window width (notebook 04; the rule of
+    :data:`prismlib.prism.DIP_WIDTHS`, fixed before the run): one test per width, all needed,
+    each on the interval over articles and training seeds, each with its stability gate.
+
+    Args:
+        notebook, text, paper, unit: the :class:`~prismlib.claims.Claim`'s.
+        make: (the seed means' interval over articles, the width) -> the width's
+            :class:`~prismlib.claims.Test` (its label names the width).
+        key: the number of Fig. 5 the claim reads.
+        by_width: width -> ``(pooled, per_seed, earlier)``: :func:`~prismlib.prism.fig5_summary`
+            of the seed means, each number's per-seed effects
+            (:func:`~prismlib.prism.seed_effects`) and the summary of the models at the earlier
+            checkpoint (empty when there is none: the stability gate then fails).
+        gates: the claim's gates before the stability gates (its models' sanity, near or
+            span gates, the seeds gate).
+        missing: what has no earlier checkpoint, named in a failed stability gate.
+
+    Returns:
+        The claim: tests in ``by_width``'s order (each width's test widened by the seeds'
+        spread: :func:`~prismlib.prism.seeds_test`), gates ``gates`` then the widths'
+        :func:`stable_since_decay`.
+    """
+    tests, stable = [], []
+    for w, (pooled, per_seed, early) in by_width.items():
+        t = seeds_test(make(pooled[key], w), per_seed[key])
+        tests.append(t)
+        stable.append(stable_since_decay(t, early[key].effect if early else None, t.label, missing))
+    return Claim(notebook, text, paper, tuple(tests), (*gates, *stable), unit)

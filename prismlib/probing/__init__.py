@@ -13,7 +13,8 @@ recipe            how a probe trains (epoch cap, patience, rate, batches), built
 probes            the paper's softmax probe, its runs (continued past a cap), accuracy comparisons
 specialisation    bands x tasks on each task's scale: does a band do well only on its task,
                   and whose band profile is MLM's nearest?
-study             notebook 02's procedures: probe a task, the measured choices
+study             notebook 02's procedures: probe a task, its comparisons over test units, the
+                  measured choices
 cap_check         is the probes' epoch cap long enough? the capped conditions again at twice
                   the cap, and a gate on every claim whose verdict the cap decides
 fig4_claims       the claims of section 3 (Figure 4, the abstract) with their gates wired in
@@ -138,6 +139,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "study": (
         "probe_task",
+        "task_comparison",
         "choice_row",
         "choice_table",
         "choice_changes",
@@ -204,6 +206,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "optimisation_gate",
         "task_claims",
         "section_claims",
+        "section_claims_from_runs",
     ),
 }
 

@@ -26,7 +26,9 @@ claim would credit must beat it too (its win gate).
     the rows of one task in the notebook's order.
 :func:`section_claims`
     every row of the notebook: the learned profiles' order of the tasks
-    (:func:`prismlib.probing.profile_order_claim`), then each task's rows.
+    (:func:`prismlib.probing.profile_order_claim`), then each task's rows;
+    :func:`section_claims_from_runs` the same from the probes' runs as trained (the notebook
+    builds its rows twice: at the probes' epoch cap and with the cap doubled).
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from prismlib.claims import Claim, Gate, Test
-from prismlib.probing.features import CONDITIONS
-from prismlib.probing.learned_filter import ALL_PASS, GATED
+from prismlib.probing.features import CONDITIONS, Features
+from prismlib.probing.learned_filter import ALL_PASS, GATED, GatedRuns
 from prismlib.probing.matched_features import ENERGY_TWIN_CONDITIONS, MATCHED_HAAR_CONDITIONS, MATCHED_SMOOTH_CONDITIONS
-from prismlib.probing.probes import ProbeComparison, best_on_validation
+from prismlib.probing.probes import ProbeComparison, ProbeRuns, best_on_validation
 from prismlib.probing.spectral_profiles import PROFILE_ORDER, profile_order_claim
 from prismlib.spectral.bands import allocate_bands
 from prismlib.spectral.equal_energy import energy_twins
@@ -54,6 +57,7 @@ __all__ = [
     "optimisation_gate",
     "pipeline_check",
     "section_claims",
+    "section_claims_from_runs",
     "task_claims",
 ]
 
@@ -149,6 +153,13 @@ class PipelineCheck:
     @property
     def interval(self) -> Interval:
         return self.test.interval
+
+    def role_in(self, claim: Claim) -> str:
+        """How this check enters ``claim``, for the table of checks: ``"<its first test's
+        label> (gate)"`` when it decides every verdict of the claim, ``"... (win gate)"`` when
+        it can only take ``held`` away, ``""`` when the claim does not carry it."""
+        role = "gate" if self.gate in claim.gates else "win gate" if self.gate in claim.win_gates else ""
+        return f"{claim.tests[0].label} ({role})" if role else ""
 
 
 def pipeline_check(cmp: ProbeComparison, margin: float) -> PipelineCheck:
@@ -304,3 +315,47 @@ def section_claims(
         )
         claims += rows[name]
     return claims, rows, checks
+
+
+def section_claims_from_runs(
+    runs: Mapping[str, ProbeRuns],
+    gated: Mapping[str, GatedRuns],
+    twins: Mapping[str, str],
+    test: Mapping[str, Features],
+    groups: Mapping[str, np.ndarray],
+    *,
+    seed: int,
+    titles: Mapping[str, str],
+    window: int,
+    gate_runs: int,
+    min_effect: float,
+    spread_margin: float,
+) -> tuple[list[Claim], dict[str, list[Claim]], dict[str, PipelineCheck]]:
+    """:func:`section_claims` from each task's probe runs as trained: every task's runs set
+    against its test rows (a :class:`~prismlib.probing.ProbeComparison` named by the task),
+    its learned gates read for their band means.
+
+    Args:
+        runs: task -> every probe run of the task (the fixed filters, the energy twin, the
+            learned gate and its all-pass control: ``combine_runs``), in the rows' task order.
+        gated: task -> the learned gate's runs (:class:`~prismlib.probing.GatedRuns`).
+        twins: task -> the energy twin's condition of its best smooth band.
+        test: task -> the test :class:`~prismlib.probing.Features` the runs were scored on.
+        groups: task -> ``(n_test,)`` the independent unit of each test row (``TaskData.row_groups``).
+        seed: of every bootstrap.
+        titles, window, gate_runs, min_effect, spread_margin: see :func:`section_claims`.
+
+    Returns:
+        :func:`section_claims`'s ``(claims, rows, checks)``.
+    """
+    compare = {n: ProbeComparison(r, test[n], groups[n], seed=seed, task=n) for n, r in runs.items()}
+    return section_claims(
+        compare,
+        {n: gated[n].band_means for n in runs},
+        twins,
+        titles=titles,
+        window=window,
+        gate_runs=gate_runs,
+        min_effect=min_effect,
+        spread_margin=spread_margin,
+    )

@@ -3,19 +3,21 @@ measured choices (its claims: :mod:`prismlib.probing.fig4_claims`).
 
 :func:`probe_task` trains and summarises every condition of one task (with the task's
 :class:`~prismlib.probing.ProbeRecipe`: the MLM probe with its own epoch limit);
+:func:`task_comparison` sets its runs against the test rows and their units, for the claims;
 :func:`choice_row` and :func:`choice_table` compare the band ranking under two values of a
 choice the paper leaves open.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 
 from prismlib.probing.features import Features
-from prismlib.probing.probes import MAJORITY, ProbeRuns, probe_conditions, ranking, summarise
+from prismlib.probing.probes import MAJORITY, ProbeComparison, ProbeRuns, probe_conditions, ranking, summarise
 from prismlib.probing.recipe import ProbeRecipe
 from prismlib.probing.tasks import TaskData
 from prismlib.profiles import ProbeSettings
@@ -57,8 +59,33 @@ def probe_task(
         workers=settings.workers,
         device=device,
     )
-    table = summarise(r, feats["test"], task.row_groups("test", feats["test"].window), seed=seed)
+    table = summarise(r, *_test_rows(feats, task), seed=seed)
     return r, table.assign(condition=table["condition"].str.split("|").str[0])
+
+
+def _test_rows(feats: Mapping[str, Features], task: TaskData) -> tuple[Features, np.ndarray]:
+    """The test split's features and the independent unit of each of its rows."""
+    test = feats["test"]
+    return test, task.row_groups("test", test.window)
+
+
+def task_comparison(runs: ProbeRuns, feats: Mapping[str, Features], task: TaskData, *, seed: int) -> ProbeComparison:
+    """The paired comparisons of one task's probe runs over its test units: what its gates and
+    claims read (:class:`~prismlib.probing.ProbeComparison`), the task named in its gates by
+    its key (``"pos"``, an MLM bucket ``"mlm 1-500"``: :attr:`~prismlib.probing.TaskData.key`).
+
+    Args:
+        runs: the task's probe runs (e.g. :func:`probe_task`'s), every condition and the
+            majority class.
+        feats: split -> the task's :class:`~prismlib.probing.Features` the runs were scored on
+            (its ``"test"`` split is read).
+        task: the task, whose windows give each test row its independent unit (post,
+            conversation, WSJ file or window: :meth:`~prismlib.probing.TaskData.row_groups`),
+            the bootstrap's unit.
+        seed: of every bootstrap.
+    """
+    test, groups = _test_rows(feats, task)
+    return ProbeComparison(runs, test, groups, seed=seed, task=task.key)
 
 
 def choice_row(choice: str, value: str, task: str, summary: pd.DataFrame, bands: Sequence[str]) -> dict:

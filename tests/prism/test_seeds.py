@@ -11,6 +11,7 @@ import torch
 from prismlib.claims import MIN_SEEDS, Claim, Gate, Test, with_seeds
 from prismlib.prism import (
     SeedComparison,
+    accuracy_columns,
     every_seed,
     seed_effects,
     seed_means,
@@ -157,3 +158,21 @@ def test_a_mean_condition_is_a_linear_contrast_on_the_seed_means_and_on_each_see
     assert "prism half-gain@previous" not in prev.runs.correct
     with pytest.raises(ValueError, match="already a condition"):
         half.with_mean("prism", ("baseline",))
+
+
+def test_accuracy_columns_give_a_table1_row_over_units_and_over_units_and_seeds():
+    c, _ = _comparison()
+    row = accuracy_columns(c, "prism", sd_runs=1.5)
+    assert list(row) == ["mean", "ci_low", "ci_high", "seeds", "seeds_ci_low", "seeds_ci_high", "sd_seeds", "sd_runs"]
+    # the seed-mean predictions: seeds at 60, 70 and 62 % -> 64 %, SD sqrt((16 + 36 + 4) / 2)
+    assert row["mean"] == pytest.approx(64.0) and row["seeds"] == 3 and row["sd_runs"] == 1.5
+    assert row["sd_seeds"] == pytest.approx(np.sqrt(28.0))
+    unit = c.accuracy("prism")
+    assert (row["ci_low"], row["ci_high"]) == (unit.low, unit.high) and unit.low < 64.0 < unit.high
+    both = combined_interval(unit, [60.0, 70.0, 62.0])
+    assert (row["seeds_ci_low"], row["seeds_ci_high"]) == pytest.approx((both.low, both.high))
+    assert row["seeds_ci_low"] < row["ci_low"] and row["seeds_ci_high"] > row["ci_high"]  # the seeds widen it
+    # an untrained model: one model, no seeds, so no interval over seeds and no seed spread
+    orig = accuracy_columns(c, "original")
+    assert orig["mean"] == pytest.approx(40.0) and orig["seeds"] == 0
+    assert all(np.isnan(orig[k]) for k in ("seeds_ci_low", "seeds_ci_high", "sd_seeds", "sd_runs"))

@@ -137,6 +137,29 @@ def test_fig5_summary_contrasts_are_paired_per_input():
     assert out[("prism - baseline", "dip")].effect == pytest.approx(0.0) and out[("baseline", "dip")].units == 6
 
 
+def test_fig5_by_seed_summarises_each_training_seed_s_own_models():
+    from prismlib.prism import fig5_by_seed, seeded
+
+    base = np.zeros((12, 512))
+    base[:, np.r_[195:200, 300:305]] = -1.0  # the 5 visible tokens on either side of the span are worse
+    gain = {0: 0.5, 1: 1.0, 2: 2.0}  # each seed's prism model gains this much inside the span
+    logp, m15 = {}, {}
+    for s, g in gain.items():
+        prism = base.copy()
+        prism[:, 200:300] += g
+        logp |= {seeded("baseline", s): base, seeded("prism", s): prism}
+        m15 |= {seeded("baseline", s): np.full(12, -2.0), seeded("prism", s): np.full(12, -2.0)}
+    articles, span = np.arange(12) // 2, (200, 300)
+    out = fig5_by_seed(logp, m15, articles, span, (0, 1, 2), n_boot=200)
+    assert list(out) == [0, 1, 2]
+    assert {s: out[s][("prism - baseline", "span")].effect for s in out} == pytest.approx(gain)
+    # near 10: the near window's mean is -0.5 against far tokens at 0; near 5: -1
+    assert out[1][("baseline", "dip")].effect == pytest.approx(0.5)
+    near5 = fig5_by_seed(logp, m15, articles, span, (2,), 5, arms=("baseline", "prism"), n_boot=200)
+    assert list(near5) == [2] and near5[2][("baseline", "dip")].effect == pytest.approx(1.0)
+    assert near5[2][("prism - baseline", "span - masked 15%")].effect == pytest.approx(2.0)
+
+
 def test_masked_span_logprobs_masks_only_the_span():
     model = tiny_mlm(dropout=0.0).eval()
     x = sequences(n=3, length=40)

@@ -19,12 +19,14 @@ from prismlib.probing import (
     MATCHED_HAAR_CONDITIONS,
     MATCHED_SMOOTH_CONDITIONS,
     Features,
+    GatedRuns,
     ProbeComparison,
     ProbeRuns,
     learned_gate_claims,
     matched_band_claim,
     pipeline_check,
     section_claims,
+    section_claims_from_runs,
     task_claims,
 )
 
@@ -104,6 +106,17 @@ def test_the_all_pass_check_is_an_equivalence_that_must_be_held():
     below = pipeline_check(comparison({"ORIG": 0.8, ALL_PASS: 0.7}), 1.0)
     assert below.test.verdict == "not held" and not below.gate.passed
     assert below.gate.detail.startswith("all-pass - ORIG -10 [") and below.gate.detail.endswith("] points, outside ±1")
+
+
+def test_the_check_s_role_in_a_row_is_a_gate_a_win_gate_or_none():
+    cmp = comparison(BRICK_RIVAL | {"ORIG": 0.5, GATED: 0.7, SMOOTH_HIGH: 0.65})
+    claims, check = task_claims(cmp, title="POS", twin=TWIN_HIGH, window=512, gate_runs=5, min_effect=1.0)
+    # the brick-wall rival is trained the fixed filters' way: the check decides that row; the
+    # matched bands and the filter against its own control (trained alike) do not carry it
+    assert [check.role_in(c) for c in claims] == ["", "", "learned - HIGH (gate)", ""]
+    cmp = comparison(ALL_PASS_RIVAL | {"ORIG": 0.8, GATED: 0.9})
+    won = learned_gate_claims(cmp, check := pipeline_check(cmp, 1.0), title="POS", runs=5, min_effect=1.0)
+    assert [check.role_in(c) for c in won] == [f"learned - {ALL_PASS} (win gate)"]
 
 
 # ------------------------------------------------------------------ the learned gate's rows
@@ -211,3 +224,32 @@ def test_section_claims_are_the_profiles_order_then_each_task_s_rows():
     assert [c.claim for c in rows["swda"]] == [
         c.claim for c in task_claims(compare["swda"], title="T", twin=TWIN_HIGH, window=512, gate_runs=5, min_effect=1.0)[0]
     ]
+
+
+def test_section_claims_from_runs_set_each_task_s_runs_against_its_own_test_rows():
+    peaks = {"topic": 0, "swda": 2, "pos": 4}
+    noise = np.random.default_rng(0).uniform(-0.02, 0.02, (5, 5))
+    means = {n: pd.DataFrame(0.2 + 0.7 * (np.arange(5) == b) + noise, columns=BANDS) for n, b in peaks.items()}
+    base = BRICK_RIVAL | {"ORIG": 0.5, SMOOTH_HIGH: 0.65}
+    made = {"topic": comparison(base | {GATED: 0.7}), "pos": comparison(base | {GATED: 0.8}), "swda": comparison(base | {GATED: 0.9})}
+    claims, rows, checks = section_claims_from_runs(
+        {n: c.runs for n, c in made.items()},
+        {n: GatedRuns(pd.DataFrame(), {}, 0, band_means=means[n]) for n in made},
+        dict.fromkeys(made, TWIN_HIGH),
+        {n: c.test for n, c in made.items()},
+        {n: c.groups for n, c in made.items()},
+        seed=0,
+        titles={"topic": "Topic", "pos": "POS", "swda": "DA"},
+        window=512,
+        gate_runs=5,
+        min_effect=1.0,
+        spread_margin=0.2,
+    )
+    # the learned profiles' order first (read from the gated runs' band means), then each task's rows in the runs' order
+    assert claims[0].claim.startswith("The learned profiles order the tasks") and claims[0].verdict == "held", claims[0].row()
+    assert list(rows) == list(checks) == ["topic", "pos", "swda"] and claims[1:] == [c for n in rows for c in rows[n]]
+    # each task's own probes, named by the task: the learned gate beats HIGH (60 %) by 10, 20 and 30 points
+    learned = {n: next(c for c in rows[n] if c.tests[0].label == "learned - HIGH") for n in rows}
+    assert {n: c.tests[0].interval.effect for n, c in learned.items()} == pytest.approx({"topic": 10.0, "pos": 20.0, "swda": 30.0})
+    assert rows["pos"][0].claim.startswith("POS: ") and checks["swda"].gate.name.startswith("swda: the all-pass control")
+    assert all(c.tests[0].interval.units == UNITS for c in learned.values())  # the groups given: 20 units of 5 rows

@@ -13,12 +13,14 @@ from prismlib.probing import (
     MAJORITY,
     Features,
     ProbeRecipe,
+    ProbeRuns,
     TaskData,
     Window,
     choice_changes,
     choice_row,
     choice_table,
     probe_task,
+    task_comparison,
 )
 from prismlib.probing import probes as probes_module
 from prismlib.probing import study as study_module
@@ -66,6 +68,24 @@ def tiny_features(seed: int, n: int = 60) -> Features:
 def tiny_task(name: str) -> TaskData:
     win = Window(np.zeros(6, np.int64), np.zeros(6, np.int64), np.ones(6, np.float32), np.arange(6), "src")
     return TaskData(name, ["a", "b", "c"], {"train": [], "val": [], "test": [replace(win, source=f"s{i}") for i in range(10)]})
+
+
+def test_a_task_comparison_resamples_the_task_s_units_and_names_the_task_in_its_gates():
+    feats = {"train": tiny_features(0), "val": tiny_features(1), "test": tiny_features(2)}  # 60 test rows, windows of 6
+    rows = np.arange(60)
+    correct = {"ORIG": (rows < 30)[None], MAJORITY: (rows < 6)[None]}  # right on 50% and on 10% of the rows
+    runs = ProbeRuns(pd.DataFrame({"condition": ["ORIG"], "run": [0], "accuracy": [0.5]}), correct, 0)
+    cmp = task_comparison(runs, feats, tiny_task("pos"), seed=3)
+    assert cmp.units == 10 and cmp.seed == 3 and cmp.test is feats["test"]  # one unit per test window (its source)
+    assert cmp.groups.tolist() == [f"s{w}" for w in rows // 6]
+    assert cmp.accuracy("ORIG").effect == pytest.approx(50.0) and cmp.diff("ORIG", MAJORITY).effect == pytest.approx(40.0)
+    assert cmp.gate().name == "pos: ORIG probe beats the majority class"
+    # windows cut from one source are one unit; an MLM bucket is named by its key
+    pairs = tiny_task("mlm")
+    pairs.windows["test"] = [replace(w, source=f"s{i // 2}") for i, w in enumerate(pairs.windows["test"])]
+    bucket = task_comparison(runs, feats, replace(pairs, ranks=(1, 50)), seed=3)
+    assert bucket.units == 5 and bucket.groups.tolist() == [f"s{w}" for w in rows // 12]
+    assert bucket.gate().name.startswith("mlm 1-50: ")
 
 
 @pytest.mark.parametrize(("name", "epochs"), [("pos", 4), ("mlm", 2)])
