@@ -296,5 +296,6 @@ def find_record(runs: Path, key: str, description: dict[str, Any]) -> Path | Non
 
 
 def records_size(runs: Path) -> int:
-    """Bytes of every file under ``runs`` (the committed records' budget is 40 MB)."""
+    """Bytes of every file under ``runs`` (the committed records' budget, LSTM runs and the
+    pretraining's state together, is 64 MB)."""
     return sum(p.stat().st_size for p in Path(runs).rglob("*") if p.is_file())

@@ -214,12 +214,14 @@ def test_job_keys_are_those_recorded_and_a_recipe_version_moves_exactly_its_kind
         assert moved == {k for k in pinned if not k.startswith("arm ")}, name
 
 
-def test_the_committed_run_records_stay_under_40_mb():
-    """Every record of ``results/*/runs/`` together (issue 47's budget for what the repository carries)."""
+def test_the_committed_run_records_stay_under_64_mb():
+    """Every record of ``results/*/runs/`` and ``results/*/pretrain/`` together (issue 47's budget
+    for what the repository carries, 40 MB, raised to 64 MB by issue 76 for the pretrained BERT)."""
     from prismlib.records import records_size
 
-    total = sum(records_size(runs) for runs in (LIB.parent / "results").glob("*/runs"))
-    assert total < 40 * 2**20, f"committed run records take {total / 2**20:.1f} MB; keep weights for fewer models (prismlib.lstm.outcome)"
+    folders = [*(LIB.parent / "results").glob("*/runs"), *(LIB.parent / "results").glob("*/pretrain")]
+    total = sum(records_size(folder) for folder in folders)
+    assert total < 64 * 2**20, f"committed records take {total / 2**20:.1f} MB; keep weights for fewer models (prismlib.lstm.outcome)"
 
 
 def test_checkpoints_that_name_the_old_modules_still_load(tmp_path):
