@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from pretrain_fixtures import CLEAN, SETTINGS
 
 from prismlib.paths import OUTPUT_ENV
 from prismlib.pretrain import (
@@ -30,15 +31,8 @@ from prismlib.pretrain import (
     write_state,
 )
 from prismlib.probing import MASKED_LM_PREMISE, hidden_states, load_encoder
-from prismlib.profiles import PretrainSettings
 from prismlib.records import BadRecord
 
-SETTINGS = PretrainSettings(
-    "1x32h2", seq_len=32, batch_size=8, lr=3e-3, warmup_steps=3, total_steps=8, long_seq_len=64, long_share=0.25,
-    threads=1, eval_every=4, checkpoint_every=4, heldout_inputs=16,
-)  # fmt: skip
-"""A tiny recipe with both phases (steps 0-5 at 32 tokens, 6-7 at 64), done after 8 steps."""
-CLEAN = "0" * 40
 KW = {"eval_every": 4, "checkpoint_every": 4, "heldout_inputs": 16, "threads": 1, "progress": False}
 
 

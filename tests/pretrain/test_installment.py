@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 import torch
+from pretrain_fixtures import CLEAN, SETTINGS
 
 from prismlib.artifacts import load_checkpoint
 from prismlib.pretrain import (
@@ -24,15 +25,7 @@ from prismlib.pretrain import (
     read_state,
     synthetic_inputs,
 )
-from prismlib.profiles import PretrainSettings
 from prismlib.records import SUMS, BadRecord
-
-SETTINGS = PretrainSettings(
-    "1x32h2", seq_len=32, batch_size=8, lr=3e-3, warmup_steps=3, total_steps=8, long_seq_len=64, long_share=0.25,
-    threads=1, eval_every=4, checkpoint_every=4, heldout_inputs=16,
-)  # fmt: skip
-"""A tiny recipe with both phases: steps 0-5 at 32 tokens, 6-7 at 64 (4 inputs a step)."""
-CLEAN = "0" * 40
 
 
 @pytest.fixture(scope="module")
