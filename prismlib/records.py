@@ -44,6 +44,9 @@ from prismlib.paths import project_root
 RECORD = "record.json"
 SUMS = "SHA256SUMS"
 RUNS = "runs"
+#: the sub-folder of ``runs`` that holds the pretraining's committed states (:mod:`prismlib.pretrain.record`,
+#: issue 76), not LSTM records: :func:`scan` and :func:`find_record` pass it by.
+PRETRAIN = "pretrain"
 """Folder of the records under ``results/<profile>/``."""
 FORMAT = 1
 """Version of the record layout (``record.json``'s ``format``)."""
@@ -231,7 +234,7 @@ def scan(runs: Path) -> list[RecordState]:
     if not runs.is_dir():
         return []
     states = []
-    for folder in sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for folder in _record_folders(runs):
         try:
             states.append(RecordState(folder, folder.name, None, read_record(folder)))
         except BadRecord as err:
@@ -253,6 +256,11 @@ def scan(runs: Path) -> list[RecordState]:
     return out
 
 
+def _record_folders(runs: Path) -> list[Path]:
+    """The record folders directly under ``runs`` (sorted; hidden folders and :data:`PRETRAIN` left out)."""
+    return sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != PRETRAIN)
+
+
 def _claimed_key(folder: Path) -> str | None:
     try:
         return str(json.loads((folder / RECORD).read_text()).get("key"))
@@ -271,7 +279,7 @@ def _claims(runs: Path) -> dict[str, list[Path]]:
     if cached is not None and cached[0] == mtime:
         return cached[1]
     claims: dict[str, list[Path]] = {}
-    for folder in sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for folder in _record_folders(runs):
         claims.setdefault(_claimed_key(folder) or folder.name, []).append(folder)
     _CLAIMS[runs] = (mtime, claims)
     return claims

@@ -2,7 +2,7 @@
 ordinary Hugging Face folder, and the gate of the premise section 4 rests on.
 
 The pretraining lives in the repository as a committed state (:mod:`prismlib.pretrain.record`:
-fp16 weights and ``record.json`` under ``results/cpu/pretrain/<key>/``), a format of this
+fp16 weights and ``record.json`` under ``results/cpu/runs/pretrain/<key>/``), a format of this
 library. Section 4's notebooks read encoders the way they read bert-base-cased, through
 ``transformers`` (:func:`prismlib.probing.load_encoder` takes a folder), so
 :func:`committed_encoder` reads the committed state of a profile's
@@ -105,7 +105,7 @@ def _shown(path: Path) -> str:
 
 
 def _not_done(folder: Path, records: Path, steps: int, total: int, what: str) -> PretrainingNotDone:
-    training = Path(records).parent / "training.json"
+    training = Path(records).parent.parent / "training.json"
     return PretrainingNotDone(
         folder,
         steps,
@@ -159,8 +159,8 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
 
     Args:
         settings: the profile's pretraining (``cpu-long``'s ``profile.pretrain``).
-        records: the committed states' folder, ``results/<job profile>/pretrain`` (its parent
-            holds ``training.json``, which the fix names).
+        records: the committed states' folder, ``results/<job profile>/runs/pretrain`` (two
+            folders up holds ``training.json``, which the fix names).
         data: the corpus the key is of (default: the offline corpus at the recipe's lengths,
             which builds its inputs; tests give :func:`~prismlib.pretrain.synthetic_inputs`).
 

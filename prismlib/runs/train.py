@@ -20,7 +20,7 @@ first, as many as fit in the budget; then, for a profile with
 :class:`~prismlib.profiles.PretrainSettings` (``profile.pretrain``; none has them until the
 pretraining pilot has chosen a size, docs/benchmarks.md), the pretraining of issue 76 in the
 minutes left (:func:`prismlib.pretrain.pretrain_installment`: from its committed state under
-``results/<job profile>/pretrain/<key>/``, which it rewrites at the end), when at least
+``results/<job profile>/runs/pretrain/<key>/``, which it rewrites at the end), when at least
 :data:`PRETRAIN_MIN_MINUTES` are left, else skipped with a line saying so. The LSTM jobs go
 first, as before the pretraining existed: no job is begun that cannot finish inside the
 budget, so once the grid is trained they take no time and the pretraining has the whole
@@ -342,10 +342,11 @@ def _pretrain_installment(profile: Profile, minutes: float, installment_minutes:
     """The pretraining of an installment in the ``minutes`` left of it (skipped, saying so, under
     :data:`PRETRAIN_MIN_MINUTES`): :func:`prismlib.pretrain.pretrain_installment`, which says a
     line before its steps and one after, its committed states under
-    ``results/<job profile>/pretrain/``, its local ones under ``.cache/pretrain/``; an entry in
+    ``results/<job profile>/runs/pretrain/``, its local ones under ``.cache/pretrain/``; an entry in
     ``training.json`` when it trained (none when its record was done already)."""
     from prismlib.paths import output_root, results_dir
     from prismlib.pretrain.installment import pretrain_installment
+    from prismlib.records import PRETRAIN, RUNS
 
     settings = profile.pretrain
     assert settings is not None
@@ -357,7 +358,7 @@ def _pretrain_installment(profile: Profile, minutes: float, installment_minutes:
         )
         return
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    outcome = pretrain_installment(settings, minutes, results_dir(profile.job_profile) / "pretrain", cache_dir() / "pretrain")
+    outcome = pretrain_installment(settings, minutes, results_dir(profile.job_profile) / RUNS / PRETRAIN, cache_dir() / "pretrain")
     if not outcome.trained:
         return
     record = outcome.record

@@ -9,7 +9,7 @@ import pytest
 
 from prismlib.artifacts import file_digest
 from prismlib.jobcache import job_key
-from prismlib.records import RECORD, SUMS, BadRecord, device_name, find_record, read_record, records_size, scan, write_record
+from prismlib.records import PRETRAIN, RECORD, SUMS, BadRecord, device_name, find_record, read_record, records_size, scan, write_record
 
 DESC = {"spec": {"variant": "baseline", "seed": 0}, "training": {"lr": 20.0}, "recipe": 3}
 KEY = job_key(DESC)
@@ -112,6 +112,17 @@ def test_scan_reports_each_record_with_its_state(tmp_path):
     assert states[good].problem is None and states[good].record["key"] == good.name
     assert states[bad].problem is not None and "weights.pt" in states[bad].problem
     assert scan(tmp_path / "none") == []
+
+
+def test_the_pretrainings_folder_beside_the_records_is_no_record(tmp_path):
+    """``runs/pretrain/`` holds the pretraining's states (issue 76), whose ``record.json`` is
+    another format: scan and find_record pass it by, and a twin of a key inside it is no claim."""
+    good = _write(tmp_path)
+    state = tmp_path / PRETRAIN / "69dde14d4978f421"
+    state.mkdir(parents=True)
+    (state / RECORD).write_text(json.dumps({"key": KEY}))
+    assert [s.folder for s in scan(tmp_path)] == [good]
+    assert find_record(tmp_path, KEY, DESC) == good
 
 
 def test_a_record_names_the_device_it_trained_on():

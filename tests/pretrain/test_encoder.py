@@ -139,22 +139,22 @@ def test_a_flipped_byte_in_the_record_weights_is_refused_even_with_a_built_folde
 
 
 def test_a_missing_record_and_an_unfinished_schedule_name_the_fix(data, out, monkeypatch):
-    records = out / "results" / "cpu" / "pretrain"  # where cpu-long keeps them, so the fix names them as committed
+    records = out / "results" / "cpu" / "runs" / "pretrain"  # where cpu-long keeps them, so the fix names them as committed
     with pytest.raises(PretrainingNotDone) as err:
         committed_encoder(SETTINGS, records, data)
     key = err.value.folder.name
     fix = (
         "run `python -m prismlib train --profile cpu-long --minutes 110` until it is done (each installment goes on from the last), "
-        f"then commit results/cpu/pretrain/{key} and results/cpu/training.json"
+        f"then commit results/cpu/runs/pretrain/{key} and results/cpu/training.json"
     )
     assert (err.value.folder, err.value.steps, err.value.total_steps) == (records / key, 0, 8)
-    assert str(err.value) == f"the 1x32h2 BERT has no committed pretraining (results/cpu/pretrain/{key}: step 0 of 8): {fix}"
+    assert str(err.value) == f"the 1x32h2 BERT has no committed pretraining (results/cpu/runs/pretrain/{key}: step 0 of 8): {fix}"
     monkeypatch.setattr("prismlib.records.loaded_commit", lambda: CLEAN)
     assert _installment(data, 1e-9, records, out / "machine").steps == 1  # the budget spent at the first step
     with pytest.raises(PretrainingNotDone) as err:
         committed_encoder(SETTINGS, records, data)
     assert (err.value.steps, err.value.total_steps) == (1, 8)
-    assert str(err.value) == f"the 1x32h2 BERT's pretraining is not done (results/cpu/pretrain/{key}: step 1 of 8): {fix}"
+    assert str(err.value) == f"the 1x32h2 BERT's pretraining is not done (results/cpu/runs/pretrain/{key}: step 1 of 8): {fix}"
     assert not (out / ".cache" / "encoders").exists()  # nothing built
 
 

@@ -121,7 +121,7 @@ def test_an_installment_runs_the_profiles_pretraining_after_the_lstm_jobs_and_re
     assert [r.get("kind") for r in runs] == [None, "pretrain"]  # the LSTM part's entry, then the pretraining's
     entry = runs[1]
     assert (entry["steps_before"], entry["steps"], entry["total_steps"], entry["tokens"], entry["completed"]) == (0, 4, 4, 512, True)
-    assert entry["gain"] is not None and entry["record"] == f"results/smoke/pretrain/{entry['key']}"
+    assert entry["gain"] is not None and entry["record"] == f"results/smoke/runs/pretrain/{entry['key']}"
     assert (tmp_path / ".cache" / "pretrain" / entry["key"] / "state.pt").is_file()
     assert (tmp_path / entry["record"] / "weights.pt").is_file() and entry["size"] == "1x32h2" and entry["seconds"] > 0
     assert train_main(["--minutes", "30", "--pretrain-only"]) == 0  # a done record: nothing trained, nothing appended
@@ -141,7 +141,7 @@ def test_an_installment_skips_the_pretraining_with_too_few_minutes_left_saying_s
         "pretraining 1x32h2: skipped, 5 min left of this installment after the LSTM jobs, at least 10 needed "
         "(--pretrain-only gives it the whole budget)"
     )
-    assert not (tmp_path / "results" / "smoke" / "pretrain").exists()
+    assert not (tmp_path / "results" / "smoke" / "runs" / "pretrain").exists()
 
 
 def test_pretrain_only_needs_a_budget_and_a_profile_that_pretrains(capsys):
