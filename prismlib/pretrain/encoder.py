@@ -17,6 +17,11 @@ record's weights change (their digest is kept beside them in :data:`BUILT`).
 :func:`pretrained_premise` is the premise that the encoder was pretrained with masked LM, for
 this encoder measured rather than stated: its gain over the unigram model on held-out text
 must reach :data:`PREMISE_GATE` nats per masked token (issue 76's gate).
+
+:func:`section4_encoder` is what notebooks 03 and 04 call first: for a profile whose section 4
+runs on its own pretraining (``prism.pretrained_encoder``, the ``cpu`` profile) the profile
+with that encoder (``pretrained-<key>``) and the measured premise; for any other profile the
+profile as it is.
 """
 
 from __future__ import annotations
@@ -24,20 +29,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from prismlib.artifacts import file_digest
 from prismlib.claims import Gate
-from prismlib.paths import cache_dir, locked, output_root
+from prismlib.paths import cache_dir, locked, output_root, results_dir
 from prismlib.pretrain.installment import pretrain_config
 from prismlib.pretrain.model import pretraining_tokenizer
 from prismlib.pretrain.recipe import PretrainConfig, recipe_key
 from prismlib.pretrain.record import WEIGHTS, CommittedState, read_state
 from prismlib.pretrain.train import PretrainData, offline_inputs
-from prismlib.probing.encoders import MASKED_LM_PREMISE
-from prismlib.profiles import PretrainSettings
+from prismlib.probing.encoders import MASKED_LM_PREMISE, PRETRAINED_PREFIX
+from prismlib.profiles import PretrainSettings, Profile
+from prismlib.records import PRETRAIN, RUNS
 
 PREMISE_GATE = 1.5
 """Issue 76's premise gate, in nats per masked token: the pretrained encoder's held-out
@@ -186,7 +192,7 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
         raise _not_done(record, records, state.step, settings.total_steps, f"the {settings.size} BERT's pretraining is not done")
     check = _premise_check(state, config)
     built = {"key": key, "weights_sha256": file_digest(record / WEIGHTS)}
-    folder = cache_dir() / "encoders" / f"pretrained-{key}"
+    folder = cache_dir() / "encoders" / f"{PRETRAINED_PREFIX}{key}"
     folder.parent.mkdir(parents=True, exist_ok=True)
     with locked(folder.with_name(folder.name + ".build")):
         if _built(folder) != built:
@@ -215,3 +221,42 @@ def pretrained_premise(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -
         f"model {encoder.heldout_loss:.3f}, at {encoder.seq_len} tokens), gate {gate:.2f}"
     )
     return Gate(MASKED_LM_PREMISE, encoder.gain >= gate, detail)
+
+
+@dataclass(frozen=True)
+class Section4Encoder:
+    """The encoder section 4 (notebooks 03-04) runs on, for one profile (:func:`section4_encoder`).
+
+    Attributes:
+        profile: the profile, its ``encoder`` the one section 4 runs on (``pretrained-<key>``
+            when ``prism.pretrained_encoder``, else unchanged).
+        premise: the masked-LM premise measured on the pretrained encoder
+            (:func:`pretrained_premise`); ``None``: the registry's, as for MiniLM and BERT
+            (:func:`prismlib.probing.masked_lm_premise`).
+        pretrained: the committed pretraining behind the encoder (``None``: the profile's own encoder).
+    """
+
+    profile: Profile
+    premise: Gate | None
+    pretrained: PretrainedEncoder | None
+
+
+def section4_encoder(profile: Profile, records: Path | None = None, data: PretrainData | None = None) -> Section4Encoder:
+    """The encoder of ``profile``'s section 4: its committed pretraining when
+    ``profile.prism.pretrained_encoder`` (built into its Hugging Face folder by
+    :func:`committed_encoder`, the premise gate :func:`pretrained_premise`), else its ``encoder``.
+
+    Args:
+        profile: the notebook's profile.
+        records: the committed states' folder (default ``results/<job profile>/runs/pretrain``).
+        data: the pretraining corpus (default: the offline one; tests give a synthetic one).
+
+    Raises:
+        PretrainingNotDone, prismlib.records.BadRecord: as :func:`committed_encoder`.
+    """
+    if not profile.prism.pretrained_encoder:
+        return Section4Encoder(profile, None, None)
+    assert profile.pretrain is not None  # the profile refuses pretrained_encoder without it
+    records = results_dir(profile.job_profile) / RUNS / PRETRAIN if records is None else records
+    encoder = committed_encoder(profile.pretrain, records, data)
+    return Section4Encoder(replace(profile, encoder=encoder.folder.name), pretrained_premise(encoder), encoder)

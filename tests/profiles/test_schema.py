@@ -102,3 +102,10 @@ def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_only_cpu_l
     pretraining = {name: p.pretrain for name, p in PROFILES.items() if p.pretrain is not None}
     assert list(pretraining) == ["cpu-long"]  # the second pilot's choice (docs/benchmarks.md)
     assert (pretraining["cpu-long"].size, pretraining["cpu-long"].long_seq_len) == ("4x256", 512)
+
+
+def test_a_profile_whose_section_4_runs_on_its_pretraining_must_have_one():
+    smoke = get_profile("smoke")
+    with pytest.raises(ValueError, match="profile smoke: prism.pretrained_encoder runs section 4 on the profile's own pretraining"):
+        dataclasses.replace(smoke, prism=dataclasses.replace(smoke.prism, pretrained_encoder=True))
+    assert not smoke.prism.pretrained_encoder and not get_profile("paper").prism.pretrained_encoder
