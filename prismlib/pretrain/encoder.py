@@ -164,7 +164,7 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
     lock and atomically; a folder built from the same weights (:data:`BUILT`) is reused.
 
     Args:
-        settings: the profile's pretraining (``cpu-long``'s ``profile.pretrain``).
+        settings: the profile's pretraining (``cpu``'s ``profile.pretrain``).
         records: the committed states' folder, ``results/<job profile>/runs/pretrain`` (two
             folders up holds ``training.json``, which the fix names).
         data: the corpus the key is of (default: the offline corpus at the recipe's lengths,
