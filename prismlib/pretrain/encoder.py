@@ -86,6 +86,9 @@ class PretrainedEncoder:
         heldout_loss: the last held-out check's masked-LM loss at the longest length (nats per
             masked token); unigram_loss: the unigram model's on the same positions.
         seq_len: the input length of that check (the long phase's, when the recipe has one).
+        curve: every held-out check of the run (the record's curve: step, tokens, seq_len,
+            heldout_loss, unigram_loss, gain, ...); boundaries: the steps where it resumed
+            from a committed state on a new machine.
     """
 
     folder: Path
@@ -96,6 +99,8 @@ class PretrainedEncoder:
     heldout_loss: float
     unigram_loss: float
     seq_len: int
+    curve: tuple[dict[str, float], ...] = ()
+    boundaries: tuple[int, ...] = ()
 
     @property
     def gain(self) -> float:
@@ -206,6 +211,8 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
         heldout_loss=float(check["heldout_loss"]),
         unigram_loss=float(check["unigram_loss"]),
         seq_len=int(check["seq_len"]),
+        curve=tuple(state.curve),
+        boundaries=tuple(state.boundaries),
     )
 
 
@@ -221,6 +228,32 @@ def pretrained_premise(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -
         f"model {encoder.heldout_loss:.3f}, at {encoder.seq_len} tokens), gate {gate:.2f}"
     )
     return Gate(MASKED_LM_PREMISE, encoder.gain >= gate, detail)
+
+
+def pretraining_figure(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -> Any:
+    """The pretraining's learning curve: the held-out gain over the unigram model (nats per
+    masked token) against training tokens, one line per input length (BERT's two phases),
+    the premise gate and the boundaries where the run resumed on a new machine.
+
+    Returns:
+        a matplotlib ``Figure`` (the caller saves it: :func:`prismlib.plots.save_figure`).
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for seq_len in sorted({int(r["seq_len"]) for r in encoder.curve}):
+        rows = [r for r in encoder.curve if int(r["seq_len"]) == seq_len and r["tokens"] > 0]
+        ax.plot([r["tokens"] / 1e6 for r in rows], [r["gain"] for r in rows], marker=".", label=f"held out, inputs of {seq_len} tokens")
+    ax.axhline(gate, color="0.2", lw=1, ls="--", label=f"premise gate {gate:g} nats")
+    for step in encoder.boundaries:
+        at = next((r["tokens"] / 1e6 for r in encoder.curve if int(r["step"]) >= step), None)
+        if at is not None:
+            ax.axvline(at, color="0.6", lw=0.8, ls=":")
+    ax.set_xlabel("training tokens (millions)")
+    ax.set_ylabel("gain over unigram (nats per masked token)")
+    ax.set_title(f"The {encoder.size} BERT pretrained here: {encoder.steps:,} steps, gain {encoder.gain:+.2f} at {encoder.seq_len} tokens")
+    ax.legend(loc="lower right", frameon=False)
+    return fig
 
 
 @dataclass(frozen=True)

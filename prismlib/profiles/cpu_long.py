@@ -23,6 +23,7 @@ LONG_SEEDS = (0, 1, 2)
 """Seeds of every model in the ``-long`` twin of an annealed profile (``cpu-long``): the
 claims about effects under 5% need three (:data:`prismlib.claims.MIN_SEEDS`)."""
 
+
 def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Profile:
     """``profile``'s ``<name>-long`` twin.
 

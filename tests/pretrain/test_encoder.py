@@ -28,6 +28,7 @@ from prismlib.pretrain import (
     pretrain_config,
     pretrain_installment,
     pretrained_premise,
+    pretraining_figure,
     pretraining_tokenizer,
     read_state,
     section4_encoder,
@@ -200,3 +201,24 @@ def test_a_profile_on_its_pretraining_gets_that_encoder_with_its_head_and_measur
     batch = torch.tensor([data.long_inputs.heldout[0].tolist()])
     with torch.no_grad():
         assert torch.equal(model.eval()(input_ids=batch).logits, state.model(input_ids=batch).logits)
+
+
+def test_the_figure_draws_each_phase_of_the_records_curve_and_the_gate(data, done):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    encoder = committed_encoder(SETTINGS, done, data)
+    assert encoder.curve == tuple(_state(data, done / encoder.key).curve) and encoder.boundaries == ()
+    fig = pretraining_figure(encoder, gate=1.25)
+    ax = fig.axes[0]
+    phases = [line for line in ax.get_lines() if line.get_label().startswith("held out")]
+    assert [line.get_label() for line in phases] == ["held out, inputs of 32 tokens", "held out, inputs of 64 tokens"]
+    for line, seq_len in zip(phases, (32, 64)):
+        rows = [r for r in encoder.curve if r["seq_len"] == seq_len and r["tokens"] > 0]
+        assert list(line.get_ydata()) == [r["gain"] for r in rows] and len(rows) > 0
+        assert list(line.get_xdata()) == [r["tokens"] / 1e6 for r in rows]
+    (gate,) = [line for line in ax.get_lines() if line.get_label().startswith("premise gate")]
+    assert list(gate.get_ydata()) == [1.25, 1.25]
+    plt.close(fig)
