@@ -22,6 +22,17 @@ def test_bert_parameters_match_the_model(encoder):
     assert costs.bert_parameters(config)[0] == sum(p.numel() for p in model.parameters())
 
 
+def test_section_4_is_costed_on_the_encoder_it_runs_on():
+    from prismlib.pretrain import BertSize, new_bert, parameter_count
+
+    cpu = costs.section4_config(PROFILES["cpu"])  # the BERT pretrained here, not MiniLM
+    assert (cpu["num_hidden_layers"], cpu["hidden_size"]) == (4, 256) and costs.encoder_config("minilm")["hidden_size"] == 384
+    assert costs.bert_parameters(cpu)[0] == parameter_count(new_bert(BertSize.parse("4x256"), seed=0))
+    assert costs.section4_config(PROFILES["smoke"]) == costs.encoder_config("minilm")
+    arms = [w for w in costs.works(PROFILES["cpu"]) if w.notebook == "03_prism_layer" and w.jobs]
+    assert len(arms) == 1 and arms[0].memory == costs.bert_train_memory(cpu, 8, 512)
+
+
 def test_bert_base_cased_is_the_published_size():
     total, _ = costs.bert_parameters(costs.encoder_config("bert-base-cased"))
     assert 108e6 < total < 109e6  # bert-base-cased with its MLM head: 108.3M
