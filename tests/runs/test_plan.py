@@ -56,6 +56,9 @@ def test_cli_prints_the_table(capsys):
     assert f"wall clock on 8 GPUs: about {format_duration(max(one / 8, total['longest_seconds']))}" in out
     assert "features of every window" in table.loc["02_probing_filtered", "disk_for"]  # why 02 needs its disk
     assert table.loc["04_long_range_mlm", "disk_for"] == "" and table.loc["total", "disk_for"] == ""
+    assert out.startswith("profile paper: encoder bert-base-cased, data full;")
+    assert plan.main(["--profile", "cpu"]) == 0  # section 4 on the BERT pretrained here, named in the head
+    assert capsys.readouterr().out.startswith("profile cpu: encoder minilm (03-04: the 4x256 BERT pretrained here), data offline;")
 
 
 def test_cpu_plan_agrees_with_the_committed_manifest():
