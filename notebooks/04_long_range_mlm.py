@@ -71,6 +71,7 @@ from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from prismlib.claims import Claim, Gate, Test, report
 from prismlib.plots import save_figure, save_table, set_theme
+from prismlib.pretrain import section4_encoder
 from prismlib.prism import (
     DIP_WIDTHS,
     article_mean,
@@ -99,10 +100,10 @@ from prismlib.prism import (
     stable_since_decay,
     unigram_logprobs,
 )
-from prismlib.probing import ENCODER_NAMES
+from prismlib.probing import encoder_name
 from prismlib.profiles import get_profile
 
-P = get_profile(profile)
+P = section4_encoder(get_profile(profile)).profile  # cpu: the small BERT pretrained here (issue 76); else the profile's encoder
 S = P.prism
 if S.threads:
     torch.set_num_threads(S.threads)
@@ -267,7 +268,7 @@ ax.yaxis.set_minor_formatter(NullFormatter())
 ax.set_xlabel("token index")
 ax.set_ylabel(r"$-\log p$(correct token), mean over inputs" + "\n(lower is better)")
 ax.set_title(
-    f"Figure 5 regenerated: {P.encoder}, {n} inputs from {len(inputs_per_article)} articles\n"
+    f"Figure 5 regenerated: {encoder_name(P.encoder)}, {n} inputs from {len(inputs_per_article)} articles\n"
     f"means of {len(S.seeds)} training seeds (thin: each seed), 95% intervals over articles",
     fontsize=11,
 )
@@ -465,7 +466,7 @@ print(dip_widths.round(3).to_string(index=False))
 # %%
 MIN_NATS = 0.05  # nats per token: the smallest difference a "higher" or "dips" claim counts (our choice)
 DIP_MARGIN = 0.1  # nats: "no dip" means the dip lies within this margin (our choice)
-MODEL = f"{ENCODER_NAMES[P.encoder]} (continued MLM training, {S.recipe} recipe)"
+MODEL = f"{encoder_name(P.encoder)} (continued MLM training, {S.recipe} recipe)"
 GATE_NAMES = {"baseline": "BERT", "prism": "BERT + Prism"}
 checks = {
     a: (sanity.gate, sanity.converged_gate, sanity.improved_gate) if all(seeded(a, s) in gate_iv for s in S.seeds)

@@ -18,7 +18,8 @@ installment  one installment of a pretraining (``train --minutes``): a budget's 
              of a profile's ``PretrainSettings``
 projection   a pilot curve projected to a budget (log-linear gain, power law)
 encoder      the committed pretraining as a Hugging Face encoder folder (built
-             once per record, in the cache) and its masked-LM premise gate
+             once per record, in the cache), its masked-LM premise gate, its
+             curve as a figure, and the encoder a profile's section 4 runs on
 ============ ==================================================================
 
 Every public name of the modules is importable from the package (``from prismlib.pretrain
@@ -137,6 +138,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PretrainedEncoder",
         "committed_encoder",
         "pretrained_premise",
+        "pretraining_figure",
+        "Section4Encoder",
+        "section4_encoder",
     ),
 }
 

@@ -17,6 +17,11 @@ record's weights change (their digest is kept beside them in :data:`BUILT`).
 :func:`pretrained_premise` is the premise that the encoder was pretrained with masked LM, for
 this encoder measured rather than stated: its gain over the unigram model on held-out text
 must reach :data:`PREMISE_GATE` nats per masked token (issue 76's gate).
+
+:func:`section4_encoder` is what notebooks 03 and 04 call first: for a profile whose section 4
+runs on its own pretraining (``prism.pretrained_encoder``, the ``cpu`` profile) the profile
+with that encoder (``pretrained-<key>``) and the measured premise; for any other profile the
+profile as it is.
 """
 
 from __future__ import annotations
@@ -24,20 +29,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from prismlib.artifacts import file_digest
 from prismlib.claims import Gate
-from prismlib.paths import cache_dir, locked, output_root
+from prismlib.paths import cache_dir, locked, output_root, results_dir
 from prismlib.pretrain.installment import pretrain_config
 from prismlib.pretrain.model import pretraining_tokenizer
 from prismlib.pretrain.recipe import PretrainConfig, recipe_key
 from prismlib.pretrain.record import WEIGHTS, CommittedState, read_state
 from prismlib.pretrain.train import PretrainData, offline_inputs
-from prismlib.probing.encoders import MASKED_LM_PREMISE
-from prismlib.profiles import PretrainSettings
+from prismlib.probing.encoders import MASKED_LM_PREMISE, PRETRAINED_PREFIX
+from prismlib.profiles import PretrainSettings, Profile
+from prismlib.records import PRETRAIN, RUNS
 
 PREMISE_GATE = 1.5
 """Issue 76's premise gate, in nats per masked token: the pretrained encoder's held-out
@@ -80,6 +86,9 @@ class PretrainedEncoder:
         heldout_loss: the last held-out check's masked-LM loss at the longest length (nats per
             masked token); unigram_loss: the unigram model's on the same positions.
         seq_len: the input length of that check (the long phase's, when the recipe has one).
+        curve: every held-out check of the run (the record's curve: step, tokens, seq_len,
+            heldout_loss, unigram_loss, gain, ...); boundaries: the steps where it resumed
+            from a committed state on a new machine.
     """
 
     folder: Path
@@ -90,6 +99,8 @@ class PretrainedEncoder:
     heldout_loss: float
     unigram_loss: float
     seq_len: int
+    curve: tuple[dict[str, float], ...] = ()
+    boundaries: tuple[int, ...] = ()
 
     @property
     def gain(self) -> float:
@@ -158,7 +169,7 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
     lock and atomically; a folder built from the same weights (:data:`BUILT`) is reused.
 
     Args:
-        settings: the profile's pretraining (``cpu-long``'s ``profile.pretrain``).
+        settings: the profile's pretraining (``cpu``'s ``profile.pretrain``).
         records: the committed states' folder, ``results/<job profile>/runs/pretrain`` (two
             folders up holds ``training.json``, which the fix names).
         data: the corpus the key is of (default: the offline corpus at the recipe's lengths,
@@ -186,7 +197,7 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
         raise _not_done(record, records, state.step, settings.total_steps, f"the {settings.size} BERT's pretraining is not done")
     check = _premise_check(state, config)
     built = {"key": key, "weights_sha256": file_digest(record / WEIGHTS)}
-    folder = cache_dir() / "encoders" / f"pretrained-{key}"
+    folder = cache_dir() / "encoders" / f"{PRETRAINED_PREFIX}{key}"
     folder.parent.mkdir(parents=True, exist_ok=True)
     with locked(folder.with_name(folder.name + ".build")):
         if _built(folder) != built:
@@ -200,6 +211,8 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
         heldout_loss=float(check["heldout_loss"]),
         unigram_loss=float(check["unigram_loss"]),
         seq_len=int(check["seq_len"]),
+        curve=tuple(state.curve),
+        boundaries=tuple(state.boundaries),
     )
 
 
@@ -215,3 +228,68 @@ def pretrained_premise(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -
         f"model {encoder.heldout_loss:.3f}, at {encoder.seq_len} tokens), gate {gate:.2f}"
     )
     return Gate(MASKED_LM_PREMISE, encoder.gain >= gate, detail)
+
+
+def pretraining_figure(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -> Any:
+    """The pretraining's learning curve: the held-out gain over the unigram model (nats per
+    masked token) against training tokens, one line per input length (BERT's two phases),
+    the premise gate and the boundaries where the run resumed on a new machine.
+
+    Returns:
+        a matplotlib ``Figure`` (the caller saves it: :func:`prismlib.plots.save_figure`).
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for seq_len in sorted({int(r["seq_len"]) for r in encoder.curve}):
+        rows = [r for r in encoder.curve if int(r["seq_len"]) == seq_len and r["tokens"] > 0]
+        ax.plot([r["tokens"] / 1e6 for r in rows], [r["gain"] for r in rows], marker=".", label=f"held out, inputs of {seq_len} tokens")
+    ax.axhline(gate, color="0.2", lw=1, ls="--", label=f"premise gate {gate:g} nats")
+    for step in encoder.boundaries:
+        at = next((r["tokens"] / 1e6 for r in encoder.curve if int(r["step"]) >= step), None)
+        if at is not None:
+            ax.axvline(at, color="0.6", lw=0.8, ls=":")
+    ax.set_xlabel("training tokens (millions)")
+    ax.set_ylabel("gain over unigram (nats per masked token)")
+    ax.set_title(f"The {encoder.size} BERT pretrained here: {encoder.steps:,} steps, gain {encoder.gain:+.2f} at {encoder.seq_len} tokens")
+    ax.legend(loc="lower right", frameon=False)
+    return fig
+
+
+@dataclass(frozen=True)
+class Section4Encoder:
+    """The encoder section 4 (notebooks 03-04) runs on, for one profile (:func:`section4_encoder`).
+
+    Attributes:
+        profile: the profile, its ``encoder`` the one section 4 runs on (``pretrained-<key>``
+            when ``prism.pretrained_encoder``, else unchanged).
+        premise: the masked-LM premise measured on the pretrained encoder
+            (:func:`pretrained_premise`); ``None``: the registry's, as for MiniLM and BERT
+            (:func:`prismlib.probing.masked_lm_premise`).
+        pretrained: the committed pretraining behind the encoder (``None``: the profile's own encoder).
+    """
+
+    profile: Profile
+    premise: Gate | None
+    pretrained: PretrainedEncoder | None
+
+
+def section4_encoder(profile: Profile, records: Path | None = None, data: PretrainData | None = None) -> Section4Encoder:
+    """The encoder of ``profile``'s section 4: its committed pretraining when
+    ``profile.prism.pretrained_encoder`` (built into its Hugging Face folder by
+    :func:`committed_encoder`, the premise gate :func:`pretrained_premise`), else its ``encoder``.
+
+    Args:
+        profile: the notebook's profile.
+        records: the committed states' folder (default ``results/<job profile>/runs/pretrain``).
+        data: the pretraining corpus (default: the offline one; tests give a synthetic one).
+
+    Raises:
+        PretrainingNotDone, prismlib.records.BadRecord: as :func:`committed_encoder`.
+    """
+    if not profile.prism.pretrained_encoder:
+        return Section4Encoder(profile, None, None)
+    assert profile.pretrain is not None  # the profile refuses pretrained_encoder without it
+    records = results_dir(profile.job_profile) / RUNS / PRETRAIN if records is None else records
+    encoder = committed_encoder(profile.pretrain, records, data)
+    return Section4Encoder(replace(profile, encoder=encoder.folder.name), pretrained_premise(encoder), encoder)

@@ -170,7 +170,7 @@ def pretrain_installment(
         minutes: this installment's budget, building the inputs included: the loop gets what is
             left (at least one step) and stops after the step that spends it, then checks the
             held-out loss and writes the states (a minute or so more).
-        records: the folder of committed states (``results/<profile>/pretrain``); this run's is
+        records: the folder of committed states (``results/<profile>/runs/pretrain``); this run's is
             ``<records>/<key>``.
         state_dir: the local states' folder (git-ignored; this run's is ``<state_dir>/<key>``).
         data: the inputs (default the offline corpus at the recipe's lengths; tests give

@@ -126,7 +126,13 @@ def with_half_gain(gates: Section4Gates, task: str, whole: str) -> tuple[Section
 
 
 def section4_claims(
-    gates: Section4Gates, settings: PrismSettings, min_effect: float, no_harm: float, encoder: str = "", premise_measured: str = ""
+    gates: Section4Gates,
+    settings: PrismSettings,
+    min_effect: float,
+    no_harm: float,
+    encoder: str = "",
+    premise_measured: str = "",
+    premise: Gate | None = None,
 ) -> list[Claim]:
     """Every claim of notebook 03, in its order: Table 1 (each task, then "comparably or better"
     over the three), the controls (training with the prism on each task; the mixed contrast
@@ -147,6 +153,9 @@ def section4_claims(
             B.2 carries :func:`~prismlib.probing.masked_lm_premise` of it.
         premise_measured: the run's own numbers behind that premise (e.g. the original
             encoder's masked-LM score against the unigram model), for the gate's detail.
+        premise: the premise measured rather than stated, for an encoder the registry does
+            not hold (the small BERT pretrained here: :func:`prismlib.pretrain.pretrained_premise`);
+            given, B.2 carries it instead of ``masked_lm_premise(encoder, premise_measured)``.
     """
     compare = gates.compare
     acc = {name: {x: comparison.accuracy(x).effect for x in comparison.runs.correct} for name, comparison in compare.items()}
@@ -241,7 +250,7 @@ def section4_claims(
             f"({APP_B1[(off, name)]}% on {label}) and has no untrained prism; the row reports what training adds to the "
             "off-task sector",
         ))  # fmt: skip
-    premise = (masked_lm_premise(encoder, premise_measured),)
+    premise_gates = (premise or masked_lm_premise(encoder, premise_measured),)
     for name in compare:
         orig, base = published_b2(name)
         claims.append(claim(
@@ -251,7 +260,7 @@ def section4_claims(
             f"App. B.2: original BERT {orig} vs continued-trained BERT {base} ('does not harm BERT', a masked-LM pretrained "
             "BERT trained further with masked LM)",
             Test(compare[name].diff("baseline", "original"), +1, -no_harm, "baseline - original"), "baseline", "original",
-            damage=False, premise=premise,
+            damage=False, premise=premise_gates,
         ))  # fmt: skip
     if settings.every_layer:
         variant = settings.recipe == "staged"

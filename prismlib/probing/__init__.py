@@ -61,6 +61,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DRY_RUN_CONFIG",
         "ENCODERS",
         "ENCODER_NAMES",
+        "PRETRAINED_PREFIX",
+        "encoder_name",
         "Pretraining",
         "ENCODER_PRETRAINING",
         "MASKED_LM_PREMISE",

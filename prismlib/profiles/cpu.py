@@ -16,6 +16,7 @@ from prismlib.profiles.schema import (
     LSTMRecipe,
     LSTMSettings,
     MLMRecipe,
+    PretrainSettings,
     PrismSettings,
     ProbeSettings,
     Profile,
@@ -26,6 +27,17 @@ from prismlib.profiles.schema import (
 CPU_PATH_ROUNDS = 140
 """Rounds (quarter passes) at the start rate of the cpu recipe's fixed path (work B): the
 doubling check's choice (docs/profiles.md#cpu-lstm-recipe)."""
+
+PRETRAIN_STEPS = 8054
+"""Steps of the pretraining: four passes over the corpus's 64,429 training inputs, 32 a step
+(the pilot's cap on repeated text)."""
+PRETRAINING = PretrainSettings(
+    size="4x256", seq_len=128, batch_size=32, lr=1e-3, warmup_steps=500, total_steps=PRETRAIN_STEPS, long_seq_len=512
+)
+"""The small BERT of issue 76, as the second pilot chose it (docs/benchmarks.md, "The second
+pilot's result"): 4 x 256 for four passes over the corpus (64,429 inputs of 128 tokens, 32 a
+step), the rate decaying to 0, BERT's last 10% of steps at 512 tokens; ``cpu-long``'s installments
+train it. Section 4 is to run on it (``prism.pretrained_encoder``) once it passes the premise gate."""
 
 
 def get_config() -> Profile:
@@ -51,7 +63,8 @@ def get_config() -> Profile:
             workers=2,
         ),
         # Notebooks 03-04: the prism layer, by the staged recipe (top two layers trained, the rest frozen;
-        # full steps at 1e-3 damaged MiniLM on 2 cores), stopped by the annealed rule: docs/profiles.md#cpu-prism-training
+        # full steps at 1e-3 damaged MiniLM on 2 cores), stopped by the annealed rule: docs/profiles.md#cpu-prism-training.
+        # Not yet on PRETRAINING's BERT (pretrained_encoder): its finished record fails the premise gate at 512 tokens.
         prism=PrismSettings(
             training=MLMRecipe(
                 train_text="offline", train_articles_103=30, steps=400, batch_size=8, seq_len=512, lr=1e-3, recipe="staged",
@@ -104,4 +117,5 @@ def get_config() -> Profile:
             ),
             routing_blocks=24, routing_tokens=None, passage=100, mi_distances=100, mi_fit=(1, 50),
         ),
+        pretrain=PRETRAINING,
     )  # fmt: skip

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from prismlib.profiles import cpu
-from prismlib.profiles.schema import PretrainSettings, Profile
+from prismlib.profiles.schema import Profile
 
 LONG_CAP_EPOCHS = 300
 """Epoch cap of the ``-long`` twin of an NT-ASGD profile (300 rounds; the official
@@ -22,10 +22,6 @@ final validation perplexity near epoch 270)."""
 LONG_SEEDS = (0, 1, 2)
 """Seeds of every model in the ``-long`` twin of an annealed profile (``cpu-long``): the
 claims about effects under 5% need three (:data:`prismlib.claims.MIN_SEEDS`)."""
-
-PRETRAIN_STEPS = 8054
-"""Steps of the pretraining: four passes over the corpus's 64,429 training inputs, 32 a step
-(the pilot's cap on repeated text)."""
 
 
 def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Profile:
@@ -47,11 +43,6 @@ def until_converged(profile: Profile, cap_epochs: int = LONG_CAP_EPOCHS) -> Prof
 
 def get_config() -> Profile:
     """The ``cpu-long`` profile: ``cpu``'s models with every seed of :data:`LONG_SEEDS`, the
-    first seed's shared with ``cpu``, and the pretraining of the small BERT (issue 76)."""
-    # The small BERT of issue 76, as the second pilot chose it (docs/benchmarks.md, "The second
-    # pilot's result"): 4 x 256 for four passes over the corpus (64,429 inputs of 128 tokens, 32 a
-    # step), the rate decaying to 0, BERT's last 10% of steps at 512 tokens.
-    pretrain = PretrainSettings(
-        size="4x256", seq_len=128, batch_size=32, lr=1e-3, warmup_steps=500, total_steps=PRETRAIN_STEPS, long_seq_len=512
-    )
-    return replace(until_converged(cpu.get_config()), pretrain=pretrain)
+    first seed's shared with ``cpu``, and ``cpu``'s pretraining of the small BERT (issue 76),
+    whose installments run under this name."""
+    return until_converged(cpu.get_config())

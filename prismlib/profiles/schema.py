@@ -410,6 +410,9 @@ class PrismSettings(Nested):
             contrast of trained arms needs :data:`prismlib.claims.MIN_SEEDS` (the paper: 3 trials).
         threads: torch CPU threads in notebooks 03-04 (``None``: torch's default; on 2
             shared cores one thread is faster).
+        pretrained_encoder: section 4 runs on the profile's own pretraining (the committed
+            record of ``profile.pretrain``, the small BERT of issue 76, read by
+            :func:`prismlib.pretrain.section4_encoder`) instead of ``profile.encoder``.
     """
 
     training: MLMRecipe
@@ -423,6 +426,7 @@ class PrismSettings(Nested):
     bootstrap: int
     seeds: tuple[int, ...]
     threads: int | None = None
+    pretrained_encoder: bool = False
 
     def __post_init__(self) -> None:
         if not self.seeds or len(set(self.seeds)) != len(self.seeds) or min(self.seeds) < 0:
@@ -651,8 +655,9 @@ class Profile:
             mutual information).
         pretrain: the small BERT pretrained here (:class:`PretrainSettings`), trained by
             ``python -m prismlib train --minutes`` after the LSTM jobs; ``None``: this profile
-            pretrains nothing (every profile but ``cpu-long``, whose size and budget the pilot of
-            docs/benchmarks.md chose).
+            pretrains nothing (every profile but ``cpu`` and its twin ``cpu-long``, whose size
+            and budget the pilot of docs/benchmarks.md chose, and whose section 4 runs on it:
+            ``prism.pretrained_encoder``).
         data: the probing data (:mod:`prismlib.probing.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).
@@ -684,3 +689,8 @@ class Profile:
     def __post_init__(self) -> None:
         if self.data not in ("offline", "full"):
             raise ValueError(f"data must be 'offline' or 'full', got {self.data!r}")
+        if self.prism.pretrained_encoder and self.pretrain is None:
+            raise ValueError(
+                f"profile {self.name}: prism.pretrained_encoder runs section 4 on the profile's own pretraining, "
+                "but it has none: give it pretrain=PretrainSettings(...) or set pretrained_encoder=False"
+            )

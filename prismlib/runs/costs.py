@@ -97,6 +97,17 @@ def encoder_config(name: str) -> dict:
     return {k: v for k, v in json.loads(path.read_text()).items() if not k.startswith("_")}
 
 
+def section4_config(profile: Profile) -> dict:
+    """The config of the encoder notebooks 03-04 run on: the profile's pretraining's size when
+    its section 4 runs on it (``prism.pretrained_encoder``; no record read), else
+    :func:`encoder_config` of ``profile.encoder``."""
+    if not (profile.prism.pretrained_encoder and profile.pretrain is not None):
+        return encoder_config(profile.encoder)
+    from prismlib.pretrain import BertSize, bert_config
+
+    return {k: v for k, v in bert_config(BertSize.parse(profile.pretrain.size)).to_dict().items() if not k.startswith("_")}
+
+
 def bert_parameters(c: dict) -> tuple[int, int]:
     """``(all, non-embedding)`` parameters of a BERT with config ``c`` (MLM head included)."""
     h, f, layers = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
@@ -202,10 +213,11 @@ def works(profile: Profile) -> list[Work]:
             + _probe_flops(profile, {k: v for k, v in probe_sizes.items() if k != "mlm"}, h, 2 * len(CONDITIONS), Q.option_runs),
         ),
     ]
+    c4 = section4_config(profile)  # the encoder of notebooks 03-04
     tokens = P.steps * P.batch_size * P.seq_len
-    layers_trained = P.train_layers if P.recipe == "staged" else c["num_hidden_layers"]
-    train_share = (layers_trained + 1) / (c["num_hidden_layers"] + 1) if P.recipe == "staged" else 1.0
-    arm_flops = 3 * tokens * bert_token_flops(c, P.seq_len) * train_share
+    layers_trained = P.train_layers if P.recipe == "staged" else c4["num_hidden_layers"]
+    train_share = (layers_trained + 1) / (c4["num_hidden_layers"] + 1) if P.recipe == "staged" else 1.0
+    arm_flops = 3 * tokens * bert_token_flops(c4, P.seq_len) * train_share
     seeds = len(P.seeds)  # every trained arm once per training seed; the untrained arms once
     jobs = len(TRAINED) * seeds
     models = sum(seeds if UNTRAINED_PRISM_ON.get(a, a) in TRAINED else 1 for a in ARMS)
@@ -216,23 +228,23 @@ def works(profile: Profile) -> list[Work]:
             "transformer",
             jobs * arm_flops,
             jobs=jobs,
-            memory=bert_train_memory(c, P.batch_size, P.seq_len),
-            disk=jobs * 4 * bert_parameters(c)[0] * BYTES,
+            memory=bert_train_memory(c4, P.batch_size, P.seq_len),
+            disk=jobs * 4 * bert_parameters(c4)[0] * BYTES,
             disk_for="checkpoints of the trained arms (weights and optimiser state)",
         ),
-        Work("03_prism_layer", f"{models} models encode the probing windows", "transformer", _encode(profile, c, P.sizes, models)),
+        Work("03_prism_layer", f"{models} models encode the probing windows", "transformer", _encode(profile, c4, P.sizes, models)),
         Work(
             "03_prism_layer",
             f"probes of {models} models",
             "probe",
-            _probe_flops(profile, P.sizes, h, models + 1, Q.runs),
+            _probe_flops(profile, P.sizes, c4["hidden_size"], models + 1, Q.runs),
         ),
         Work(
             "04_long_range_mlm",
             f"Fig. 5: {P.eval_inputs} inputs x {len(ARMS)} models x {seeds} seeds",
             "transformer",
-            len(ARMS) * seeds * P.eval_inputs * P.seq_len * bert_token_flops(c, P.seq_len),
-            memory=bert_eval_memory(c, P.eval_batch, P.seq_len),
+            len(ARMS) * seeds * P.eval_inputs * P.seq_len * bert_token_flops(c4, P.seq_len),
+            memory=bert_eval_memory(c4, P.eval_batch, P.seq_len),
         ),
     ]
     per_token = lstm_token_flops(S)

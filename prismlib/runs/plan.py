@@ -201,9 +201,10 @@ def main(argv: Sequence[str]) -> int:
     label = f"timed on {resolve_device(args.device)}" if tflops else "assumed (--measure times this machine's device)"
     manifest = manifest_path(profile.name).relative_to(output_root())
     measured = sum(e.basis == MEASURED for e in est.values())
-    head = (
-        f"profile {profile.name}: encoder {profile.encoder}, data {profile.data}; {measured} of {len(est)} notebooks measured ({manifest})"
-    )
+    encoder = profile.encoder
+    if profile.prism.pretrained_encoder and profile.pretrain is not None:
+        encoder += f" (03-04: the {profile.pretrain.size} BERT pretrained here)"
+    head = f"profile {profile.name}: encoder {encoder}, data {profile.data}; {measured} of {len(est)} notebooks measured ({manifest})"
     notes = _notes(profile, table, est, runs, tflops, label)
     print(_wrap(head))
     print(_table(table))

@@ -11,6 +11,7 @@ last run, between :data:`TIMES_MARKERS`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,27 @@ SMOKE_ROW = (
     "`make reproduce PROFILE=smoke`",
     "about 11 minutes, 14 with the first install (a review's fresh clone, 2026-12)",
 )
-"""The two rows no committed file measures (the report's build and the smoke path), as last timed."""
+"""The report's and the smoke path's rows as a review timed them, shown until
+``benchmarks/reader_paths.py`` has measured them (:data:`READER_PATHS`)."""
+READER_PATHS = Path("benchmarks") / "reader_paths.json"
+"""The committed measurement of the install, the report's build and the smoke path from a
+fresh clone (``benchmarks/reader_paths.py``), relative to the project root."""
+
+
+def reader_rows(path: Path | None = None) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+    """The report's and the smoke path's rows from the measurement at ``path`` (default
+    :data:`READER_PATHS`), or :data:`REPORT_ROW` and :data:`SMOKE_ROW` when there is none."""
+    path = project_root() / READER_PATHS if path is None else path
+    if not path.is_file():
+        return REPORT_ROW, SMOKE_ROW
+    m = json.loads(path.read_text())
+    install, report, smoke = (float(m[k]) for k in ("install_seconds", "report_seconds", "smoke_seconds"))
+    where = f"measured from a fresh clone at `{str(m['commit'])[:7]}`, {m['day']}: `{READER_PATHS}`"
+    first = f"the first `make` also installs `.venv`: {format_duration(install)}"
+    return (
+        (REPORT_ROW[0], REPORT_ROW[1], f"{format_duration(report)} ({first}; {where})"),
+        (SMOKE_ROW[0], SMOKE_ROW[1], f"{format_duration(smoke)}, {format_duration(smoke + install)} with the first install ({where})"),
+    )
 
 
 @dataclass(frozen=True)
@@ -78,7 +99,7 @@ def costs_markdown(profile_name: str = "cpu", workers: int = 2) -> str:
         f"them: their training took {hours:.1f} worker-hours (about {hours / workers:.0f} h on {workers} cores, in "
         "installments: `python -m prismlib train --profile cpu-long --minutes 110`); rewrites `results/cpu`"
     )
-    rows = [REPORT_ROW, SMOKE_ROW, ("regenerate the results", '`make reproduce` (`ONLY="01 02"` for some notebooks)', regenerate)]
+    rows = [*reader_rows(), ("regenerate the results", '`make reproduce` (`ONLY="01 02"` for some notebooks)', regenerate)]
     lines = ["| you want to | run | time on 2 cores, no GPU |", "|---|---|---|"]
     return "\n".join(lines + [f"| {w} | {r} | {t} |" for w, r, t in rows])
 

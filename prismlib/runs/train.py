@@ -189,7 +189,7 @@ def main(argv: Sequence[str]) -> int:
     if args.pretrain_only and args.minutes is None:
         parser.error("--pretrain-only is an installment's: give its budget too (--minutes 110)")
     if args.pretrain_only and profile.pretrain is None:
-        parser.error(f"profile {profile.name} pretrains nothing (cpu-long does: docs/benchmarks.md)")
+        parser.error(f"profile {profile.name} pretrains nothing (cpu and cpu-long do: docs/benchmarks.md)")
     if args.for_notebooks:
         args.only = list(dict.fromkeys((*(args.only or ()), *(e for nb in args.for_notebooks for e in NOTEBOOK_EXPERIMENTS[nb]))))
     lstm_experiments = [e for e in (args.only or EXPERIMENTS) if e != SECTION4]

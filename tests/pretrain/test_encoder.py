@@ -2,11 +2,13 @@
 generated text written as its committed state: the Hugging Face folder gives the record model's
 hidden states and MLM logits, is built once per record and rebuilt for another; a flipped byte,
 a missing record and an unfinished schedule build nothing (the last two naming the fix); the
-premise gate passes from PREMISE_GATE nats up."""
+premise gate passes from PREMISE_GATE nats up; a profile whose section 4 runs on its pretraining
+gets that encoder by name, with its pretrained head and the measured premise."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,17 +22,21 @@ from prismlib.pretrain import (
     WEIGHTS,
     PretrainedEncoder,
     PretrainingNotDone,
+    Section4Encoder,
     committed_encoder,
     pretrain,
     pretrain_config,
     pretrain_installment,
     pretrained_premise,
+    pretraining_figure,
     pretraining_tokenizer,
     read_state,
+    section4_encoder,
     synthetic_inputs,
     write_state,
 )
-from prismlib.probing import MASKED_LM_PREMISE, hidden_states, load_encoder
+from prismlib.probing import MASKED_LM_PREMISE, encoder_location, encoder_name, hidden_states, load_encoder
+from prismlib.profiles import get_profile
 from prismlib.records import BadRecord
 
 KW = {"eval_every": 4, "checkpoint_every": 4, "heldout_inputs": 16, "threads": 1, "progress": False}
@@ -173,3 +179,46 @@ def test_the_premise_passes_from_premise_gate_nats_up():
         "model on held-out text (unigram 7.000, model 5.500, at 512 tokens), gate 1.50"
     )
     assert "\n" not in passed.detail
+
+
+def test_a_profile_on_its_pretraining_gets_that_encoder_with_its_head_and_measured_premise(data, done, out):
+    from prismlib.prism.mlm_training import load_mlm_model
+
+    smoke = get_profile("smoke")
+    assert section4_encoder(smoke) == Section4Encoder(smoke, None, None)  # section 4 on the profile's own encoder, nothing read
+    on_it = replace(smoke, pretrain=SETTINGS, prism=replace(smoke.prism, pretrained_encoder=True))
+    with pytest.raises(FileNotFoundError, match="build it with prismlib.pretrain.section4_encoder"):
+        encoder_location(f"pretrained-{'0' * 16}")  # not built yet
+    chosen = section4_encoder(on_it, done, data)
+    built = committed_encoder(SETTINGS, done, data)
+    assert chosen.pretrained == built and chosen.premise == pretrained_premise(built)
+    assert chosen.profile == replace(on_it, encoder=f"pretrained-{built.key}")
+    assert encoder_location(chosen.profile.encoder) == str(built.folder)
+    assert encoder_name(chosen.profile.encoder) == "BERT 1x32 pretrained here (MLM)"
+    # section 4's model is the pretrained one, head included (nothing initialised by the seed)
+    _, model = load_mlm_model(chosen.profile.encoder, seed=5)
+    state = _state(data, done / built.key)
+    batch = torch.tensor([data.long_inputs.heldout[0].tolist()])
+    with torch.no_grad():
+        assert torch.equal(model.eval()(input_ids=batch).logits, state.model(input_ids=batch).logits)
+
+
+def test_the_figure_draws_each_phase_of_the_records_curve_and_the_gate(data, done):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    encoder = committed_encoder(SETTINGS, done, data)
+    assert encoder.curve == tuple(_state(data, done / encoder.key).curve) and encoder.boundaries == ()
+    fig = pretraining_figure(encoder, gate=1.25)
+    ax = fig.axes[0]
+    phases = [line for line in ax.get_lines() if line.get_label().startswith("held out")]
+    assert [line.get_label() for line in phases] == ["held out, inputs of 32 tokens", "held out, inputs of 64 tokens"]
+    for line, seq_len in zip(phases, (32, 64)):
+        rows = [r for r in encoder.curve if r["seq_len"] == seq_len and r["tokens"] > 0]
+        assert list(line.get_ydata()) == [r["gain"] for r in rows] and len(rows) > 0
+        assert list(line.get_xdata()) == [r["tokens"] / 1e6 for r in rows]
+    (gate,) = [line for line in ax.get_lines() if line.get_label().startswith("premise gate")]
+    assert list(gate.get_ydata()) == [1.25, 1.25]
+    plt.close(fig)

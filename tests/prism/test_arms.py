@@ -13,6 +13,7 @@ def test_arm_layers_and_job_keys():
     S = get_profile("cpu").prism
     assert arms.prism_layers("baseline", 6, S) is None and arms.prism_layers("prism", 6, S) == [5]
     assert arms.prism_layers("prism-every", 6, S) == [4, 5]  # staged: the trained layers only
+    assert arms.prism_layers("prism-every", 4, S.updated(train_layers=4)) == [0, 1, 2, 3]  # every layer trained
     assert arms.prism_layers("prism-every", 12, get_profile("paper").prism) == list(range(12))
     with pytest.raises(ValueError, match="unknown arm"):
         arms.prism_layers("bert", 6, S)
@@ -45,8 +46,11 @@ def test_an_arms_key_hashes_its_whole_recipe_flat_and_nothing_beside_it():
         keys = {ArmJob("prism", "minilm", "cpu", 0, s, "d").key for s in (start, start.updated(**{name: other}))}
         assert len(keys) == 2, name
     beside = {f.name: getattr(S, f.name) for f in fields(PrismSettings) if f.name != "training"}
-    assert set(beside) == set("checkpoint_every every_layer sizes span eval_inputs eval_stride eval_batch bootstrap seeds threads".split())
-    others = {"every_layer": False, "sizes": {}, "span": (0, 1), "threads": 3, "seeds": (4, 5, 6)}  # a seed is the job's own field
+    assert set(beside) == set(
+        "checkpoint_every every_layer sizes span eval_inputs eval_stride eval_batch bootstrap seeds threads pretrained_encoder".split()
+    )
+    # a seed is the job's own field, and the encoder (pretrained_encoder names it) too
+    others = {"every_layer": False, "sizes": {}, "span": (0, 1), "threads": 3, "seeds": (4, 5, 6), "pretrained_encoder": False}
     same = S.updated(**{k: others.get(k, v * 2 + 1 if isinstance(v, int) else v) for k, v in beside.items()})
     assert same != S and ArmJob("prism", "minilm", "cpu", 0, same, "d").key == base.key
 

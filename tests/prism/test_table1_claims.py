@@ -298,6 +298,12 @@ def test_b2_rests_on_the_masked_lm_premise_of_the_encoder():
     assert all(c.verdict != "not testable" for c in rows(bert, "B.2:"))
     # only B.2 rests on the premise
     assert not any(g.name == MASKED_LM_PREMISE for c in bert if not c.claim.startswith("B.2:") for g in c.gates)
+    # an encoder whose premise is measured (the BERT pretrained here) carries the gate it is given, passed or not
+    for passed in (True, False):
+        measured_gate = Gate(MASKED_LM_PREMISE, passed, "the 4x256 BERT gains +1.9 nats over the unigram model, gate 1.50")
+        pretrained = rows(section4_claims(gates(), SETTINGS, 1.0, 2.0, encoder="pretrained-0123", premise=measured_gate), "B.2:")
+        assert all([g for g in c.gates if g.name == MASKED_LM_PREMISE] == [measured_gate] for c in pretrained)
+        assert all((c.verdict == "not testable") is not passed for c in pretrained)
 
 
 def test_b3_margin_is_never_above_the_papers_own_effect(claims):

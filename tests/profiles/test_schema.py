@@ -85,7 +85,7 @@ def test_a_rate_for_the_pretrained_layers_needs_the_staged_recipe_and_a_positive
         get_profile("paper").prism.updated(pretrained_lr=1e-4)
 
 
-def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_only_cpu_long_pretrains():
+def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_only_cpu_and_its_twin_pretrain():
     from prismlib.profiles import PROFILES, PretrainSettings
 
     good = {"size": "4x256", "seq_len": 128, "batch_size": 32, "lr": 1e-3, "warmup_steps": 0, "total_steps": 10}
@@ -100,5 +100,16 @@ def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_only_cpu_l
         with pytest.raises(ValueError, match=message):
             PretrainSettings(**{**good, **bad})
     pretraining = {name: p.pretrain for name, p in PROFILES.items() if p.pretrain is not None}
-    assert list(pretraining) == ["cpu-long"]  # the second pilot's choice (docs/benchmarks.md)
-    assert (pretraining["cpu-long"].size, pretraining["cpu-long"].long_seq_len) == ("4x256", 512)
+    assert list(pretraining) == ["cpu", "cpu-long"]  # cpu's, which its twin's installments train
+    assert pretraining["cpu"] == pretraining["cpu-long"]
+    assert (pretraining["cpu"].size, pretraining["cpu"].long_seq_len) == ("4x256", 512)  # the second pilot's choice (docs/benchmarks.md)
+
+
+def test_a_profile_whose_section_4_runs_on_its_pretraining_must_have_one():
+    smoke = get_profile("smoke")
+    with pytest.raises(ValueError, match="profile smoke: prism.pretrained_encoder runs section 4 on the profile's own pretraining"):
+        dataclasses.replace(smoke, prism=dataclasses.replace(smoke.prism, pretrained_encoder=True))
+    assert not smoke.prism.pretrained_encoder and not get_profile("paper").prism.pretrained_encoder
+    cpu = get_profile("cpu")  # its pretraining is there; section 4 moves to it once the record passes the premise gate
+    assert cpu.pretrain is not None and not cpu.prism.pretrained_encoder
+    assert dataclasses.replace(cpu, prism=cpu.prism.updated(pretrained_encoder=True)).prism.pretrained_encoder

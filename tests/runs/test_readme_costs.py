@@ -40,3 +40,14 @@ def test_the_results_page_shows_each_notebooks_last_run(monkeypatch):
     page = (project_root() / "docs" / "results.md").read_text()
     start, end = readme_costs.TIMES_MARKERS
     assert page.split(start, 1)[1].split(end, 1)[0].strip() == readme_costs.run_times_markdown("cpu")
+
+
+def test_the_readers_rows_are_the_committed_measurement_or_the_reviews_until_there_is_one(tmp_path):
+    assert readme_costs.reader_rows(tmp_path / "none.json") == (readme_costs.REPORT_ROW, readme_costs.SMOKE_ROW)
+    path = tmp_path / "reader_paths.json"
+    measured = {"commit": "0123456789abcdef", "day": "2026-12-07", "cores": 2}
+    path.write_text(json.dumps(measured | {"install_seconds": 250.0, "report_seconds": 21.4, "smoke_seconds": 660.0}))
+    report, smoke = readme_costs.reader_rows(path)
+    where = "measured from a fresh clone at `0123456`, 2026-12-07: `benchmarks/reader_paths.json`"
+    assert report == (*readme_costs.REPORT_ROW[:2], f"21 s (the first `make` also installs `.venv`: 4.2 min; {where})")
+    assert smoke == (*readme_costs.SMOKE_ROW[:2], f"11 min, 15 min with the first install ({where})")
