@@ -245,10 +245,10 @@ def pretraining_figure(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -
         rows = [r for r in encoder.curve if int(r["seq_len"]) == seq_len and r["tokens"] > 0]
         ax.plot([r["tokens"] / 1e6 for r in rows], [r["gain"] for r in rows], marker=".", label=f"held out, inputs of {seq_len} tokens")
     ax.axhline(gate, color="0.2", lw=1, ls="--", label=f"premise gate {gate:g} nats")
-    for step in encoder.boundaries:
+    for i, step in enumerate(encoder.boundaries):
         at = next((r["tokens"] / 1e6 for r in encoder.curve if int(r["step"]) >= step), None)
         if at is not None:
-            ax.axvline(at, color="0.6", lw=0.8, ls=":")
+            ax.axvline(at, color="0.6", lw=0.8, ls=":", label="resumed on a new machine" if i == 0 else None)
     ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("gain over unigram (nats per masked token)")
     ax.set_title(f"The {encoder.size} BERT pretrained here: {encoder.steps:,} steps, gain {encoder.gain:+.2f} at {encoder.seq_len} tokens")

@@ -221,4 +221,9 @@ def test_the_figure_draws_each_phase_of_the_records_curve_and_the_gate(data, don
         assert list(line.get_xdata()) == [r["tokens"] / 1e6 for r in rows]
     (gate,) = [line for line in ax.get_lines() if line.get_label().startswith("premise gate")]
     assert list(gate.get_ydata()) == [1.25, 1.25]
+    assert not [line for line in ax.get_lines() if line.get_label() == "resumed on a new machine"]
     plt.close(fig)
+    resumed = pretraining_figure(replace(encoder, boundaries=(4,)))
+    (line,) = [line for line in resumed.axes[0].get_lines() if line.get_label() == "resumed on a new machine"]
+    assert list(line.get_xdata()) == [next(r["tokens"] for r in encoder.curve if r["step"] >= 4) / 1e6] * 2
+    plt.close(resumed)
