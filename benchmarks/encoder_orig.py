@@ -23,9 +23,6 @@ numbers as the reason.
 from __future__ import annotations
 
 import argparse
-import time
-
-import numpy as np
 
 TASKS = ("pos", "swda", "topic")
 MARGIN = 2.0
@@ -38,11 +35,10 @@ def main() -> None:
     parser.add_argument("--other", default=None, help="the encoder to compare (default: the profile's section-4 encoder)")
     args = parser.parse_args()
 
-    import torch
+    from validation_probe import orig_on_validation
 
     from prismlib.pretrain import section4_encoder
-    from prismlib.prism.seeds import SeedComparison
-    from prismlib.probing import ProbeRecipe, build_task, encode_splits, encoder_name, load_encoder, pool_features, probe_conditions
+    from prismlib.probing import build_task, encoder_name, load_encoder
     from prismlib.profiles import get_profile
 
     P = get_profile(args.profile)
@@ -58,24 +54,13 @@ def main() -> None:
         size = Q.sizes[name]
         task = build_task(name, encoders["base"].tokenizer, size.windows(), profile_name=P.name, seed=P.seed, window=P.window,
                           da_labels=Q.da_labels)  # fmt: skip
-        t0 = time.perf_counter()
-        where = dict(task=name, profile_name=P.name, positions=size.positions, seed=P.seed, batch_size=Q.encode_batch, specials=Q.specials)
-        features = {k: encode_splits(enc, task.windows, {-1: ("ORIG",)}, **where)[-1] for k, enc in encoders.items()}
-        encoded = time.perf_counter() - t0
-        feats = pool_features(features)
-        feats = {"train": feats["train"], "val": feats["val"], "test": feats["val"]}  # scored on validation only
-        t1 = time.perf_counter()
-        runs = probe_conditions(
-            feats, len(task.label_names), tuple(features), Q.runs, P.seed, ProbeRecipe.of(Q, name), workers=Q.workers,
-            device=torch.device("cpu"),
-        )  # fmt: skip
-        groups = task.row_groups("val", feats["val"].window)
-        compare = SeedComparison.from_runs(runs, feats["val"], groups, seed=P.seed, task=name)
+        v = orig_on_validation(encoders, task, P, size.positions, specials=Q.specials)
+        compare = v.compare
         diff = compare.diff("other", "base")
         verdicts[name] = diff.low > -MARGIN
         print(
-            f"\n{name}: {len(np.unique(groups))} validation units, {len(feats['val'].labels)} positions; "
-            f"encoding {encoded / 60:.1f} min, probes {(time.perf_counter() - t1) / 60:.1f} min"
+            f"\n{name}: {v.units} validation units, {v.positions} positions; "
+            f"encoding {v.encode_seconds / 60:.1f} min, probes {v.probe_seconds / 60:.1f} min"
         )
         acc = {k: compare.accuracy(k) for k in ("majority", "base", "other")}
         shown = {k: f"{a.effect:.1f}% [{a.low:.1f}, {a.high:.1f}]" for k, a in acc.items()}

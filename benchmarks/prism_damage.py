@@ -40,8 +40,6 @@ import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import numpy as np
-
 
 def _updated(profile_name: str, lr: float):
     """The profile ``profile_name`` with its pretrained layers at ``lr`` (the recipe's own rate: the profile itself)."""
@@ -74,11 +72,10 @@ def main() -> None:
     parser.add_argument("--profile", default="cpu")
     args = parser.parse_args()
 
-    import torch
+    from validation_probe import orig_on_validation
 
     from prismlib.prism import load_mlm_tokenizer, mlm_corpus, probe_encoders, section4_data, section4_models
-    from prismlib.prism.seeds import SeedComparison
-    from prismlib.probing import ProbeRecipe, build_task, encode_splits, pool_features, probe_conditions
+    from prismlib.probing import build_task
     from prismlib.profiles import TaskSize, get_profile
 
     P = get_profile(args.profile)
@@ -112,28 +109,16 @@ def main() -> None:
         train, val, test, positions = (int(v) for v in spec.split(","))
         size = TaskSize(train=train, val=val, test=test, positions=positions)
         task = build_task("topic", tokenizer, size.windows(), profile_name=P.name, seed=P.seed, window=P.window, da_labels=Q.da_labels)
-        t1 = time.perf_counter()
-        where = dict(task="topic", profile_name=P.name, positions=positions, seed=P.seed, batch_size=Q.encode_batch)
-        features = {v: encode_splits(enc, task.windows, {-1: ("ORIG",)}, **where)[-1] for v, enc in encoders.items()}
-        encoded = time.perf_counter() - t1
-        feats = pool_features(features)
-        feats = {"train": feats["train"], "val": feats["val"], "test": feats["val"]}  # scored on validation only
-        t2 = time.perf_counter()
-        runs = probe_conditions(
-            feats, len(task.label_names), tuple(features), Q.runs, P.seed, ProbeRecipe.of(Q, task.name), workers=Q.workers,
-            device=torch.device("cpu"),
-        )  # fmt: skip
-        groups = task.row_groups("val", feats["val"].window)
-        compare = SeedComparison.from_runs(runs, feats["val"], groups, seed=P.seed, task="topic")
-        posts = len(np.unique(groups))
+        v = orig_on_validation(encoders, task, P, positions)
+        compare = v.compare
         print(
-            f"\ntopic probe {train} / {val} / {test} posts, {positions} positions each: validation {posts} posts; "
-            f"encoding {len(encoders)} models {encoded / 60:.1f} min, probes {(time.perf_counter() - t2) / 60:.1f} min"
+            f"\ntopic probe {train} / {val} / {test} posts, {positions} positions each: validation {v.units} posts; "
+            f"encoding {len(encoders)} models {v.encode_seconds / 60:.1f} min, probes {v.probe_seconds / 60:.1f} min"
         )
         print(f"  majority class {compare.accuracy('majority').effect:.1f}%   original {compare.accuracy('original')}")
-        for v in features:
-            if v != "original":
-                print(f"  {v}: {compare.accuracy(v)}; damage (baseline - original) {compare.diff(v, 'original')} points")
+        for name in encoders:
+            if name != "original":
+                print(f"  {name}: {compare.accuracy(name)}; damage (baseline - original) {compare.diff(name, 'original')} points")
 
 
 if __name__ == "__main__":
