@@ -127,7 +127,7 @@ from prismlib.probing import (
 )
 from prismlib.profiles import get_profile
 
-E = section4_encoder(get_profile(profile))  # cpu: the small BERT pretrained here (issue 76); else the profile's encoder
+E = section4_encoder(get_profile(profile))  # prism.pretrained_encoder: the BERT pretrained here (issue 76); else the profile's encoder
 P = E.profile
 S, Q = P.prism, P.probe  # prism settings; the probe recipe of notebook 02
 if S.threads:
@@ -140,10 +140,12 @@ print(f"profile={P.name}  encoder={encoder_name(P.encoder)} ({P.encoder}), recip
 # %% [markdown]
 # ## The encoder
 #
-# Section 4 rests on a BERT pretrained with masked LM. The `cpu` profile's is pretrained here
-# (issue 76) and read from its committed record; below, its learning curve on held-out text
-# (the gain over a unigram model on the same masked positions, per input length of BERT's
-# two phases) and the premise gate B.2 reads. Other profiles use their own encoder.
+# Section 4 rests on a BERT pretrained with masked LM. A profile with `prism.pretrained_encoder`
+# runs it on the BERT pretrained here (issue 76), read from its committed record; below, its
+# learning curve on held-out text (the gain over a unigram model on the same masked positions,
+# per input length of BERT's two phases) and the premise gate B.2 reads. Other profiles use
+# their own encoder; `cpu` keeps MiniLM until that record passes its gate at 512 tokens
+# (docs/benchmarks.md, "The pretraining's installments").
 
 # %%
 if E.pretrained is not None:

@@ -44,10 +44,11 @@ from prismlib.paths import project_root
 RECORD = "record.json"
 SUMS = "SHA256SUMS"
 RUNS = "runs"
-#: the sub-folder of ``runs`` that holds the pretraining's committed states (:mod:`prismlib.pretrain.record`,
-#: issue 76), not LSTM records: :func:`scan` and :func:`find_record` pass it by.
-PRETRAIN = "pretrain"
 """Folder of the records under ``results/<profile>/``."""
+PRETRAIN = "pretrain"
+"""The sub-folder of ``runs`` that holds the pretraining's committed states
+(:mod:`prismlib.pretrain.record`, issue 76), not LSTM records: :func:`scan` and
+:func:`find_record` pass it by."""
 FORMAT = 1
 """Version of the record layout (``record.json``'s ``format``)."""
 CODE_PATHS = ("prismlib", "notebooks", "pyproject.toml")

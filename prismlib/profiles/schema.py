@@ -656,8 +656,8 @@ class Profile:
         pretrain: the small BERT pretrained here (:class:`PretrainSettings`), trained by
             ``python -m prismlib train --minutes`` after the LSTM jobs; ``None``: this profile
             pretrains nothing (every profile but ``cpu`` and its twin ``cpu-long``, whose size
-            and budget the pilot of docs/benchmarks.md chose, and whose section 4 runs on it:
-            ``prism.pretrained_encoder``).
+            and budget the pilot of docs/benchmarks.md chose; section 4 runs on it where
+            ``prism.pretrained_encoder`` says so).
         data: the probing data (:mod:`prismlib.probing.tasks`): ``offline`` (the copies every
             machine has) or ``full`` (the paper's: Treebank-3 when ``PRISMLIB_PTB3`` is
             set, CoNLL-2000 train, WikiText-103 train and valid).
