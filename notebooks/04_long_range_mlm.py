@@ -103,9 +103,8 @@ from prismlib.prism import (
 from prismlib.probing import encoder_name
 from prismlib.profiles import get_profile
 
-P = section4_encoder(
-    get_profile(profile)
-).profile  # prism.pretrained_encoder: the BERT pretrained here (issue 76); else the profile's encoder
+# prism.pretrained_encoder: the BERT pretrained here (issue 76); else the profile's encoder
+P = section4_encoder(get_profile(profile)).profile
 S = P.prism
 if S.threads:
     torch.set_num_threads(S.threads)
