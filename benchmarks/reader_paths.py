@@ -5,7 +5,7 @@
 Clones this repository's HEAD into a temporary folder and times, there, one after another on
 an otherwise idle machine: the install (``make venv``), reading the committed results
 (``make report PROFILE=cpu``) and the smoke path (``make reproduce PROFILE=smoke``). Writes
-``benchmarks/reader_paths.json`` (seconds of each, the commit, the day, the cores), which the
+``results/reader_paths.json`` (seconds of each, the commit, the day, the cores), which the
 README's "Three ways in" table reads (:mod:`prismlib.runs.readme_costs`): its first two rows
 are this measurement, not a number written by hand. Run it on a clean tree (the clone is of
 the last commit) and commit the file with the README it updates (``python -m prismlib report --readme``).
@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "reader_paths.json"
+OUT = ROOT / "results" / "reader_paths.json"
 STEPS = {
     "install_seconds": ["make", "venv"],
     "report_seconds": ["make", "report", "PROFILE=cpu"],

@@ -37,7 +37,7 @@ SMOKE_ROW = (
 )
 """The report's and the smoke path's rows as a review timed them, shown until
 ``benchmarks/reader_paths.py`` has measured them (:data:`READER_PATHS`)."""
-READER_PATHS = Path("benchmarks") / "reader_paths.json"
+READER_PATHS = Path("results") / "reader_paths.json"
 """The committed measurement of the install, the report's build and the smoke path from a
 fresh clone (``benchmarks/reader_paths.py``), relative to the project root."""
 

@@ -48,6 +48,6 @@ def test_the_readers_rows_are_the_committed_measurement_or_the_reviews_until_the
     measured = {"commit": "0123456789abcdef", "day": "2026-12-07", "cores": 2}
     path.write_text(json.dumps(measured | {"install_seconds": 250.0, "report_seconds": 21.4, "smoke_seconds": 660.0}))
     report, smoke = readme_costs.reader_rows(path)
-    where = "measured from a fresh clone at `0123456`, 2026-12-07: `benchmarks/reader_paths.json`"
+    where = "measured from a fresh clone at `0123456`, 2026-12-07: `results/reader_paths.json`"
     assert report == (*readme_costs.REPORT_ROW[:2], f"21 s (the first `make` also installs `.venv`: 4.2 min; {where})")
     assert smoke == (*readme_costs.SMOKE_ROW[:2], f"11 min, 15 min with the first install ({where})")
