@@ -15,7 +15,7 @@ train        the resumable training loop (AdamW, minutes budget, curve, phases, 
              from a committed state)
 installment  one installment of a pretraining (``train --minutes``): a budget's steps from
              the local or the committed state, then the committed state; the recipe
-             of a profile's ``PretrainSettings``
+             of a profile's ``PretrainSettings`` (a continuation's base resolved)
 projection   a pilot curve projected to a budget (log-linear gain, power law)
 encoder      the committed pretraining as a Hugging Face encoder folder (built
              once per record, in the cache), its masked-LM premise gate, its
@@ -122,6 +122,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "installment": (
         "pretrain_config",
+        "InputsFor",
+        "recipe_config",
+        "recipe_inputs",
         "PretrainOutcome",
         "pretrain_installment",
     ),

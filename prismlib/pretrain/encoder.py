@@ -36,11 +36,11 @@ from typing import Any
 from prismlib.artifacts import file_digest
 from prismlib.claims import Gate
 from prismlib.paths import cache_dir, locked, output_root, results_dir
-from prismlib.pretrain.installment import pretrain_config
+from prismlib.pretrain.installment import pretrain_config, recipe_config, recipe_inputs
 from prismlib.pretrain.model import pretraining_tokenizer
 from prismlib.pretrain.recipe import PretrainConfig, recipe_key
 from prismlib.pretrain.record import WEIGHTS, CommittedState, read_state
-from prismlib.pretrain.train import PretrainData, offline_inputs
+from prismlib.pretrain.train import PretrainData
 from prismlib.probing.encoders import MASKED_LM_PREMISE, PRETRAINED_PREFIX
 from prismlib.profiles import PretrainSettings, Profile
 from prismlib.records import PRETRAIN, RUNS
@@ -184,10 +184,10 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
         prismlib.records.BadRecord: the committed state must not be used (a changed or missing
             file, another recipe, corpus or tokenizer, uncommitted code): one line, the file and the fix.
     """
-    config = pretrain_config(settings)
     if data is None:
-        data = offline_inputs(config.seq_len, progress=False, long_seq_len=config.long_seq_len)
+        data = recipe_inputs(pretrain_config(settings), progress=False)
     corpus, tokenizer = data.inputs.corpus_digest, data.inputs.tokenizer_digest
+    config = recipe_config(settings, corpus, tokenizer)
     key = recipe_key(config, corpus, tokenizer)
     record = Path(records) / key
     if not record.exists():

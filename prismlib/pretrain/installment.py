@@ -12,7 +12,8 @@ lives in the repository as its committed state (:mod:`prismlib.pretrain.record`,
   the committed state of the recipe's key: a state that fails its checks (a flipped byte,
   another recipe) stops the installment with its one line
   (:class:`~prismlib.records.BadRecord`), never a silent restart from step 0; a state that is
-  done ends it at once, saying so;
+  done ends it at once, saying so; a *continuation* (``settings.base``, :func:`recipe_config`)
+  reads its base's committed state first, and trains the base while that is not done;
 - refuses uncommitted code before any step (its committed state could never be read);
 - trains (:func:`~prismlib.pretrain.pretrain`) from the local state in ``<state_dir>/<key>/``
   when it is at least as far as the committed one (the same machine: its AdamW moments go on),
@@ -27,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from prismlib.artifacts import load_or_discard
@@ -37,6 +38,9 @@ from prismlib.pretrain.recipe import PretrainConfig, recipe_key
 from prismlib.pretrain.record import CommittedState, check_committed, read_state, write_state
 from prismlib.pretrain.train import STATE, PretrainData, offline_inputs, pretrain
 from prismlib.profiles import PretrainSettings
+
+InputsFor = Callable[[PretrainConfig], PretrainData]
+"""Makes a recipe's inputs at its lengths (:func:`recipe_inputs`; tests give generated text)."""
 
 
 def pretrain_config(settings: PretrainSettings) -> PretrainConfig:
@@ -60,6 +64,22 @@ def pretrain_config(settings: PretrainSettings) -> PretrainConfig:
         long_seq_len=settings.long_seq_len,
         long_share=settings.long_share,
     )
+
+
+def recipe_config(settings: PretrainSettings, corpus_digest: str, tokenizer_digest: str) -> PretrainConfig:
+    """:func:`pretrain_config` with a continuation's base resolved: ``base`` the key of the
+    settings' ``base`` recipe on the same corpus and tokenizer (recursively), so the run's key
+    (:func:`~prismlib.pretrain.recipe_key`) names the run it starts from."""
+    config = pretrain_config(settings)
+    if settings.base is None:
+        return config
+    base = recipe_config(settings.base, corpus_digest, tokenizer_digest)
+    return replace(config, base=recipe_key(base, corpus_digest, tokenizer_digest))
+
+
+def recipe_inputs(config: PretrainConfig, progress: bool = True) -> PretrainData:
+    """The offline corpus packed at ``config``'s lengths (:func:`~prismlib.pretrain.offline_inputs`)."""
+    return offline_inputs(config.seq_len, progress, config.long_seq_len)
 
 
 @dataclass(frozen=True)
@@ -158,7 +178,7 @@ def pretrain_installment(
     minutes: float,
     records: Path,
     state_dir: Path,
-    data: PretrainData | None = None,
+    data: InputsFor | None = None,
     progress: bool = True,
     say: Callable[[str], None] = _say,
 ) -> PretrainOutcome:
@@ -173,17 +193,21 @@ def pretrain_installment(
         records: the folder of committed states (``results/<profile>/runs/pretrain``); this run's is
             ``<records>/<key>``.
         state_dir: the local states' folder (git-ignored; this run's is ``<state_dir>/<key>``).
-        data: the inputs (default the offline corpus at the recipe's lengths; tests give
-            :func:`~prismlib.pretrain.synthetic_inputs`).
+        data: makes a recipe's inputs (default :func:`recipe_inputs`, the offline corpus at the
+            recipe's lengths; tests give :func:`~prismlib.pretrain.synthetic_inputs`).
         progress: the loop's progress bar.
         say: where the line before the steps and the one after go (printed).
+
+    A continuation (``settings.base``) whose base is not done trains the base instead (this
+    installment is one of the base's; the outcome is the base's), and starts from the base's
+    committed weights once it is.
 
     Returns:
         a :class:`PretrainOutcome`.
 
     Raises:
-        prismlib.records.BadRecord: the committed state exists and must not be used (one line:
-            the file and the fix); nothing is trained.
+        prismlib.records.BadRecord: the committed state (or a continuation's base's) exists and
+            must not be used (one line: the file and the fix); nothing is trained.
         ValueError: the code is uncommitted (before any step), a budget that is not a positive
             number of minutes, settings whose recipe is refused.
     """
@@ -191,10 +215,20 @@ def pretrain_installment(
         raise ValueError(f"a pretraining installment needs a positive number of minutes, got {minutes}")
     t0 = time.perf_counter()
     config = pretrain_config(settings)
-    if data is None:
-        with torch_threads(settings.threads):
-            data = offline_inputs(config.seq_len, progress, config.long_seq_len)
-    inputs = data.inputs
+    with torch_threads(settings.threads):
+        prepared = data(config) if data is not None else recipe_inputs(config, progress)
+    inputs = prepared.inputs
+    config = recipe_config(settings, inputs.corpus_digest, inputs.tokenizer_digest)
+    init = None
+    if settings.base is not None and config.base is not None:
+        base_config = recipe_config(settings.base, inputs.corpus_digest, inputs.tokenizer_digest)
+        base_folder = Path(records) / config.base
+        base = read_state(base_folder, base_config, inputs.corpus_digest, inputs.tokenizer_digest) if base_folder.exists() else None
+        if base is None or not base.done:
+            say(f"pretraining {settings.size}: the continuation's base {config.base} is not done; this installment trains it")
+            left = max(minutes - (time.perf_counter() - t0) / 60, 1e-3)
+            return pretrain_installment(settings.base, left, records, state_dir, data, progress, say)
+        init = base.model
     key = recipe_key(config, inputs.corpus_digest, inputs.tokenizer_digest)
     folder = Path(records) / key
     committed = read_state(folder, config, inputs.corpus_digest, inputs.tokenizer_digest) if folder.exists() else None
@@ -212,10 +246,11 @@ def pretrain_installment(
         config,
         inputs,
         local,
-        mask_id=data.mask_id,
-        special=data.special,
-        long_inputs=data.long_inputs,
+        mask_id=prepared.mask_id,
+        special=prepared.special,
+        long_inputs=prepared.long_inputs,
         start_from=folder if committed is not None else None,
+        init=init,
         minutes=left,
         eval_every=settings.eval_every,
         checkpoint_every=settings.checkpoint_every,

@@ -4,7 +4,8 @@
 and BERT's second phase: the last ``long_share`` of the steps on ``long_seq_len``-token inputs,
 :attr:`PretrainConfig.long_from`, the same tokens per step); :func:`recipe_key` hashes it with
 the corpus and tokenizer digests (:func:`recipe_description`, also a committed state's
-description). :func:`learning_rate` is the schedule: linear warm-up, then constant or linear
+description; a *continuation* names the done run it starts from, :attr:`PretrainConfig.base`).
+:func:`learning_rate` is the schedule: linear warm-up, then constant or linear
 decay, and after each *boundary* (a step where the run resumed from a committed state, whose
 fp16 weights :func:`cross_boundary` gives and whose AdamW moments restart) a re-warm-up over
 :data:`REWARM_STEPS`. :func:`check_lengths` says at which lengths a held-out check is made.
@@ -51,6 +52,10 @@ class PretrainConfig:
             phase. Needs ``total_steps``, more than ``seq_len`` and at most the model's
             positions, and ``batch_size * seq_len`` divisible by it.
         long_share: the share of ``total_steps`` in the long phase.
+        base: a *continuation*: the key of the done committed state whose weights the run starts
+            from instead of a new BERT (its AdamW fresh, its schedule this recipe's from step 0);
+            ``None``: from scratch. Named in :meth:`describe` only when set, so the keys of
+            runs from scratch stay as they were.
     """
 
     size: BertSize
@@ -69,6 +74,7 @@ class PretrainConfig:
     attn: str = "sdpa"
     long_seq_len: int | None = None
     long_share: float = 0.1
+    base: str | None = None
 
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
@@ -125,6 +131,8 @@ class PretrainConfig:
         """The recipe as a JSON-able dict (with :data:`RECIPE_VERSION`)."""
         d = asdict(self)
         d["betas"] = list(self.betas)
+        if self.base is None:
+            del d["base"]
         return {"recipe_version": RECIPE_VERSION, **d}
 
 

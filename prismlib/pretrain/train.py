@@ -166,6 +166,7 @@ def pretrain(
     special: Sequence[int],
     long_inputs: PretrainInputs | None = None,
     start_from: Path | None = None,
+    init: torch.nn.Module | None = None,
     boundaries: Sequence[int] = (),
     minutes: float | None = None,
     max_steps: int | None = None,
@@ -189,6 +190,9 @@ def pretrain(
         start_from: a committed state's folder (:func:`prismlib.pretrain.record.write_state`),
             used when ``state_dir`` holds no state or one at an earlier step: its fp16 weights, a
             fresh AdamW, its step, curve, seconds and boundaries, and its step a new boundary.
+        init: a continuation's start (``config.base`` set, and only then): the model of its base,
+            the done committed state the caller read and verified, used when no state of this
+            run exists (a copy; the run's own states take over from its first one).
         boundaries: steps at which to cross a boundary as that resume does (weights through fp16,
             a fresh AdamW, :data:`~prismlib.pretrain.recipe.REWARM_STEPS` of re-warm-up): a run from scratch with a resumed
             run's boundaries is that run.
@@ -220,6 +224,11 @@ def pretrain(
     if limit is None and minutes is None:
         raise ValueError("nothing bounds the run: give max_steps, config.total_steps or minutes")
     _check_long_inputs(config, inputs, long_inputs, limit)
+    if (init is None) != (config.base is None):
+        raise ValueError(
+            f"a continuation (config.base {config.base}) starts from its base's model, and only it: "
+            f"give init={'its base' if config.base else 'None'}"
+        )
     key = recipe_key(config, inputs.corpus_digest, inputs.tokenizer_digest)
     state_dir = Path(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -235,7 +244,7 @@ def pretrain(
     special_t = torch.tensor(sorted(set(int(i) for i in special)))
 
     with torch_threads(threads), torch.random.fork_rng(devices=[]):
-        result, opt_state = _start(config, key, state_dir, start_from, inputs)
+        result, opt_state = _start(config, key, state_dir, start_from, inputs, init)
         result.boundaries = _boundaries(result.boundaries, boundaries, result.steps)
         model = result.model.train()
         opt = _optimizer(model, config)
@@ -347,11 +356,16 @@ def pretrain(
 
 
 def _start(
-    config: PretrainConfig, key: str, state_dir: Path, start_from: Path | None, inputs: PretrainInputs
+    config: PretrainConfig,
+    key: str,
+    state_dir: Path,
+    start_from: Path | None,
+    inputs: PretrainInputs,
+    init: torch.nn.Module | None = None,
 ) -> tuple[PretrainResult, dict[str, Any] | None]:
     """Where a call starts: the local state, the committed state ``start_from`` when the local
-    one is missing or behind it (its step a new boundary), or a new model; and the optimizer's
-    state to load (``None``: a fresh AdamW)."""
+    one is missing or behind it (its step a new boundary), or a new model (a copy of ``init``,
+    a continuation's base, when given); and the optimizer's state to load (``None``: a fresh AdamW)."""
     stored = load_or_discard(state_dir / STATE)
     if stored is not None and stored["key"] != key:
         raise ValueError(
@@ -367,6 +381,8 @@ def _start(
         result.curve, result.boundaries = list(committed.curve), sorted({*committed.boundaries, committed.step})
         return result, None
     result = PretrainResult(new_bert(config.size, config.seed, config.attn), key)
+    if init is not None:
+        result.model.load_state_dict(init.state_dict())
     if stored is None:
         return result, None
     result.model.load_state_dict(stored["model"])

@@ -39,7 +39,7 @@ settings classes' types visible to mypy.
 
 from __future__ import annotations
 
-from prismlib.profiles.cpu import CPU_PATH_ROUNDS, PRETRAIN_STEPS, PRETRAINING
+from prismlib.profiles.cpu import CONTINUATION, CPU_PATH_ROUNDS, PRETRAIN_STEPS, PRETRAINING
 from prismlib.profiles.cpu_long import LONG_CAP_EPOCHS, LONG_SEEDS, until_converged
 from prismlib.profiles.dryrun import DRY_RUN_SIZES
 from prismlib.profiles.nested import Nested
@@ -61,6 +61,7 @@ from prismlib.profiles.schema import (
 )
 
 __all__ = [
+    "CONTINUATION",
     "CPU_PATH_ROUNDS",
     "LONG_CAP_EPOCHS",
     "LONG_SEEDS",

@@ -605,6 +605,9 @@ class PretrainSettings:
         eval_every: steps between held-out checks (the curve).
         checkpoint_every: steps between local states (the loop also saves at the budget's end).
         heldout_inputs: held-out inputs scored at each check (``None``: all).
+        base: a *continuation*: the done pretraining (of the same size) whose committed weights
+            this one starts from, with a fresh AdamW and its own schedule (its key names the
+            base's); an installment trains the base first while it is not done. ``None``: from scratch.
     """
 
     size: str
@@ -621,8 +624,11 @@ class PretrainSettings:
     eval_every: int = 200
     checkpoint_every: int = 200
     heldout_inputs: int | None = 256
+    base: PretrainSettings | None = None
 
     def __post_init__(self) -> None:
+        if self.base is not None and self.base.size != self.size:
+            raise ValueError(f"a continuation keeps its base's architecture: size {self.size!r}, base {self.base.size!r}")
         if re.fullmatch(r"\d+x\d+(h\d+)?", self.size) is None:
             raise ValueError(f"a pretraining size is LAYERSxHIDDEN[hHEADS], e.g. 4x256 or 2x128h2, got {self.size!r}")
         least = {"seq_len": 1, "batch_size": 1, "total_steps": 1, "warmup_steps": 0, "threads": 1, "eval_every": 1, "checkpoint_every": 1}

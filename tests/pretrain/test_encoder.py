@@ -48,7 +48,7 @@ def data():
 
 
 def _installment(data, minutes, records, machine):
-    return pretrain_installment(SETTINGS, minutes, records, machine, data=data, progress=False, say=lambda _: None)
+    return pretrain_installment(SETTINGS, minutes, records, machine, data=lambda _: data, progress=False, say=lambda _: None)
 
 
 @pytest.fixture(scope="module")

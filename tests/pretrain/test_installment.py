@@ -23,8 +23,10 @@ from prismlib.pretrain import (
     pretrain_config,
     pretrain_installment,
     read_state,
+    recipe_config,
     synthetic_inputs,
 )
+from prismlib.profiles import PretrainSettings
 from prismlib.records import SUMS, BadRecord
 
 
@@ -35,7 +37,7 @@ def data():
 
 def _installment(data, minutes, records, machine, lines=None):
     say = (lines if lines is not None else []).append
-    return pretrain_installment(SETTINGS, minutes, records, machine, data=data, progress=False, say=say)
+    return pretrain_installment(SETTINGS, minutes, records, machine, data=lambda _: data, progress=False, say=say)
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +127,40 @@ def test_the_recipe_of_pretrain_settings():
     assert pretrain_config(dataclasses.replace(SETTINGS, size="2x64", dropout=0.0)).size == BertSize(2, 64, 1, dropout=0.0)
     with pytest.raises(ValueError, match="do not divide by long_seq_len 48"):
         pretrain_config(dataclasses.replace(SETTINGS, long_seq_len=48))
+
+
+CONTINUATION = PretrainSettings(
+    "1x32h2", seq_len=64, batch_size=4, lr=1e-3, warmup_steps=1, total_steps=2, threads=1, eval_every=2, checkpoint_every=2,
+    heldout_inputs=8, base=SETTINGS,
+)  # fmt: skip
+"""A continuation of SETTINGS at its long length: 2 steps of 4 x 64 from the done base, its held
+out the 8 inputs of 64 tokens the base's long phase checks (16 x 32 // 64)."""
+
+
+def test_a_continuation_trains_its_base_first_then_starts_from_the_base_weights(data, tmp_path, monkeypatch):
+    monkeypatch.setattr("prismlib.records.loaded_commit", lambda: CLEAN)
+    longer = synthetic_inputs(seq_len=64, n_docs=300)
+    by_length = {32: data, 64: longer}
+
+    def inputs(config):
+        return by_length[config.seq_len]
+
+    records, lines = tmp_path / "records", []
+    first = pretrain_installment(CONTINUATION, 60, records, tmp_path / "m0", data=inputs, progress=False, say=lines.append)
+    base = read_state(records / first.key, pretrain_config(SETTINGS), data.inputs.corpus_digest, data.inputs.tokenizer_digest)
+    assert first.done and first.total_steps == 8 and base.done  # the base's installment, not the continuation's
+    assert lines[0].endswith(f"the continuation's base {first.key} is not done; this installment trains it")
+    assert "base" not in base.record["description"]["config"]  # the key of a run from scratch names no base
+    second = pretrain_installment(CONTINUATION, 60, records, tmp_path / "m1", data=inputs, progress=False, say=lines.append)
+    config = recipe_config(CONTINUATION, data.inputs.corpus_digest, data.inputs.tokenizer_digest)
+    assert config.base == first.key and second.key != first.key and (second.steps_before, second.steps, second.done) == (0, 2, True)
+    cont = read_state(records / second.key, config, data.inputs.corpus_digest, data.inputs.tokenizer_digest)
+    # step 0 scores the base's weights (through fp16) on the base's long held-out inputs: its loss, not a new BERT's
+    start, base_end = cont.curve[0], base.curve[-1]
+    assert (start["step"], start["seq_len"], base_end["seq_len"]) == (0, 64, 64)
+    assert abs(start["heldout_loss"] - base_end["heldout_loss"]) < 0.02 < (base.curve[0]["heldout_loss"] - base_end["heldout_loss"]) / 10
+
+
+def test_a_continuation_keeps_its_base_size():
+    with pytest.raises(ValueError, match="keeps its base's architecture: size '2x64', base '1x32h2'"):
+        dataclasses.replace(CONTINUATION, size="2x64")

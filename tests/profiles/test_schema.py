@@ -102,7 +102,9 @@ def test_pretrain_settings_refuse_a_size_or_count_that_cannot_run_and_only_cpu_a
     pretraining = {name: p.pretrain for name, p in PROFILES.items() if p.pretrain is not None}
     assert list(pretraining) == ["cpu", "cpu-long"]  # cpu's, which its twin's installments train
     assert pretraining["cpu"] == pretraining["cpu-long"]
-    assert (pretraining["cpu"].size, pretraining["cpu"].long_seq_len) == ("4x256", 512)  # the second pilot's choice (docs/benchmarks.md)
+    cont = pretraining["cpu"]  # the continuation at 512 tokens of the second pilot's choice (docs/benchmarks.md)
+    assert (cont.size, cont.seq_len, cont.batch_size, cont.total_steps, cont.lr) == ("4x256", 512, 8, 1611, 5e-4)
+    assert cont.base is not None and (cont.base.size, cont.base.long_seq_len, cont.base.base) == ("4x256", 512, None)
 
 
 def test_a_profile_whose_section_4_runs_on_its_pretraining_must_have_one():
