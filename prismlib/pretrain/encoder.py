@@ -88,7 +88,11 @@ class PretrainedEncoder:
         seq_len: the input length of that check (the long phase's, when the recipe has one).
         curve: every held-out check of the run (the record's curve: step, tokens, seq_len,
             heldout_loss, unigram_loss, gain, ...); boundaries: the steps where it resumed
-            from a committed state on a new machine.
+            from a committed state on a new machine. For a continuation, its base's checks
+            first, then its own, their steps and tokens counted from the base's start
+            (``steps`` and ``tokens`` too: all the model was trained on).
+        continued_at: the steps where a continuation started from the done run before it (a
+            fresh AdamW and a schedule of its own; ``()``: a run from scratch).
     """
 
     folder: Path
@@ -101,6 +105,7 @@ class PretrainedEncoder:
     seq_len: int
     curve: tuple[dict[str, float], ...] = ()
     boundaries: tuple[int, ...] = ()
+    continued_at: tuple[int, ...] = ()
 
     @property
     def gain(self) -> float:
@@ -135,6 +140,32 @@ def _premise_check(state: CommittedState, config: PretrainConfig) -> dict[str, f
     return row
 
 
+def _lineage(settings: PretrainSettings, records: Path, corpus: str, tokenizer: str) -> list[CommittedState]:
+    """The done committed states of a continuation's bases, the first run's first (verified by
+    :func:`~prismlib.pretrain.read_state`; ``[]`` for a run from scratch)."""
+    if settings.base is None:
+        return []
+    config = recipe_config(settings.base, corpus, tokenizer)
+    base = read_state(Path(records) / recipe_key(config, corpus, tokenizer), config, corpus, tokenizer)
+    return [*_lineage(settings.base, records, corpus, tokenizer), base]
+
+
+def _joined(states: list[CommittedState]) -> dict[str, Any]:
+    """One history of runs that continue each other: their curves and boundaries with steps and
+    tokens counted from the first run's start, where each continuation started, and the totals."""
+    curve: list[dict[str, float]] = []
+    boundaries: list[int] = []
+    starts: list[int] = []
+    steps = tokens = 0
+    for i, state in enumerate(states):
+        if i:
+            starts.append(steps)
+        curve += [{**r, "step": r["step"] + steps, "tokens": r["tokens"] + tokens} for r in state.curve]
+        boundaries += [b + steps for b in state.boundaries]
+        steps, tokens = steps + state.step, tokens + state.tokens
+    return {"curve": tuple(curve), "boundaries": tuple(boundaries), "continued_at": tuple(starts), "steps": steps, "tokens": tokens}
+
+
 def _build(folder: Path, model: Any, built: dict[str, str]) -> None:
     """Write ``model`` and the pretraining tokenizer into ``folder`` whole or not at all:
     into a sibling ``.part`` folder, then moved into place (an older folder moved out first)."""
@@ -162,7 +193,8 @@ def _built(folder: Path) -> dict[str, str] | None:
 def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainData | None = None) -> PretrainedEncoder:
     """The committed pretraining of ``settings`` as a Hugging Face encoder folder.
 
-    Reads the committed state of the recipe (:func:`~prismlib.pretrain.pretrain_config`) on the
+    Reads the committed state of the recipe (:func:`~prismlib.pretrain.recipe_config`; a
+    continuation's bases too, whose curves come first in its history) on the
     corpus and tokenizer of ``data`` from ``<records>/<key>`` (:func:`~prismlib.pretrain.read_state`,
     every check included), and writes its ``BertForMaskedLM`` (fp32, the committed fp16 values)
     and the pretraining tokenizer into ``cache_dir()/"encoders"/f"pretrained-{key}"``, under a
@@ -196,6 +228,7 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
     if not state.done:
         raise _not_done(record, records, state.step, settings.total_steps, f"the {settings.size} BERT's pretraining is not done")
     check = _premise_check(state, config)
+    history = _joined([*_lineage(settings, records, corpus, tokenizer), state])
     built = {"key": key, "weights_sha256": file_digest(record / WEIGHTS)}
     folder = cache_dir() / "encoders" / f"{PRETRAINED_PREFIX}{key}"
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -206,13 +239,10 @@ def committed_encoder(settings: PretrainSettings, records: Path, data: PretrainD
         folder=folder,
         key=key,
         size=settings.size,
-        steps=state.step,
-        tokens=state.tokens,
         heldout_loss=float(check["heldout_loss"]),
         unigram_loss=float(check["unigram_loss"]),
         seq_len=int(check["seq_len"]),
-        curve=tuple(state.curve),
-        boundaries=tuple(state.boundaries),
+        **history,
     )
 
 
@@ -249,6 +279,9 @@ def pretraining_figure(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -
         at = next((r["tokens"] / 1e6 for r in encoder.curve if int(r["step"]) >= step), None)
         if at is not None:
             ax.axvline(at, color="0.6", lw=0.8, ls=":", label="resumed on a new machine" if i == 0 else None)
+    for i, step in enumerate(encoder.continued_at):
+        at = next(r["tokens"] / 1e6 for r in encoder.curve if int(r["step"]) >= step)
+        ax.axvline(at, color="0.3", lw=1, ls="-.", label="continuation: fresh AdamW, its own schedule" if i == 0 else None)
     ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("gain over unigram (nats per masked token)")
     ax.set_title(f"The {encoder.size} BERT pretrained here: {encoder.steps:,} steps, gain {encoder.gain:+.2f} at {encoder.seq_len} tokens")

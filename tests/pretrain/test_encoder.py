@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from pretrain_fixtures import CLEAN, SETTINGS
+from pretrain_fixtures import CLEAN, CONTINUATION, SETTINGS
 
 from prismlib.paths import OUTPUT_ENV
 from prismlib.pretrain import (
@@ -31,6 +31,8 @@ from prismlib.pretrain import (
     pretraining_figure,
     pretraining_tokenizer,
     read_state,
+    recipe_config,
+    recipe_key,
     section4_encoder,
     synthetic_inputs,
     write_state,
@@ -227,3 +229,35 @@ def test_the_figure_draws_each_phase_of_the_records_curve_and_the_gate(data, don
     (line,) = [line for line in resumed.axes[0].get_lines() if line.get_label() == "resumed on a new machine"]
     assert list(line.get_xdata()) == [next(r["tokens"] for r in encoder.curve if r["step"] >= 4) / 1e6] * 2
     plt.close(resumed)
+
+
+def test_a_continuation_is_read_with_its_base_as_one_history(data, tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr("prismlib.records.loaded_commit", lambda: CLEAN)
+    by_length = {32: data, 64: synthetic_inputs(seq_len=64, n_docs=300)}
+    records = tmp_path / "records"
+    for i in range(2):  # the base's installment, then the continuation's
+        machine = tmp_path / f"m{i}"
+        pretrain_installment(CONTINUATION, 60, records, machine, data=lambda c: by_length[c.seq_len], progress=False, say=lambda _: None)
+    encoder = committed_encoder(CONTINUATION, records, by_length[64])
+    base, cont = (read_state(records / k, c, data.inputs.corpus_digest, data.inputs.tokenizer_digest) for k, c in _chain(data))
+    assert (encoder.steps, encoder.tokens, encoder.continued_at, encoder.seq_len) == (8 + 2, 8 * 8 * 32 + 2 * 4 * 64, (8,), 64)
+    assert encoder.curve[: len(base.curve)] == tuple(base.curve) and len(encoder.curve) == len(base.curve) + len(cont.curve)
+    shifted = [(8 + r["step"], 8 * 8 * 32 + r["tokens"]) for r in cont.curve]
+    assert [(r["step"], r["tokens"]) for r in encoder.curve[len(base.curve) :]] == shifted
+    assert encoder.gain == cont.curve[-1]["gain"]  # the premise reads the continuation's own end
+    fig = pretraining_figure(encoder)
+    (line,) = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("continuation")]
+    assert list(line.get_xdata()) == [8 * 8 * 32 / 1e6] * 2
+    plt.close(fig)
+
+
+def _chain(data):
+    """(key, recipe) of CONTINUATION's base and of itself on ``data``'s corpus."""
+    digests = data.inputs.corpus_digest, data.inputs.tokenizer_digest
+    configs = [recipe_config(s, *digests) for s in (SETTINGS, CONTINUATION)]
+    return [(recipe_key(c, *digests), c) for c in configs]

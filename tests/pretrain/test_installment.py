@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 import torch
-from pretrain_fixtures import CLEAN, SETTINGS
+from pretrain_fixtures import CLEAN, CONTINUATION, SETTINGS
 
 from prismlib.artifacts import load_checkpoint
 from prismlib.pretrain import (
@@ -26,7 +26,6 @@ from prismlib.pretrain import (
     recipe_config,
     synthetic_inputs,
 )
-from prismlib.profiles import PretrainSettings
 from prismlib.records import SUMS, BadRecord
 
 
@@ -127,14 +126,6 @@ def test_the_recipe_of_pretrain_settings():
     assert pretrain_config(dataclasses.replace(SETTINGS, size="2x64", dropout=0.0)).size == BertSize(2, 64, 1, dropout=0.0)
     with pytest.raises(ValueError, match="do not divide by long_seq_len 48"):
         pretrain_config(dataclasses.replace(SETTINGS, long_seq_len=48))
-
-
-CONTINUATION = PretrainSettings(
-    "1x32h2", seq_len=64, batch_size=4, lr=1e-3, warmup_steps=1, total_steps=2, threads=1, eval_every=2, checkpoint_every=2,
-    heldout_inputs=8, base=SETTINGS,
-)  # fmt: skip
-"""A continuation of SETTINGS at its long length: 2 steps of 4 x 64 from the done base, its held
-out the 8 inputs of 64 tokens the base's long phase checks (16 x 32 // 64)."""
 
 
 def test_a_continuation_trains_its_base_first_then_starts_from_the_base_weights(data, tmp_path, monkeypatch):
