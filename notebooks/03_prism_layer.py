@@ -141,11 +141,11 @@ print(f"profile={P.name}  encoder={encoder_name(P.encoder)} ({P.encoder}), recip
 # ## The encoder
 #
 # Section 4 rests on a BERT pretrained with masked LM. A profile with `prism.pretrained_encoder`
-# runs it on the BERT pretrained here (issue 76), read from its committed record; below, its
-# learning curve on held-out text (the gain over a unigram model on the same masked positions,
-# per input length of BERT's two phases) and the premise gate B.2 reads. Other profiles use
-# their own encoder; `cpu` keeps MiniLM until that record passes its gate at 512 tokens
-# (docs/benchmarks.md, "The pretraining's installments").
+# (`cpu`) runs it on the BERT pretrained here (issue 76), read from its committed records: BERT's
+# two phases, then a continuation at 512 tokens (docs/benchmarks.md, "A continuation at 512
+# tokens"). Below, its learning curve on held-out text (the gain over a unigram model on the
+# same masked positions, per input length) and the premise gate B.2 reads. Other profiles use
+# their own encoder.
 
 # %%
 if E.pretrained is not None:
@@ -621,7 +621,7 @@ display(appendix_b.round(2))
 # **masked-LM premise** gate. On the `cpu` profile it is measured, not stated
 # (`prismlib.pretrain.pretrained_premise`): the BERT pretrained here must predict masked
 # tokens of held-out text at least 1.5 nats better than a unigram model on the same
-# positions, at 512 tokens (its record's last check; the gate's detail prints the numbers).
+# positions, at 512 tokens (the continuation's last check; the gate's detail prints the numbers).
 # `bert-base-cased` (the `paper` profile) passes it by its pretraining. Before issue 76 the
 # `cpu` profile ran on all-MiniLM-L6-v2, a sentence encoder with no masked-LM pretraining,
 # and B.2 was `not testable` there. The comparison baseline − original is measured and
