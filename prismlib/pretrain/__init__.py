@@ -10,7 +10,8 @@ model        ``BertSize`` and the ``transformers`` ``BertForMaskedLM`` built fro
 evaluation   the held-out masked-LM loss against a unigram model on the same positions
 recipe       ``PretrainConfig`` (BERT's long second phase included), the run's key, the
              learning rate with its re-warm-up after a boundary
-record       committed states: a run's fp16 weights between sittings, kept in git
+record       committed states: a run's fp16 weights between sittings, kept in git (a
+             continued run's retired from the tree, its curve kept)
 train        the resumable training loop (AdamW, minutes budget, curve, phases, resuming
              from a committed state)
 installment  one installment of a pretraining (``train --minutes``): a budget's steps from
@@ -104,6 +105,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "check_committed",
         "write_state",
         "read_state",
+        "RETIRED",
+        "retire_weights",
     ),
     "train": (
         "STATE",

@@ -141,12 +141,12 @@ def _premise_check(state: CommittedState, config: PretrainConfig) -> dict[str, f
 
 
 def _lineage(settings: PretrainSettings, records: Path, corpus: str, tokenizer: str) -> list[CommittedState]:
-    """The done committed states of a continuation's bases, the first run's first (verified by
-    :func:`~prismlib.pretrain.read_state`; ``[]`` for a run from scratch)."""
+    """The committed states of a continuation's bases, the first run's first, without their
+    weights (verified by :func:`~prismlib.pretrain.read_state`; ``[]`` for a run from scratch)."""
     if settings.base is None:
         return []
     config = recipe_config(settings.base, corpus, tokenizer)
-    base = read_state(Path(records) / recipe_key(config, corpus, tokenizer), config, corpus, tokenizer)
+    base = read_state(Path(records) / recipe_key(config, corpus, tokenizer), config, corpus, tokenizer, weights=False)
     return [*_lineage(settings.base, records, corpus, tokenizer), base]
 
 

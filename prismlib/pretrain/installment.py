@@ -219,8 +219,10 @@ def pretrain_installment(
         prepared = data(config) if data is not None else recipe_inputs(config, progress)
     inputs = prepared.inputs
     config = recipe_config(settings, inputs.corpus_digest, inputs.tokenizer_digest)
+    key = recipe_key(config, inputs.corpus_digest, inputs.tokenizer_digest)
+    folder = Path(records) / key
     init = None
-    if settings.base is not None and config.base is not None:
+    if settings.base is not None and config.base is not None and not folder.exists():  # a continuation's first installment
         base_config = recipe_config(settings.base, inputs.corpus_digest, inputs.tokenizer_digest)
         base_folder = Path(records) / config.base
         base = read_state(base_folder, base_config, inputs.corpus_digest, inputs.tokenizer_digest) if base_folder.exists() else None
@@ -229,8 +231,6 @@ def pretrain_installment(
             left = max(minutes - (time.perf_counter() - t0) / 60, 1e-3)
             return pretrain_installment(settings.base, left, records, state_dir, data, progress, say)
         init = base.model
-    key = recipe_key(config, inputs.corpus_digest, inputs.tokenizer_digest)
-    folder = Path(records) / key
     committed = read_state(folder, config, inputs.corpus_digest, inputs.tokenizer_digest) if folder.exists() else None
     if committed is not None and committed.done:
         outcome = _outcome(settings, key, committed.step, committed.step, committed.tokens, t0, committed.curve, "", folder)

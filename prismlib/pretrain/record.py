@@ -49,6 +49,9 @@ class RunSoFar(Protocol):
 
 WEIGHTS = "weights.pt"
 """The record's float16 weights (:func:`~prismlib.pretrain.model.half_weights`)."""
+RETIRED = "retired"
+"""The summary field of a done state whose weights left the tree once a continuation of it was
+done (:func:`retire_weights`): the continuation's key. Its curve and counts stay readable."""
 
 
 @dataclass
@@ -56,7 +59,8 @@ class CommittedState:
     """A pretraining as its committed state keeps it (:func:`read_state`).
 
     Attributes:
-        model: the ``BertForMaskedLM`` with the stored weights in float32, eval mode.
+        model: the ``BertForMaskedLM`` with the stored weights in float32, eval mode (``None``:
+            read without its weights, :func:`read_state`'s ``weights=False``).
         step: optimizer steps done; tokens: training tokens seen.
         seconds: wall time of every sitting; train_seconds: of the steps alone.
         curve: the held-out checks so far (:data:`~prismlib.pretrain.train.CURVE_COLUMNS`).
@@ -126,14 +130,16 @@ def write_state(
     return write_record(Path(folder), key, description, summary, {WEIGHTS: lambda path: torch.save(weights, path)})
 
 
-def read_state(folder: Path, config: PretrainConfig, corpus_digest: str, tokenizer_digest: str) -> CommittedState:
+def read_state(folder: Path, config: PretrainConfig, corpus_digest: str, tokenizer_digest: str, weights: bool = True) -> CommittedState:
     """The committed state in ``folder`` (:func:`write_state`) of ``config`` on the corpus and
-    tokenizer of these digests.
+    tokenizer of these digests; ``weights=False``: its counts and curve only (``model`` ``None``;
+    a retired state, :func:`retire_weights`, reads so).
 
     Raises:
         prismlib.records.BadRecord: a file's bytes do not match the record's sums (flipped,
             truncated, missing), the record is of another recipe, corpus or tokenizer, was
-            written from uncommitted code, or its weights are not this architecture's.
+            written from uncommitted code, or its weights are not this architecture's or were
+            retired (when ``weights``).
     """
     folder = Path(folder)
     try:
@@ -141,12 +147,25 @@ def read_state(folder: Path, config: PretrainConfig, corpus_digest: str, tokeniz
     except BadRecord as err:
         raise BadRecord(err.path, err.problem, _fix(err.path)) from None
     path = folder / WEIGHTS
+    if not weights:
+        return _state(None, record, folder)
+    if record.get(RETIRED):
+        raise BadRecord(
+            path,
+            f"retired from the tree once its continuation {record[RETIRED]} was done",
+            f"restore the folder from the commit before the one that retired them (`git log -- {folder}` names it): "
+            f"`git checkout <that commit>^ -- {folder}`",
+        )
     try:
-        weights = torch.load(path, map_location="cpu", weights_only=True)
-        model = load_half_weights(new_bert(config.size, config.seed, config.attn), weights).eval()
+        stored = torch.load(path, map_location="cpu", weights_only=True)
+        model = load_half_weights(new_bert(config.size, config.seed, config.attn), stored).eval()
     except (OSError, RuntimeError, ValueError, EOFError, pickle.UnpicklingError, AttributeError, TypeError) as err:
         reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
         raise BadRecord(path, f"unreadable as this recipe's weights ({reason})", _fix(path)) from None
+    return _state(model, record, folder)
+
+
+def _state(model: Any, record: dict[str, Any], folder: Path) -> CommittedState:
     return CommittedState(
         model,
         int(record["step"]),
@@ -159,3 +178,21 @@ def read_state(folder: Path, config: PretrainConfig, corpus_digest: str, tokeniz
         record,
         folder,
     )
+
+
+def retire_weights(folder: Path, config: PretrainConfig, corpus_digest: str, tokenizer_digest: str, by: str) -> Path:
+    """Rewrite the done committed state in ``folder`` without its weights, once ``by`` (the key
+    of a done continuation of it) holds everything that is read of it: its curve, counts and
+    provenance stay, verified as before, with :data:`RETIRED` naming ``by``; the weights stay
+    in git's history. Keeps the committed records under their cap (tests/test_layout.py).
+
+    Raises:
+        prismlib.records.BadRecord: the state is not usable (:func:`read_state`).
+        ValueError: the state is not done.
+    """
+    state = read_state(folder, config, corpus_digest, tokenizer_digest)
+    if not state.done:
+        raise ValueError(f"{folder}: a state whose schedule is not done keeps its weights (its installments go on from them)")
+    summary = {k: v for k, v in state.record.items() if k not in ("format", "key", "description")}
+    summary[RETIRED] = by
+    return write_record(Path(folder), Path(folder).name, state.record["description"], summary, {})

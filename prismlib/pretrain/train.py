@@ -191,7 +191,7 @@ def pretrain(
             used when ``state_dir`` holds no state or one at an earlier step: its fp16 weights, a
             fresh AdamW, its step, curve, seconds and boundaries, and its step a new boundary.
         init: a continuation's start (``config.base`` set, and only then): the model of its base,
-            the done committed state the caller read and verified, used when no state of this
+            the done committed state the caller read and verified, needed when no state of this
             run exists (a copy; the run's own states take over from its first one).
         boundaries: steps at which to cross a boundary as that resume does (weights through fp16,
             a fresh AdamW, :data:`~prismlib.pretrain.recipe.REWARM_STEPS` of re-warm-up): a run from scratch with a resumed
@@ -224,11 +224,8 @@ def pretrain(
     if limit is None and minutes is None:
         raise ValueError("nothing bounds the run: give max_steps, config.total_steps or minutes")
     _check_long_inputs(config, inputs, long_inputs, limit)
-    if (init is None) != (config.base is None):
-        raise ValueError(
-            f"a continuation (config.base {config.base}) starts from its base's model, and only it: "
-            f"give init={'its base' if config.base else 'None'}"
-        )
+    if init is not None and config.base is None:
+        raise ValueError("init is a continuation's start: a run from scratch (config.base None) starts from a new BERT")
     key = recipe_key(config, inputs.corpus_digest, inputs.tokenizer_digest)
     state_dir = Path(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -383,6 +380,8 @@ def _start(
     result = PretrainResult(new_bert(config.size, config.seed, config.attn), key)
     if init is not None:
         result.model.load_state_dict(init.state_dict())
+    elif config.base is not None and stored is None:
+        raise ValueError(f"a continuation (of {config.base}) with no state of its own starts from its base's model: give init")
     if stored is None:
         return result, None
     result.model.load_state_dict(stored["model"])

@@ -33,6 +33,7 @@ from prismlib.pretrain import (
     read_state,
     recipe_config,
     recipe_key,
+    retire_weights,
     section4_encoder,
     synthetic_inputs,
     write_state,
@@ -243,8 +244,10 @@ def test_a_continuation_is_read_with_its_base_as_one_history(data, tmp_path, mon
     for i in range(2):  # the base's installment, then the continuation's
         machine = tmp_path / f"m{i}"
         pretrain_installment(CONTINUATION, 60, records, machine, data=lambda c: by_length[c.seq_len], progress=False, say=lambda _: None)
-    encoder = committed_encoder(CONTINUATION, records, by_length[64])
     base, cont = (read_state(records / k, c, data.inputs.corpus_digest, data.inputs.tokenizer_digest) for k, c in _chain(data))
+    (base_key, base_config), (cont_key, _) = _chain(data)
+    retire_weights(records / base_key, base_config, data.inputs.corpus_digest, data.inputs.tokenizer_digest, by=cont_key)
+    encoder = committed_encoder(CONTINUATION, records, by_length[64])  # the base's curve read without its weights
     assert (encoder.steps, encoder.tokens, encoder.continued_at, encoder.seq_len) == (8 + 2, 8 * 8 * 32 + 2 * 4 * 64, (8,), 64)
     assert encoder.curve[: len(base.curve)] == tuple(base.curve) and len(encoder.curve) == len(base.curve) + len(cont.curve)
     shifted = [(8 + r["step"], 8 * 8 * 32 + r["tokens"]) for r in cont.curve]

@@ -24,6 +24,7 @@ from prismlib.pretrain import (
     pretrain_installment,
     read_state,
     recipe_config,
+    retire_weights,
     synthetic_inputs,
 )
 from prismlib.records import SUMS, BadRecord
@@ -150,6 +151,15 @@ def test_a_continuation_trains_its_base_first_then_starts_from_the_base_weights(
     start, base_end = cont.curve[0], base.curve[-1]
     assert (start["step"], start["seq_len"], base_end["seq_len"]) == (0, 64, 64)
     assert abs(start["heldout_loss"] - base_end["heldout_loss"]) < 0.02 < (base.curve[0]["heldout_loss"] - base_end["heldout_loss"]) / 10
+    # the done continuation holds what is read of its base: the base's weights leave the tree, its curve stays
+    digests = data.inputs.corpus_digest, data.inputs.tokenizer_digest
+    retire_weights(records / first.key, pretrain_config(SETTINGS), *digests, by=second.key)
+    assert not (records / first.key / WEIGHTS).exists()
+    with pytest.raises(BadRecord, match=f"retired from the tree once its continuation {second.key} was done"):
+        read_state(records / first.key, pretrain_config(SETTINGS), *digests)
+    assert read_state(records / first.key, pretrain_config(SETTINGS), *digests, weights=False).curve == base.curve
+    third = pretrain_installment(CONTINUATION, 60, records, tmp_path / "m2", data=inputs, progress=False, say=lines.append)
+    assert (third.trained, third.done, third.key) == (False, True, second.key)  # done: nothing of the base is read
 
 
 def test_a_continuation_keeps_its_base_size():
