@@ -285,7 +285,7 @@ def pretraining_figure(encoder: PretrainedEncoder, gate: float = PREMISE_GATE) -
     ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("gain over unigram (nats per masked token)")
     ax.set_title(f"The {encoder.size} BERT pretrained here: {encoder.steps:,} steps, gain {encoder.gain:+.2f} at {encoder.seq_len} tokens")
-    ax.legend(loc="lower right", frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     return fig
 
 
