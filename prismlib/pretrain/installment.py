@@ -13,7 +13,7 @@ lives in the repository as its committed state (:mod:`prismlib.pretrain.record`,
   another recipe) stops the installment with its one line
   (:class:`~prismlib.records.BadRecord`), never a silent restart from step 0; a state that is
   done ends it at once, saying so; a *continuation* (``settings.base``, :func:`recipe_config`)
-  reads its base's committed state first, and trains the base while that is not done;
+  with no committed state yet reads its base's, and trains the base while that is not done;
 - refuses uncommitted code before any step (its committed state could never be read);
 - trains (:func:`~prismlib.pretrain.pretrain`) from the local state in ``<state_dir>/<key>/``
   when it is at least as far as the committed one (the same machine: its AdamW moments go on),
