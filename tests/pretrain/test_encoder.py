@@ -244,8 +244,9 @@ def test_a_continuation_is_read_with_its_base_as_one_history(data, tmp_path, mon
     for i in range(2):  # the base's installment, then the continuation's
         machine = tmp_path / f"m{i}"
         pretrain_installment(CONTINUATION, 60, records, machine, data=lambda c: by_length[c.seq_len], progress=False, say=lambda _: None)
-    base, cont = (read_state(records / k, c, data.inputs.corpus_digest, data.inputs.tokenizer_digest) for k, c in _chain(data))
-    (base_key, base_config), (cont_key, _) = _chain(data)
+    chain = _chain(data)
+    base, cont = (read_state(records / k, c, data.inputs.corpus_digest, data.inputs.tokenizer_digest) for k, c in chain)
+    (base_key, base_config), (cont_key, _) = chain
     retire_weights(records / base_key, base_config, data.inputs.corpus_digest, data.inputs.tokenizer_digest, by=cont_key)
     encoder = committed_encoder(CONTINUATION, records, by_length[64])  # the base's curve read without its weights
     assert (encoder.steps, encoder.tokens, encoder.continued_at, encoder.seq_len) == (8 + 2, 8 * 8 * 32 + 2 * 4 * 64, (8,), 64)
