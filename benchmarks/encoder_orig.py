@@ -3,7 +3,7 @@
     python benchmarks/encoder_orig.py                 # cpu: MiniLM against the 4x256 BERT
     python benchmarks/encoder_orig.py --profile smoke --other minilm   # a check: the same encoder twice
 
-Section 4 (notebooks 03-04) is to run on the small BERT pretrained here; notebook 02's rows other
+Section 4 (notebooks 03-04) runs on the small BERT pretrained here; notebook 02's rows other
 than the masked-LM ones and notebook 09 keep all-MiniLM-L6-v2 unless the new encoder probes
 as well. For part of speech, dialog acts and topic at notebook 02's sizes (the profile's
 windows, positions and probe recipe), this probes the ORIG features of the last layer of each

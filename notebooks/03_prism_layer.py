@@ -141,11 +141,11 @@ print(f"profile={P.name}  encoder={encoder_name(P.encoder)} ({P.encoder}), recip
 # ## The encoder
 #
 # Section 4 rests on a BERT pretrained with masked LM. A profile with `prism.pretrained_encoder`
-# runs it on the BERT pretrained here (issue 76), read from its committed record; below, its
-# learning curve on held-out text (the gain over a unigram model on the same masked positions,
-# per input length of BERT's two phases) and the premise gate B.2 reads. Other profiles use
-# their own encoder; `cpu` keeps MiniLM until that record passes its gate at 512 tokens
-# (docs/benchmarks.md, "The pretraining's installments").
+# (`cpu`) runs it on the BERT pretrained here (issue 76), read from its committed records: BERT's
+# two phases, then a continuation at 512 tokens (docs/benchmarks.md, "A continuation at 512
+# tokens"). Below, its learning curve on held-out text (the gain over a unigram model on the
+# same masked positions, per input length) and the premise gate B.2 reads. Other profiles use
+# their own encoder.
 
 # %%
 if E.pretrained is not None:
@@ -171,21 +171,23 @@ print("MiniLM (384):", sector_sizes(384))
 #
 # The paper trains all of BERT on WikiText-103 train for 50k steps at batch 8 with
 # Adam's default settings (learning rate 1e-3); our `paper` profile does the same
-# (recipe `full`). On two CPU cores that is out of reach, and the shortcut of the first
-# cpu runs (20 such steps on every parameter, with a freshly initialised head) damaged
-# the encoder: its baseline probed topic at 6.7% (majority class 7.0%, the encoder
-# before training 33.6%). The `cpu` profile therefore uses the **staged recipe**
-# (`prismlib.prism.staged_recipe`):
+# (recipe `full`). On two CPU cores `bert-base-cased` is out of reach, so the `cpu` profile
+# runs section 4 on a **small BERT pretrained here with masked LM** (4 layers, hidden 256,
+# on the training text of the offline corpora; issue 76: `python -m prismlib train --profile
+# cpu-long --minutes 110` trains it in installments and commits it as a verified record,
+# which `prismlib.pretrain.section4_encoder` reads). Its section-4 training is the
+# **staged recipe** (`prismlib.prism.staged_recipe`) with every encoder layer trained:
 #
-# 1. the embeddings and the lower encoder layers are frozen; their output for every
-#    training input (masked once with BERT's recipe: 15% of the tokens; 80% `[MASK]`,
-#    10% random, 10% kept) is computed once and cached. The prism sits above them, so
-#    one cache serves every arm;
-# 2. the MLM head (the offline MiniLM ships without one; a standard BERT head, dense +
-#    GELU + LayerNorm + decoder tied to the input embeddings, is initialised from the
-#    training seed) is **warmed up** with the whole encoder frozen, on the top layers'
+# 1. the embeddings (and, for a deeper encoder, the layers below the trained ones) are
+#    frozen; their output for every training input (masked once with BERT's recipe: 15% of
+#    the tokens; 80% `[MASK]`, 10% random, 10% kept) is computed once and cached. The prism
+#    sits above them, so one cache serves every arm;
+# 2. the MLM head is the pretrained BERT's own (no warm-up: `head_epochs = 0`). An encoder
+#    without one (the offline MiniLM, this profile's encoder before issue 76) gets a standard
+#    BERT head, dense + GELU + LayerNorm + decoder tied to the input embeddings, initialised
+#    from the training seed and **warmed up** with the encoder frozen, on the top layers'
 #    output at the masked positions (for the prism arms: after the prism);
-# 3. the **top layers and the head** are trained at the paper's rate (Adam, 1e-3) with linear
+# 3. the **trained layers and the head** are trained at the paper's rate (Adam, 1e-3) with linear
 #    warm-up and gradient clipping (cpu: without dropout on the attention probabilities,
 #    the hidden dropout kept: on a CPU the fused attention kernel has no dropout, and the
 #    unfused path costs 40% of a step), **until they stop learning**: every round of
@@ -197,13 +199,17 @@ print("MiniLM (384):", sector_sizes(384))
 #    beside them (the earlier checkpoint every claim's stability gate reads). A run that
 #    reaches the step cap first is *not converged*. The tied decoder weight (= the frozen
 #    input embeddings) stays frozen. For App. B.3 the prism follows every *trained*
-#    layer: a prism under a frozen layer would change that layer's input, which the
-#    frozen, cached states cannot follow, so B.3 here means "a prism after each of the
-#    trained top layers" rather than after all of them.
+#    layer (a prism under a frozen layer would change that layer's input, which the
+#    cached states cannot follow): with every layer trained, after every layer, as in
+#    the paper.
+#
+# (On MiniLM, before issue 76, 20 full steps on every parameter with a freshly initialised
+# head damaged the encoder: its baseline probed topic at 6.7%, majority class 7.0%, the
+# encoder before training 33.6%; hence the frozen lower layers and the head warm-up.)
 #
 # **What a training seed changes** (`prismlib.prism.seeds`). Every arm is trained once per
 # seed of `profile.prism.seeds`. A seed sets the MLM head's initialisation (the offline
-# MiniLM has none; `paper`'s BERT brings its own), the order of the head warm-up, the order
+# MiniLM has none; the BERTs of `cpu` and `paper` bring their own), the order of the head warm-up, the order
 # of the training inputs, the dropout, and the masks: with the staged recipe the masks of
 # the training inputs are baked into the cached frozen states, so each seed has its own
 # cache of its own `mask_versions` masking(s), built once and shared by that seed's arms.
@@ -610,40 +616,32 @@ display(appendix_b.round(2))
 # the two; it is reported as a **decomposition** (continued training + training with the
 # prism), a descriptive row out of the verdict counts.
 #
-# **The stand-in and B.2's premise.** The paper's "continued pretraining does not harm
-# BERT" is about a masked-LM pretrained BERT trained further with masked LM. At cpu scale
-# the encoder is all-MiniLM-L6-v2: a 6-layer sentence encoder distilled from a larger
-# model and last trained with a contrastive sentence-similarity objective on its
-# mean-pooled output, with no masked-LM head; the cpu recipe trains a *new* MLM head on
-# it. It is a small pretrained Transformer encoder with BERT's architecture and tokenizer
-# family, on which continued MLM training and the prism can be run and compared; it is
-# not a masked-LM pretrained model, so continued MLM training is a *change* of objective
-# for it, not more of the same. B.2's rows therefore carry the **masked-LM premise** gate
-# (`prismlib.probing.masked_lm_premise`): `not testable` on MiniLM with that reason and
-# this run's own number (the encoder before continued training, with its new head after
-# the warm-up, against the unigram model), decided on `bert-base-cased` (the paper
-# profile). The comparison baseline − original is still measured and shown (the no-damage
-# gate of the other rows reads it).
+# **B.2's premise.** The paper's "continued pretraining does not harm BERT" is about a
+# masked-LM pretrained BERT trained further with masked LM, so B.2's rows carry the
+# **masked-LM premise** gate. On the `cpu` profile it is measured, not stated
+# (`prismlib.pretrain.pretrained_premise`): the BERT pretrained here must predict masked
+# tokens of held-out text at least 1.5 nats better than a unigram model on the same
+# positions, at 512 tokens (the continuation's last check; the gate's detail prints the numbers).
+# `bert-base-cased` (the `paper` profile) passes it by its pretraining. Before issue 76 the
+# `cpu` profile ran on all-MiniLM-L6-v2, a sentence encoder with no masked-LM pretraining,
+# and B.2 was `not testable` there. The comparison baseline − original is measured and
+# shown either way (the no-damage gate of the other rows reads it).
 #
-# **The damage on topic was measured, not left to the recipe.** Before these runs a pilot
-# (`benchmarks/prism_damage.py`; docs/benchmarks.md, "Section 4 without damage", with the
-# rule written before its numbers) trained seed 0's baseline arm with the pretrained top
-# layers at Adam rates 1e-3 (this recipe), 3e-4 and 1e-4 and probed topic on validation
-# posts, at this notebook's size and at notebook 02's larger one (2026-11-29, 47d7abf). Every rate lowered the
-# topic probe with an interval entirely below 0 at both sizes (1e-3: -17.5 and -10.8
-# points; 1e-4, which also ran to the step cap: -7.0 and -3.9), while the MLM loss fell
-# less the lower the rate. So the recipe stays, and on the stand-in the topic rows of
-# continued-trained models are `not testable` by the no-damage gate: the measured reason,
-# not a choice.
+# **The damage on topic is measured, not left to the recipe.** On MiniLM a pilot
+# (`benchmarks/prism_damage.py`; docs/benchmarks.md, "Section 4 without damage") found every
+# Adam rate from 1e-3 to 1e-4 lowering the topic probe after continued training, so its
+# topic rows were `not testable` by the no-damage gate. On the pretrained BERT that gate
+# reads this run's own baseline against the encoder before training, on every task.
 #
 # **Reading the verdicts.** The `cpu` profile differs from the paper in ways that
-# matter for every claim: the encoder is a 6-layer sentence-embedding MiniLM, not
-# `bert-base-cased`, with an MLM head that starts untrained; only its top layers are
-# trained, on about a thousandth of the paper's tokens; the probes see far fewer
-# examples. Three seeds make the interval wide where they disagree (where the seeds' spread
-# dominates, Student's t falls towards 2 degrees of freedom, 4.3 standard errors): an
-# effect must be large next to the seeds' spread and the test set's noise together. A claim that fails its test is reported as
-# failing, not tuned until it holds. The cell below prints which gates failed in this run; the table after it gives
+# matter for every claim: the encoder is a 4-layer BERT (hidden 256) pretrained here on
+# a few tens of millions of tokens, not `bert-base-cased` (12 layers, hidden 768, pretrained
+# on billions of words); it is trained further on about a thousandth of the paper's
+# tokens; the probes see far fewer examples. Three seeds make the interval wide where they
+# disagree (where the seeds' spread dominates, Student's t falls towards 2 degrees of
+# freedom, 4.3 standard errors): an effect must be large next to the seeds' spread and the
+# test set's noise together. A claim that fails its test is reported as failing, not tuned
+# until it holds. The cell below prints which gates failed in this run; the table after it gives
 # every verdict.
 
 

@@ -459,9 +459,10 @@ print(dip_widths.round(3).to_string(index=False))
 #   interval too wide to tell is `inside noise`). Every dip row tests each near-window
 #   width of the rule above (1, 5 and 10 tokens), each with its stability gate.
 #
-# The `cpu` profile compares two MiniLM models whose top two layers and MLM head were
-# trained for a few hundred steps (notebook 03; the paper: 50k steps of all of
-# `bert-base-cased`), on far fewer inputs than the paper's 1600. The cell below states
+# The `cpu` profile compares two copies of a 4-layer BERT pretrained here with masked LM
+# (issue 76), every layer and the MLM head trained further for at most a few hundred steps
+# (notebook 03; the paper: 50k steps of all of `bert-base-cased`), on far fewer inputs than
+# the paper's 1600. The cell below states
 # what this run measured; the table after it gives every verdict.
 
 # %%

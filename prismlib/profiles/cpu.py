@@ -44,8 +44,8 @@ CONTINUATION = PretrainSettings(
 """The continuation at 512 tokens of :data:`PRETRAINING`'s done record, by the rule committed
 before it ran (docs/benchmarks.md, "A continuation at 512 tokens"): 20% of the schedule's steps
 at 8 x 512, a fresh AdamW re-warmed to half the peak rate, decaying to 0; its held-out checks
-the 64 inputs of 512 tokens the base's long phase checked. Its done record passes the premise
-gate (+2.29 nats at 512 tokens); section 4 moves to it (``prism.pretrained_encoder``) with 03-04's re-run."""
+the 64 inputs of 512 tokens the base's long phase checked. It passed the premise gate (+2.29 nats
+at 512 tokens); section 4 runs on it (``prism.pretrained_encoder``)."""
 
 
 def get_config() -> Profile:
@@ -70,13 +70,13 @@ def get_config() -> Profile:
             mlm_buckets=((1, 500), (501, 2000)),
             workers=2,
         ),
-        # Notebooks 03-04: the prism layer, by the staged recipe (top two layers trained, the rest frozen;
-        # full steps at 1e-3 damaged MiniLM on 2 cores), stopped by the annealed rule: docs/profiles.md#cpu-prism-training.
-        # Not yet on CONTINUATION's BERT (pretrained_encoder): it passed its gate; the move waits for 03-04's re-run.
+        # Notebooks 03-04: the prism layer on the small BERT pretrained here (CONTINUATION, issue 76): every encoder
+        # layer and its pretrained MLM head trained, as the paper's, the embeddings (tied to the decoder) frozen and
+        # cached by the staged recipe, stopped by the annealed rule: docs/profiles.md#cpu-prism-training
         prism=PrismSettings(
             training=MLMRecipe(
                 train_text="offline", train_articles_103=30, steps=400, batch_size=8, seq_len=512, lr=1e-3, recipe="staged",
-                train_layers=2, train_inputs=None, mask_versions=1, head_epochs=1, head_lr=1e-3, head_batch=512, warmup=20,
+                train_layers=4, train_inputs=None, mask_versions=1, head_epochs=0, head_lr=1e-3, head_batch=512, warmup=20,
                 clip=1.0, attention_dropout=0.0, stop_articles=6, round_steps=20,
                 schedule=AnnealSettings(decay_factor=4.0, decay_tolerance=0.002, decays=2, min_rounds=2, decay_patience=1),
             ),
@@ -92,7 +92,7 @@ def get_config() -> Profile:
             span=(200, 300), eval_inputs=64, eval_stride=510, eval_batch=8, bootstrap=1000, threads=None,
             # three training seeds of every trained arm (the seeds rule's minimum, the paper's 3 trials):
             # docs/profiles.md#cpu-prism-seeds
-            seeds=(0, 1, 2),
+            seeds=(0, 1, 2), pretrained_encoder=True,
         ),
         # Notebooks 05-08 (work B): the recipe study's 96/96/96 model, on one fixed learning-rate path (lr 20 for
         # CPU_PATH_ROUNDS rounds, the doubling check's choice, then four divisions by 4): docs/profiles.md#cpu-lstm-recipe
