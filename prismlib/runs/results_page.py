@@ -5,7 +5,9 @@ section per notebook: its verdict counts and the model that ran, then its first 
 not-held and first inside-the-noise claim, each with its effect and interval, and what stays
 open (the gate that most often left a claim ``not testable``). :func:`update_results_page`
 writes it into ``docs/results.md`` between :data:`RESULTS_MARKERS` (``python -m prismlib report
---readme`` does, with the README's tables). No number is written by hand.
+--readme`` does, with the README's tables). :func:`verdict_changes` sets two claims tables side
+by side, claim by claim (a re-run on another model: ``benchmarks/verdicts_moved.py``). No number
+is written by hand.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ RESULTS_MARKERS = ("<!-- notebooks: written by `python -m prismlib report --read
 """The lines around the per-notebook sections of ``docs/results.md``."""
 CLAIM_CHARS = 180
 """A claim is cut to this many characters (at a word) in a notebook's lines; ``claims.md`` has it whole."""
+PAPER_CHARS = 110
+"""The paper's side of a claim is cut to this many characters in :func:`verdict_changes`."""
 SHOWN = (("held", "Held"), ("not held", "Not held"), ("inside noise", "Inside the noise"))
 """The verdicts a notebook's lines show one claim of, and how they name it."""
 
@@ -62,6 +66,37 @@ def notebook_findings(table: pd.DataFrame, titles: dict[str, str]) -> str:
         lines = notebook_lines(table[numbers == nb])
         parts.append(f"### {titles.get(nb, nb)}\n\n" + "\n".join(f"- {line}" for line in lines))
     return "\n\n".join(parts)
+
+
+def _outcome(row: pd.Series) -> str:
+    """A claims row's verdict with its effect and interval, for one cell."""
+    return f"{row['verdict']}: {effect_text(row)}" if pd.notna(row["effect"]) else str(row["verdict"])
+
+
+def _numbered(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` indexed by (notebook, the paper's side, its occurrence): the claims a notebook
+    makes of one statement of the paper come in the order the notebook writes them."""
+    table = table.assign(notebook=table["notebook"].astype(str).str.zfill(2), paper=table["paper"].astype(str))
+    return table.assign(nth=table.groupby(["notebook", "paper"]).cumcount()).set_index(["notebook", "paper", "nth"])
+
+
+def verdict_changes(old: pd.DataFrame, new: pd.DataFrame, notebooks: list[str]) -> str:
+    """A markdown table of ``notebooks``' claims, before (``old``) and after (``new``): one row
+    per claim, matched by notebook, the paper's statement and its place among that statement's
+    claims (a claim's own text carries its numbers, which move); the verdict with its effect and
+    interval on each side, ``—`` on a side that lacks the claim, and whether the verdict moved.
+    Both are claims tables (:func:`prismlib.claims.read_claims`)."""
+    wanted = [nb.zfill(2) for nb in notebooks]
+    before, after = _numbered(old), _numbered(new)
+    keys = [k for k in after.index if k[0] in wanted] + [k for k in before.index if k[0] in wanted and k not in after.index]
+    rows = ["| notebook | the paper | before | after | moved |", "|:--|:--|:--|:--|:--|"]
+    for key in sorted(keys, key=lambda k: wanted.index(k[0])):
+        was = _outcome(before.loc[key]) if key in before.index else "—"
+        now = _outcome(after.loc[key]) if key in after.index else "—"
+        same = key in before.index and key in after.index and before.loc[key, "verdict"] == after.loc[key, "verdict"]
+        cell = short(key[1], PAPER_CHARS).replace("|", "/")
+        rows.append(f"| {key[0]} | {cell} | {was} | {now} | {'' if same else 'yes'} |")
+    return "\n".join(rows)
 
 
 def notebook_titles() -> dict[str, str]:

@@ -23,6 +23,7 @@ from prismlib.pretrain import (
     pretrain,
     read_state,
     recipe_key,
+    retire_weights,
     synthetic_inputs,
     write_state,
 )
@@ -159,3 +160,13 @@ def test_the_command_line_writes_the_committed_state_and_resumes_from_it(tmp_pat
     second = main([*argv, "--out", str(tmp_path / "b"), "--start-from", str(folder)])
     assert (second.resumed_from, second.steps, second.boundaries) == (3, 6, [3])
     assert json.loads((folder / RECORD).read_text())["boundaries"] == [3]
+
+
+def test_a_state_whose_schedule_is_not_done_keeps_its_weights(record):
+    """Only a done state's weights leave the tree: an unfinished one is where its installments go on."""
+    result, folder = record
+    inputs = _data().inputs
+    assert result.steps < CONFIG.total_steps
+    with pytest.raises(ValueError, match="not done keeps its weights"):
+        retire_weights(folder, CONFIG, inputs.corpus_digest, inputs.tokenizer_digest, by="0" * 16)
+    assert (folder / WEIGHTS).is_file() and _read(folder).step == result.steps

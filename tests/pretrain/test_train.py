@@ -65,6 +65,17 @@ def test_a_state_of_another_recipe_is_refused(tmp_path):
         _run(tmp_path, PretrainConfig(TINY, seq_len=32, batch_size=8, warmup_steps=2, lr=5e-4), max_steps=2)
 
 
+def test_init_is_only_a_continuations_start_and_a_continuation_needs_it(tmp_path):
+    """A run from scratch refuses a given model; a continuation with no state of its own refuses
+    to start from a new BERT (it would silently drop its base)."""
+    scratch = PretrainConfig(TINY, seq_len=32, batch_size=8, warmup_steps=2)
+    with pytest.raises(ValueError, match="init is a continuation's start"):
+        _run(tmp_path / "a", scratch, max_steps=2, init=_run(tmp_path / "b", scratch, max_steps=1).model)
+    continuation = PretrainConfig(TINY, seq_len=32, batch_size=8, warmup_steps=2, base="0123456789abcdef")
+    with pytest.raises(ValueError, match="no state of its own starts from its base's model: give init"):
+        _run(tmp_path / "c", continuation, max_steps=2)
+
+
 def test_the_minutes_budget_stops_cleanly_with_a_check_and_a_state(tmp_path):
     result = _run(tmp_path, PretrainConfig(TINY, seq_len=32, batch_size=8, warmup_steps=2), minutes=1e-9, eval_every=1000)
     assert result.stop == "minutes" and result.steps == 1 and result.curve[-1]["step"] == 1

@@ -46,3 +46,27 @@ def test_the_committed_results_page_shows_the_committed_cpu_claims(monkeypatch):
     )
     for section in expected.split("\n\n### "):
         assert sum(ln.startswith("- ") for ln in section.splitlines()) <= 5
+
+
+def test_verdict_changes_match_claims_by_the_papers_statement_and_its_place_not_their_numbers():
+    def claims(rows):
+        return pd.DataFrame([{**_row(nb, claim, verdict, effect=effect), "paper": paper} for nb, paper, claim, verdict, effect in rows])
+
+    old = claims([(3, "Table 1: topic", "ours 41.5% vs 27.4%", "not testable", 14.1), (3, "B.3", "first", "held", 2.0),
+                  (3, "B.3", "second", "not held", -2.0), (4, "Fig. 5", "gone", "held", 1.0), (2, "other", "x", "held", 1.0)])  # fmt: skip
+    new = claims([(3, "Table 1: topic", "ours 50.0% vs 30.0%", "held", 20.0), (3, "B.3", "first", "held", 3.0),
+                  (3, "B.3", "second", "inside noise", 0.5), (4, "Fig. 5 new", "added", "not held", -1.0)])  # fmt: skip
+    lines = nf.verdict_changes(old, new, ["03", "4"]).splitlines()
+    assert lines[:2] == ["| notebook | the paper | before | after | moved |", "|:--|:--|:--|:--|:--|"]
+    body = lines[2:]
+    assert len(body) == 5 and not any("other" in ln for ln in body)  # notebook 02 not asked for
+    assert (
+        body[0].startswith("| 03 | Table 1: topic | not testable: +14.1 [") and "| held: +20 [" in body[0] and body[0].endswith("| yes |")
+    )
+    assert body[1].startswith("| 03 | B.3 | held: +2 [") and "| held: +3 [" in body[1] and body[1].endswith("|  |")  # same verdict
+    assert body[2].startswith("| 03 | B.3 | not held: -2 [") and "| inside noise: +0.5 [" in body[2] and body[2].endswith("| yes |")
+    assert (
+        body[3].startswith("| 04 | Fig. 5 new | — | not held:")
+        and body[4].startswith("| 04 | Fig. 5 | held: +1 [")
+        and "| — | yes |" in body[4]
+    )
