@@ -159,12 +159,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "results_page": (
         "RESULTS_MARKERS",
         "CLAIM_CHARS",
+        "PAPER_CHARS",
         "SHOWN",
         "short",
         "notebook_lines",
         "notebook_findings",
         "notebook_titles",
         "update_results_page",
+        "verdict_changes",
     ),
     "spectrum": (
         "PAPER_WINDOW",
