@@ -12,11 +12,9 @@ section 4's move from all-MiniLM-L6-v2 to the BERT pretrained here; no number is
 from __future__ import annotations
 
 import argparse
-import io
 import subprocess
+import tempfile
 from pathlib import Path
-
-import pandas as pd
 
 from prismlib.claims import read_claims
 from prismlib.runs.findings import write_block
@@ -34,9 +32,9 @@ def main() -> None:
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", args.old], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     text = subprocess.run(["git", "show", f"{commit}:{CLAIMS}"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    old = pd.read_csv(io.StringIO(text), dtype={"notebook": str}, keep_default_na=False)
-    for column in ("effect", "ci_low", "ci_high"):
-        old[column] = pd.to_numeric(old[column], errors="coerce")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "claims.csv").write_text(text)
+        old = read_claims(Path(tmp) / "claims.csv")
     table = verdict_changes(old, read_claims(ROOT / CLAIMS), args.notebooks)
     block = f"Before: `{CLAIMS}` at {commit}; after: as committed with this table.\n\n{table}"
     changed = write_block(ROOT / "docs" / "results.md", MARKERS, block, "the section 'Verdicts old -> new'")
