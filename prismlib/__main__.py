@@ -36,9 +36,11 @@ commands:
   cache verify [--move-aside]
                             check every cached file against its digest (exit 1 if one is broken)
   cache clean [--dry-run]   remove what no current profile uses, and the entries moved aside
-  report [--profile P] [--out DIR]
+  report [--profile P] [--out DIR] [--readme] [--verdicts-moved COMMIT NN ...]
                             static HTML site of the executed notebooks, claims and manifest
-                            -> report/P/index.html; fails on a link that does not resolve
+                            -> report/P/index.html; fails on a link that does not resolve;
+                            --readme: also README's tables and docs/results.md; --verdicts-moved:
+                            docs/results.md's table of the notebooks' verdicts at COMMIT -> now
   profile MODEL TEXT [--out DIR] [--window N]
                             what frequencies each layer of a local Hugging Face model carries on a
                             text: energy share per band against white noise (table + figure)

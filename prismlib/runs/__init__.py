@@ -160,6 +160,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RESULTS_MARKERS",
         "CLAIM_CHARS",
         "PAPER_CHARS",
+        "MOVED_MARKERS",
         "SHOWN",
         "short",
         "notebook_lines",
@@ -167,6 +168,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "notebook_titles",
         "update_results_page",
         "verdict_changes",
+        "claims_at",
+        "update_verdicts_moved",
     ),
     "spectrum": (
         "PAPER_WINDOW",

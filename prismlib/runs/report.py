@@ -198,6 +198,13 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a notebook's last run failed or did not complete (CI)")
     parser.add_argument("--readme", action="store_true", help="also write README.md's 'What it found' and 'Three ways in'")
+    parser.add_argument(
+        "--verdicts-moved",
+        nargs="+",
+        metavar=("COMMIT", "NN"),
+        default=None,
+        help="also write docs/results.md's table of the named notebooks' verdicts at COMMIT -> now (a re-run on another model)",
+    )
     parser.add_argument("--allow-failed", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     args = parser.parse_args(argv)
     index, entries = _build(args.profile, args.out)  # errors: one line by python -m prismlib
@@ -218,6 +225,14 @@ def main(argv: list[str]) -> int:
 
             changed = update_results_page(name) | update_run_times(name)
             print(f"report: docs/results.md {'rewritten' if changed else 'already current'}")
+    if args.verdicts_moved:
+        from prismlib.runs.results_page import update_verdicts_moved
+
+        commit, *notebooks = args.verdicts_moved
+        if not notebooks:
+            parser.error("--verdicts-moved needs a commit and at least one notebook number, e.g. --verdicts-moved 48b440a 03 04")
+        changed = update_verdicts_moved(commit, notebooks, get_profile(args.profile).name)
+        print(f"report: docs/results.md's verdicts moved {'rewritten' if changed else 'already current'}")
     failed = [e for e in entries if not e.ok]
     profile_name = get_profile(args.profile).name
     for e in failed:

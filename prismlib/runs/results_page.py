@@ -6,19 +6,22 @@ not-held and first inside-the-noise claim, each with its effect and interval, an
 open (the gate that most often left a claim ``not testable``). :func:`update_results_page`
 writes it into ``docs/results.md`` between :data:`RESULTS_MARKERS` (``python -m prismlib report
 --readme`` does, with the README's tables). :func:`verdict_changes` sets two claims tables side
-by side, claim by claim (a re-run on another model: ``benchmarks/verdicts_moved.py``). No number
-is written by hand.
+by side, claim by claim, and :func:`update_verdicts_moved` writes that table for a re-run on
+another model (``python -m prismlib report --verdicts-moved COMMIT NN ...``). No number is
+written by hand.
 """
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
 from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
 from prismlib.claims import read_claims
-from prismlib.paths import figure_dir, project_root
+from prismlib.paths import figure_dir, output_root, project_root
 from prismlib.runs.findings import effect_text, failed_gate, write_block
 
 RESULTS_MARKERS = ("<!-- notebooks: written by `python -m prismlib report --readme`; do not edit -->", "<!-- notebooks end -->")
@@ -27,6 +30,11 @@ CLAIM_CHARS = 180
 """A claim is cut to this many characters (at a word) in a notebook's lines; ``claims.md`` has it whole."""
 PAPER_CHARS = 110
 """The paper's side of a claim is cut to this many characters in :func:`verdict_changes`."""
+MOVED_MARKERS = (
+    "<!-- verdicts moved: written by `python -m prismlib report --verdicts-moved`; do not edit -->",
+    "<!-- verdicts moved end -->",
+)
+"""The lines around the table of verdicts old -> new in ``docs/results.md``."""
 SHOWN = (("held", "Held"), ("not held", "Not held"), ("inside noise", "Inside the noise"))
 """The verdicts a notebook's lines show one claim of, and how they name it."""
 
@@ -97,6 +105,35 @@ def verdict_changes(old: pd.DataFrame, new: pd.DataFrame, notebooks: list[str]) 
         cell = short(key[1], PAPER_CHARS).replace("|", "/")
         rows.append(f"| {key[0]} | {cell} | {was} | {now} | {'' if same else 'yes'} |")
     return "\n".join(rows)
+
+
+def claims_at(commit: str, profile_name: str = "cpu") -> tuple[str, pd.DataFrame]:
+    """``figures/<profile_name>/claims.csv`` as committed at ``commit`` in the repository of the
+    output folder (:func:`prismlib.paths.output_root`): (its short hash, the table).
+
+    Raises:
+        ValueError: git does not know ``commit``, or the file is not in it.
+    """
+    root = output_root()
+    rel = f"figures/{profile_name}/claims.csv"
+    found = subprocess.run(["git", "rev-parse", "--short", commit], cwd=root, capture_output=True, text=True)
+    shown = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=root, capture_output=True, text=True)
+    if found.returncode or shown.returncode:
+        raise ValueError(f"no {rel} at commit {commit!r}: name a commit of this clone that has it (`git log -- {rel}`)")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "claims.csv").write_text(shown.stdout)
+        return found.stdout.strip(), read_claims(Path(tmp) / "claims.csv")
+
+
+def update_verdicts_moved(commit: str, notebooks: list[str], profile_name: str = "cpu", page: Path | None = None) -> bool:
+    """Write :func:`verdict_changes` of ``notebooks`` between the claims at ``commit``
+    (:func:`claims_at`) and those in the working tree into ``docs/results.md`` (or ``page``),
+    between :data:`MOVED_MARKERS`, under a line naming the commit; returns whether it changed."""
+    short_hash, old = claims_at(commit, profile_name)
+    table = verdict_changes(old, read_claims(figure_dir(profile_name) / "claims.csv"), notebooks)
+    block = f"Before: `figures/{profile_name}/claims.csv` at {short_hash}; after: as committed with this table.\n\n{table}"
+    page = page or project_root() / "docs" / "results.md"
+    return write_block(page, MOVED_MARKERS, block, "the section on the verdicts a re-run moved")
 
 
 def notebook_titles() -> dict[str, str]:

@@ -70,3 +70,32 @@ def test_verdict_changes_match_claims_by_the_papers_statement_and_its_place_not_
         and body[4].startswith("| 04 | Fig. 5 | held: +1 [")
         and "| — | yes |" in body[4]
     )
+
+
+def test_verdicts_moved_reads_the_old_claims_from_git_and_writes_the_table_between_its_markers(tmp_path, monkeypatch):
+    import subprocess
+
+    import pytest
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))
+    claims = tmp_path / "figures" / "cpu" / "claims.csv"
+    claims.parent.mkdir(parents=True)
+    header = "notebook,paper,claim,verdict,effect,ci_low,ci_high,unit,gate,model\n"
+    claims.write_text(header + "3,Table 1: topic,ours 41.5%,not testable,14.1,9.0,19.0,points,,MiniLM\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "before")
+    claims.write_text(header + "3,Table 1: topic,ours 50.0%,held,20.0,15.0,25.0,points,,BERT\n")
+    start, end = nf.MOVED_MARKERS
+    page = tmp_path / "results.md"
+    page.write_text(f"# Results\n\n{start}\nold table\n{end}\n\nafter\n")
+    assert nf.update_verdicts_moved("HEAD", ["03"], page=page)
+    text = page.read_text()
+    assert text.startswith("# Results\n\n") and text.endswith(f"{end}\n\nafter\n") and "old table" not in text
+    assert "Before: `figures/cpu/claims.csv` at " in text and "| 03 | Table 1: topic | not testable: +14.1 [" in text
+    assert "| held: +20 [" in text and not nf.update_verdicts_moved("HEAD", ["03"], page=page)  # current: unchanged
+    with pytest.raises(ValueError, match="no figures/cpu/claims.csv at commit 'nosuch'"):
+        nf.claims_at("nosuch")
