@@ -20,7 +20,10 @@ and removing what no profile uses.
 "In use" is exact for LSTM jobs (their keys are recomputed from every profile's grid) and
 for states of an existing profile; a section-4 arm counts as in use when its profile,
 encoder, recipe version and settings are the current ones (the key also hashes the
-tokenised corpus, which only the notebooks build).
+tokenised corpus, which only the notebooks build). A profile's encoders
+(:func:`profile_encoders`) are its ``encoder`` and, when it pretrains one, every committed
+pretraining of its job profile (``pretrained-<key>``): section 4 runs on that one, and its
+states and trained arms are kept.
 """
 
 from __future__ import annotations
@@ -36,8 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from prismlib.artifacts import DIGEST_SUFFIX, QUARANTINE, check, move_aside
-from prismlib.paths import cache_dir
-from prismlib.profiles import PROFILES
+from prismlib.paths import cache_dir, output_root
+from prismlib.probing.encoders import PRETRAINED_PREFIX
+from prismlib.profiles import PROFILES, Profile
+from prismlib.records import PRETRAIN, RUNS
 from prismlib.runs.cli import CommandParser
 
 
@@ -128,11 +133,28 @@ def verify_records() -> int:
     return bad
 
 
+def section4_encoders(profile: Profile) -> set[str]:
+    """The encoder folder names section 4 of ``profile`` trains and encodes with (``/`` as
+    ``--``): each committed pretraining of its job profile, ``pretrained-<key>``
+    (``results/<job profile>/runs/pretrain/<key>``), when ``profile.prism.pretrained_encoder``
+    (the one it reads is among them; its key needs the tokenised corpus), else its ``encoder``."""
+    if not profile.prism.pretrained_encoder:
+        return {profile.encoder.replace("/", "--")}
+    records = output_root() / "results" / profile.job_profile / RUNS / PRETRAIN
+    return {PRETRAINED_PREFIX + d.name for d in sorted(records.glob("*")) if d.is_dir()}
+
+
+def profile_encoders(profile: Profile) -> set[str]:
+    """Every encoder folder name ``profile``'s notebooks encode with: its ``encoder`` and
+    :func:`section4_encoders`."""
+    return {profile.encoder.replace("/", "--")} | section4_encoders(profile)
+
+
 def _arm_in_use(spec: dict[str, Any]) -> bool:
     from prismlib.prism.arms import RECIPE_VERSION, recipe_settings
 
     p = PROFILES.get(spec.get("profile", ""))
-    if p is None or spec.get("recipe", 1) != RECIPE_VERSION or spec.get("encoder") != p.encoder:
+    if p is None or spec.get("recipe", 1) != RECIPE_VERSION or spec.get("encoder") not in section4_encoders(p):
         return False
     return json.loads(json.dumps(recipe_settings(p.prism), default=list)) == spec.get("settings")
 
@@ -164,8 +186,19 @@ def _job_entries(root: Path) -> Iterator[Entry]:
             yield Entry("unknown", folder, "?", "(no spec.json)", None, state, False)
 
 
-def _states_entries(root: Path) -> Iterator[Entry]:
-    encoders = {p.encoder.replace("/", "--") for p in PROFILES.values()}
+def _states_in_use(folder: str, arms: set[str]) -> bool:
+    """Whether a states folder is in use: ``<encoder>`` of a profile's encoders
+    (:func:`profile_encoders`); ``<encoder>+<arm>`` (an untrained arm) of a section-4 encoder
+    (:func:`section4_encoders`); ``<encoder>+<arm>-<profile>-<job key>[@previous]`` (a trained
+    arm) of an arm job in ``arms`` (the keys in use)."""
+    encoder, _, arm = folder.partition("+")
+    if not arm:
+        return encoder in set().union(*map(profile_encoders, PROFILES.values()))
+    trained = re.search(r"-([0-9a-f]{16})(@previous)?$", arm)
+    return trained.group(1) in arms if trained else encoder in set().union(*map(section4_encoders, PROFILES.values()))
+
+
+def _states_entries(root: Path, arms: set[str]) -> Iterator[Entry]:
     for path in sorted((root / "states").rglob("layer*.pt")):
         profile = "-".join(path.stem.split("-")[1:-1]) or "?"  # layer<i>-<profile>-<digest>
         encoder = path.relative_to(root / "states").parts[0]
@@ -177,10 +210,10 @@ def _states_entries(root: Path) -> Iterator[Entry]:
             f"{encoder} {task} {path.stem.split('-')[0]} ({path.stem.split('-')[-1][:8]})",  # two texts' states differ in digest
             None,
             "done",
-            profile in PROFILES and encoder in encoders,
+            profile in PROFILES and _states_in_use(encoder, arms),
         )
     for folder in sorted((root / "mlm").glob("states-*")):
-        used = any(folder.name.startswith(f"states-{p.encoder.replace('/', '--')}-") for p in PROFILES.values())
+        used = any(folder.name.startswith(f"states-{name}-") for name in set().union(*map(section4_encoders, PROFILES.values())))
         state = "done" if (folder / "states.npy").exists() else "partial"
         yield Entry("frozen states", folder, "?", folder.name, None, state, used)
 
@@ -193,7 +226,9 @@ def entries(root: Path | None = None) -> list[Entry]:
     """Every cached job and state under ``root`` (default ``.cache/``), grouped by profile,
     then kind (:data:`KINDS`), then label (a seed's number in its order: seed 2 before seed 10)."""
     root = Path(root or cache_dir())
-    rows = [*_job_entries(root), *_states_entries(root)]
+    jobs = list(_job_entries(root))
+    arms = {e.path.name for e in jobs if e.kind == "mlm arm" and e.used}
+    rows = [*jobs, *_states_entries(root, arms)]
     return sorted(rows, key=lambda e: (e.profile, KINDS.index(e.kind) if e.kind in KINDS else len(KINDS), _natural(e.label), str(e.path)))
 
 

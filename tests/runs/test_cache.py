@@ -118,3 +118,34 @@ def test_list_is_grouped_by_profile_and_kind_names_dyck_jobs_and_shows_seeds(tmp
     assert [ln[25:40].strip() for ln in smoke_lines[:2]] == ["baseline seed 0", "baseline seed 1"]
     assert smoke_lines[2][25:].startswith(f"Dyck-2 {dyck.kind} seed {dyck.seed} ") and "(no spec.json)" not in "".join(lines)
     assert [ln[25:45].split()[-1] for ln in smoke_lines[3:]] == ["2", "10"]  # arm prism seed 2, then 10: numbers as numbers
+
+
+def test_section_4_on_a_committed_pretraining_is_in_use_and_clean_keeps_it(tmp_path, capsys, monkeypatch):
+    """cpu's section 4 runs on its own pretraining (``pretrained-<key>``, not ``profile.encoder``):
+    its arms, their states and its frozen states stay; those of a pretraining not committed go."""
+    from prismlib.paths import OUTPUT_ENV
+    from prismlib.prism.arms import RECIPE_VERSION as ARM_RECIPE
+    from prismlib.prism.arms import recipe_settings
+
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))
+    (tmp_path / "results" / "cpu" / "runs" / "pretrain" / "00ab").mkdir(parents=True)
+    cache = tmp_path / ".cache"
+    settings = json.loads(json.dumps(recipe_settings(PROFILES["cpu"].prism), default=list))
+
+    def arm(encoder, key):
+        spec = {"arm": "baseline", "encoder": encoder, "kind": "mlm-arm", "profile": "cpu", "recipe": ARM_RECIPE, "seed": 0}
+        return _job_folder(cache, {**spec, "settings": settings}, key)
+
+    kept, gone = arm("pretrained-00ab", "1" * 16), arm("pretrained-99ff", "2" * 16)
+    states = {}
+    for folder in ("pretrained-00ab", f"pretrained-00ab+baseline-cpu-{'1' * 16}@previous", "pretrained-00ab+prism_untrained",
+                   f"pretrained-99ff+baseline-cpu-{'2' * 16}", "pretrained-99ff+prism_untrained", "pretrained-99ff"):  # fmt: skip
+        states[folder] = cache / "states" / folder / "pos" / "test" / "layer4-cpu-0123456789abcdef.pt"
+        save_atomic(states[folder], hidden=torch.zeros(2))
+    frozen = {k: cache / "mlm" / f"states-pretrained-{k}-0123456789abcdef" for k in ("00ab", "99ff")}
+    for folder in frozen.values():
+        save_atomic(folder / "states.npy", hidden=torch.zeros(2))
+    assert cli(["cache", "--cache", str(cache), "clean"]) == 0
+    assert (kept / "done.pt").exists() and not gone.exists()
+    assert [k for k, p in states.items() if p.exists()] == list(states)[:3]
+    assert frozen["00ab"].exists() and not frozen["99ff"].exists()
