@@ -133,6 +133,7 @@ def section4_claims(
     encoder: str = "",
     premise_measured: str = "",
     premise: Gate | None = None,
+    n_layers: int | None = None,
 ) -> list[Claim]:
     """Every claim of notebook 03, in its order: Table 1 (each task, then "comparably or better"
     over the three), the controls (training with the prism on each task; the mixed contrast
@@ -156,6 +157,9 @@ def section4_claims(
         premise: the premise measured rather than stated, for an encoder the registry does
             not hold (the small BERT pretrained here: :func:`prismlib.pretrain.pretrained_premise`);
             given, B.2 carries it instead of ``masked_lm_premise(encoder, premise_measured)``.
+        n_layers: the encoder's layer count. The staged recipe's ``prism-every`` puts a prism
+            after each trained layer: B.3 is labelled a variant only when fewer than
+            ``n_layers`` are trained (``None``: the staged recipe is taken as a variant).
     """
     compare = gates.compare
     acc = {name: {x: comparison.accuracy(x).effect for x in comparison.runs.correct} for name, comparison in compare.items()}
@@ -263,7 +267,7 @@ def section4_claims(
             damage=False, premise=premise_gates,
         ))  # fmt: skip
     if settings.every_layer:
-        variant = settings.recipe == "staged"
+        variant = settings.recipe == "staged" and (n_layers is None or settings.train_layers < n_layers)
         where = "every layer" if not variant else f"each of the top {settings.train_layers} trained layers only"
         for name in compare:
             every, last = published_b3(name)

@@ -321,6 +321,11 @@ def test_b3_margin_is_never_above_the_papers_own_effect(claims):
     assert [b3_margin(t, 3.0) for t in TASKS] == [3.0, 2.2, 0.4]
     paper = section4_claims(gates(), get_profile("paper").prism, 1.0, 2.0)[-1].claim
     assert paper.startswith("B.3: a prism layer after every layer") and "variant" not in paper
+    # the staged recipe with every layer trained puts a prism after each one: B.3 itself
+    every = section4_claims(gates(), SETTINGS, 1.0, 2.0, n_layers=SETTINGS.train_layers)[-1].claim
+    assert every.startswith("B.3: a prism layer after every layer") and "variant" not in every
+    top = section4_claims(gates(), SETTINGS, 1.0, 2.0, n_layers=SETTINGS.train_layers + 1)[-1].claim
+    assert top.startswith(f"B.3, variant (prisms after the top {SETTINGS.train_layers} trained layers only;")
 
 
 def test_every_claim_ends_with_its_stability_gate(claims):
