@@ -665,7 +665,13 @@ premise_measured = (
     else ""
 )
 claims = section4_claims(
-    G, S, min_effect=MIN_EFFECT, no_harm=NO_HARM, encoder=P.encoder, premise_measured=premise_measured, premise=E.premise,
+    G,
+    S,
+    min_effect=MIN_EFFECT,
+    no_harm=NO_HARM,
+    encoder=P.encoder,
+    premise_measured=premise_measured,
+    premise=E.premise,
     n_layers=n_layers,
 )
 
