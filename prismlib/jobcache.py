@@ -61,6 +61,15 @@ EXECUTOR_ENV = "PRISMLIB_EXECUTOR"
 NO_TRAIN_ENV = "PRISMLIB_NO_TRAIN"
 """Set (to anything but empty): :func:`run_missing` refuses to train and names the command that
 does (``reproduce --no-train``, and the paper profile's notebooks, whose models are days of GPU)."""
+REUSED_LOG_ENV = "PRISMLIB_REUSED_LOG"
+"""Set to a file path (by ``reproduce``, one per notebook): :func:`run_missing` appends to it one
+line per job it did not train because an earlier run left it finished in the cache (its
+``done.pt`` older than :data:`REUSED_BEFORE_ENV`, and no committed record, which a fresh clone
+has too), so that a run's time can be told from a run on an empty cache."""
+REUSED_BEFORE_ENV = "PRISMLIB_REUSED_BEFORE"
+"""The time (seconds since the epoch) before which a finished job counts as reused
+(:data:`REUSED_LOG_ENV`): the start of the ``reproduce`` run, so that a job one of its
+notebooks trained and the next reads counts as trained."""
 
 
 class Trainable(Protocol):
@@ -222,6 +231,7 @@ def run_missing(
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS} (or ${EXECUTOR_ENV}), got {executor!r}")
     missing = [j for j in dict.fromkeys(jobs) if not is_done(j, cache) and not committed(j)]
+    note_reused([j for j in dict.fromkeys(jobs) if j not in missing], cache)
     if not missing:
         return []
     if os.environ.get(NO_TRAIN_ENV):
@@ -243,6 +253,24 @@ def run_missing(
         train = partial(run_job, cache=where, device=device, progress=executor == "inline", data=data, token=token)
         run_pool(train, missing, n, desc=desc, unit="job", label=lambda job: job.label)
     return [j for j in missing if _read(job_dir(j, cache) / TRAINED_BY) == token]
+
+
+def note_reused(done: Sequence[Trainable], cache: Path | None = None) -> None:
+    """Where :data:`REUSED_LOG_ENV` is set: append the key of every job of ``done`` (finished)
+    that an earlier run left in the cache (its ``done.pt`` older than :data:`REUSED_BEFORE_ENV`)
+    and that has no committed record, one per line."""
+    log, before = os.environ.get(REUSED_LOG_ENV), os.environ.get(REUSED_BEFORE_ENV)
+    if not log or not before:
+        return
+    old = [j.key for j in done if not committed(j) and (job_dir(j, cache) / "done.pt").stat().st_mtime < float(before)]
+    if old:
+        with open(log, "a") as f:
+            f.write("".join(f"{k}\n" for k in old))
+
+
+def reused_jobs(log: Path) -> int:
+    """How many different jobs :func:`note_reused` wrote to ``log`` (0 when it wrote none)."""
+    return len(set(log.read_text().split())) if log.is_file() else 0
 
 
 def _read(path: Path) -> str | None:

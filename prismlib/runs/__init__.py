@@ -97,6 +97,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "run_notebooks",
         "refresh_paired",
         "current_result",
+        "cold_fields",
         "claims_summary",
     ),
     "manifest": (
@@ -105,6 +106,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "manifest_path",
         "read_manifest",
         "notebook_records",
+        "cold_seconds",
+        "run_seconds",
         "update_record",
         "write_manifest",
         "source_digests",

@@ -36,7 +36,7 @@ from prismlib.profiles import Profile, get_profile
 from prismlib.records import RUNS
 from prismlib.runs.costs import ASSUMED_TFLOPS, PTB_TRAIN, Work, works
 from prismlib.runs.installments import DEFAULT_RATE, job_tokens, measured_rate
-from prismlib.runs.manifest import manifest_path, read_manifest
+from prismlib.runs.manifest import cold_seconds, manifest_path, read_manifest, run_seconds
 
 MEASURED, CALIBRATED, MODELLED = "measured", "calibrated", "FLOP model"
 """Where a notebook's time comes from (:attr:`Estimate.basis`), best first."""
@@ -99,9 +99,16 @@ def run_date(record: dict[str, Any]) -> str:
 
 
 def _measured_source(record: dict[str, Any]) -> str:
-    """A run record in a phrase: ``measured <date> at <commit> on <machine>``."""
+    """A run record in a phrase: ``measured <date> at <commit> on <machine>``, and where its
+    last run reused trained models, which time is given."""
     commit = str(record.get("commit") or "")[:7] or "an unknown commit"
-    return f"measured {run_date(record)} at {commit} on {record.get('device') or 'an unrecorded machine'}"
+    where = f"measured {run_date(record)} at {commit} on {record.get('device') or 'an unrecorded machine'}"
+    reused = int(record.get("reused_jobs") or 0)
+    if not reused:
+        return where
+    if cold_seconds(record) is None:
+        return f"{where}, reusing {reused} trained models (no run on an empty cache recorded)"
+    return f"{where}, reusing {reused} trained models; on an empty cache its last such run"
 
 
 def calibrate(work: Sequence[Work], seconds: dict[str, float], rates: dict[str, float], profile_name: str = "") -> Calibration:
@@ -194,7 +201,7 @@ def estimates(
     fit_profile = profile if runs or not profile.jobs_as else get_profile(profile.jobs_as)
     fit_runs = runs if fit_profile is profile else measured_runs(fit_profile.name)
     fit_work = work if fit_profile is profile else works(fit_profile)
-    fit = calibrate(fit_work, {k: float(r["seconds"]) for k, r in fit_runs.items()}, rates, fit_profile.name)
+    fit = calibrate(fit_work, {k: run_seconds(r) for k, r in fit_runs.items()}, rates, fit_profile.name)
     on = f"calibrated on {fit.runs} measured runs" + ("" if fit.profile == profile.name else f" of profile {fit.profile}")
     lstm_from = on if "lstm" in fit.tflops else f"{label} TFLOP/s"
     training = _training(profile, work, fit.tflops.get("lstm", rates["lstm"]), lstm_from, cache or output_root() / ".cache")
@@ -202,7 +209,7 @@ def estimates(
     for nb in dict.fromkeys(w.notebook for w in work):
         own = [w for w in work if w.notebook == nb and not w.specs and w.flops > 0]
         if nb in runs:
-            seconds, source, basis = float(runs[nb]["seconds"]), _measured_source(runs[nb]), MEASURED
+            seconds, source, basis = run_seconds(runs[nb]), _measured_source(runs[nb]), MEASURED
         elif fit.runs:
             seconds = fit.overhead + sum(w.flops / (fit.tflops.get(w.kind, rates[w.kind]) * 1e12) for w in own)
             assumed = sorted({w.kind for w in own if w.kind not in fit.tflops})

@@ -61,6 +61,25 @@ def notebook_records(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {stem: {**shared, "seconds": sec, "inherited": True} for stem, sec in manifest.get("seconds", {}).items()}
 
 
+def cold_seconds(record: dict[str, Any]) -> float | None:
+    """A notebook run's time on an empty job cache, as a fresh clone runs it: its
+    ``cold_seconds`` (written by ``reproduce``: its own time when it reused no trained model,
+    else the last such run's); a record from before ``reproduce`` counted reused models (no
+    ``reused_jobs``): its ``seconds``; ``None``: it reused models and no cold run is recorded."""
+    if "cold_seconds" in record:
+        return float(record["cold_seconds"])
+    if "reused_jobs" not in record and isinstance(record.get("seconds"), (int, float)):
+        return float(record["seconds"])
+    return None
+
+
+def run_seconds(record: dict[str, Any]) -> float:
+    """A notebook run's seconds as a fresh clone would take them: on an empty job cache
+    (:func:`cold_seconds`), else, where no such run is recorded, its own."""
+    cold = cold_seconds(record)
+    return float(record["seconds"]) if cold is None else cold
+
+
 def update_record(path: Path, stem: str, record: dict[str, Any] | None = None, failure: dict[str, Any] | None = None) -> None:
     """Under the manifest's lock: set notebook ``stem``'s record (a successful run; clears
     its failure) or, with ``failure``, keep its last good record and add the failure."""

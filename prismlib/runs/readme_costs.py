@@ -18,7 +18,7 @@ from pathlib import Path
 from prismlib.paths import project_root, results_dir
 from prismlib.records import RUNS, scan
 from prismlib.runs.findings import WORKS, write_block
-from prismlib.runs.manifest import read_manifest
+from prismlib.runs.manifest import cold_seconds, read_manifest, run_seconds
 from prismlib.timing import format_duration
 
 TIMES_MARKERS = ("<!-- run times: written by `python -m prismlib report --readme`; do not edit -->", "<!-- run times end -->")
@@ -63,14 +63,18 @@ class RunCosts:
     """What regenerating a profile costs, from its committed files.
 
     Attributes:
-        notebook_seconds: notebook stem -> seconds of its last run (the manifest).
+        notebook_seconds: notebook stem -> seconds of its last run on an empty job cache (the
+            manifest: :func:`~prismlib.runs.manifest.run_seconds`), as from a fresh clone.
         records: committed LSTM run records that can be used.
         worker_seconds: their training's wall seconds, summed (one worker each).
+        warm: the notebooks whose last run reused trained models and no run on an empty
+            cache is recorded (their seconds are that run's: a fresh clone takes longer).
     """
 
     notebook_seconds: dict[str, float]
     records: int
     worker_seconds: float
+    warm: tuple[str, ...] = ()
 
     def work_seconds(self, work: str) -> float:
         """Seconds of the notebooks of ``work`` (``"A"`` or ``"B"``, :data:`~prismlib.runs.findings.WORKS`)."""
@@ -81,10 +85,11 @@ def run_costs(profile_name: str) -> RunCosts:
     """:class:`RunCosts` of ``profile_name`` (no manifest or records: zeros)."""
     path = results_dir(profile_name) / "manifest.json"
     notebooks = read_manifest(path).get("notebooks", {}) if path.exists() else {}
-    seconds = {nb: float(r["seconds"]) for nb, r in notebooks.items() if isinstance(r.get("seconds"), (int, float))}
+    seconds = {nb: run_seconds(r) for nb, r in notebooks.items() if isinstance(r.get("seconds"), (int, float))}
+    warm = tuple(nb for nb, r in notebooks.items() if nb in seconds and cold_seconds(r) is None)
     usable = [s.record for s in scan(results_dir(profile_name) / RUNS) if s.problem is None and s.record]
     worker = sum(float(r.get("provenance", {}).get("wall_seconds", 0.0)) for r in usable)
-    return RunCosts(seconds, len(usable), worker)
+    return RunCosts(seconds, len(usable), worker, warm)
 
 
 def costs_markdown(profile_name: str = "cpu", workers: int = 2) -> str:
@@ -93,12 +98,15 @@ def costs_markdown(profile_name: str = "cpu", workers: int = 2) -> str:
     a, b = c.work_seconds("A"), c.work_seconds("B")
     hours = c.worker_seconds / 3600
     regenerate = (
-        f"about {format_duration(a + b)} of notebooks, each at its last run's time in `results/{profile_name}/manifest.json`: "
+        f"about {format_duration(a + b)} of notebooks, each at its last run's time on an empty cache in "
+        f"`results/{profile_name}/manifest.json`: "
         f"work A's (01-04, 09) {format_duration(a)}, work B's (05-08, 10) {format_duration(b)}, because work B's "
         f"{c.records} LSTM runs come from the committed run records (`results/{profile_name}/runs/`); `FRESH=1` retrains "
         f"them: their training took {hours:.1f} worker-hours (about {hours / workers:.0f} h on {workers} cores, in "
         "installments: `python -m prismlib train --profile cpu-long --minutes 110`); rewrites `results/cpu`"
     )
+    if c.warm:
+        regenerate += f" (a fresh clone takes longer for {', '.join(nb[:2] for nb in c.warm)}: its last run reused trained models)"
     rows = [*reader_rows(), ("regenerate the results", '`make reproduce` (`ONLY="01 02"` for some notebooks)', regenerate)]
     lines = ["| you want to | run | time on 2 cores, no GPU |", "|---|---|---|"]
     return "\n".join(lines + [f"| {w} | {r} | {t} |" for w, r, t in rows])

@@ -219,7 +219,7 @@ def run_notebooks(
     import nbformat
     import papermill
 
-    from prismlib.jobcache import NO_TRAIN_ENV
+    from prismlib.jobcache import NO_TRAIN_ENV, REUSED_BEFORE_ENV, REUSED_LOG_ENV, reused_jobs
     from prismlib.runs.installments import records_line, twins_read
     from prismlib.runs.manifest import read_manifest, source_digests, update_record
     from prismlib.runs.preflight import PreflightError, preflight_problems
@@ -241,7 +241,8 @@ def run_notebooks(
         run["allow_dirty"] = True
     no_train = {NO_TRAIN_ENV: "1"} if not train or prof.name == "paper" else {}
     records = read_manifest(manifest_path).get("notebooks", {}) if manifest_path.exists() else {}
-    with _environ({PROFILE_ENV: prof.name, **no_train}), tempfile.TemporaryDirectory() as tmp:
+    reused_before = {REUSED_BEFORE_ENV: str(time.time())}  # a job finished before this run began counts as reused
+    with _environ({PROFILE_ENV: prof.name, **no_train, **reused_before}), tempfile.TemporaryDirectory() as tmp:
         for src in sources:
             result = out_dir / f"{src.stem}.ipynb"
             twins = twins_read(prof, src.stem)
@@ -256,8 +257,9 @@ def run_notebooks(
             log.write_text("")
             started, t0 = _now(), time.perf_counter()
             print(f"[{prof.name}] {src.stem} ...", flush=True)
+            reused_log = Path(tmp) / f"{src.stem}.reused"
             try:
-                with _environ(_headless_env(log)), _stderr_to(log):
+                with _environ(_headless_env(log) | {REUSED_LOG_ENV: str(reused_log)}), _stderr_to(log):
                     papermill.execute_notebook(
                         str(nb_in),
                         str(running),
@@ -292,6 +294,7 @@ def run_notebooks(
             seconds = round(time.perf_counter() - t0, 1)
             run_id = uuid.uuid4().hex  # tells two runs apart where ``started`` (whole seconds) cannot
             record = {**run, "run_id": run_id, "started": started, "seconds": seconds, "sources": source_digests(src)}
+            record |= cold_fields(reused_jobs(reused_log), seconds, records.get(src.stem))
             if twins:
                 record["twins"] = twins
             nb.metadata["prismlib"] = {"complete": True, "commit": run["commit"], "run_id": run_id, "started": started}
@@ -303,6 +306,18 @@ def run_notebooks(
     if summary:
         print(f"[{prof.name}] {summary}", flush=True)
     return manifest_path
+
+
+def cold_fields(reused: int, seconds: float, previous: dict[str, Any] | None) -> dict[str, Any]:
+    """A run's ``reused_jobs`` (trained models an earlier run left in the job cache, which a
+    fresh clone would train: :data:`prismlib.jobcache.REUSED_LOG_ENV`) and ``cold_seconds``,
+    its time on an empty cache: its own ``seconds`` when it reused none, else the previous
+    record's time on an empty cache (:func:`~prismlib.runs.manifest.cold_seconds`; left out
+    when it has none: no cold run is recorded)."""
+    from prismlib.runs.manifest import cold_seconds
+
+    cold = seconds if reused == 0 else cold_seconds(previous) if previous else None
+    return {"reused_jobs": reused} | ({} if cold is None else {"cold_seconds": cold})
 
 
 def claims_summary(profile_name: str) -> str | None:

@@ -268,3 +268,24 @@ def test_an_interrupted_pool_starts_no_more_jobs_and_stops_its_workers(tmp_path)
     assert len(list(tmp_path.glob("*.done"))) < 4
     time.sleep(1.0)
     assert len(list(tmp_path.glob("*.done"))) < 4  # and nothing ran on after the call returned
+
+
+def test_a_job_an_earlier_run_left_in_the_cache_is_noted_as_reused_and_one_trained_since_is_not(tmp_path, monkeypatch):
+    """What lets ``reproduce`` tell a run's time from a fresh clone's: a finished job older
+    than the run's start, and not committed, is written to the log; one trained after the
+    start (an earlier notebook of the same run) is not, nor is a job with a committed record."""
+    corpus, log = uniform_corpus(), tmp_path / "reused.log"
+    old, new = _job(seed=1), _job(seed=2)
+    jobs.run_missing([old], "inline", cache=tmp_path, data=corpus)
+    monkeypatch.setenv(jobs.REUSED_LOG_ENV, str(log))
+    monkeypatch.setenv(jobs.REUSED_BEFORE_ENV, str(time.time() + 0.01))
+    time.sleep(0.02)
+    assert jobs.run_missing([old, new], "inline", cache=tmp_path, data=corpus) == [new]
+    assert log.read_text().split() == [old.key] and jobs.reused_jobs(log) == 1
+    jobs.run_missing([old, new, old], "inline", cache=tmp_path, data=corpus)  # a second request of the same jobs
+    assert log.read_text().split() == [old.key, old.key] and jobs.reused_jobs(log) == 1  # one job, counted once
+    monkeypatch.setattr(lstm_job.Job, "committed", lambda self: object(), raising=False)
+    jobs.run_missing([old, new], "inline", cache=tmp_path, data=corpus)  # a fresh clone has committed records too
+    assert jobs.reused_jobs(log) == 1 and jobs.reused_jobs(tmp_path / "absent") == 0
+    monkeypatch.delenv(jobs.REUSED_LOG_ENV)
+    jobs.run_missing([old], "inline", cache=tmp_path, data=corpus)  # outside reproduce: nothing is written

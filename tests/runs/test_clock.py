@@ -32,7 +32,8 @@ def test_a_notebook_without_a_run_is_calibrated_on_the_others(tmp_path):
     assert e.basis == clock.CALIBRATED and e.source.startswith(f"calibrated on {len(modelled_runs)} measured runs")
     assert est["02_probing_filtered"].basis == clock.MEASURED
     # from the clock: twice the measured seconds, twice the estimate; the assumed throughputs' scale does not enter
-    slower = clock.estimates(cpu, {nb: r | {"seconds": 2 * r["seconds"]} for nb, r in runs.items()}, cache=tmp_path)
+    doubled = {nb: r | {k: 2 * r[k] for k in ("seconds", "cold_seconds") if k in r} for nb, r in runs.items()}
+    slower = clock.estimates(cpu, doubled, cache=tmp_path)
     assert slower["04_long_range_mlm"].seconds == pytest.approx(2 * e.seconds)
     faster = {k: 10 * v for k, v in costs.ASSUMED_TFLOPS.items()}
     assert clock.estimates(cpu, runs, faster, cache=tmp_path)["04_long_range_mlm"].seconds == pytest.approx(e.seconds)
@@ -92,3 +93,13 @@ def test_a_broken_manifest_is_named(tmp_path, monkeypatch):
     (tmp_path / "results" / "cpu" / "manifest.json").write_text("{not json")
     with pytest.raises(ValueError, match=r"manifest.json is not valid JSON .*restore it"):
         clock.measured_runs("cpu")
+
+
+def test_a_measured_run_that_reused_trained_models_counts_at_its_time_on_an_empty_cache(tmp_path):
+    runs = {"03_prism_layer": {"seconds": 900.0, "reused_jobs": 9, "cold_seconds": 8000.0, "commit": "b7a69e8", "started": "2026-12-07"}}
+    e = clock.estimates(PROFILES["cpu"], runs, cache=tmp_path)["03_prism_layer"]
+    assert e.basis == clock.MEASURED and e.seconds == 8000.0
+    assert e.source.endswith("reusing 9 trained models; on an empty cache its last such run")
+    runs["03_prism_layer"].pop("cold_seconds")
+    e = clock.estimates(PROFILES["cpu"], runs, cache=tmp_path)["03_prism_layer"]
+    assert e.seconds == 900.0 and e.source.endswith("reusing 9 trained models (no run on an empty cache recorded)")

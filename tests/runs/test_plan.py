@@ -14,7 +14,7 @@ from prismlib.lstm import all_specs
 from prismlib.prism import TRAINED
 from prismlib.profiles import PROFILES
 from prismlib.runs import clock, costs, plan
-from prismlib.runs.manifest import read_manifest
+from prismlib.runs.manifest import read_manifest, run_seconds
 from prismlib.timing import format_duration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +70,8 @@ def test_cpu_plan_agrees_with_the_committed_manifest():
     assert len(compared) >= 6  # 01-09 ran on cpu
     for nb in compared:
         seconds, record = table.loc[nb, "run_seconds"], measured[nb]
-        assert record["seconds"] / 1.5 <= seconds <= 1.5 * record["seconds"], nb
+        cold = run_seconds(record)  # its time on an empty cache, as from a fresh clone (03 re-ran from its cached arms)
+        assert cold / 1.5 <= seconds <= 1.5 * cold, nb
         assert table.loc[nb, "run_from"] == f"run {record['started'][:10]}"
         assert estimates[nb].basis == clock.MEASURED and estimates[nb].seconds == seconds
         assert record["device"] in estimates[nb].source and record["started"][:10] in estimates[nb].source

@@ -51,3 +51,25 @@ def test_the_readers_rows_are_the_committed_measurement_or_the_reviews_until_the
     where = "measured from a fresh clone at `0123456`, 2026-12-07: `results/reader_paths.json`"
     assert report == (*readme_costs.REPORT_ROW[:2], f"21 s (the first `make` also installs `.venv`: 4.2 min; {where})")
     assert smoke == (*readme_costs.SMOKE_ROW[:2], f"11 min, 15 min with the first install ({where})")
+
+
+def test_a_run_that_reused_trained_models_counts_at_its_time_on_an_empty_cache(tmp_path, monkeypatch):
+    """03 re-run from its cached arms in 900 s counts at the 8,000 s of its last cold run; a
+    run that reused models with no cold run recorded counts at its own time, and says so."""
+    monkeypatch.setenv(OUTPUT_ENV, str(tmp_path))
+    out = tmp_path / "results" / "cpu"
+    out.mkdir(parents=True)
+    runs = {
+        "01_a": {"seconds": 600.0},  # recorded before reuse was counted: its own time
+        "03_b": {"seconds": 900.0, "reused_jobs": 9, "cold_seconds": 8000.0},
+        "04_c": {"seconds": 300.0, "reused_jobs": 0, "cold_seconds": 300.0},
+    }
+    (out / "manifest.json").write_text(json.dumps({"notebooks": runs}))
+    monkeypatch.setattr(readme_costs, "scan", lambda folder: [])
+    costs = readme_costs.run_costs("cpu")
+    assert costs.notebook_seconds == {"01_a": 600.0, "03_b": 8000.0, "04_c": 300.0} and costs.warm == ()
+    assert "a fresh clone takes longer" not in readme_costs.costs_markdown("cpu")
+    runs["09_d"] = {"seconds": 100.0, "reused_jobs": 2}
+    (out / "manifest.json").write_text(json.dumps({"notebooks": runs}))
+    assert readme_costs.run_costs("cpu").warm == ("09_d",)
+    assert readme_costs.costs_markdown("cpu").endswith("(a fresh clone takes longer for 09: its last run reused trained models) |")

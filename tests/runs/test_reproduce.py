@@ -297,3 +297,14 @@ def test_the_run_ends_with_the_verdict_counts_and_where_to_read_them(tiny, capsy
         "[smoke] claims: 1 held, 1 not held, 0 inside noise, 0 not testable of 2; every claim with its effect and gates in "
         "figures/smoke/claims.md, the site with `make report PROFILE=smoke`"
     )
+
+
+def test_a_run_that_reused_trained_models_keeps_the_time_of_the_last_run_on_an_empty_cache():
+    from prismlib.runs.reproduce import cold_fields
+
+    assert cold_fields(0, 8000.0, None) == {"reused_jobs": 0, "cold_seconds": 8000.0}  # trained everything: its own time
+    cold = {"seconds": 8000.0, "reused_jobs": 0, "cold_seconds": 8000.0}
+    assert cold_fields(9, 900.0, cold) == {"reused_jobs": 9, "cold_seconds": 8000.0}
+    assert cold_fields(9, 800.0, {"seconds": 900.0, "reused_jobs": 9, "cold_seconds": 8000.0})["cold_seconds"] == 8000.0
+    assert cold_fields(9, 900.0, {"seconds": 7000.0}) == {"reused_jobs": 9, "cold_seconds": 7000.0}  # before reuse was counted
+    assert cold_fields(9, 900.0, None) == {"reused_jobs": 9} == cold_fields(9, 900.0, {"seconds": 950.0, "reused_jobs": 2})
