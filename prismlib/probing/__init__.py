@@ -141,6 +141,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "study": (
         "probe_task",
+        "ProbeStudy",
+        "probe_study",
         "task_comparison",
         "choice_row",
         "choice_table",
@@ -168,6 +170,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "dc_claim",
         "profile_claim",
         "section3_claims",
+        "masked_lm_claims",
     ),
     "learned_filter": (
         "GATED",

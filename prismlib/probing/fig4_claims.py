@@ -8,24 +8,26 @@ the task's ORIG probe beating the majority class (:meth:`~prismlib.probing.Probe
 the condition a claim would credit must beat it too (its win gate). :func:`best_band_claim` is
 the claim "this band is the best band for the task", its rival (and our best band) chosen on
 validation accuracy so that the test set decides only the claim. :func:`section3_claims`
-builds every claim of notebook 02 in its order: topic (LOW best, LOW beats ORIG, LOW against
-the DC-only control), part of speech (HIGH best, HIGH below ORIG), dialog acts (MID best, MID
-comparable to ORIG, the DC-only control), each MLM frequency bucket (HIGH best; MLM's band
-profile nearest part of speech's) and the abstract's "each band does well on its own task and
-poorly on the others" (the tests of :mod:`prismlib.probing.specialisation`).
+builds notebook 02's claims in its order: topic (LOW best, LOW beats ORIG, LOW against the
+DC-only control), part of speech (HIGH best, HIGH below ORIG), dialog acts (MID best, MID
+comparable to ORIG, the DC-only control) and the abstract's "each band does well on its own
+task and poorly on the others" (the tests of :mod:`prismlib.probing.specialisation`);
+:func:`masked_lm_claims` the two rows of each MLM frequency bucket (HIGH best; MLM's band
+profile nearest part of speech's).
 
-The MLM rows rest on the paper's premise that masked LM is the representations' original
-task; each carries :func:`masked_lm_gate`, so they are ``not testable`` on an encoder that was
-not pretrained with masked LM (the ``cpu`` profile's all-MiniLM-L6-v2) and decided on the
-``paper`` profile's bert-base-cased.
+The MLM rows (:func:`masked_lm_claims`) rest on the paper's premise that masked LM is the
+representations' original task; each carries :func:`masked_lm_gate`, so they are ``not
+testable`` on an encoder that was not pretrained with masked LM (all-MiniLM-L6-v2). Notebook
+02 decides them on the ``paper`` profile's bert-base-cased, and on the ``cpu`` profile on the
+small BERT pretrained here (section 4's encoder), its premise measured.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from prismlib.claims import Claim, Gate, Test
-from prismlib.probing.encoders import masked_lm_premise
 from prismlib.probing.features import CONDITIONS, DC
 from prismlib.probing.probes import MAJORITY, ProbeComparison, best_on_validation
 from prismlib.probing.specialisation import OWN_TASKS, nearer_profile, profile_distances
@@ -61,13 +63,15 @@ def task_phrase(task: str) -> str:
     return TASK_PHRASES.get(task) or f"masked LM, target ranks {task.split(' ', 1)[1]}"
 
 
-def masked_lm_gate(cmp: ProbeComparison, encoder: str) -> Gate:
-    """:func:`~prismlib.probing.masked_lm_premise` of ``encoder`` for an MLM bucket's claims,
-    its detail with this run's own numbers: the bucket's ORIG masked-LM probe against the
-    majority class (test accuracy, %)."""
+def masked_lm_gate(cmp: ProbeComparison, premise: Gate) -> Gate:
+    """``premise`` (the gate on the paper's masked-LM premise: :func:`~prismlib.probing.masked_lm_premise`
+    of a registered encoder, or :func:`prismlib.pretrain.pretrained_premise` measured on the BERT
+    pretrained here) for an MLM bucket's claims, its detail with this run's own numbers: the
+    bucket's ORIG masked-LM probe against the majority class (test accuracy, %)."""
     orig, majority = (cmp.accuracy(c).effect for c in ("ORIG", MAJORITY))
     where = f" ({task_phrase(cmp.task)})" if cmp.task else ""
-    return masked_lm_premise(encoder, f"the ORIG masked-LM probe{where} {orig:.1f}% vs the majority class {majority:.1f}%")
+    measured = f"measured: the ORIG masked-LM probe{where} {orig:.1f}% vs the majority class {majority:.1f}%"
+    return Gate(premise.name, premise.passed, f"{premise.detail}; {measured}" if premise.detail else measured)
 
 
 def best_band_claim(
@@ -144,35 +148,32 @@ def section3_claims(
     *,
     min_effect: float,
     margin: float,
-    encoder: str,
+    masked_lm: Sequence[Claim] = (),
 ) -> list[Claim]:
     """Every claim of notebook 02, in its order: topic, part of speech, dialog acts (each with
-    the DC-only control where :data:`DC_TASKS` has one), the MLM buckets, and the abstract's.
+    the DC-only control where :data:`DC_TASKS` has one), the MLM rows ``masked_lm`` and the
+    abstract's.
 
     Args:
         compare: task -> its probes' :class:`~prismlib.probing.ProbeComparison` (``task`` set,
-            which names the gates): ``pos``, ``swda`` (with ``DC``), ``topic`` (with ``DC``) and
-            every MLM frequency bucket (``"mlm 1-500"``, ...), whose claims follow in this
-            mapping's order.
+            which names the gates): ``pos``, ``swda`` (with ``DC``) and ``topic`` (with ``DC``);
+            other keys (MLM buckets) are not read.
         specialisation: :func:`~prismlib.probing.specialisation_tests` of ``pos``, ``swda``
             and ``topic``; the claim quotes their threshold (the midpoint of each task's
             majority-to-ORIG scale).
         min_effect: accuracy points a "beats" claim needs (the interval beyond it).
         margin: accuracy points within which "comparable" holds (an equivalence test).
-        encoder: the profile's encoder (a key of :data:`~prismlib.probing.ENCODER_PRETRAINING`):
-            the MLM rows' premise gate (:func:`masked_lm_gate`) reads it.
+        masked_lm: the MLM rows, :func:`masked_lm_claims` (of this encoder's probes, or of an
+            encoder pretrained with masked LM where this one was not).
     """
     bands = CONDITIONS[1:]
-    buckets = [k for k in compare if k.startswith("mlm ")]
     tasks = ("pos", "swda", "topic")
     acc = {name: {c: compare[name].accuracy(c).effect for c in ("ORIG", "LOW", "MID", "HIGH")} for name in tasks}
-    gates = {name: compare[name].gate() for name in (*tasks, *buckets)}
+    gates = {name: compare[name].gate() for name in tasks}
     dc = {name: dc_claim(compare[name], name, min_effect) for name in DC_TASKS}
 
-    def best_band(task: str, band: str, paper: str, *premises: Gate) -> Claim:
-        return best_band_claim(
-            compare[task], band, bands, task=task_phrase(task), min_effect=min_effect, gates=(gates[task], *premises), paper=paper
-        )
+    def best_band(task: str, band: str, paper: str) -> Claim:
+        return best_band_claim(compare[task], band, bands, task=task_phrase(task), min_effect=min_effect, gates=(gates[task],), paper=paper)
 
     dc_acc = compare["topic"].accuracy(DC).effect
     claims = [
@@ -210,18 +211,8 @@ def section3_claims(
             (compare["swda"].gate("MID"),),
         ),
         dc["swda"],
+        *masked_lm,
     ]
-    for k in buckets:
-        premise = masked_lm_gate(compare[k], encoder)
-        claims += [
-            best_band(
-                k,
-                "HIGH",
-                "the probing results for masked language modeling are most similar to part of speech tagging (POS: HIGH best)",
-                premise,
-            ),
-            profile_claim(compare, k, (gates[k], premise)),
-        ]
     own = tuple(dict.fromkeys(OWN_TASKS.values()))
     midpoint = specialisation[0].threshold
     claims.append(
@@ -240,3 +231,33 @@ def section3_claims(
         )
     )
     return claims
+
+
+def masked_lm_claims(compare: Mapping[str, ProbeComparison], *, min_effect: float, premise: Gate, model: str = "") -> list[Claim]:
+    """Notebook 02's MLM rows, two per MLM frequency bucket of ``compare`` (in its order):
+    HIGH is the best band (:func:`best_band_claim`), and MLM's band profile is nearest part of
+    speech's (:func:`profile_claim`). Both rest on the paper's premise that masked LM is the
+    representations' original task and carry ``premise`` with the bucket's own numbers
+    (:func:`masked_lm_gate`).
+
+    Args:
+        compare: task -> :class:`~prismlib.probing.ProbeComparison` of one encoder: every MLM
+            bucket (``"mlm 1-500"``, ...) and :data:`PROFILE_TASKS`, whose profiles the rows
+            compare with.
+        min_effect: accuracy points the best band needs over the best other band.
+        premise: the masked-LM premise of that encoder: ``masked_lm_premise(encoder)`` for a
+            registered one, :func:`prismlib.pretrain.pretrained_premise` for the BERT pretrained
+            here (section 4's encoder on the ``cpu`` profile).
+        model: the encoder the rows were measured on, when it is not the notebook's (e.g.
+            ``"BERT 4x256 pretrained here (MLM)"`` beside MiniLM's other rows).
+    """
+    bands = CONDITIONS[1:]
+    claims = []
+    for k in (k for k in compare if k.startswith("mlm ")):
+        gates = (compare[k].gate(), masked_lm_gate(compare[k], premise))
+        paper = "the probing results for masked language modeling are most similar to part of speech tagging (POS: HIGH best)"
+        claims += [
+            best_band_claim(compare[k], "HIGH", bands, task=task_phrase(k), min_effect=min_effect, gates=gates, paper=paper),
+            profile_claim(compare, k, gates),
+        ]
+    return [replace(c, model=model) for c in claims] if model else claims

@@ -4,18 +4,24 @@ measured choices (its claims: :mod:`prismlib.probing.fig4_claims`).
 :func:`probe_task` trains and summarises every condition of one task (with the task's
 :class:`~prismlib.probing.ProbeRecipe`: the MLM probe with its own epoch limit);
 :func:`task_comparison` sets its runs against the test rows and their units, for the claims;
+:func:`probe_study` does both for every task of one encoder and checks the epoch cap (the
+capped conditions probed again with the cap doubled, :mod:`prismlib.probing.cap_check`), so
+that notebook 02 runs the same study on MiniLM and on the BERT pretrained here;
 :func:`choice_row` and :func:`choice_table` compare the band ranking under two values of a
 choice the paper leaves open.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
+from prismlib.probing.cap_check import capped_conditions, capped_table, with_runs
 from prismlib.probing.features import Features
 from prismlib.probing.probes import MAJORITY, ProbeComparison, ProbeRuns, probe_conditions, ranking, summarise
 from prismlib.probing.recipe import ProbeRecipe
@@ -86,6 +92,88 @@ def task_comparison(runs: ProbeRuns, feats: Mapping[str, Features], task: TaskDa
     """
     test, groups = _test_rows(feats, task)
     return ProbeComparison(runs, test, groups, seed=seed, task=task.key)
+
+
+@dataclass(frozen=True)
+class ProbeStudy:
+    """One encoder's probes of notebook 02's tasks (:func:`probe_study`), each task keyed as
+    in the features it was given (``"pos"``, ``"mlm 1-500"``, ...).
+
+    Attributes:
+        recipes: task -> its probe recipe (the task's epoch cap: ``mlm_epochs`` for MLM).
+        probes: task -> its probe runs at the cap.
+        table: every task's :func:`~prismlib.probing.summarise` rows, a ``task`` column added.
+        compare: task -> :func:`task_comparison` of the runs at the cap.
+        doubled: task -> the same with every capped condition probed again at twice the cap
+            (:func:`~prismlib.probing.with_runs`; tasks with none capped: as ``compare``).
+        capped: :func:`~prismlib.probing.capped_table`, the capped conditions before and after.
+        probe_seconds, cap_seconds: wall time of the probes at the cap and of the doubled cap.
+    """
+
+    recipes: dict[str, ProbeRecipe]
+    probes: dict[str, ProbeRuns]
+    table: pd.DataFrame
+    compare: dict[str, ProbeComparison]
+    doubled: dict[str, ProbeComparison]
+    capped: pd.DataFrame
+    probe_seconds: float
+    cap_seconds: float
+
+
+def probe_study(
+    features: Mapping[str, dict[str, Features]],
+    tasks: Mapping[str, TaskData],
+    settings: ProbeSettings,
+    conditions: Mapping[str, Sequence[str]],
+    *,
+    seed: int,
+    device: str | torch.device = "cpu",
+) -> ProbeStudy:
+    """Notebook 02's probes for one encoder: every task of ``conditions`` probed
+    (:func:`probe_task`, the task's recipe), compared over its test units, and every
+    condition with a run at its task's epoch cap probed again with the cap doubled, the same
+    seeds (the runs that stopped before the cap would repeat exactly, so they are kept).
+
+    Args:
+        features: task -> split -> its :class:`~prismlib.probing.Features` (one layer).
+        tasks: task -> :class:`~prismlib.probing.TaskData` (an MLM bucket's key, e.g.
+            ``"mlm 1-500"``, maps to the bucket).
+        settings: the profile's probe settings (runs, workers, epoch caps).
+        conditions: task -> the conditions to probe, in the order of the tables; its keys are
+            the tasks studied.
+        seed: of the probes and every bootstrap.
+    """
+    t0 = time.perf_counter()
+    recipes = {name: ProbeRecipe.of(settings, tasks[name].name) for name in conditions}
+    probes, tables = {}, []
+    for name, conds in conditions.items():
+        probes[name], table = probe_task(features[name], tasks[name], settings, conds, seed=seed, device=device, recipe=recipes[name])
+        tables.append(table.assign(task=name))
+    compare = {name: task_comparison(probes[name], features[name], tasks[name], seed=seed) for name in conditions}
+    t1 = time.perf_counter()
+    caps = {name: recipes[name].max_epochs for name in conditions}
+    longer = dict(probes)
+    for name in conditions:
+        capped = capped_conditions(probes[name], caps[name])
+        if capped:
+            again, _ = probe_task(
+                features[name], tasks[name], settings, capped, seed=seed, device=device, recipe=recipes[name].with_cap(2 * caps[name])
+            )
+            longer[name] = with_runs(probes[name], again)
+    doubled = {
+        name: task_comparison(longer[name], features[name], tasks[name], seed=seed) if longer[name] is not probes[name] else compare[name]
+        for name in conditions
+    }
+    return ProbeStudy(
+        recipes,
+        probes,
+        pd.concat(tables, ignore_index=True),
+        compare,
+        doubled,
+        capped_table(probes, longer, caps),
+        t1 - t0,
+        time.perf_counter() - t1,
+    )
 
 
 def choice_row(choice: str, value: str, task: str, summary: pd.DataFrame, bands: Sequence[str]) -> dict:

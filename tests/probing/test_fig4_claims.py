@@ -21,7 +21,9 @@ from prismlib.probing import (
     ProbeRuns,
     best_band_claim,
     dc_claim,
+    masked_lm_claims,
     masked_lm_gate,
+    masked_lm_premise,
     profile_distances,
     section3_claims,
     task_phrase,
@@ -109,7 +111,8 @@ def specialisation(score: float = 0.8, midpoint: float = 0.5) -> tuple[Test, ...
 
 def claims_of(rates=PAPER_PATTERN, tests=None, encoder="bert-base-cased", **changes):
     compare = comparisons(rates | changes)
-    return section3_claims(compare, tests or specialisation(), min_effect=1.0, margin=5.0, encoder=encoder)
+    mlm = masked_lm_claims(compare, min_effect=1.0, premise=masked_lm_premise(encoder))
+    return section3_claims(compare, tests or specialisation(), min_effect=1.0, margin=5.0, masked_lm=mlm)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +192,7 @@ def test_the_mlm_rows_rest_on_masked_lm_pretraining_not_testable_on_minilm(paper
         assert gate.endswith("measured: the ORIG masked-LM probe (masked LM, target ranks 1-500) 70.0% vs the majority class 5.0%)")
         assert minilm[i].tests == paper[i].tests  # the measurement stands; only the verdict is gated
     assert all(MASKED_LM_PREMISE in c.row()["gate"] for c in paper[8:10])  # passed on bert-base-cased, and named
-    gate = masked_lm_gate(comparison(PAPER_PATTERN["mlm 1-500"] | {"ORIG": 0.3}), "minilm")
+    gate = masked_lm_gate(comparison(PAPER_PATTERN["mlm 1-500"] | {"ORIG": 0.3}), masked_lm_premise("minilm"))
     assert not gate.passed and gate.detail.endswith("measured: the ORIG masked-LM probe 30.0% vs the majority class 5.0%")
 
 
@@ -253,3 +256,25 @@ def test_task_phrases():
     assert [task_phrase(t) for t in ("pos", "swda", "topic", "mlm 1-500", "mlm 501+")] == [
         "part of speech", "dialog acts", "topic", "masked LM, target ranks 1-500", "masked LM, target ranks 501+",
     ]  # fmt: skip
+
+
+def test_the_mlm_rows_of_another_encoder_carry_its_measured_premise_and_name_it(paper):
+    """The cpu profile: MiniLM's rows, the MLM rows from the BERT pretrained here, its premise
+    measured (a gate passed or failed by its gain over unigram), the rows named by that model."""
+    compare = comparisons(PAPER_PATTERN)
+    measured = Gate(MASKED_LM_PREMISE, True, "the 4x256 BERT pretrained here gains +2.291 nats per masked token over the unigram model")
+    mlm = masked_lm_claims(compare, min_effect=1.0, premise=measured, model="BERT 4x256 pretrained here (MLM)")
+    assert [c.model for c in mlm] == ["BERT 4x256 pretrained here (MLM)"] * 2 and [c.verdict for c in mlm] == ["held"] * 2
+    premise = next(g for g in mlm[0].gates if g.name == MASKED_LM_PREMISE)
+    assert premise.passed and premise.detail == measured.detail + (
+        "; measured: the ORIG masked-LM probe (masked LM, target ranks 1-500) 70.0% vs the majority class 5.0%"
+    )
+    assert [c.tests for c in mlm] == [c.tests for c in paper[8:10]]
+    short = Gate(MASKED_LM_PREMISE, False, "gains +1.2 nats, gate 1.50")
+    assert [c.verdict for c in masked_lm_claims(compare, min_effect=1.0, premise=short)] == ["not testable"] * 2
+    assert [c.model for c in masked_lm_claims(compare, min_effect=1.0, premise=short)] == ["", ""]  # the notebook's model
+    # MiniLM's study without buckets: no MLM rows of its own; the given rows stand before the abstract's
+    without = {t: compare[t] for t in ("pos", "swda", "topic")}
+    rows = section3_claims(without, specialisation(), min_effect=1.0, margin=5.0, masked_lm=mlm)
+    assert [c.claim for c in rows] == [c.claim for c in paper] and rows[8:10] == mlm
+    assert len(section3_claims(without, specialisation(), min_effect=1.0, margin=5.0)) == len(paper) - 2

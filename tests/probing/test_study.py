@@ -133,3 +133,32 @@ def test_each_profile_s_epoch_cap_reaches_the_probe_s_schedule(profile_name, mon
         assert seen == [(7, settings.patience)], name
     # a profile where the two caps differ, so that a cap from anywhere but the task's own shows
     assert any(p.probe.epochs_for("mlm") != p.probe.epochs_for("pos") for p in PROFILES.values())
+
+
+def test_a_probe_study_probes_every_task_and_probes_only_the_capped_conditions_again_at_twice_the_cap(monkeypatch):
+    """pos at a cap of 1 epoch: every run reaches it, so both conditions are probed again at 2;
+    mlm at a cap of 50, its validation labels shifted: its run stops by its rule first, so
+    nothing is probed again and the comparisons with the cap doubled are those at the cap."""
+    settings = replace(get_profile("smoke").probe, max_epochs=1, mlm_epochs=50, runs=1, batch_size=16, standardize=False, workers=1)
+    calls = []
+    real = study_module.probe_task
+
+    def spy(feats, task, settings, conditions, **kwargs):
+        calls.append((task.name, tuple(conditions), kwargs["recipe"].max_epochs))
+        return real(feats, task, settings, conditions, **kwargs)
+
+    monkeypatch.setattr(study_module, "probe_task", spy)
+    feats = {"train": tiny_features(0), "val": tiny_features(1), "test": tiny_features(2)}
+    misled = feats | {"val": replace(feats["val"], labels=(feats["val"].labels + 1) % 3)}  # validation loss rises at once
+    tasks = {"pos": tiny_task("pos"), "mlm 1-3": replace(tiny_task("mlm"), ranks=(1, 3))}
+    study = study_module.probe_study(
+        {"pos": feats, "mlm 1-3": misled}, tasks, settings, {"pos": ("ORIG", "LOW|outside"), "mlm 1-3": ("ORIG",)}, seed=5
+    )
+    assert calls == [("pos", ("ORIG", "LOW|outside"), 1), ("mlm", ("ORIG",), 50), ("pos", ("ORIG", "LOW|outside"), 2)]
+    assert [r.max_epochs for r in study.recipes.values()] == [1, 50]
+    assert list(dict.fromkeys(study.table["task"])) == ["pos", "mlm 1-3"]
+    assert study.compare["mlm 1-3"].task == "mlm 1-3" and study.doubled["mlm 1-3"] is study.compare["mlm 1-3"]
+    assert study.doubled["pos"] is not study.compare["pos"]
+    assert study.capped[["task", "condition", "cap"]].values.tolist() == [["pos", "ORIG", 1], ["pos", "LOW|outside", 1]]
+    assert (study.capped["epochs"] == 1).all() and (study.capped["epochs, cap doubled"] > 1).all()
+    assert study.probe_seconds > 0 and study.cap_seconds > 0
