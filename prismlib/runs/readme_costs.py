@@ -113,13 +113,21 @@ def costs_markdown(profile_name: str = "cpu", workers: int = 2) -> str:
 
 
 def run_times_markdown(profile_name: str = "cpu") -> str:
-    """Each notebook's last run in the profile's manifest: minutes, the day and the commit."""
+    """Each notebook's last run in the profile's manifest: minutes, the day and the commit, and
+    its minutes on an empty cache (:func:`~prismlib.runs.manifest.run_seconds`: what the README
+    counts), which differ where the run reused trained models an earlier run left."""
     path = results_dir(profile_name) / "manifest.json"
     notebooks = read_manifest(path).get("notebooks", {}) if path.exists() else {}
-    lines = ["| notebook | minutes | run on | commit |", "|---|---|---|---|"]
+    lines = ["| notebook | minutes | run on | commit | minutes on an empty cache |", "|---|---|---|---|---|"]
     for nb, r in sorted(notebooks.items()):
         if isinstance(r.get("seconds"), (int, float)):
-            lines.append(f"| {nb} | {r['seconds'] / 60:.1f} | {str(r.get('started', '?'))[:10]} | `{str(r.get('commit', '?'))[:7]}` |")
+            cold = cold_seconds(r)
+            reused = int(r.get("reused_jobs") or 0)
+            empty = f"{cold / 60:.1f}" if cold is not None else "not recorded"
+            empty += f" (this run reused {reused} trained models)" if reused else ""
+            lines.append(
+                f"| {nb} | {r['seconds'] / 60:.1f} | {str(r.get('started', '?'))[:10]} | `{str(r.get('commit', '?'))[:7]}` | {empty} |"
+            )
     return "\n".join(lines)
 
 

@@ -69,7 +69,11 @@ def test_a_run_that_reused_trained_models_counts_at_its_time_on_an_empty_cache(t
     costs = readme_costs.run_costs("cpu")
     assert costs.notebook_seconds == {"01_a": 600.0, "03_b": 8000.0, "04_c": 300.0} and costs.warm == ()
     assert "a fresh clone takes longer" not in readme_costs.costs_markdown("cpu")
+    times = readme_costs.run_times_markdown("cpu").splitlines()
+    assert times[2].endswith("| 10.0 |") and times[4].endswith("| 5.0 |")  # 01 and 04: their own time
+    assert times[3].startswith("| 03_b | 15.0 |") and times[3].endswith("| 133.3 (this run reused 9 trained models) |")
     runs["09_d"] = {"seconds": 100.0, "reused_jobs": 2}
     (out / "manifest.json").write_text(json.dumps({"notebooks": runs}))
     assert readme_costs.run_costs("cpu").warm == ("09_d",)
+    assert readme_costs.run_times_markdown("cpu").endswith("| not recorded (this run reused 2 trained models) |")
     assert readme_costs.costs_markdown("cpu").endswith("(a fresh clone takes longer for 09: its last run reused trained models) |")
